@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Lint, then the whole suite against a real Neo4j; stops the server only if it started it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing Chromium for the browser tests" >&2
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    echo "Chromium is needed for the browser tests: sudo apt-get install chromium" >&2
+    exit 1
+  fi
+fi
+
+$BIN/ruff check src tests bench
+$BIN/ruff format --check src tests bench
+$BIN/mypy
+
+started=0
+if ! $BIN/palimpsest neo4j status >/dev/null 2>&1; then
+  $BIN/palimpsest neo4j start
+  started=1
+fi
+stop() { if [ "$started" = 1 ]; then $BIN/palimpsest neo4j stop; fi; }
+trap stop EXIT
+
+set +e
+$BIN/pytest "$@"
+status=$?
+set -e
+if [ "$status" = 5 ]; then
+  echo "pytest collected no tests: that is a failure here, not a pass" >&2
+  exit 1
+fi
+exit "$status"

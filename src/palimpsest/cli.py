@@ -1,0 +1,122 @@
+"""The ``palimpsest`` command: serve, neo4j, token (and, later, eval and bench)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from palimpsest.config import Settings
+from palimpsest.identity import Role, Scope
+from palimpsest.identity.tokens import load_keys, mint
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+neo4j_app = typer.Typer(no_args_is_help=True, help="The managed local Neo4j server.")
+token_app = typer.Typer(no_args_is_help=True, help="Run tokens for development.")
+app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(token_app, name="token")
+
+
+def _err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Listen address.")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port.")] = None,
+) -> None:
+    """Start the API (and the managed Neo4j when it is the configured default)."""
+    import uvicorn
+
+    from palimpsest import neo4j_local
+    from palimpsest.app import create_app
+    from palimpsest.graphql.ide import install_assets
+
+    settings = Settings()
+    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    settings = settings.model_copy(update=overrides)
+    if settings.neo4j_managed and settings.neo4j_uri is None:
+        neo4j_local.start(settings, say=_err)
+    install_assets(settings.graphiql_dir)
+    if settings.token_secret is None and settings.token_public_key_file is None:
+        token = mint(load_keys(settings), tenant="dev", user="dev-user", agent="dev-agent")
+        _err(f"development token (tenant dev, user dev-user, agent dev-agent):\n{token}")
+    _err(f"GraphiQL: http://{settings.host}:{settings.port}/graphql")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
+
+
+@neo4j_app.command("install")
+def neo4j_install() -> None:
+    """Fetch the Neo4j jars from Maven Central and write the configuration."""
+    from palimpsest import neo4j_local
+
+    neo4j_local.install(Settings(), say=_err)
+
+
+@neo4j_app.command("start")
+def neo4j_start() -> None:
+    """Start the managed Neo4j in the background and wait until Bolt answers."""
+    from palimpsest import neo4j_local
+
+    s = neo4j_local.start(Settings(), say=_err)
+    _err(f"bolt {s.bolt_uri}   browser {s.browser_url}")
+
+
+@neo4j_app.command("stop")
+def neo4j_stop() -> None:
+    """Stop the managed Neo4j cleanly."""
+    from palimpsest import neo4j_local
+
+    neo4j_local.stop(Settings(), say=_err)
+
+
+@neo4j_app.command("status")
+def neo4j_status() -> None:
+    """Say whether the managed Neo4j is installed and running; exit 1 when it is not running."""
+    from palimpsest import neo4j_local
+
+    s = neo4j_local.status(Settings())
+    typer.echo(
+        f"installed={s.installed} running={s.running} pid={s.pid} "
+        f"bolt={s.bolt_uri} browser={s.browser_url} home={s.home}"
+    )
+    if not s.running:
+        raise typer.Exit(1)
+
+
+@token_app.command("mint")
+def token_mint(
+    tenant: Annotated[str, typer.Option(help="Tenant id.")],
+    user: Annotated[str | None, typer.Option(help="User id.")] = None,
+    agent: Annotated[str | None, typer.Option(help="Agent name.")] = None,
+    admin: Annotated[bool, typer.Option(help="Grant the admin role.")] = False,
+    consolidator: Annotated[bool, typer.Option(help="Grant the consolidator role.")] = False,
+    isolated: Annotated[bool, typer.Option(help="Mark the member isolated.")] = False,
+    memory_scope: Annotated[
+        list[Scope] | None, typer.Option(help="Memory grant (repeat); unset means defaults.")
+    ] = None,
+    sql_scope: Annotated[
+        list[Scope] | None, typer.Option(help="SQL grant (repeat); unset means defaults.")
+    ] = None,
+    ttl: Annotated[int, typer.Option(min=1, help="Lifetime in seconds.")] = 3600,
+) -> None:
+    """Print a signed run token (only the token) on stdout."""
+    roles = {r for r, on in ((Role.ADMIN, admin), (Role.CONSOLIDATOR, consolidator)) if on}
+    token = mint(
+        load_keys(Settings()),
+        tenant=tenant,
+        user=user,
+        agent=agent,
+        roles=roles,
+        memory_scopes=memory_scope,
+        sql_scopes=sql_scope,
+        isolated=isolated,
+        ttl_seconds=ttl,
+    )
+    sys.stdout.write(token + "\n")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,86 @@
+"""Settings, read once from the environment (prefix ``PALIMPSEST_``) and an optional ``.env``.
+
+Nothing else in the code reads environment variables: the CLI and ``create_app`` build one
+``Settings`` and pass it down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+TEMURIN_25 = Path("/usr/lib/jvm/temurin-25-jdk-amd64")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="PALIMPSEST_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    # Where state lives that must never enter the git tree: the dev token secret, the
+    # managed Neo4j (jars, data, password), the embedding model folder, SQL Memory files.
+    home: Path = Field(default_factory=lambda: Path.home() / ".palimpsest")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    # Neo4j. With ``neo4j_managed`` the CLI runs a local server from Maven Central jars and
+    # the password comes from the managed home; otherwise point at any Neo4j 2026.x.
+    neo4j_managed: bool = True
+    neo4j_uri: str | None = None  # default: the managed server on neo4j_bolt_port
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr | None = None
+    neo4j_database: str = "neo4j"
+    neo4j_version: str = "2026.09.0"
+    neo4j_browser_version: str = "5.24.0"
+    neo4j_bolt_port: int = Field(default=7687, ge=1, le=65535)
+    neo4j_http_port: int = Field(default=7474, ge=1, le=65535)
+    neo4j_heap: str = "1g"
+    neo4j_pagecache: str = "512m"
+    java_home: Path = TEMURIN_25
+
+    # Run tokens: an HS256 secret (>= 32 bytes) or an EdDSA public key (PEM file).
+    # With neither set, a development secret is generated once under ``home``.
+    token_secret: SecretStr | None = None
+    token_public_key_file: Path | None = None
+    token_issuer: str = "palimpsest"  # noqa: S105 - an issuer name, not a secret
+    token_audience: str = "palimpsest"  # noqa: S105 - an audience name, not a secret
+    token_leeway_seconds: int = Field(default=30, ge=0, le=300)
+
+    embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    embedding_dimensions: int = Field(default=384, ge=1, le=4096)
+    embedding_threads: int | None = Field(default=None, ge=1)
+
+    # Key/value quotas; 0 switches a limit off.
+    max_value_bytes: int = Field(default=256 * 1024, ge=0)
+    max_scope_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+
+    @model_validator(mode="after")
+    def _check_secret(self) -> Settings:
+        if self.token_secret is not None and len(self.token_secret.get_secret_value()) < 32:
+            raise ValueError("PALIMPSEST_TOKEN_SECRET must be at least 32 bytes")
+        return self
+
+    @property
+    def bolt_uri(self) -> str:
+        return self.neo4j_uri or f"bolt://127.0.0.1:{self.neo4j_bolt_port}"
+
+    @property
+    def neo4j_home(self) -> Path:
+        return self.home / "neo4j" / self.neo4j_version
+
+    @property
+    def model_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def graphiql_dir(self) -> Path:
+        return self.home / "graphiql"
+
+    @property
+    def dev_secret_file(self) -> Path:
+        return self.home / "dev-token-secret"

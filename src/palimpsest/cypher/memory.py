@@ -1,0 +1,92 @@
+"""Key/value plane: ``:Memory`` rows, unique on ``(scope_key, key)``.
+
+Every statement filters on ``$scope_key``. Expiry is decided against ``$now`` (passed in,
+so one request sees one clock) rather than the server's ``datetime()``.
+"""
+
+from typing import LiteralString
+
+from palimpsest.cypher.executor import Statement
+
+_ENTRY: LiteralString = """
+RETURN m.key AS key, m.value AS value, m.expires_at AS expires_at, m.created_at AS created_at,
+m.updated_at AS updated_at, m.embedding IS NOT NULL AS embedded, m.embed_mode AS embed_mode,
+m.tenant_id AS tenant_id, m.session_id AS session_id, m.run_id AS run_id,
+m.agent_name AS agent_name, m.model AS model, m.origin AS origin,
+m.compaction_generation AS compaction_generation
+"""
+
+GET_MEMORY = Statement(
+    "GET_MEMORY",
+    """
+MATCH (m:Memory {scope_key: $scope_key, key: $key})
+WHERE (m.expires_at IS NULL OR m.expires_at > $now)
+"""
+    + _ENTRY,
+)
+
+LIST_MEMORY = Statement(
+    "LIST_MEMORY",
+    """
+MATCH (m:Memory {scope_key: $scope_key})
+WHERE m.key STARTS WITH $prefix AND m.key > $after
+  AND (m.expires_at IS NULL OR m.expires_at > $now)
+"""
+    + _ENTRY
+    + """
+ORDER BY m.key
+LIMIT $limit
+""",
+)
+
+# Taking the write lock on the scope's node serialises writers of one scope, so the quota
+# check below and the write that follows it cannot interleave with another writer's.
+LOCK_SCOPE_READ_ENTRY = Statement(
+    "LOCK_SCOPE_READ_ENTRY",
+    """
+MERGE (s:Scope {scope_key: $scope_key})
+ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
+              s.created_at = $now
+SET s.touched_at = $now
+WITH s
+OPTIONAL MATCH (m:Memory {scope_key: $scope_key, key: $key})
+WHERE (m.expires_at IS NULL OR m.expires_at > $now)
+RETURN m.value AS value, m.expires_at AS expires_at, m.embed_mode AS embed_mode,
+       m.text AS text
+""",
+)
+
+SCOPE_USAGE = Statement(
+    "SCOPE_USAGE",
+    """
+MATCH (m:Memory {scope_key: $scope_key})
+WHERE m.key <> $key AND (m.expires_at IS NULL OR m.expires_at > $now)
+RETURN coalesce(sum(m.bytes), 0) AS used
+""",
+)
+
+UPSERT_MEMORY = Statement(
+    "UPSERT_MEMORY",
+    """
+MERGE (m:Memory {scope_key: $scope_key, key: $key})
+ON CREATE SET m.tenant_id = $tenant_id, m.scope = $scope, m.owner_id = $owner_id
+SET m.created_at = CASE
+      WHEN m.created_at IS NULL OR (m.expires_at IS NOT NULL AND m.expires_at <= $now)
+      THEN $now ELSE m.created_at END,
+    m.value = $value, m.bytes = $bytes, m.expires_at = $expires_at, m.updated_at = $now,
+    m.text = $text, m.embedding = $embedding, m.embed_mode = $embed_mode,
+    m.session_id = $session_id, m.run_id = $run_id, m.agent_name = $agent_name,
+    m.model = $model, m.origin = $origin, m.compaction_generation = $compaction_generation
+"""
+    + _ENTRY,
+)
+
+DELETE_MEMORY = Statement(
+    "DELETE_MEMORY",
+    """
+MATCH (m:Memory {scope_key: $scope_key, key: $key})
+WITH m, (m.expires_at IS NULL OR m.expires_at > $now) AS live
+DETACH DELETE m
+RETURN live
+""",
+)

@@ -1,0 +1,135 @@
+"""Constraints and indexes for every plane, all idempotent (``IF NOT EXISTS``).
+
+Vector and full-text indexes carry ``scope_key`` so a search can be filtered inside the
+index (``SEARCH ... WHERE`` for vectors, a required Lucene clause for full-text) instead of
+after it, which is what keeps a tiny scope from being starved.
+"""
+
+from palimpsest.cypher.executor import Statement
+
+CONSTRAINTS = (
+    Statement(
+        "CONSTRAINT_MEMORY_KEY",
+        "CREATE CONSTRAINT memory_key IF NOT EXISTS "
+        "FOR (m:Memory) REQUIRE (m.scope_key, m.key) IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_SCOPE_KEY",
+        "CREATE CONSTRAINT scope_key IF NOT EXISTS FOR (s:Scope) REQUIRE s.scope_key IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_DOCUMENT_ID",
+        "CREATE CONSTRAINT document_id IF NOT EXISTS FOR (d:Document) REQUIRE d.id IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_CHUNK_ID",
+        "CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (c:Chunk) REQUIRE c.id IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_ENTITY_KEY",
+        "CREATE CONSTRAINT entity_key IF NOT EXISTS "
+        "FOR (e:Entity) REQUIRE (e.scope_key, e.type, e.normalized_name) IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_FACT_ID",
+        "CREATE CONSTRAINT fact_id IF NOT EXISTS FOR ()-[f:FACT]-() REQUIRE f.id IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_PENDING_ID",
+        "CREATE CONSTRAINT pending_span_id IF NOT EXISTS "
+        "FOR (p:PendingSpan) REQUIRE p.id IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_SCHEMA_INFO",
+        "CREATE CONSTRAINT schema_info_id IF NOT EXISTS FOR (s:SchemaInfo) REQUIRE s.id IS UNIQUE",
+    ),
+)
+
+RANGE_INDEXES = (
+    Statement(
+        "INDEX_DOCUMENT_SCOPE",
+        "CREATE INDEX document_scope IF NOT EXISTS FOR (d:Document) ON (d.scope_key)",
+    ),
+    Statement(
+        "INDEX_CHUNK_SCOPE",
+        "CREATE INDEX chunk_scope IF NOT EXISTS FOR (c:Chunk) ON (c.scope_key)",
+    ),
+    Statement(
+        "INDEX_CHUNK_OBSERVED",
+        "CREATE INDEX chunk_observed IF NOT EXISTS FOR (c:Chunk) ON (c.observed_at)",
+    ),
+    Statement(
+        "INDEX_FACT_SCOPE",
+        "CREATE INDEX fact_scope IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.scope_key)",
+    ),
+    Statement(
+        "INDEX_FACT_VALIDITY",
+        "CREATE INDEX fact_validity IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.valid_at, f.invalid_at)",
+    ),
+    Statement(
+        "INDEX_FACT_KNOWN",
+        "CREATE INDEX fact_known IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.created_at, f.expired_at)",
+    ),
+    Statement(
+        "INDEX_PENDING_QUEUE",
+        "CREATE INDEX pending_queue IF NOT EXISTS "
+        "FOR (p:PendingSpan) ON (p.status, p.lease_expires_at)",
+    ),
+)
+
+# Vector indexes: cosine, unquantized so the score returned is the raw cosine similarity.
+VECTOR_INDEXES = (
+    Statement(
+        "INDEX_MEMORY_VECTOR",
+        "CYPHER 25 CREATE VECTOR INDEX memory_embedding IF NOT EXISTS "
+        "FOR (m:Memory) ON m.embedding WITH [m.scope_key] OPTIONS $options",
+    ),
+    Statement(
+        "INDEX_CHUNK_VECTOR",
+        "CYPHER 25 CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS "
+        "FOR (c:Chunk) ON c.embedding WITH [c.scope_key] OPTIONS $options",
+    ),
+    Statement(
+        "INDEX_FACT_VECTOR",
+        "CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS "
+        "FOR ()-[f:FACT]-() ON f.embedding WITH [f.scope_key] OPTIONS $options",
+    ),
+)
+
+FULLTEXT_INDEXES = (
+    Statement(
+        "INDEX_MEMORY_FULLTEXT",
+        "CREATE FULLTEXT INDEX memory_text IF NOT EXISTS "
+        "FOR (m:Memory) ON EACH [m.text, m.scope_key] OPTIONS $options",
+    ),
+    Statement(
+        "INDEX_CHUNK_FULLTEXT",
+        "CREATE FULLTEXT INDEX chunk_text IF NOT EXISTS "
+        "FOR (c:Chunk) ON EACH [c.text, c.scope_key] OPTIONS $options",
+    ),
+    Statement(
+        "INDEX_FACT_FULLTEXT",
+        "CREATE FULLTEXT INDEX fact_text IF NOT EXISTS "
+        "FOR ()-[f:FACT]-() ON EACH [f.text, f.scope_key] OPTIONS $options",
+    ),
+)
+
+AWAIT_INDEXES = Statement("AWAIT_INDEXES", "CALL db.awaitIndexes(300)")
+
+LIST_INDEXES = Statement(
+    "LIST_INDEXES",
+    "SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties, options "
+    "RETURN name, type, state, labelsOrTypes, properties, options ORDER BY name",
+)
+
+# The embedding model and dimension the vector indexes were built for; a server started
+# with a different model is refused instead of silently mixing vector spaces.
+MERGE_SCHEMA_INFO = Statement(
+    "MERGE_SCHEMA_INFO",
+    """
+MERGE (s:SchemaInfo {id: 'palimpsest'})
+ON CREATE SET s.embedding_model = $model, s.embedding_dimensions = $dimensions,
+              s.created_at = datetime()
+RETURN s.embedding_model AS model, s.embedding_dimensions AS dimensions
+""",
+)

@@ -1,0 +1,1 @@
+"""The GraphQL surface: strawberry types, fields and schema assembly. No business logic."""

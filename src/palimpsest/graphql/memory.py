@@ -1,0 +1,168 @@
+"""GraphQL fields of the key/value plane. Resolvers only translate; logic is in resolvers/."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import strawberry
+from strawberry.scalars import JSON
+
+from palimpsest.graphql.context import Info
+from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.resolvers import memory as ops
+from palimpsest.schema import models
+
+KeyArg = Annotated[str, strawberry.argument(description="The entry's key (1-512 bytes).")]
+
+
+@strawberry.type(description="One key/value entry. Values are any JSON.")
+class MemoryEntry:
+    scope: Scope
+    key: str
+    value: JSON
+    expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    embedded: bool = strawberry.field(description="True when the entry has a vector embedding.")
+    provenance: Provenance
+
+    @classmethod
+    def of(cls, e: models.MemoryEntry) -> MemoryEntry:
+        return cls(
+            scope=e.scope,
+            key=e.key,
+            value=e.value,
+            expires_at=e.expires_at,
+            created_at=e.created_at,
+            updated_at=e.updated_at,
+            embedded=e.embedded,
+            provenance=Provenance.of(e.provenance),
+        )
+
+
+@strawberry.type
+class MemoryPage:
+    entries: list[MemoryEntry]
+    next_after: str | None = strawberry.field(
+        description="Pass as `after` for the next page; null when this page is the last."
+    )
+
+
+@strawberry.type
+class DeleteResult:
+    deleted: bool = strawberry.field(description="False when there was no live entry.")
+
+
+@strawberry.type
+class AppendResult:
+    appended: bool = strawberry.field(description="False when an equal item was already there.")
+    entry: MemoryEntry
+
+
+@strawberry.type
+class BoundedListResult:
+    dropped: int = strawberry.field(description="How many of the oldest items were trimmed.")
+    entry: MemoryEntry
+
+
+@strawberry.type
+class MemoryQuery:
+    @strawberry.field(description="Read one entry; a missing or expired key reads as null.")
+    async def memory(self, info: Info, scope: Scope, key: KeyArg) -> MemoryEntry | None:
+        c = info.context
+        entry = await ops.get(c.services, c.principal, scope, key)
+        return MemoryEntry.of(entry) if entry else None
+
+    @strawberry.field(description="List live entries by key prefix, in key order, paged.")
+    async def memories(
+        self,
+        info: Info,
+        scope: Scope,
+        prefix: str = "",
+        limit: int = 100,
+        after: str | None = None,
+    ) -> MemoryPage:
+        c = info.context
+        page = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after)
+        return MemoryPage(
+            entries=[MemoryEntry.of(e) for e in page.entries], next_after=page.next_after
+        )
+
+
+@strawberry.type
+class MemoryMutation:
+    @strawberry.mutation(
+        description="Write a value, replacing any entry (and its expiry) under the key. "
+        "`ttlSeconds` 0 or null means no expiry. `embed` stores a vector of `embedText`, "
+        "or of the value itself."
+    )
+    async def memory_set(
+        self,
+        info: Info,
+        scope: Scope,
+        key: KeyArg,
+        value: JSON,
+        ttl_seconds: int | None = None,
+        embed: bool = False,
+        embed_text: str | None = None,
+    ) -> MemoryEntry:
+        c = info.context
+        entry = await ops.set_value(
+            c.services, c.principal, scope, key, value, ttl_seconds, embed, embed_text
+        )
+        return MemoryEntry.of(entry)
+
+    @strawberry.mutation(description="Delete an entry.")
+    async def memory_delete(self, info: Info, scope: Scope, key: KeyArg) -> DeleteResult:
+        c = info.context
+        return DeleteResult(deleted=await ops.delete(c.services, c.principal, scope, key))
+
+    @strawberry.mutation(description="Add `delta` to a number (a missing key counts as 0).")
+    async def memory_increment(
+        self,
+        info: Info,
+        scope: Scope,
+        key: KeyArg,
+        delta: float = 1,
+    ) -> MemoryEntry:
+        c = info.context
+        return MemoryEntry.of(await ops.increment(c.services, c.principal, scope, key, delta))
+
+    @strawberry.mutation(
+        description="Deep-merge a JSON object into the stored object; arrays and scalars replace."
+    )
+    async def memory_merge(
+        self,
+        info: Info,
+        scope: Scope,
+        key: KeyArg,
+        value: JSON,
+    ) -> MemoryEntry:
+        c = info.context
+        return MemoryEntry.of(await ops.merge(c.services, c.principal, scope, key, value))
+
+    @strawberry.mutation(description="Append to a JSON array unless an equal item is present.")
+    async def memory_append_dedupe(
+        self,
+        info: Info,
+        scope: Scope,
+        key: KeyArg,
+        value: JSON,
+    ) -> AppendResult:
+        c = info.context
+        entry, appended = await ops.append_dedupe(c.services, c.principal, scope, key, value)
+        return AppendResult(appended=appended, entry=MemoryEntry.of(entry))
+
+    @strawberry.mutation(description="Append to a JSON array, keeping only the newest `limit`.")
+    async def memory_bounded_list(
+        self,
+        info: Info,
+        scope: Scope,
+        key: KeyArg,
+        value: JSON,
+        limit: int,
+    ) -> BoundedListResult:
+        c = info.context
+        entry, dropped = await ops.bounded_list(c.services, c.principal, scope, key, value, limit)
+        return BoundedListResult(dropped=dropped, entry=MemoryEntry.of(entry))

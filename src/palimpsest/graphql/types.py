@@ -1,0 +1,100 @@
+"""Shared GraphQL types: the scope enum, provenance and the caller."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from palimpsest.identity import Principal, Scope, granted_scopes
+from palimpsest.identity.scopes import Plane
+from palimpsest.schema import models
+
+# Registering the domain enum lets annotations use it directly; the domain stays free of
+# strawberry imports. Import ``Scope`` from here so the registration has happened.
+__all__ = ["Me", "Provenance", "Scope", "SourceQuote"]
+
+strawberry.enum(
+    Scope,
+    name="Scope",
+    description="Whose data an operation reaches; the owner always comes from the run token.",
+)
+
+
+@strawberry.type
+class SourceQuote:
+    chunk_id: str
+    start: int
+    end: int
+    text: str
+
+
+@strawberry.type(description="Who wrote a row and from what. `origin` is stamped by the server.")
+class Provenance:
+    tenant: str
+    session: str | None
+    run: str | None
+    agent: str | None
+    model: str | None
+    origin: str
+    compaction_generation: int | None
+    source_quote: SourceQuote | None
+    judged_by: str | None
+    judged_at: datetime | None
+
+    @classmethod
+    def of(cls, p: models.Provenance) -> Provenance:
+        quote = p.source_quote
+        return cls(
+            tenant=p.tenant_id,
+            session=p.session_id,
+            run=p.run_id,
+            agent=p.agent_name,
+            model=p.model,
+            origin=p.origin,
+            compaction_generation=p.compaction_generation,
+            source_quote=SourceQuote(
+                chunk_id=quote.chunk_id, start=quote.start, end=quote.end, text=quote.text
+            )
+            if quote
+            else None,
+            judged_by=p.judged_by,
+            judged_at=p.judged_at,
+        )
+
+
+@strawberry.type(description="The caller, as the verified run token names it.")
+class Me:
+    tenant: str
+    user: str | None
+    agent: str | None
+    session: str | None
+    run: str | None
+    model: str | None
+    roles: list[str]
+    isolated: bool
+    memory_scopes: list[Scope] = strawberry.field(
+        description="Scopes this token reaches on the memory planes, after defaults."
+    )
+    sql_scopes: list[Scope] = strawberry.field(
+        description="Scopes this token reaches in SQL Memory, after defaults."
+    )
+
+    @classmethod
+    def of(cls, p: Principal) -> Me:
+        def ordered(plane: Plane) -> list[Scope]:
+            granted = granted_scopes(p, plane)
+            return [s for s in Scope if s in granted]
+
+        return cls(
+            tenant=p.tenant_id,
+            user=p.user_id,
+            agent=p.agent_name,
+            session=p.session_id,
+            run=p.run_id,
+            model=p.model,
+            roles=sorted(r.value for r in p.roles),
+            isolated=p.isolated,
+            memory_scopes=ordered(Plane.MEMORY),
+            sql_scopes=ordered(Plane.SQL),
+        )

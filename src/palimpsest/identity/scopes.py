@@ -1,0 +1,103 @@
+"""The single place that turns a scope name into an owner.
+
+``resolve_scope`` applies every fail-closed rule of SPEC section 1 and returns a ``ScopeRef``
+whose ``scope_key`` every Cypher statement filters on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import StrEnum
+
+from palimpsest.errors import Forbidden, InvalidArgument
+from palimpsest.identity.principal import Principal, Scope
+
+_SEPARATOR = "\x1f"
+
+
+class Plane(StrEnum):
+    """Which grant list gates the call."""
+
+    MEMORY = "memory"
+    SQL = "sql"
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRef:
+    tenant_id: str
+    scope: Scope
+    owner_id: str
+    scope_key: str
+
+    def params(self) -> dict[str, str]:
+        """The Cypher parameters that stamp and filter a row's scope."""
+        return {
+            "tenant_id": self.tenant_id,
+            "scope": self.scope.value,
+            "owner_id": self.owner_id,
+            "scope_key": self.scope_key,
+        }
+
+
+def scope_key(tenant_id: str, scope: Scope, owner_id: str) -> str:
+    """A short stable hash of the three parts; the separator cannot occur inside a part."""
+    for part in (tenant_id, owner_id):
+        if _SEPARATOR in part:
+            raise InvalidArgument("identity parts may not contain the unit separator (0x1f)")
+    raw = _SEPARATOR.join((tenant_id, scope.value, owner_id)).encode()
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+def granted_scopes(principal: Principal, plane: Plane) -> frozenset[Scope]:
+    """The scopes a principal may reach on a plane, after defaults and fail-closed rules."""
+    declared = principal.memory_scopes if plane is Plane.MEMORY else principal.sql_scopes
+    if declared is None:
+        # Unset means what the caller owns: USER, plus TENANT for a non-isolated member.
+        owned = {Scope.USER}
+        if plane is Plane.MEMORY and not principal.isolated:
+            owned.add(Scope.TENANT)
+        if principal.is_admin and not principal.isolated:
+            owned.add(Scope.GLOBAL)
+        declared = frozenset(owned)
+    granted = set(declared)
+    if principal.isolated:
+        granted -= {Scope.TENANT, Scope.GLOBAL}
+    if not principal.is_admin:
+        granted.discard(Scope.GLOBAL)
+    return frozenset(granted)
+
+
+def resolve_scope(principal: Principal, scope: Scope, plane: Plane = Plane.MEMORY) -> ScopeRef:
+    """Resolve ``scope`` for ``principal`` or refuse with the reason."""
+    if scope is Scope.GLOBAL and not principal.is_admin:
+        raise Forbidden("scope GLOBAL needs the admin role")
+    if principal.isolated and scope in (Scope.TENANT, Scope.GLOBAL):
+        raise Forbidden(
+            f"isolated member: access to the shared {scope.value} scope is not permitted"
+        )
+    granted = granted_scopes(principal, plane)
+    if scope not in granted:
+        listed = ", ".join(sorted(s.value for s in granted)) or "none"
+        raise Forbidden(
+            f"scope {scope.value} is not in this token's {plane.value}_scopes (granted: {listed})"
+        )
+    owner = _owner_id(principal, scope)
+    tenant = "" if scope is Scope.GLOBAL else principal.tenant_id
+    return ScopeRef(tenant, scope, owner, scope_key(tenant, scope, owner))
+
+
+def _owner_id(principal: Principal, scope: Scope) -> str:
+    match scope:
+        case Scope.AGENT:
+            if not principal.agent_name:
+                raise Forbidden("scope AGENT needs an agent name in the run token")
+            return principal.agent_name
+        case Scope.USER:
+            if not principal.user_id:
+                raise Forbidden("scope USER needs a user id in the run token")
+            return principal.user_id
+        case Scope.TENANT:
+            return principal.tenant_id
+        case Scope.GLOBAL:
+            return ""

@@ -1,0 +1,243 @@
+"""A local Neo4j Community server assembled from Maven Central jars, run without Docker.
+
+``install`` resolves the jars with Maven into ``<home>/neo4j/<version>/lib`` (outside the git
+tree), writes the configuration and sets a generated password before the first start.
+``start`` launches the JVM in the background and waits until Bolt answers; ``stop`` sends
+SIGTERM and waits for a clean shutdown.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+from palimpsest.config import Settings
+from palimpsest.errors import Unavailable
+from palimpsest.neo4j_local.conf import java_command, neo4j_conf
+
+Say = Callable[[str], None]
+_MAVEN_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    installed: bool
+    running: bool
+    pid: int | None
+    bolt_uri: str
+    browser_url: str
+    home: Path
+
+
+def credentials(settings: Settings) -> tuple[str, str]:
+    """The Bolt user and password: configured, or the managed server's generated one."""
+    if settings.neo4j_password is not None:
+        return settings.neo4j_user, settings.neo4j_password.get_secret_value()
+    path = _password_file(settings)
+    if not path.exists():
+        raise Unavailable(
+            f"no Neo4j password: set PALIMPSEST_NEO4J_PASSWORD or run `palimpsest neo4j install` "
+            f"(expected {path})"
+        )
+    return "neo4j", path.read_text().strip()
+
+
+def install(settings: Settings, say: Say = print) -> None:
+    home = settings.neo4j_home
+    lib = home / "lib"
+    marker = lib / f"neo4j-{settings.neo4j_version}.jar"
+    for folder in ("conf", "data", "logs", "plugins", "import", "run"):
+        (home / folder).mkdir(parents=True, exist_ok=True)
+    if marker.exists():
+        say(f"neo4j {settings.neo4j_version}: jars already in {lib}")
+    else:
+        _fetch_jars(settings, home, say)
+    (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))
+    _set_initial_password(settings, home, say)
+
+
+def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Status:
+    current = status(settings)
+    if current.running:
+        say(f"neo4j already running (pid {current.pid})")
+        return current
+    if not current.installed:
+        install(settings, say)
+    home = settings.neo4j_home
+    (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))  # ports may have changed
+    if _port_open(settings.neo4j_bolt_port):
+        raise Unavailable(
+            f"port {settings.neo4j_bolt_port} is taken by another process; "
+            "set PALIMPSEST_NEO4J_BOLT_PORT to a free port"
+        )
+    console = (home / "logs" / "console.log").open("ab")
+    process = subprocess.Popen(
+        java_command(settings, home),
+        cwd=home,
+        stdin=subprocess.DEVNULL,
+        stdout=console,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # survives the CLI exiting; stopped by `palimpsest neo4j stop`
+    )
+    _pid_file(settings).write_text(str(process.pid))
+    say(f"neo4j {settings.neo4j_version} starting (pid {process.pid}), logs in {home / 'logs'}")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise Unavailable(
+                f"neo4j exited with code {process.returncode}; see {home / 'logs' / 'console.log'}"
+            )
+        if _bolt_ready(settings):
+            say(f"neo4j ready on {settings.bolt_uri}")
+            return status(settings)
+        time.sleep(0.5)
+    raise Unavailable(f"neo4j did not answer on Bolt within {timeout:.0f}s")
+
+
+def stop(settings: Settings, say: Say = print, timeout: float = 60.0) -> bool:
+    pid = _running_pid(settings)
+    if pid is None:
+        say("neo4j is not running")
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.2)
+    if _alive(pid):
+        say(f"neo4j (pid {pid}) ignored SIGTERM for {timeout:.0f}s; killing it")
+        os.kill(pid, signal.SIGKILL)
+    _pid_file(settings).unlink(missing_ok=True)
+    say(f"neo4j stopped (pid {pid})")
+    return True
+
+
+def status(settings: Settings) -> Status:
+    pid = _running_pid(settings)
+    return Status(
+        installed=(settings.neo4j_home / "lib" / f"neo4j-{settings.neo4j_version}.jar").exists()
+        and _password_file(settings).exists(),
+        running=pid is not None,
+        pid=pid,
+        bolt_uri=settings.bolt_uri,
+        browser_url=f"http://127.0.0.1:{settings.neo4j_http_port}/browser/",
+        home=settings.neo4j_home,
+    )
+
+
+def _fetch_jars(settings: Settings, home: Path, say: Say) -> None:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise Unavailable("Maven (`mvn`) is needed to fetch the Neo4j jars; install it first")
+    lib = home / "lib"
+    if lib.exists():
+        shutil.rmtree(lib)  # never mix two versions' jars on one classpath
+    pom = home / "pom.xml"
+    pom.write_text(files("palimpsest.neo4j_local").joinpath("pom.xml").read_text())
+    say(f"fetching neo4j {settings.neo4j_version} jars with Maven (about 170 MB, once)")
+    started = time.monotonic()
+    subprocess.run(
+        [
+            mvn,
+            "-B",
+            "-q",
+            "-f",
+            str(pom),
+            _MAVEN_PLUGIN,
+            f"-Dneo4j.version={settings.neo4j_version}",
+            f"-Dneo4j.browser.version={settings.neo4j_browser_version}",
+            f"-DoutputDirectory={lib}",
+            "-DincludeScope=runtime",
+            "-DexcludeTypes=pom",
+        ],
+        check=True,
+    )
+    count = len(list(lib.glob("*.jar")))
+    say(f"fetched {count} jars in {time.monotonic() - started:.0f}s")
+
+
+def _set_initial_password(settings: Settings, home: Path, say: Say) -> None:
+    path = _password_file(settings)
+    if path.exists() and (home / "data" / "dbms" / "auth.ini").exists():
+        return
+    password = secrets.token_urlsafe(24)
+    env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
+    java = str(settings.java_home / "bin" / "java")
+    subprocess.run(
+        [
+            java,
+            "-cp",
+            str(home / "lib" / "*"),
+            "org.neo4j.server.startup.Neo4jAdminCommand",
+            "dbms",
+            "set-initial-password",
+            password,
+        ],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    path.touch(mode=0o600)
+    path.write_text(password)
+    say(f"generated the neo4j password (kept in {path})")
+
+
+def _password_file(settings: Settings) -> Path:
+    return settings.neo4j_home / "password"
+
+
+def _pid_file(settings: Settings) -> Path:
+    return settings.neo4j_home / "run" / "palimpsest-neo4j.pid"
+
+
+def _running_pid(settings: Settings) -> int | None:
+    path = _pid_file(settings)
+    if not path.exists():
+        return None
+    pid = int(path.read_text().strip() or 0)
+    return pid if pid and _alive(pid) and _is_neo4j(pid) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited child not yet reaped) still answers signal 0.
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ", 1)[-1].startswith("Z"))
+
+
+def _is_neo4j(pid: int) -> bool:
+    """Guard against a stale pid file whose pid now belongs to another process."""
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    return not cmdline.exists() or b"org.neo4j.server" in cmdline.read_bytes()
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _bolt_ready(settings: Settings) -> bool:
+    if not _port_open(settings.neo4j_bolt_port):
+        return False
+    from neo4j import GraphDatabase
+
+    try:
+        with GraphDatabase.driver(settings.bolt_uri, auth=credentials(settings)) as driver:
+            driver.verify_connectivity()
+    except Exception:
+        return False
+    return True

@@ -1,0 +1,1 @@
+"""Operations per plane: scope resolution first, then statements from ``cypher/``."""

@@ -1,0 +1,263 @@
+"""The key/value plane (SPEC section 2.1): get, set, delete, list, and atomic reducers.
+
+Every operation resolves its scope first; writes run in one transaction that locks the
+scope, so the quota check and the write cannot interleave with another writer. A refused
+write raises before commit and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from palimpsest import values
+from palimpsest.cypher import memory as q
+from palimpsest.cypher.executor import Row, Tx
+from palimpsest.errors import InvalidArgument, QuotaExceeded
+from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.models import MemoryEntry, MemoryPage, Provenance
+
+R = TypeVar("R")
+MAX_LIST_LIMIT = 1000
+MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
+_EMBED_VALUE = "value"
+_EMBED_TEXT = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class _Embedding:
+    mode: str | None
+    text: str | None
+    vector: list[float] | None
+
+
+async def get(svc: Services, who: Principal, scope: Scope, key: str) -> MemoryEntry | None:
+    ref = resolve_scope(who, scope)
+    rows = await svc.db.read(
+        q.GET_MEMORY, {"scope_key": ref.scope_key, "key": values.check_key(key), "now": svc.clock()}
+    )
+    return _entry(ref, rows[0]) if rows else None
+
+
+async def list_entries(
+    svc: Services, who: Principal, scope: Scope, prefix: str, limit: int, after: str | None
+) -> MemoryPage:
+    ref = resolve_scope(who, scope)
+    if not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    params = {
+        "scope_key": ref.scope_key,
+        "prefix": prefix,
+        "after": after or "",
+        "limit": limit + 1,
+        "now": svc.clock(),
+    }
+    rows = await svc.db.read(q.LIST_MEMORY, params)
+    entries = [_entry(ref, row) for row in rows[:limit]]
+    more = len(rows) > limit
+    return MemoryPage(entries=entries, next_after=entries[-1].key if more else None)
+
+
+async def set_value(
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    key: str,
+    value: Any,
+    ttl_seconds: int | None,
+    embed: bool,
+    embed_text: str | None,
+) -> MemoryEntry:
+    ref = resolve_scope(who, scope)
+    key = values.check_key(key)
+    text = values.encode(value)
+    _check_value_size(svc, key, text)
+    if ttl_seconds is not None and not 0 <= ttl_seconds <= MAX_TTL_SECONDS:
+        raise InvalidArgument(f"ttlSeconds must be between 0 and {MAX_TTL_SECONDS}")
+    if embed_text is not None and not embed:
+        raise InvalidArgument("embedText is only used with embed: true")
+    if embed_text is not None and not embed_text.strip():
+        raise InvalidArgument("embedText must not be blank")
+    embedding = await _embed(svc, embed, embed_text, value, text)
+    now = svc.clock()
+    expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
+
+    async def work(tx: Tx) -> MemoryEntry:
+        await _lock(tx, ref, key, now)
+        return await _write(tx, svc, who, ref, key, text, expires, embedding, now)
+
+    return await svc.db.write_tx(work)
+
+
+async def delete(svc: Services, who: Principal, scope: Scope, key: str) -> bool:
+    ref = resolve_scope(who, scope)
+    rows = await svc.db.write(
+        q.DELETE_MEMORY,
+        {"scope_key": ref.scope_key, "key": values.check_key(key), "now": svc.clock()},
+    )
+    return bool(rows and rows[0]["live"])
+
+
+async def increment(
+    svc: Services, who: Principal, scope: Scope, key: str, delta: float
+) -> MemoryEntry:
+    entry, _ = await _reduce(svc, who, scope, key, lambda cur: (values.increment(cur, delta), None))
+    return entry
+
+
+async def merge(svc: Services, who: Principal, scope: Scope, key: str, patch: Any) -> MemoryEntry:
+    values.encode(patch)
+    entry, _ = await _reduce(
+        svc, who, scope, key, lambda cur: (values.deep_merge(cur, patch), None)
+    )
+    return entry
+
+
+async def append_dedupe(
+    svc: Services, who: Principal, scope: Scope, key: str, item: Any
+) -> tuple[MemoryEntry, bool]:
+    values.encode(item)
+
+    def step(cur: Any) -> tuple[Any, bool]:
+        appended, items = values.append_dedupe(cur, item)
+        return items, appended
+
+    return await _reduce(svc, who, scope, key, step)
+
+
+async def bounded_list(
+    svc: Services, who: Principal, scope: Scope, key: str, item: Any, limit: int
+) -> tuple[MemoryEntry, int]:
+    values.encode(item)
+    values.bounded_append([], item, limit)  # validates the limit before any write
+
+    def step(cur: Any) -> tuple[Any, int]:
+        dropped, items = values.bounded_append(cur, item, limit)
+        return items, dropped
+
+    return await _reduce(svc, who, scope, key, step)
+
+
+async def _reduce(
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    key: str,
+    step: Callable[[Any], tuple[Any, R]],
+) -> tuple[MemoryEntry, R]:
+    """Read, transform and write one value atomically; the expiry and embedding mode stay."""
+    ref = resolve_scope(who, scope)
+    key = values.check_key(key)
+    now = svc.clock()
+
+    async def work(tx: Tx) -> tuple[MemoryEntry, R]:
+        current = await _lock(tx, ref, key, now)
+        old = values.decode(current["value"]) if current else None
+        new, extra = step(old)
+        text = values.encode(new)
+        _check_value_size(svc, key, text)
+        embedding = _Embedding(None, None, None)
+        if current and current["embed_mode"] == _EMBED_TEXT:
+            embedding = await _embed(svc, True, current["text"], new, text)
+        elif current and current["embed_mode"] == _EMBED_VALUE:
+            embedding = await _embed(svc, True, None, new, text)
+        expires = current["expires_at"] if current else None
+        entry = await _write(tx, svc, who, ref, key, text, expires, embedding, now)
+        return entry, extra
+
+    return await svc.db.write_tx(work)
+
+
+async def _lock(tx: Tx, ref: ScopeRef, key: str, now: datetime) -> Row | None:
+    rows = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {**ref.params(), "key": key, "now": now})
+    return rows[0] if rows and rows[0]["value"] is not None else None
+
+
+async def _write(
+    tx: Tx,
+    svc: Services,
+    who: Principal,
+    ref: ScopeRef,
+    key: str,
+    text: str,
+    expires: datetime | None,
+    embedding: _Embedding,
+    now: datetime,
+) -> MemoryEntry:
+    size = len(key.encode()) + len(text.encode())
+    quota = svc.settings.max_scope_bytes
+    if quota:
+        used_rows = await tx.run(
+            q.SCOPE_USAGE, {"scope_key": ref.scope_key, "key": key, "now": now}
+        )
+        used = int(used_rows[0]["used"])
+        if used + size > quota:
+            raise QuotaExceeded(
+                f"scope {ref.scope.value} quota of {quota} bytes would be exceeded "
+                f"(current={used}, after={used + size})",
+                quota=quota,
+                current=used,
+                after=used + size,
+            )
+    params = {
+        **ref.params(),
+        "key": key,
+        "value": text,
+        "bytes": size,
+        "expires_at": expires,
+        "now": now,
+        "text": embedding.text,
+        "embedding": embedding.vector,
+        "embed_mode": embedding.mode,
+        "session_id": who.session_id,
+        "run_id": who.run_id,
+        "agent_name": who.agent_name,
+        "model": who.model,
+        "origin": who.origin.value,
+        "compaction_generation": None,
+    }
+    rows = await tx.run(q.UPSERT_MEMORY, params)
+    return _entry(ref, rows[0])
+
+
+async def _embed(
+    svc: Services, embed: bool, embed_text: str | None, value: Any, encoded: str
+) -> _Embedding:
+    if not embed:
+        return _Embedding(None, None, None)
+    text = embed_text if embed_text is not None else (value if isinstance(value, str) else encoded)
+    [vector] = await svc.embed([text])
+    return _Embedding(_EMBED_TEXT if embed_text is not None else _EMBED_VALUE, text, vector)
+
+
+def _check_value_size(svc: Services, key: str, text: str) -> None:
+    limit = svc.settings.max_value_bytes
+    size = len(text.encode())
+    if limit and size > limit:
+        raise QuotaExceeded(
+            f"value is {size} bytes; the per-value limit is {limit} bytes", limit=limit, size=size
+        )
+
+
+def _entry(ref: ScopeRef, row: Row) -> MemoryEntry:
+    return MemoryEntry(
+        scope=ref.scope,
+        key=row["key"],
+        value=values.decode(row["value"]),
+        expires_at=row["expires_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        embedded=bool(row["embedded"]),
+        provenance=Provenance(
+            tenant_id=row["tenant_id"],
+            session_id=row["session_id"],
+            run_id=row["run_id"],
+            agent_name=row["agent_name"],
+            model=row["model"],
+            origin=row["origin"],
+            compaction_generation=row["compaction_generation"],
+        ),
+    )

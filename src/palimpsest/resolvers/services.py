@@ -1,0 +1,29 @@
+"""What every resolver needs, built once in the app lifespan and passed in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import anyio.to_thread
+
+from palimpsest.config import Settings
+from palimpsest.cypher.executor import Database
+from palimpsest.embedding import Embedder
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    db: Database
+    embedder: Embedder
+    settings: Settings
+    clock: Callable[[], datetime] = field(default=utc_now)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed off the event loop: the model is CPU-bound."""
+        return await anyio.to_thread.run_sync(self.embedder.embed, list(texts))

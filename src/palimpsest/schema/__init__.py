@@ -1,0 +1,1 @@
+"""Neo4j constraints and indexes, and the domain models."""

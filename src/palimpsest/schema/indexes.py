@@ -1,0 +1,50 @@
+"""Apply the constraints and indexes of ``cypher.schema`` at start-up, idempotently."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from palimpsest.cypher import schema as q
+from palimpsest.cypher.executor import Database
+from palimpsest.errors import Unavailable
+
+FULLTEXT_OPTIONS = {
+    "indexConfig": {
+        # Keeps hex scope keys as single tokens and does not drop stop words from queries.
+        "fulltext.analyzer": "standard-no-stop-words",
+        # Synchronous: a row is searchable as soon as its transaction commits.
+        "fulltext.eventually_consistent": False,
+    }
+}
+
+
+def vector_options(dimensions: int) -> dict[str, Any]:
+    return {
+        "indexConfig": {
+            "vector.dimensions": dimensions,
+            "vector.similarity_function": "cosine",
+            "vector.quantization.type": "none",
+        }
+    }
+
+
+async def apply_schema(db: Database, model: str, dimensions: int) -> None:
+    """Create everything that is missing, wait until online, and check the embedding model."""
+    for statement in (*q.CONSTRAINTS, *q.RANGE_INDEXES):
+        await db.write(statement)
+    for statement in q.VECTOR_INDEXES:
+        await db.write(statement, {"options": vector_options(dimensions)})
+    for statement in q.FULLTEXT_INDEXES:
+        await db.write(statement, {"options": FULLTEXT_OPTIONS})
+    await db.write(q.AWAIT_INDEXES)
+    [info] = await db.write(q.MERGE_SCHEMA_INFO, {"model": model, "dimensions": dimensions})
+    if (info["model"], info["dimensions"]) != (model, dimensions):
+        raise Unavailable(
+            f"the database's vectors were made with {info['model']} ({info['dimensions']} "
+            f"dimensions) but this server is configured for {model} ({dimensions}); "
+            "use the same model or re-embed into a fresh database"
+        )
+
+
+async def list_indexes(db: Database) -> list[dict[str, Any]]:
+    return await db.read(q.LIST_INDEXES)

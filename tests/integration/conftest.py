@@ -1,0 +1,139 @@
+"""Integration fixtures: the real app served by uvicorn on a free port, on the real Neo4j.
+
+`make test` starts the managed Neo4j before pytest and stops it after. Without a reachable
+server these tests fail loudly; they are never skipped.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from neo4j import Driver, GraphDatabase
+
+from palimpsest.app import create_app
+from palimpsest.config import Settings
+from palimpsest.graphql.ide import install_assets
+from palimpsest.identity import Role, Scope
+from palimpsest.identity.tokens import load_keys, mint
+from palimpsest.neo4j_local import credentials
+
+Gql = Callable[..., dict[str, Any]]
+
+CROSS_SCOPE_EDGES = """
+MATCH (a)-[r]->(b)
+WHERE a.scope_key IS NOT NULL AND b.scope_key IS NOT NULL
+  AND (a.scope_key <> b.scope_key OR r.scope_key IS NULL OR r.scope_key <> a.scope_key)
+RETURN count(r) AS n
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return Settings()
+
+
+@pytest.fixture(scope="session")
+def live_server_url(settings: Settings) -> Iterator[str]:
+    install_assets(settings.graphiql_dir)
+    port = _free_port()
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the API did not start; is Neo4j running (`make test` starts it)?")
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def tenant() -> str:
+    """A fresh tenant per test session, so leftovers of earlier runs never interfere."""
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(scope="session")
+def token(settings: Settings) -> Callable[..., str]:
+    keys = load_keys(settings)
+
+    def make(
+        tenant: str,
+        user: str | None = None,
+        agent: str | None = None,
+        *,
+        admin: bool = False,
+        isolated: bool = False,
+        memory_scopes: list[Scope] | None = None,
+        ttl: int = 600,
+    ) -> str:
+        roles = {Role.ADMIN} if admin else set()
+        return mint(
+            keys,
+            tenant=tenant,
+            user=user,
+            agent=agent,
+            roles=roles,
+            isolated=isolated,
+            memory_scopes=memory_scopes,
+            ttl_seconds=ttl,
+        )
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def dev_token(token: Callable[..., str], tenant: str) -> str:
+    return token(tenant, "dev-user", "dev-agent")
+
+
+@pytest.fixture(scope="session")
+def http(live_server_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=live_server_url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def gql(http: httpx.Client) -> Gql:
+    def run(query: str, token: str | None = None, **variables: Any) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        response = http.post(
+            "/graphql", json={"query": query, "variables": variables}, headers=headers
+        )
+        body: dict[str, Any] = response.json()
+        return body
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(settings: Settings) -> Iterator[Driver]:
+    with GraphDatabase.driver(settings.bolt_uri, auth=credentials(settings)) as driver:
+        yield driver
+
+
+@pytest.fixture(autouse=True, scope="module")
+def no_cross_scope_relationships(neo4j_driver: Driver) -> Iterator[None]:
+    """After every module: no relationship anywhere joins two scopes (SPEC section 4)."""
+    yield
+    records, _, _ = neo4j_driver.execute_query(CROSS_SCOPE_EDGES)
+    assert records[0]["n"] == 0

@@ -1,0 +1,54 @@
+"""Every Cypher statement is a named constant that filters on the scope key."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+
+import palimpsest.cypher
+from palimpsest.cypher.executor import Statement
+
+SCOPED = ("Memory", "Scope", "Document", "Chunk", "Entity", "FACT", "PendingSpan")
+ALLOWED_LABELS = {*SCOPED, "SchemaInfo"}
+SCHEMA_MODULE = "palimpsest.cypher.schema"
+
+
+def all_statements() -> list[tuple[str, Statement]]:
+    found = []
+    for info in pkgutil.iter_modules(palimpsest.cypher.__path__):
+        module = importlib.import_module(f"palimpsest.cypher.{info.name}")
+        for value in vars(module).values():
+            group = value if isinstance(value, tuple) else (value,)
+            found += [(module.__name__, s) for s in group if isinstance(s, Statement)]
+    return found
+
+
+def test_statements_are_found_and_uniquely_named() -> None:
+    statements = all_statements()
+    assert len(statements) > 20
+    names = [s.name for _, s in statements]
+    assert len(names) == len(set(names))
+
+
+def test_every_statement_on_scoped_data_filters_on_scope_key() -> None:
+    for module, s in all_statements():
+        if module == SCHEMA_MODULE:
+            continue  # DDL touches no rows
+        touches = [label for label in SCOPED if re.search(rf"[:|]{label}\b", s.text)]
+        if touches:
+            assert "$scope_key" in s.text, s.name
+
+
+def test_labels_and_types_come_from_the_allow_list() -> None:
+    for _, s in all_statements():
+        for label in re.findall(r"\(\w*:(\w+)", s.text) + re.findall(r"\[\w*:(\w+)", s.text):
+            assert label in ALLOWED_LABELS, (s.name, label)
+
+
+def test_values_are_parameters_not_literals() -> None:
+    # String literals in queries are allowed only in schema DDL and for the fixed schema node.
+    for module, s in all_statements():
+        if module == SCHEMA_MODULE:
+            continue
+        assert not re.search(r"'[^']*'", s.text) or s.name == "MERGE_SCHEMA_INFO", s.name

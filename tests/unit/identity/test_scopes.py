@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import pytest
+
+from palimpsest.errors import Forbidden, InvalidArgument
+from palimpsest.identity import Plane, Principal, Role, Scope, granted_scopes, resolve_scope
+from palimpsest.identity.scopes import scope_key
+
+
+def who(**overrides: object) -> Principal:
+    base: dict[str, object] = {
+        "tenant_id": "acme",
+        "user_id": "alice",
+        "agent_name": "planner",
+        "session_id": "s",
+        "run_id": "r",
+        "model": None,
+        "roles": frozenset(),
+        "memory_scopes": None,
+        "sql_scopes": None,
+        "isolated": False,
+    }
+    return Principal(**{**base, **overrides})  # type: ignore[arg-type]
+
+
+def test_defaults_are_what_the_caller_owns() -> None:
+    assert granted_scopes(who(), Plane.MEMORY) == {Scope.USER, Scope.TENANT}
+    assert granted_scopes(who(), Plane.SQL) == {Scope.USER}
+    assert granted_scopes(who(isolated=True), Plane.MEMORY) == {Scope.USER}
+    admin = who(roles=frozenset({Role.ADMIN}))
+    assert Scope.GLOBAL in granted_scopes(admin, Plane.MEMORY)
+
+
+def test_owner_ids_come_from_the_principal() -> None:
+    p = who(memory_scopes=frozenset(Scope))
+    assert resolve_scope(p, Scope.AGENT).owner_id == "planner"
+    assert resolve_scope(p, Scope.USER).owner_id == "alice"
+    assert resolve_scope(p, Scope.TENANT).owner_id == "acme"
+    keys = {resolve_scope(p, s).scope_key for s in (Scope.AGENT, Scope.USER, Scope.TENANT)}
+    assert len(keys) == 3
+
+
+def test_global_needs_admin_even_when_listed() -> None:
+    with pytest.raises(Forbidden, match="admin"):
+        resolve_scope(who(memory_scopes=frozenset({Scope.GLOBAL})), Scope.GLOBAL)
+    admin = who(roles=frozenset({Role.ADMIN}), memory_scopes=frozenset({Scope.GLOBAL}))
+    ref = resolve_scope(admin, Scope.GLOBAL)
+    assert (ref.tenant_id, ref.owner_id) == ("", "")
+
+
+def test_isolated_members_never_reach_shared_scopes() -> None:
+    p = who(isolated=True, roles=frozenset({Role.ADMIN}), memory_scopes=frozenset(Scope))
+    for scope in (Scope.TENANT, Scope.GLOBAL):
+        with pytest.raises(Forbidden):
+            resolve_scope(p, scope)
+    assert resolve_scope(p, Scope.USER).owner_id == "alice"
+
+
+def test_missing_owner_ids_and_ungranted_scopes_refuse() -> None:
+    with pytest.raises(Forbidden, match="user id"):
+        resolve_scope(who(user_id=None), Scope.USER)
+    with pytest.raises(Forbidden, match="agent name"):
+        resolve_scope(who(agent_name=None, memory_scopes=frozenset({Scope.AGENT})), Scope.AGENT)
+    with pytest.raises(Forbidden, match="memory_scopes"):
+        resolve_scope(who(memory_scopes=frozenset({Scope.USER})), Scope.TENANT)
+    with pytest.raises(Forbidden, match="sql_scopes"):
+        resolve_scope(who(), Scope.TENANT, Plane.SQL)
+
+
+def test_scope_key_separates_parts_and_refuses_the_separator() -> None:
+    assert scope_key("a", Scope.USER, "bc") != scope_key("ab", Scope.USER, "c")
+    assert scope_key("acme", Scope.TENANT, "acme") != scope_key("acme", Scope.USER, "acme")
+    with pytest.raises(InvalidArgument):
+        scope_key("a\x1fb", Scope.USER, "c")

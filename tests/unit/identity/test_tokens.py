@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from palimpsest.config import Settings
+from palimpsest.errors import Unauthenticated
+from palimpsest.identity import Role, Scope
+from palimpsest.identity.tokens import TokenKeys, load_keys, mint, verify
+
+SECRET = b"s" * 32
+
+
+def hs_keys() -> TokenKeys:
+    return TokenKeys("HS256", SECRET, SECRET, "palimpsest", "palimpsest", 0)
+
+
+def test_round_trip_builds_the_principal() -> None:
+    token = mint(
+        hs_keys(),
+        tenant="acme",
+        user="alice",
+        agent="planner",
+        roles={Role.ADMIN},
+        memory_scopes=[Scope.USER, Scope.GLOBAL],
+        isolated=False,
+    )
+    p = verify(hs_keys(), token)
+    assert (p.tenant_id, p.user_id, p.agent_name) == ("acme", "alice", "planner")
+    assert p.is_admin
+    assert p.memory_scopes == {Scope.USER, Scope.GLOBAL}
+    assert p.sql_scopes is None
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"exp": 1}, "expired"),
+        ({"aud": "other"}, "audience"),
+        ({"iss": "other"}, "issuer"),
+        ({"roles": ["root"]}, "unknown"),
+        ({"memory_scopes": ["PLANET"]}, "unknown"),
+        ({"tenant": ""}, "tenant"),
+        ({"isolated": "yes"}, "boolean"),
+    ],
+)
+def test_bad_claims_are_refused(change: dict[str, object], reason: str) -> None:
+    now = int(time.time())
+    claims = {
+        "iss": "palimpsest",
+        "aud": "palimpsest",
+        "iat": now,
+        "exp": now + 60,
+        "tenant": "acme",
+        **change,
+    }
+    with pytest.raises(Unauthenticated, match=reason):
+        verify(hs_keys(), jwt.encode(claims, SECRET, algorithm="HS256"))
+
+
+def test_wrong_key_unsigned_and_junk_are_refused() -> None:
+    token = mint(
+        TokenKeys("HS256", b"o" * 32, b"o" * 32, "palimpsest", "palimpsest", 0), tenant="acme"
+    )
+    with pytest.raises(Unauthenticated, match="signature"):
+        verify(hs_keys(), token)
+    unsigned = jwt.encode({"tenant": "acme"}, None, algorithm="none")  # type: ignore[arg-type]
+    for bad in (unsigned, "junk", ""):
+        with pytest.raises(Unauthenticated):
+            verify(hs_keys(), bad)
+
+
+def test_eddsa_public_key_verifies(tmp_path: Path) -> None:
+    private = Ed25519PrivateKey.generate()
+    pem = private.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    (tmp_path / "pub.pem").write_bytes(pem)
+    keys = load_keys(Settings(home=tmp_path, token_public_key_file=tmp_path / "pub.pem"))
+    now = int(time.time())
+    claims = {
+        "iss": "palimpsest",
+        "aud": "palimpsest",
+        "iat": now,
+        "exp": now + 60,
+        "tenant": "acme",
+        "user": "u",
+    }
+    token = jwt.encode(claims, private, algorithm="EdDSA")
+    assert verify(keys, token).user_id == "u"
+    with pytest.raises(Unauthenticated):
+        mint(keys, tenant="acme")  # a public key cannot sign
+
+
+def test_dev_secret_is_generated_once_and_short_secrets_refused(tmp_path: Path) -> None:
+    first = load_keys(Settings(home=tmp_path))
+    second = load_keys(Settings(home=tmp_path))
+    assert first.sign_key == second.sign_key
+    assert (tmp_path / "dev-token-secret").stat().st_mode & 0o777 == 0o600
+    with pytest.raises(ValueError, match="32 bytes"):
+        Settings(token_secret="short")  # type: ignore[arg-type]
