@@ -1,0 +1,150 @@
+"""Hybrid recall, the pure parts: Reciprocal Rank Fusion, the source selector, the observed
+time window and the Lucene query built from user text. Nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from palimpsest.errors import InvalidArgument
+from palimpsest.timeparse import parse_optional
+
+DEFAULT_RRF_K = 60
+DEFAULT_SLACK = timedelta(hours=72)
+MAX_TERMS = 64
+_HEX = re.compile(r"^[0-9a-f]{8,64}$")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SLACK = re.compile(r"^(\d+)\s*([smhd])$")
+
+
+class Source(StrEnum):
+    FACTS = "facts"
+    NOTES = "notes"
+    DOCUMENTS = "documents"
+
+
+class Missing(StrEnum):
+    PREFER = "prefer"
+    REQUIRE = "require"
+
+
+RECALL_DEFAULT = frozenset({Source.FACTS, Source.NOTES})
+SEARCH_DEFAULT = frozenset(Source)
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    id: str
+    score: float
+    ranks: Mapping[str, int] = field(default_factory=dict)
+
+
+def rrf(
+    legs: Mapping[str, Sequence[str]],
+    k: int = DEFAULT_RRF_K,
+    weights: Mapping[str, float] | None = None,
+) -> list[Fused]:
+    """Fuse ranked id lists: each id scores ``sum(weight / (k + rank))``, ranks from 1.
+
+    Ties keep first-seen order (legs in the given order, then rank), so equal evidence never
+    reorders at random. A leg listing an id twice counts its best rank only.
+    """
+    if k < 1:
+        raise InvalidArgument("the RRF constant k must be at least 1")
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for leg, ids in legs.items():
+        weight = 1.0 if weights is None else weights.get(leg, 1.0)
+        for rank, item in enumerate(ids, start=1):
+            seen = ranks.setdefault(item, {})
+            if leg in seen:
+                continue
+            seen[leg] = rank
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    order = {item: i for i, item in enumerate(ranks)}
+    fused = sorted(scores, key=lambda item: (-scores[item], order[item]))
+    return [Fused(item, scores[item], ranks[item]) for item in fused]
+
+
+def parse_sources(names: Iterable[str] | None, default: frozenset[Source]) -> frozenset[Source]:
+    """Unknown names are refused (a typo must not widen or drop a filter); empty is refused."""
+    if names is None:
+        return default
+    chosen: set[Source] = set()
+    for name in names:
+        try:
+            chosen.add(Source(name.strip().lower()))
+        except ValueError as e:
+            known = ", ".join(s.value for s in Source)
+            raise InvalidArgument(f"unknown source {name!r} (want some of: {known})") from e
+    if not chosen:
+        raise InvalidArgument("sources must name at least one of facts, notes, documents")
+    return frozenset(chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The ``observed_at`` window. ``require`` widens both bounds by ``slack``."""
+
+    start: datetime | None
+    end: datetime | None
+    missing: Missing
+    slack: timedelta
+
+    def contains(self, observed: datetime | None) -> bool | None:
+        """True/False for dated rows, None for undated ones."""
+        if observed is None:
+            return None
+        slack = self.slack if self.missing is Missing.REQUIRE else timedelta(0)
+        if self.start is not None and observed < self.start - slack:
+            return False
+        return not (self.end is not None and observed >= self.end + slack)
+
+
+def parse_window(
+    start: str | None, end: str | None, missing: str | None, slack: str | None
+) -> Window | None:
+    """None when no window was asked for. Bad values are refused, never ignored."""
+    if start is None and end is None and missing is None and slack is None:
+        return None
+    lo = parse_optional(start, "when.from")
+    hi = parse_optional(end, "when.to")
+    if lo is not None and hi is not None and hi < lo:
+        raise InvalidArgument("when.to is before when.from")
+    mode = Missing.PREFER
+    if missing is not None:
+        try:
+            mode = Missing(missing.strip().lower())
+        except ValueError as e:
+            raise InvalidArgument(f"when.missing must be prefer or require, not {missing!r}") from e
+    return Window(lo, hi, mode, parse_slack(slack))
+
+
+def parse_slack(text: str | None) -> timedelta:
+    if text is None:
+        return DEFAULT_SLACK
+    m = _SLACK.match(text.strip().lower())
+    if m is None:
+        raise InvalidArgument(f"when.slack must look like 72h, 3d, 90m or 30s, not {text!r}")
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m[2]]
+    return timedelta(**{unit: int(m[1])})
+
+
+def lucene_query(scope_key: str, text: str) -> str | None:
+    """A Lucene query that can only match inside ``scope_key``; None when no word is left.
+
+    Each word of user text is quoted (inside quotes only ``\\`` and ``"`` are special, and the
+    words are plain ``\\w+`` runs anyway), so operators, wildcards and field names in user text
+    stay text. The scope clause is required, so no user text can widen the scope.
+    """
+    if not _HEX.match(scope_key):
+        raise ValueError("scope keys are hex")
+    words = _WORD.findall(text)[:MAX_TERMS]
+    if not words:
+        return None
+    terms = " OR ".join(f'text:"{w}"' for w in words)
+    return f'scope_key:"{scope_key}" AND ({terms})'

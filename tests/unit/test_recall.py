@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from palimpsest.errors import InvalidArgument
+from palimpsest.recall import (
+    RECALL_DEFAULT,
+    Missing,
+    Source,
+    lucene_query,
+    parse_slack,
+    parse_sources,
+    parse_window,
+    rrf,
+)
+
+KEY = "0123456789abcdef0123456789abcdef"
+
+
+def test_rrf_scores_ranks_from_one_with_k_60() -> None:
+    fused = rrf({"vector": ["a", "b", "c", "d"], "fulltext": ["d"]})
+    assert [f.id for f in fused] == ["d", "a", "b", "c"]
+    assert fused[0].score == pytest.approx(1 / 64 + 1 / 61)
+    assert fused[1].score == pytest.approx(1 / 61)
+    assert dict(fused[0].ranks) == {"vector": 4, "fulltext": 1}
+    assert all(f.score <= 2 / 61 for f in fused)
+
+
+def test_rrf_with_one_empty_leg_keeps_the_other_legs_order() -> None:
+    fused = rrf({"vector": ["x", "y", "z"], "fulltext": []})
+    assert [f.id for f in fused] == ["x", "y", "z"]
+    scores = [f.score for f in fused]
+    assert scores == sorted(scores, reverse=True)
+    assert len(set(scores)) == 3
+
+
+def test_rrf_ties_keep_first_seen_order_and_weights_apply() -> None:
+    assert [f.id for f in rrf({"a": ["p", "q"], "b": ["q", "p"]})] == ["p", "q"]
+    weighted = rrf({"a": ["p"], "b": ["q"]}, weights={"a": 1.0, "b": 2.0})
+    assert [f.id for f in weighted] == ["q", "p"]
+    assert rrf({"a": ["p", "p"]})[0].score == pytest.approx(1 / 61)
+    with pytest.raises(InvalidArgument):
+        rrf({"a": ["p"]}, k=0)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["v", "f", "g"]),
+        st.lists(st.text(min_size=1, max_size=3), unique=True, max_size=20),
+    )
+)
+def test_rrf_properties(legs: dict[str, list[str]]) -> None:
+    fused = rrf(legs)
+    everything = {i for ids in legs.values() for i in ids}
+    assert {f.id for f in fused} == everything
+    assert [f.score for f in fused] == sorted((f.score for f in fused), reverse=True)
+    for f in fused:
+        assert f.score == pytest.approx(sum(1 / (60 + r) for r in f.ranks.values()))
+
+
+def test_sources_are_exact_and_refuse_typos() -> None:
+    assert parse_sources(None, RECALL_DEFAULT) == {Source.FACTS, Source.NOTES}
+    assert parse_sources(["Documents", " facts "], RECALL_DEFAULT) == {
+        Source.DOCUMENTS,
+        Source.FACTS,
+    }
+    for bad in (["fact"], [], ["notes", "traces"]):
+        with pytest.raises(InvalidArgument):
+            parse_sources(bad, RECALL_DEFAULT)
+
+
+def test_window_modes_and_slack() -> None:
+    window = parse_window("2023-10-03", "2023-10-04", "require", None)
+    assert window is not None
+    late = datetime(2023, 10, 4, 14, tzinfo=UTC)
+    assert window.contains(late) is True  # within the default 72 h slack
+    exact = parse_window("2023-10-03", "2023-10-04", "REQUIRE", "0h")
+    assert exact is not None
+    assert exact.contains(late) is False
+    assert exact.contains(None) is None
+    prefer = parse_window("2023-10-03", "2023-10-04", None, None)
+    assert prefer is not None
+    assert prefer.missing is Missing.PREFER
+    assert prefer.contains(late) is False  # prefer ranks; its bounds are not widened
+    assert parse_window(None, None, None, None) is None
+    assert parse_slack("3d") == parse_slack("72h") == timedelta(hours=72)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "missing", "slack"),
+    [
+        ("2023-13-01", None, None, None),
+        ("2024", "2023", None, None),
+        (None, None, "prefered", None),
+        (None, None, None, "-1d"),
+        (None, None, None, "soon"),
+    ],
+)
+def test_bad_windows_are_refused(
+    start: str | None, end: str | None, missing: str | None, slack: str | None
+) -> None:
+    with pytest.raises(InvalidArgument):
+        parse_window(start, end, missing, slack)
+
+
+def test_lucene_query_keeps_user_text_as_text() -> None:
+    q = lucene_query(KEY, 'scope_key:"ffff" OR *:* AND (a) text:x~2 \\"')
+    assert q is not None
+    assert q.startswith(f'scope_key:"{KEY}" AND (')
+    for bad in ("*:*", "~2", "(a)", '\\"'):
+        assert bad not in q.split(" AND (", 1)[1]
+    assert lucene_query(KEY, "?!* ()") is None
+    with pytest.raises(ValueError, match="hex"):
+        lucene_query('x" OR "y', "hello")
+
+
+@given(st.text(max_size=200))
+def test_lucene_query_always_has_exactly_one_scope_clause(text: str) -> None:
+    q = lucene_query(KEY, text)
+    if q is not None:
+        assert q.count("scope_key:") == 1
+        body = q.split(" AND (", 1)[1]
+        assert all(ch.isalnum() or ch in ' _:"()' or not ch.isascii() for ch in body)
