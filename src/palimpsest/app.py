@@ -37,6 +37,7 @@ from palimpsest.identity.tokens import TokenKeys, load_keys, verify
 from palimpsest.neo4j_local import credentials
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
+from palimpsest.sqlmem import SqliteStore
 
 log = logging.getLogger("palimpsest.app")
 
@@ -117,9 +118,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
                     settings.embedding_threads,
                 )
             )
-            app.state.services = Services(db=db, embedder=embedder, settings=settings)
+            sql = SqliteStore.from_settings(settings)
+            app.state.services = Services(db=db, embedder=embedder, settings=settings, sql=sql)
             log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
-            yield
+            try:
+                yield
+            finally:
+                sql.close()
         finally:
             await driver.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,8 +15,17 @@ from palimpsest.identity.tokens import load_keys, mint
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 neo4j_app = typer.Typer(no_args_is_help=True, help="The managed local Neo4j server.")
 token_app = typer.Typer(no_args_is_help=True, help="Run tokens for development.")
+bench_app = typer.Typer(
+    no_args_is_help=True, help="Benchmarks: one JSON object on stdout, progress on stderr."
+)
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(token_app, name="token")
+app.add_typer(bench_app, name="bench")
+eval_app = typer.Typer(
+    no_args_is_help=True,
+    help="Evaluations on a data folder: one JSON object on stdout, progress on stderr.",
+)
+app.add_typer(eval_app, name="eval")
 
 
 def _err(message: str) -> None:
@@ -116,6 +126,54 @@ def token_mint(
         ttl_seconds=ttl,
     )
     sys.stdout.write(token + "\n")
+
+
+def _print_json(result: object) -> None:
+    import orjson
+
+    sys.stdout.write(orjson.dumps(result).decode() + "\n")
+
+
+@bench_app.command("sql")
+def bench_sql(
+    n: Annotated[int, typer.Option(min=1, help="Statements per kind (insert, select).")] = 2000,
+) -> None:
+    """SQL Memory: inserts and point selects per second, GraphQL against bare sqlite3."""
+    from palimpsest_bench import sql
+
+    _print_json(sql.run(Settings(), n=n, say=_err))
+
+
+DataDir = Annotated[
+    Path,
+    typer.Option(
+        "--data",
+        exists=True,
+        file_okay=False,
+        help="The dataset's own folder (e.g. ../shared/eval/dev/situatedqa).",
+    ),
+]
+KeepData = Annotated[bool, typer.Option(help="Keep the eval tenant's facts afterwards.")]
+
+
+@eval_app.command("situatedqa")
+def eval_situatedqa(data: DataDir, keep: KeepData = False) -> None:
+    """SituatedQA: load timelines as facts, answer as-of queries, exact match by date type."""
+    import asyncio
+
+    from palimpsest_bench import temporal
+
+    _print_json(asyncio.run(temporal.run_situatedqa(Settings(), data, _err, keep=keep)))
+
+
+@eval_app.command("yago11k")
+def eval_yago11k(data: DataDir, keep: KeepData = False) -> None:
+    """YAGO11k: load temporal KG facts, answer point-in-time probes, exact set match."""
+    import asyncio
+
+    from palimpsest_bench import temporal
+
+    _print_json(asyncio.run(temporal.run_yago11k(Settings(), data, _err, keep=keep)))
 
 
 def main() -> None:

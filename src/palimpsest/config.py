@@ -55,9 +55,18 @@ class Settings(BaseSettings):
     embedding_dimensions: int = Field(default=384, ge=1, le=4096)
     embedding_threads: int | None = Field(default=None, ge=1)
 
+    # Reciprocal Rank Fusion constant for recall: score = sum over legs of 1 / (k + rank).
+    rrf_k: int = Field(default=60, ge=1, le=1000)
+
     # Key/value quotas; 0 switches a limit off.
     max_value_bytes: int = Field(default=256 * 1024, ge=0)
     max_scope_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+
+    # SQL Memory (one SQLite file per scope under ``home/sql``); a timeout or size of 0
+    # switches that limit off.
+    sql_max_rows: int = Field(default=1000, ge=1, le=100_000)
+    sql_timeout_ms: int = Field(default=2000, ge=0)
+    sql_max_db_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
 
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:

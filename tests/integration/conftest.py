@@ -84,6 +84,7 @@ def token(settings: Settings) -> Callable[..., str]:
         admin: bool = False,
         isolated: bool = False,
         memory_scopes: list[Scope] | None = None,
+        sql_scopes: list[Scope] | None = None,
         ttl: int = 600,
     ) -> str:
         roles = {Role.ADMIN} if admin else set()
@@ -95,6 +96,7 @@ def token(settings: Settings) -> Callable[..., str]:
             roles=roles,
             isolated=isolated,
             memory_scopes=memory_scopes,
+            sql_scopes=sql_scopes,
             ttl_seconds=ttl,
         )
 

@@ -98,4 +98,15 @@ class Database:
 
 
 def _native(record: neo4j.Record) -> Row:
-    return {k: v.to_native() if isinstance(v, DateTime) else v for k, v in record.data().items()}
+    return {k: _convert(v) for k, v in record.data().items()}
+
+
+def _convert(value: Any) -> Any:
+    """Driver temporal values become ``datetime``, also inside map projections."""
+    if isinstance(value, DateTime):
+        return value.to_native()
+    if isinstance(value, dict):
+        return {k: _convert(v) for k, v in value.items()}
+    if isinstance(value, list) and value and isinstance(value[0], (dict, DateTime)):
+        return [_convert(v) for v in value]
+    return value

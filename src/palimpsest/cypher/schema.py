@@ -35,6 +35,20 @@ CONSTRAINTS = (
         "CREATE CONSTRAINT fact_id IF NOT EXISTS FOR ()-[f:FACT]-() REQUIRE f.id IS UNIQUE",
     ),
     Statement(
+        "CONSTRAINT_FACT_KEY",
+        "CREATE CONSTRAINT fact_key IF NOT EXISTS "
+        "FOR ()-[f:FACT]-() REQUIRE (f.scope_key, f.natural_key) IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_ENTITY_ID",
+        "CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (e:Entity) REQUIRE e.id IS UNIQUE",
+    ),
+    Statement(
+        "CONSTRAINT_ONTOLOGY_SCOPE",
+        "CREATE CONSTRAINT ontology_scope IF NOT EXISTS "
+        "FOR (o:Ontology) REQUIRE o.scope_key IS UNIQUE",
+    ),
+    Statement(
         "CONSTRAINT_PENDING_ID",
         "CREATE CONSTRAINT pending_span_id IF NOT EXISTS "
         "FOR (p:PendingSpan) REQUIRE p.id IS UNIQUE",
@@ -53,6 +67,18 @@ RANGE_INDEXES = (
     Statement(
         "INDEX_CHUNK_SCOPE",
         "CREATE INDEX chunk_scope IF NOT EXISTS FOR (c:Chunk) ON (c.scope_key)",
+    ),
+    Statement(
+        "INDEX_CHUNK_DOCUMENT",
+        "CREATE INDEX chunk_document IF NOT EXISTS FOR (c:Chunk) ON (c.document_id)",
+    ),
+    Statement(
+        "INDEX_FACT_LINEAGE",
+        "CREATE INDEX fact_lineage IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.lineage)",
+    ),
+    Statement(
+        "INDEX_ENTITY_NAME",
+        "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.normalized_name)",
     ),
     Statement(
         "INDEX_CHUNK_OBSERVED",

@@ -6,11 +6,18 @@ from collections.abc import Sequence
 
 import strawberry
 from strawberry.extensions import SchemaExtension
+from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
 
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
 from palimpsest.graphql.errors import CodedSchema
+from palimpsest.graphql.facts import FactMutation, FactQuery
 from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
+from palimpsest.graphql.placement import PlacementMutation, PlacementQuery
+from palimpsest.graphql.recall import RecallQuery
+from palimpsest.graphql.scalars import SCALAR_MAP
+from palimpsest.graphql.sql import SqlMutation, SqlQuery
 from palimpsest.graphql.types import Me
 
 
@@ -25,9 +32,19 @@ class CoreQuery:
         return Me.of(info.context.principal)
 
 
-Query = merge_types("Query", (CoreQuery, MemoryQuery))
-Mutation = merge_types("Mutation", (MemoryMutation,))
+Query = merge_types(
+    "Query",
+    (CoreQuery, MemoryQuery, DocumentQuery, FactQuery, PlacementQuery, RecallQuery, SqlQuery),
+)
+Mutation = merge_types(
+    "Mutation", (MemoryMutation, DocumentMutation, FactMutation, PlacementMutation, SqlMutation)
+)
 
 
 def build_schema(extensions: Sequence[type[SchemaExtension]] = ()) -> CodedSchema:
-    return CodedSchema(query=Query, mutation=Mutation, extensions=list(extensions))
+    return CodedSchema(
+        query=Query,
+        mutation=Mutation,
+        extensions=list(extensions),
+        config=StrawberryConfig(scalar_map=SCALAR_MAP),
+    )

@@ -101,3 +101,10 @@ def _owner_id(principal: Principal, scope: Scope) -> str:
             return principal.tenant_id
         case Scope.GLOBAL:
             return ""
+
+
+def tenant_config_ref(principal: Principal) -> ScopeRef:
+    """The tenant scope, for reading tenant-wide configuration (the ontology) on the server's
+    behalf. It grants nothing: callers still need ``resolve_scope`` to read or write data."""
+    tenant = principal.tenant_id
+    return ScopeRef(tenant, Scope.TENANT, tenant, scope_key(tenant, Scope.TENANT, tenant))

@@ -17,8 +17,9 @@ from palimpsest.cypher import memory as q
 from palimpsest.cypher.executor import Row, Tx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import MemoryEntry, MemoryPage, Provenance
+from palimpsest.schema.models import MemoryEntry, MemoryPage
 
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
@@ -159,11 +160,9 @@ async def _reduce(
         new, extra = step(old)
         text = values.encode(new)
         _check_value_size(svc, key, text)
-        embedding = _Embedding(None, None, None)
-        if current and current["embed_mode"] == _EMBED_TEXT:
-            embedding = await _embed(svc, True, current["text"], new, text)
-        elif current and current["embed_mode"] == _EMBED_VALUE:
-            embedding = await _embed(svc, True, None, new, text)
+        mode = current["embed_mode"] if current else None
+        kept_text = current["text"] if mode == _EMBED_TEXT and current else None
+        embedding = await _embed(svc, mode is not None, kept_text, new, text)
         expires = current["expires_at"] if current else None
         entry = await _write(tx, svc, who, ref, key, text, expires, embedding, now)
         return entry, extra
@@ -212,11 +211,7 @@ async def _write(
         "text": embedding.text,
         "embedding": embedding.vector,
         "embed_mode": embedding.mode,
-        "session_id": who.session_id,
-        "run_id": who.run_id,
-        "agent_name": who.agent_name,
-        "model": who.model,
-        "origin": who.origin.value,
+        **writer_params(who),
         "compaction_generation": None,
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
@@ -226,9 +221,10 @@ async def _write(
 async def _embed(
     svc: Services, embed: bool, embed_text: str | None, value: Any, encoded: str
 ) -> _Embedding:
-    if not embed:
-        return _Embedding(None, None, None)
+    # The searchable text is kept even without a vector, so full-text recall finds every note.
     text = embed_text if embed_text is not None else (value if isinstance(value, str) else encoded)
+    if not embed:
+        return _Embedding(None, text, None)
     [vector] = await svc.embed([text])
     return _Embedding(_EMBED_TEXT if embed_text is not None else _EMBED_VALUE, text, vector)
 
@@ -251,13 +247,5 @@ def _entry(ref: ScopeRef, row: Row) -> MemoryEntry:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         embedded=bool(row["embedded"]),
-        provenance=Provenance(
-            tenant_id=row["tenant_id"],
-            session_id=row["session_id"],
-            run_id=row["run_id"],
-            agent_name=row["agent_name"],
-            model=row["model"],
-            origin=row["origin"],
-            compaction_generation=row["compaction_generation"],
-        ),
+        provenance=provenance_from(row),
     )

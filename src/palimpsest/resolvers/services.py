@@ -11,6 +11,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database
 from palimpsest.embedding import Embedder
+from palimpsest.sqlmem import SqlStore
 
 
 def utc_now() -> datetime:
@@ -22,6 +23,7 @@ class Services:
     db: Database
     embedder: Embedder
     settings: Settings
+    sql: SqlStore
     clock: Callable[[], datetime] = field(default=utc_now)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -49,3 +49,84 @@ class MemoryEntry:
 class MemoryPage:
     entries: list[MemoryEntry]
     next_after: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a chunk came from in the imported Markdown: 0-based lines (end exclusive) and
+    character offsets into the original text."""
+
+    start_line: int
+    end_line: int
+    start_char: int
+    end_char: int
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    id: str
+    document_id: str
+    type: str
+    text: str
+    parent_id: str | None
+    position: int
+    index: int
+    level: int | None
+    language: str | None
+    revision: int
+    span: Span
+    observed_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSummary:
+    id: str
+    title: str | None
+    path: str | None
+    chunk_count: int
+    created_at: datetime
+    updated_at: datetime
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    summary: DocumentSummary
+    preamble: str
+    chunks: list[Chunk]
+    separators: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    id: str
+    type: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A bi-temporal fact; ``valid_at``/``invalid_at`` are world time, ``created_at``/
+    ``expired_at`` the server's own record time."""
+
+    scope: Scope
+    id: str
+    subject: Entity
+    predicate: str
+    object: Entity
+    text: str
+    natural_key: str
+    observed_at: datetime | None
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    created_at: datetime
+    expired_at: datetime | None
+    supersedes: str | None
+    superseded_by: str | None
+    confidence: float | None
+    verdict: str | None
+    judge_reason: str | None
+    provenance: Provenance

@@ -9,8 +9,9 @@ import re
 import palimpsest.cypher
 from palimpsest.cypher.executor import Statement
 
-SCOPED = ("Memory", "Scope", "Document", "Chunk", "Entity", "FACT", "PendingSpan")
-ALLOWED_LABELS = {*SCOPED, "SchemaInfo"}
+SCOPED = ("Memory", "Scope", "Document", "Chunk", "Entity", "FACT", "PendingSpan", "Ontology")
+RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
+ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}
 SCHEMA_MODULE = "palimpsest.cypher.schema"
 
 
@@ -47,8 +48,9 @@ def test_labels_and_types_come_from_the_allow_list() -> None:
 
 
 def test_values_are_parameters_not_literals() -> None:
-    # String literals in queries are allowed only in schema DDL and for the fixed schema node.
+    # Non-empty string literals are allowed only in schema DDL and for the fixed schema node.
     for module, s in all_statements():
         if module == SCHEMA_MODULE:
             continue
-        assert not re.search(r"'[^']*'", s.text) or s.name == "MERGE_SCHEMA_INFO", s.name
+        literals = re.findall(r"'[^']*'", s.text)
+        assert all(lit == "''" for lit in literals) or s.name == "MERGE_SCHEMA_INFO", s.name

@@ -1,0 +1,138 @@
+"""Documents plane: ``:Document`` -[:HAS_ROOT]-> root ``:Chunk`` -[:HAS_CHILD]-> chunks.
+
+``:NEXT`` links chunks in reading order. Every node and relationship carries the scope, and
+every statement filters on ``$scope_key``.
+"""
+
+from typing import LiteralString
+
+from palimpsest.cypher.executor import Statement
+
+_SCOPE: LiteralString = (
+    "tenant_id: $tenant_id, scope: $scope, owner_id: $owner_id, scope_key: $scope_key"
+)
+_PROVENANCE: LiteralString = (
+    "session_id: $session_id, run_id: $run_id, agent_name: $agent_name, model: $model, "
+    "origin: $origin"
+)
+
+CREATE_DOCUMENT = Statement(
+    "CREATE_DOCUMENT",
+    "CREATE (d:Document {id: $id, title: $title, path: $path, preamble: $preamble, "
+    "created_at: $now, updated_at: $now, " + _SCOPE + ", " + _PROVENANCE + "})"
+    "\nCREATE (root:Chunk {id: $root_id, document_id: $id, type: $root_type, text: '', "
+    "separator: '', position: 0, revision: 1, created_at: $now, updated_at: $now, "
+    + _SCOPE
+    + ", "
+    + _PROVENANCE
+    + "})"
+    "\nCREATE (d)-[:HAS_ROOT {scope_key: $scope_key}]->(root)"
+    """
+WITH root
+UNWIND $chunks AS c
+CREATE (x:Chunk)
+SET x = c, x.document_id = $id, x.revision = 1, x.observed_at = $observed_at,
+    x.created_at = $now, x.updated_at = $now,
+    x.tenant_id = $tenant_id, x.scope = $scope, x.owner_id = $owner_id,
+    x.scope_key = $scope_key, x.session_id = $session_id, x.run_id = $run_id,
+    x.agent_name = $agent_name, x.model = $model, x.origin = $origin
+RETURN count(x) AS chunks
+""",
+)
+
+LINK_CHUNKS = Statement(
+    "LINK_CHUNKS",
+    """
+UNWIND $links AS link
+MATCH (p:Chunk {scope_key: $scope_key, id: link.parent})
+MATCH (c:Chunk {scope_key: $scope_key, id: link.child})
+CREATE (p)-[:HAS_CHILD {position: link.position, scope_key: $scope_key}]->(c)
+WITH link, c
+MATCH (n:Chunk {scope_key: $scope_key, id: link.next})
+CREATE (c)-[:NEXT {scope_key: $scope_key}]->(n)
+""",
+)
+
+LIST_DOCUMENTS = Statement(
+    "LIST_DOCUMENTS",
+    """
+MATCH (d:Document {scope_key: $scope_key})
+WHERE coalesce(d.path, '') STARTS WITH $path_prefix AND d.id > $after
+RETURN d {.id, .title, .path, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
+          .agent_name, .model, .origin} AS document,
+       COUNT { (c:Chunk {scope_key: $scope_key, document_id: d.id}) } - 1 AS chunk_count
+ORDER BY d.id
+LIMIT $limit
+""",
+)
+
+GET_DOCUMENT = Statement(
+    "GET_DOCUMENT",
+    """
+MATCH (d:Document {scope_key: $scope_key, id: $id})
+RETURN d {.id, .title, .path, .preamble, .created_at, .updated_at, .tenant_id, .session_id,
+          .run_id, .agent_name, .model, .origin} AS document
+""",
+)
+
+_CHUNK: LiteralString = """
+RETURN c {.id, .document_id, .type, .text, .separator, .level, .language, .position, .index,
+          .revision, .start_line, .end_line, .start_char, .end_char, .observed_at,
+          .created_at, .updated_at, .tenant_id, .session_id, .run_id, .agent_name, .model,
+          .origin} AS chunk,
+       p.id AS parent_id
+"""
+
+GET_DOCUMENT_CHUNKS = Statement(
+    "GET_DOCUMENT_CHUNKS",
+    """
+MATCH (c:Chunk {scope_key: $scope_key, document_id: $id})
+WHERE c.index IS NOT NULL
+OPTIONAL MATCH (p:Chunk {scope_key: $scope_key})-[:HAS_CHILD]->(c)
+WHERE p.index IS NOT NULL
+"""
+    + _CHUNK
+    + "ORDER BY c.index",
+)
+
+GET_CHUNK = Statement(
+    "GET_CHUNK",
+    """
+MATCH (c:Chunk {scope_key: $scope_key, id: $id})
+WHERE c.index IS NOT NULL
+OPTIONAL MATCH (p:Chunk {scope_key: $scope_key})-[:HAS_CHILD]->(c)
+WHERE p.index IS NOT NULL
+"""
+    + _CHUNK,
+)
+
+# The first SET takes the chunk's write lock, so the revision compared below is the latest
+# committed one and two editors holding the same revision cannot both win.
+UPDATE_CHUNK = Statement(
+    "UPDATE_CHUNK",
+    """
+MATCH (c:Chunk {scope_key: $scope_key, id: $id})
+WHERE c.index IS NOT NULL
+SET c.locked_at = $now
+WITH c, c.revision = $revision AS fresh
+MATCH (d:Document {scope_key: $scope_key, id: c.document_id})
+FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
+  SET c.text = $text, c.embedding = $embedding, c.revision = c.revision + 1,
+      c.updated_at = $now, c.session_id = $session_id, c.run_id = $run_id,
+      c.agent_name = $agent_name, c.model = $model, c.origin = $origin,
+      d.updated_at = $now)
+RETURN fresh, c.revision AS revision
+""",
+)
+
+DELETE_DOCUMENT = Statement(
+    "DELETE_DOCUMENT",
+    """
+MATCH (d:Document {scope_key: $scope_key, id: $id})
+OPTIONAL MATCH (c:Chunk {scope_key: $scope_key, document_id: $id})
+WITH d, collect(c) AS chunks
+FOREACH (c IN chunks | DETACH DELETE c)
+DETACH DELETE d
+RETURN size(chunks) - 1 AS chunks
+""",
+)

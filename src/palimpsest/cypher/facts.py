@@ -1,0 +1,208 @@
+"""Entity graph: ``:Entity`` nodes and bi-temporal ``[:FACT]`` relationships between them.
+
+A fact's validity read follows SPEC section 3. ``$as_of`` is always bound (``now`` by
+default). ``$known_at`` is optional: when bound, only facts recorded by then count, and a
+fact whose ``invalid_at`` was changed later (by a correction or retraction) is read with the
+interval believed at that time (``prior_invalid_at``).
+"""
+
+from typing import LiteralString
+
+from palimpsest.cypher.executor import Statement
+
+_INVALID_AT: LiteralString = """(CASE
+    WHEN $known_at IS NOT NULL AND f.invalid_changed_at IS NOT NULL
+         AND f.invalid_changed_at > $known_at
+    THEN f.prior_invalid_at ELSE f.invalid_at END)"""
+
+# The whole read filter on a fact bound as ``f``.
+FACT_VISIBLE: LiteralString = (
+    """($include_retired OR (
+    (f.valid_at IS NULL OR f.valid_at <= $as_of)
+    AND ("""
+    + _INVALID_AT
+    + " IS NULL OR "
+    + _INVALID_AT
+    + """ > $as_of)
+    AND ($known_at IS NULL OR (f.created_at <= $known_at
+         AND (f.expired_at IS NULL OR f.expired_at > $known_at)))))
+  AND ($include_refuted OR coalesce(f.confidence, 1.0) >= $min_confidence)"""
+)
+
+FACT_COLUMNS: LiteralString = """
+f {.id, .predicate, .text, .natural_key, .observed_at, .valid_at, .invalid_at, .created_at,
+   .expired_at, .supersedes, .superseded_by, .confidence, .verdict, .judge_reason,
+   .judged_by, .judged_at, .source_chunk_id, .source_start, .source_end, .source_text,
+   .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+   .compaction_generation} AS fact,
+s {.id, .type, .name} AS subject, o {.id, .type, .name} AS object
+"""
+
+KEY_CONFLICTS = Statement(
+    "KEY_CONFLICTS",
+    """
+UNWIND $facts AS item
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o:Entity)
+WHERE s.type <> item.subject_type OR s.normalized_name <> item.subject_norm
+   OR o.type <> item.object_type OR o.normalized_name <> item.object_norm
+   OR f.predicate <> item.predicate
+RETURN item.natural_key AS natural_key
+""",
+)
+
+# One statement writes a batch: both entities, the fact and the chunk's mention edges, all
+# in the same scope. Re-asserting keeps created_at and never revives a retired fact; it may
+# only close an open interval, which is recorded like a retraction (the prior end was open).
+ASSERT_FACTS = Statement(
+    "ASSERT_FACTS",
+    """
+UNWIND $facts AS item
+MERGE (s:Entity {scope_key: $scope_key, type: item.subject_type,
+                 normalized_name: item.subject_norm})
+ON CREATE SET s.id = item.subject_id, s.name = item.subject_name, s.created_at = $now,
+              s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
+              s.session_id = $session_id, s.run_id = $run_id, s.agent_name = $agent_name,
+              s.model = $model, s.origin = $origin
+MERGE (o:Entity {scope_key: $scope_key, type: item.object_type,
+                 normalized_name: item.object_norm})
+ON CREATE SET o.id = item.object_id, o.name = item.object_name, o.created_at = $now,
+              o.tenant_id = $tenant_id, o.scope = $scope, o.owner_id = $owner_id,
+              o.session_id = $session_id, o.run_id = $run_id, o.agent_name = $agent_name,
+              o.model = $model, o.origin = $origin
+MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o)
+ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
+              f.text = item.text, f.embedding = item.embedding,
+              f.observed_at = item.observed_at, f.valid_at = item.valid_at,
+              f.invalid_at = item.invalid_at, f.created_at = $now,
+              f.source_chunk_id = item.source_chunk_id, f.source_start = item.source_start,
+              f.source_end = item.source_end, f.source_text = item.source_text,
+              f.tenant_id = $tenant_id, f.scope = $scope, f.owner_id = $owner_id,
+              f.session_id = $session_id, f.run_id = $run_id, f.agent_name = $agent_name,
+              f.model = $model, f.origin = $origin,
+              f.compaction_generation = item.compaction_generation
+ON MATCH SET
+  f.invalid_changed_at = CASE WHEN f.expired_at IS NULL AND f.invalid_at IS NULL
+    AND item.invalid_at IS NOT NULL THEN $now ELSE f.invalid_changed_at END,
+  f.invalid_at = CASE WHEN f.expired_at IS NULL AND f.invalid_at IS NULL
+    AND item.invalid_at IS NOT NULL THEN item.invalid_at ELSE f.invalid_at END
+WITH s, o, f, item, f.created_at = $now AS created
+OPTIONAL MATCH (c:Chunk {scope_key: $scope_key, id: item.mention_chunk_id})
+FOREACH (_ IN CASE WHEN c IS NULL THEN [] ELSE [1] END |
+  MERGE (c)-[ms:MENTIONS {scope_key: $scope_key}]->(s)
+  ON CREATE SET ms.start = item.source_start, ms.end = item.source_end)
+FOREACH (_ IN CASE WHEN c IS NULL OR item.object_is_value THEN [] ELSE [1] END |
+  MERGE (c)-[mo:MENTIONS {scope_key: $scope_key}]->(o)
+  ON CREATE SET mo.start = item.source_start, mo.end = item.source_end)
+RETURN item.index AS index, created,"""
+    + FACT_COLUMNS,
+)
+
+CHUNK_TEXTS = Statement(
+    "CHUNK_TEXTS",
+    """
+MATCH (c:Chunk {scope_key: $scope_key})
+WHERE c.id IN $ids AND c.index IS NOT NULL
+RETURN c.id AS id, c.text AS text
+""",
+)
+
+SUBJECT_TYPES = Statement(
+    "SUBJECT_TYPES",
+    """
+MATCH (e:Entity {scope_key: $scope_key})
+WHERE e.normalized_name IN $names
+RETURN e.normalized_name AS name, collect(DISTINCT e.type) AS types
+""",
+)
+
+LIST_FACTS = Statement(
+    "LIST_FACTS",
+    """
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
+WHERE ($subject_norm IS NULL OR s.normalized_name = $subject_norm)
+  AND ($subject_type IS NULL OR s.type = $subject_type)
+  AND ($predicate IS NULL OR f.predicate = $predicate)
+  AND """
+    + FACT_VISIBLE
+    + """
+RETURN"""
+    + FACT_COLUMNS
+    + """
+ORDER BY f.valid_at, f.created_at, f.id
+LIMIT $limit
+""",
+)
+
+GET_FACT = Statement(
+    "GET_FACT",
+    """
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, id: $id}]->(o:Entity)
+RETURN"""
+    + FACT_COLUMNS,
+)
+
+FACT_HISTORY = Statement(
+    "FACT_HISTORY",
+    """
+MATCH ()-[g:FACT {scope_key: $scope_key, id: $id}]->()
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, lineage: g.lineage}]->(o:Entity)
+RETURN"""
+    + FACT_COLUMNS
+    + """
+ORDER BY f.created_at, f.id
+""",
+)
+
+# Taking both write locks first makes the retire-once check and the write atomic.
+LOCK_PAIR = Statement(
+    "LOCK_PAIR",
+    """
+MATCH ()-[a:FACT {scope_key: $scope_key, id: $old_id}]->()
+MATCH ()-[b:FACT {scope_key: $scope_key, id: $new_id}]->()
+SET a.locked_at = $now, b.locked_at = $now
+RETURN a.superseded_by AS a_superseded_by, a.valid_at AS a_valid_at,
+       b.supersedes AS b_supersedes, b.expired_at AS b_expired_at, b.valid_at AS b_valid_at
+""",
+)
+
+SUPERSEDE = Statement(
+    "SUPERSEDE",
+    """
+MATCH ()-[a:FACT {scope_key: $scope_key, id: $old_id}]->()
+MATCH ()-[b:FACT {scope_key: $scope_key, id: $new_id}]->()
+SET a.prior_invalid_at = CASE WHEN a.invalid_changed_at IS NULL THEN a.invalid_at
+                              ELSE a.prior_invalid_at END
+SET a.invalid_changed_at = coalesce(a.invalid_changed_at, $now)
+SET a.invalid_at = $invalid_at, a.expired_at = $now, a.superseded_by = b.id,
+    b.supersedes = a.id, b.lineage = a.lineage
+""",
+)
+
+LOCK_FACT = Statement(
+    "LOCK_FACT",
+    """
+MATCH ()-[f:FACT {scope_key: $scope_key, id: $id}]->()
+SET f.locked_at = $now
+RETURN f.expired_at AS expired_at, f.invalid_changed_at AS invalid_changed_at,
+       f.valid_at AS valid_at
+""",
+)
+
+RETRACT = Statement(
+    "RETRACT",
+    """
+MATCH ()-[f:FACT {scope_key: $scope_key, id: $id}]->()
+SET f.prior_invalid_at = f.invalid_at
+SET f.invalid_changed_at = $now, f.invalid_at = $invalid_at
+""",
+)
+
+JUDGE = Statement(
+    "JUDGE",
+    """
+MATCH ()-[f:FACT {scope_key: $scope_key, id: $id}]->()
+SET f.verdict = $verdict, f.confidence = $confidence, f.judge_reason = $reason,
+    f.judged_by = $judged_by, f.judged_at = $now
+RETURN f.id AS id
+""",
+)

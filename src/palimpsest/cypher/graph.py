@@ -1,0 +1,82 @@
+"""Graph reads: entity lookup and the walks of graph recall, all inside one scope."""
+
+from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
+
+_ENTITY = "RETURN e.id AS id, e.type AS type, e.name AS name"
+
+FIND_ENTITIES = Statement(
+    "FIND_ENTITIES",
+    """
+MATCH (e:Entity {scope_key: $scope_key})
+WHERE ($type IS NULL OR e.type = $type)
+  AND ($name IS NULL OR e.normalized_name = $name)
+  AND ($contains IS NULL OR e.normalized_name CONTAINS $contains)
+"""
+    + _ENTITY
+    + """
+ORDER BY e.normalized_name, e.type
+LIMIT $limit
+""",
+)
+
+ENTITIES_BY_ID = Statement(
+    "ENTITIES_BY_ID",
+    """
+MATCH (e:Entity {scope_key: $scope_key})
+WHERE e.id IN $ids
+"""
+    + _ENTITY,
+)
+
+# Facts touching any of the frontier entities, in either direction, under the time view.
+NEIGHBOUR_FACTS = Statement(
+    "NEIGHBOUR_FACTS",
+    """
+MATCH (e:Entity {scope_key: $scope_key})
+WHERE e.id IN $ids
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
+WHERE (s = e OR o = e) AND """
+    + FACT_VISIBLE
+    + """
+WITH DISTINCT f, s, o
+RETURN"""
+    + FACT_COLUMNS
+    + """
+ORDER BY f.created_at, f.id
+LIMIT $limit
+""",
+)
+
+# In-index filtering on scope_key keeps a small scope from being starved by big ones.
+SEARCH_FACTS = Statement(
+    "SEARCH_FACTS",
+    """CYPHER 25
+MATCH ()-[f:FACT]->()
+  SEARCH f IN (VECTOR INDEX fact_embedding FOR $vector WHERE f.scope_key = $scope_key
+               LIMIT $k)
+  SCORE AS score
+MATCH (s:Entity)-[f]->(o:Entity)
+WHERE f.scope_key = $scope_key AND """
+    + FACT_VISIBLE
+    + """
+RETURN score,"""
+    + FACT_COLUMNS
+    + """
+ORDER BY score DESC
+""",
+)
+
+CHUNKS_FOR = Statement(
+    "CHUNKS_FOR",
+    """
+MATCH (c:Chunk {scope_key: $scope_key})
+WHERE c.id IN $chunk_ids AND c.index IS NOT NULL
+RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text
+UNION
+MATCH (c:Chunk {scope_key: $scope_key})-[:MENTIONS {scope_key: $scope_key}]->
+      (e:Entity {scope_key: $scope_key})
+WHERE e.id IN $entity_ids
+RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text
+""",
+)

@@ -1,0 +1,177 @@
+"""GraphQL fields of the documents plane."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from palimpsest.graphql.context import Info
+from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.resolvers import documents as ops
+from palimpsest.schema import models
+
+
+@strawberry.type(
+    description="Where a chunk sits in the imported Markdown (0-based lines, end "
+    "exclusive; character offsets into the original text)."
+)
+class Span:
+    start_line: int
+    end_line: int
+    start_char: int
+    end_char: int
+
+
+@strawberry.type(
+    description="A typed piece of a document: heading, paragraph, list_item, code, "
+    "table, quote, html or thematic_break."
+)
+class Chunk:
+    id: str
+    document_id: str
+    type: str
+    text: str
+    parent_id: str | None = strawberry.field(
+        description="The enclosing chunk; null for top-level chunks (children of the document)."
+    )
+    position: int = strawberry.field(description="Order among the parent's children.")
+    index: int = strawberry.field(description="Order in the whole document.")
+    level: int | None
+    language: str | None
+    revision: int = strawberry.field(description="Pass to updateChunk; bumps on every edit.")
+    span: Span
+    observed_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    provenance: Provenance
+
+    @classmethod
+    def of(cls, c: models.Chunk) -> Chunk:
+        return cls(
+            id=c.id,
+            document_id=c.document_id,
+            type=c.type,
+            text=c.text,
+            parent_id=c.parent_id,
+            position=c.position,
+            index=c.index,
+            level=c.level,
+            language=c.language,
+            revision=c.revision,
+            span=Span(
+                start_line=c.span.start_line,
+                end_line=c.span.end_line,
+                start_char=c.span.start_char,
+                end_char=c.span.end_char,
+            ),
+            observed_at=c.observed_at,
+            created_at=c.created_at,
+            updated_at=c.updated_at,
+            provenance=Provenance.of(c.provenance),
+        )
+
+
+@strawberry.type
+class DocumentSummary:
+    id: str
+    title: str | None
+    path: str | None
+    chunk_count: int
+    created_at: datetime
+    updated_at: datetime
+    provenance: Provenance
+
+    @classmethod
+    def of(cls, s: models.DocumentSummary) -> DocumentSummary:
+        return cls(
+            id=s.id,
+            title=s.title,
+            path=s.path,
+            chunk_count=s.chunk_count,
+            created_at=s.created_at,
+            updated_at=s.updated_at,
+            provenance=Provenance.of(s.provenance),
+        )
+
+
+@strawberry.type(description="A document with its chunk tree (flat, in reading order).")
+class Document:
+    summary: DocumentSummary
+    chunks: list[Chunk]
+    markdown: str = strawberry.field(description="The document exported back to Markdown.")
+
+    @classmethod
+    def of(cls, d: models.Document) -> Document:
+        return cls(
+            summary=DocumentSummary.of(d.summary),
+            chunks=[Chunk.of(c) for c in d.chunks],
+            markdown=ops.export_markdown(d),
+        )
+
+
+@strawberry.type
+class DeletedDocument:
+    chunks_deleted: int
+
+
+@strawberry.type
+class DocumentQuery:
+    @strawberry.field(description="Documents in the scope, by path prefix, paged by id.")
+    async def documents(
+        self,
+        info: Info,
+        scope: Scope,
+        path_prefix: str = "",
+        limit: int = 100,
+        after: str | None = None,
+    ) -> list[DocumentSummary]:
+        c = info.context
+        found = await ops.list_documents(c.services, c.principal, scope, path_prefix, limit, after)
+        return [DocumentSummary.of(s) for s in found]
+
+    @strawberry.field(description="One document with its chunk tree and its Markdown export.")
+    async def document(self, info: Info, scope: Scope, id: str) -> Document:
+        c = info.context
+        return Document.of(await ops.get_document(c.services, c.principal, scope, id))
+
+    @strawberry.field(description="One chunk.")
+    async def chunk(self, info: Info, scope: Scope, id: str) -> Chunk:
+        c = info.context
+        return Chunk.of(await ops.get_chunk(c.services, c.principal, scope, id))
+
+
+@strawberry.type
+class DocumentMutation:
+    @strawberry.mutation(
+        description="Import Markdown as a document: headings become parent chunks; paragraphs, "
+        "list items, code, tables and quotes become typed chunks with exact source spans."
+    )
+    async def import_document(
+        self,
+        info: Info,
+        scope: Scope,
+        markdown: str,
+        title: str | None = None,
+        path: str | None = None,
+        observed_at: str | None = None,
+    ) -> Document:
+        c = info.context
+        doc = await ops.import_document(
+            c.services, c.principal, scope, markdown, title, path, observed_at
+        )
+        return Document.of(doc)
+
+    @strawberry.mutation(description="Edit one chunk's text; a stale `revision` is a CONFLICT.")
+    async def update_chunk(
+        self, info: Info, scope: Scope, id: str, text: str, revision: int
+    ) -> Chunk:
+        c = info.context
+        chunk = await ops.update_chunk(c.services, c.principal, scope, id, text, revision)
+        return Chunk.of(chunk)
+
+    @strawberry.mutation(description="Delete a document and all its chunks.")
+    async def delete_document(self, info: Info, scope: Scope, id: str) -> DeletedDocument:
+        c = info.context
+        count = await ops.delete_document(c.services, c.principal, scope, id)
+        return DeletedDocument(chunks_deleted=count)

@@ -1,0 +1,184 @@
+"""GraphQL fields for hybrid recall and search."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from palimpsest import recall as pure
+from palimpsest.graphql.context import Info
+from palimpsest.graphql.facts import TIME_HELP, Fact
+from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.resolvers import facts
+from palimpsest.resolvers import recall as ops
+
+strawberry.enum(pure.Source, name="Source", description="Kinds of rows recall may return.")
+strawberry.enum(
+    pure.Missing,
+    name="MissingDates",
+    description="What a time window does with "
+    "undated rows: PREFER ranks them after in-window rows, REQUIRE drops them.",
+)
+
+
+@strawberry.input(
+    description="Time filters. from/to bound observedAt; asOf/knownAt filter "
+    "facts by validity and by what was recorded then. " + TIME_HELP
+)
+class WhenInput:
+    from_: str | None = strawberry.field(default=None, name="from")
+    to: str | None = None
+    missing: pure.Missing | None = None
+    slack: str | None = strawberry.field(default=None, description="e.g. 72h (default) or 3d.")
+    as_of: str | None = None
+    known_at: str | None = None
+
+
+@strawberry.type
+class TimeFilter:
+    mode: str
+    slack_seconds: int
+    in_window: int
+    out_of_window: int
+    undated: int
+
+
+@strawberry.type(
+    description="One recalled row with its fused score, the raw cosine and its "
+    "rank in each leg (null when the leg did not return it)."
+)
+class RecallHit:
+    kind: pure.Source
+    scope: Scope
+    id: str
+    text: str
+    score: float
+    cosine: float | None
+    fulltext_score: float | None
+    vector_rank: int | None
+    fulltext_rank: int | None
+    key: str | None
+    document_id: str | None
+    chunk_type: str | None
+    fact: Fact | None
+    observed_at: datetime | None
+    created_at: datetime | None
+    in_window: bool | None
+    provenance: Provenance | None
+
+    @classmethod
+    def of(cls, h: ops.Hit) -> RecallHit:
+        return cls(
+            kind=h.kind,
+            scope=h.scope,
+            id=h.id,
+            text=h.text,
+            score=h.score,
+            cosine=h.cosine,
+            fulltext_score=h.fulltext_score,
+            vector_rank=h.vector_rank,
+            fulltext_rank=h.fulltext_rank,
+            key=h.key,
+            document_id=h.document_id,
+            chunk_type=h.chunk_type,
+            fact=Fact.of(h.fact) if h.fact else None,
+            observed_at=h.observed_at,
+            created_at=h.created_at,
+            in_window=h.in_window,
+            provenance=Provenance.of(h.provenance) if h.provenance else None,
+        )
+
+
+@strawberry.type
+class RecallResult:
+    hits: list[RecallHit]
+    sources_applied: bool = strawberry.field(
+        description="True only when the source selector was applied; false is the safe default."
+    )
+    time_filter: TimeFilter | None
+    scopes: list[Scope]
+
+
+async def _run(
+    info: Info,
+    scope: Scope,
+    query: str,
+    top_k: int,
+    sources: list[pure.Source] | None,
+    when: WhenInput | None,
+    prefix: str,
+    also_scopes: list[Scope] | None,
+    default: frozenset[pure.Source],
+) -> RecallResult:
+    c = info.context
+    w = when or WhenInput()
+    req = ops.RecallRequest(
+        query=query,
+        top_k=top_k,
+        sources=pure.parse_sources(
+            [s.value for s in sources] if sources is not None else None, default
+        ),
+        view=facts.time_view(c.services, w.as_of, w.known_at),
+        window=pure.parse_window(w.from_, w.to, w.missing.value if w.missing else None, w.slack),
+        prefix=prefix,
+        rrf_k=c.services.settings.rrf_k,
+    )
+    result = await ops.recall(c.services, c.principal, [scope, *(also_scopes or [])], req)
+    report = result.time_filter
+    return RecallResult(
+        hits=[RecallHit.of(h) for h in result.hits],
+        sources_applied=result.sources_applied,
+        time_filter=TimeFilter(
+            mode=report.mode,
+            slack_seconds=report.slack_seconds,
+            in_window=report.in_window,
+            out_of_window=report.out_of_window,
+            undated=report.undated,
+        )
+        if report
+        else None,
+        scopes=result.scopes,
+    )
+
+
+@strawberry.type
+class RecallQuery:
+    @strawberry.field(
+        description="Recall memories (facts and notes by default) for a query: "
+        "vector and full-text legs fused by RRF inside the scope. `alsoScopes` "
+        "merges more scopes explicitly; each hit names its scope."
+    )
+    async def recall(
+        self,
+        info: Info,
+        scope: Scope,
+        query: str,
+        top_k: int = 10,
+        sources: list[pure.Source] | None = None,
+        when: WhenInput | None = None,
+        prefix: str = "",
+        also_scopes: list[Scope] | None = None,
+    ) -> RecallResult:
+        return await _run(
+            info, scope, query, top_k, sources, when, prefix, also_scopes, pure.RECALL_DEFAULT
+        )
+
+    @strawberry.field(
+        description="Search every kind of row (facts, notes and document chunks "
+        "by default) with the same hybrid ranking as recall."
+    )
+    async def search(
+        self,
+        info: Info,
+        scope: Scope,
+        query: str,
+        top_k: int = 10,
+        sources: list[pure.Source] | None = None,
+        when: WhenInput | None = None,
+        prefix: str = "",
+        also_scopes: list[Scope] | None = None,
+    ) -> RecallResult:
+        return await _run(
+            info, scope, query, top_k, sources, when, prefix, also_scopes, pure.SEARCH_DEFAULT
+        )

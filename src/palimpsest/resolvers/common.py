@@ -1,0 +1,58 @@
+"""Small helpers every plane's resolvers share: ids, writer stamps, provenance from rows."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from palimpsest.errors import InvalidArgument
+from palimpsest.identity import Principal
+from palimpsest.schema.models import Provenance, SourceQuote
+
+_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def check_id(value: str, what: str) -> str:
+    """Ids are 32 lowercase hex characters; anything else is a malformed argument."""
+    if not _ID.match(value):
+        raise InvalidArgument(f"{what} must be 32 lowercase hex characters")
+    return value
+
+
+def writer_params(who: Principal) -> dict[str, Any]:
+    """The provenance a write stamps, all from the token; ``origin`` is never from the wire."""
+    return {
+        "session_id": who.session_id,
+        "run_id": who.run_id,
+        "agent_name": who.agent_name,
+        "model": who.model,
+        "origin": who.origin.value,
+    }
+
+
+def provenance_from(row: dict[str, Any]) -> Provenance:
+    quote = None
+    if row.get("source_chunk_id") is not None:
+        quote = SourceQuote(
+            chunk_id=row["source_chunk_id"],
+            start=int(row["source_start"]),
+            end=int(row["source_end"]),
+            text=row.get("source_text") or "",
+        )
+    return Provenance(
+        tenant_id=row["tenant_id"],
+        session_id=row.get("session_id"),
+        run_id=row.get("run_id"),
+        agent_name=row.get("agent_name"),
+        model=row.get("model"),
+        origin=row.get("origin") or "agent",
+        compaction_generation=row.get("compaction_generation"),
+        source_quote=quote,
+        judged_by=row.get("judged_by"),
+        judged_at=row.get("judged_at"),
+    )

@@ -1,0 +1,227 @@
+"""The documents plane (SPEC section 2.4): Markdown in, a tree of typed chunks out.
+
+Import parses once, embeds every chunk in one batch, and writes the document, its chunks
+and their tree and reading-order edges in one transaction. Export is lossless: it joins
+each chunk's text and the separator that followed it in reading order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+
+from palimpsest import markdown
+from palimpsest.cypher import documents as q
+from palimpsest.cypher.executor import Row, Tx
+from palimpsest.errors import Conflict, InvalidArgument, NotFound
+from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers.common import check_id, new_id, provenance_from, writer_params
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
+from palimpsest.timeparse import parse_optional
+
+ROOT_TYPE = "document"
+MAX_TITLE = 512
+MAX_PATH = 1024
+MAX_LIST_LIMIT = 500
+MAX_CHUNK_TEXT = 64 * 1024
+
+
+async def import_document(
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    text: str,
+    title: str | None,
+    path: str | None,
+    observed_at: str | None,
+) -> Document:
+    ref = resolve_scope(who, scope)
+    observed = parse_optional(observed_at, "observedAt")
+    _check_path(path)
+    if title is not None and not 0 < len(title) <= MAX_TITLE:
+        raise InvalidArgument(f"title must be 1-{MAX_TITLE} characters")
+    markdown.check_document(text)
+    # Parsing a large document takes seconds of CPU; keep it off the event loop.
+    parsed = await anyio.to_thread.run_sync(markdown.parse, text)
+    ids = [new_id() for _ in parsed.chunks]
+    vectors = await svc.embed([c.text for c in parsed.chunks])
+    doc_id, root_id, now = new_id(), new_id(), svc.clock()
+    chunks = [
+        {
+            "id": ids[c.index],
+            "type": c.type.value,
+            "text": c.text,
+            "separator": c.separator,
+            "position": c.position,
+            "index": c.index,
+            "level": c.level,
+            "language": c.language,
+            "start_line": c.start_line,
+            "end_line": c.end_line,
+            "start_char": c.start_char,
+            "end_char": c.end_char,
+            "embedding": vectors[c.index],
+        }
+        for c in parsed.chunks
+    ]
+    links = [
+        {
+            "parent": root_id if c.parent is None else ids[c.parent],
+            "child": ids[c.index],
+            "position": c.position,
+            "next": ids[c.index + 1] if c.index + 1 < len(ids) else None,
+        }
+        for c in parsed.chunks
+    ]
+    params = {
+        **ref.params(),
+        **writer_params(who),
+        "id": doc_id,
+        "root_id": root_id,
+        "root_type": ROOT_TYPE,
+        "title": title or parsed.title,
+        "path": path,
+        "preamble": parsed.preamble,
+        "observed_at": observed,
+        "now": now,
+        "chunks": chunks,
+    }
+
+    async def work(tx: Tx) -> None:
+        await tx.run(q.CREATE_DOCUMENT, params)
+        await tx.run(q.LINK_CHUNKS, {"scope_key": ref.scope_key, "links": links})
+
+    await svc.db.write_tx(work)
+    return await get_document(svc, who, scope, doc_id)
+
+
+async def list_documents(
+    svc: Services, who: Principal, scope: Scope, path_prefix: str, limit: int, after: str | None
+) -> list[DocumentSummary]:
+    ref = resolve_scope(who, scope)
+    if not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    params = {
+        "scope_key": ref.scope_key,
+        "path_prefix": path_prefix,
+        "after": check_id(after, "after") if after else "",
+        "limit": limit,
+    }
+    rows = await svc.db.read(q.LIST_DOCUMENTS, params)
+    return [_summary(row["document"], row["chunk_count"]) for row in rows]
+
+
+async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> Document:
+    ref = resolve_scope(who, scope)
+    params = {"scope_key": ref.scope_key, "id": check_id(doc_id, "id")}
+
+    async def work(tx: Tx) -> tuple[list[Row], list[Row]]:
+        return await tx.run(q.GET_DOCUMENT, params), await tx.run(q.GET_DOCUMENT_CHUNKS, params)
+
+    docs, chunk_rows = await svc.db.read_tx(work)
+    if not docs:
+        raise NotFound("document not found")
+    row = docs[0]["document"]
+    chunks = [_chunk(r["chunk"], r["parent_id"]) for r in chunk_rows]
+    return Document(
+        summary=_summary(row, len(chunks)),
+        preamble=row["preamble"] or "",
+        chunks=chunks,
+        separators=[r["chunk"]["separator"] for r in chunk_rows],
+    )
+
+
+def export_markdown(document: Document) -> str:
+    pairs = list(zip((c.text for c in document.chunks), document.separators, strict=True))
+    return markdown.export(document.preamble, pairs)
+
+
+async def get_chunk(svc: Services, who: Principal, scope: Scope, chunk_id: str) -> Chunk:
+    ref = resolve_scope(who, scope)
+    params = {"scope_key": ref.scope_key, "id": check_id(chunk_id, "id")}
+    rows = await svc.db.read(q.GET_CHUNK, params)
+    if not rows:
+        raise NotFound("chunk not found")
+    return _chunk(rows[0]["chunk"], rows[0]["parent_id"])
+
+
+async def update_chunk(
+    svc: Services, who: Principal, scope: Scope, chunk_id: str, text: str, revision: int
+) -> Chunk:
+    """Replace a chunk's text if ``revision`` is still current; a stale one is a CONFLICT."""
+    ref = resolve_scope(who, scope)
+    check_id(chunk_id, "id")
+    if not text.strip():
+        raise InvalidArgument("text must not be blank; delete the document to remove content")
+    if len(text) > MAX_CHUNK_TEXT:
+        raise InvalidArgument(f"text is {len(text)} characters; the limit is {MAX_CHUNK_TEXT}")
+    [vector] = await svc.embed([text])
+    params: dict[str, Any] = {
+        **ref.params(),
+        **writer_params(who),
+        "id": chunk_id,
+        "text": text,
+        "revision": revision,
+        "embedding": vector,
+        "now": svc.clock(),
+    }
+    rows = await svc.db.write(q.UPDATE_CHUNK, params)
+    if not rows:
+        raise NotFound("chunk not found")
+    if not rows[0]["fresh"]:
+        current = rows[0]["revision"]
+        raise Conflict(
+            f"chunk is at revision {current}, not {revision}; read it again and retry",
+            revision=current,
+        )
+    return await get_chunk(svc, who, scope, chunk_id)
+
+
+async def delete_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> int:
+    ref = resolve_scope(who, scope)
+    params = {"scope_key": ref.scope_key, "id": check_id(doc_id, "id")}
+    rows = await svc.db.write(q.DELETE_DOCUMENT, params)
+    if not rows:
+        raise NotFound("document not found")
+    return int(rows[0]["chunks"])
+
+
+def _check_path(path: str | None) -> None:
+    if path is None:
+        return
+    if not path.startswith("/") or len(path) > MAX_PATH or any(ord(ch) < 0x20 for ch in path):
+        raise InvalidArgument(f"path must start with '/' and be at most {MAX_PATH} characters")
+
+
+def _summary(row: Row, chunk_count: int) -> DocumentSummary:
+    return DocumentSummary(
+        id=row["id"],
+        title=row["title"],
+        path=row["path"],
+        chunk_count=chunk_count,
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        provenance=provenance_from(row),
+    )
+
+
+def _chunk(row: Row, parent_id: str | None) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        document_id=row["document_id"],
+        type=row["type"],
+        text=row["text"],
+        parent_id=parent_id,
+        position=row["position"],
+        index=row["index"],
+        level=row["level"],
+        language=row["language"],
+        revision=row["revision"],
+        span=Span(row["start_line"], row["end_line"], row["start_char"], row["end_char"]),
+        observed_at=row["observed_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        provenance=provenance_from(row),
+    )

@@ -1,0 +1,405 @@
+"""Facts (SPEC section 3): assert idempotently, supersede once, retract, judge, read in time.
+
+Every write is one transaction. A batch writes each fact with its subject, object and the
+source chunk's mention edges in the fact's own scope, or nothing at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from palimpsest.cypher import facts as q
+from palimpsest.cypher.executor import Row, Tx
+from palimpsest.errors import Conflict, InvalidArgument, NotFound
+from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers.common import check_id, new_id, provenance_from, writer_params
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.models import Entity, Fact
+from palimpsest.timeparse import check_interval, parse_optional
+
+VALUE_TYPE = "value"  # the entity type of a literal object
+MAX_BATCH = 200
+MAX_TEXT = 4000
+MAX_NAME = 300
+MIN_CONFIDENCE = 0.25  # below this a fact is refuted and hidden by default
+VERDICTS = {"supported": 0.9, "unclear": 0.5, "mistyped": 0.4, "unsupported": 0.0}
+
+
+@dataclass(frozen=True, slots=True)
+class EntityRef:
+    type: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRef:
+    chunk_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class FactDraft:
+    """One fact as a caller states it; timestamps still as wire text."""
+
+    subject: EntityRef
+    predicate: str
+    object: EntityRef | None
+    object_value: str | None
+    text: str | None = None
+    natural_key: str | None = None
+    observed_at: str | None = None
+    valid_at: str | None = None
+    invalid_at: str | None = None
+    source: SourceRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TimeView:
+    """Which facts a read sees: valid at ``as_of``, as recorded at ``known_at``."""
+
+    as_of: datetime
+    known_at: datetime | None = None
+    include_retired: bool = False
+    include_refuted: bool = False
+    as_of_given: bool = False  # a read "as of now" by default is not a time filter request
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "as_of": self.as_of,
+            "known_at": self.known_at,
+            "include_retired": self.include_retired,
+            "include_refuted": self.include_refuted,
+            "min_confidence": MIN_CONFIDENCE,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Asserted:
+    fact: Fact
+    created: bool
+
+
+def normalize(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def time_view(
+    svc: Services,
+    as_of: str | None,
+    known_at: str | None,
+    include_retired: bool = False,
+    include_refuted: bool = False,
+) -> TimeView:
+    now = svc.clock()
+    return TimeView(
+        as_of=parse_optional(as_of, "asOf") or now,
+        known_at=parse_optional(known_at, "knownAt"),
+        include_retired=include_retired,
+        include_refuted=include_refuted,
+        as_of_given=as_of is not None or known_at is not None,
+    )
+
+
+def prepare(drafts: Sequence[FactDraft]) -> list[dict[str, Any]]:
+    """Validate a batch and turn it into statement rows (ids, keys, parsed times)."""
+    if not drafts:
+        raise InvalidArgument("facts must not be empty")
+    if len(drafts) > MAX_BATCH:
+        raise InvalidArgument(f"{len(drafts)} facts, over the {MAX_BATCH} limit: split the batch")
+    return [_prepare_one(i, d) for i, d in enumerate(drafts)]
+
+
+def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
+    where = f"facts[{index}]"
+    if (d.object is None) == (d.object_value is None):
+        raise InvalidArgument(f"{where}: give exactly one of object and objectValue")
+    obj = d.object or EntityRef(VALUE_TYPE, d.object_value or "")
+    for label, ref in (("subject", d.subject), ("object", obj)):
+        if not normalize(ref.name) or not normalize(ref.type):
+            raise InvalidArgument(f"{where}.{label}: type and name must not be blank")
+        if len(ref.name) > MAX_NAME or len(ref.type) > MAX_NAME:
+            raise InvalidArgument(f"{where}.{label}: type and name are limited to {MAX_NAME}")
+    predicate = " ".join(d.predicate.split())
+    if not predicate or len(predicate) > MAX_NAME:
+        raise InvalidArgument(f"{where}.predicate must be 1-{MAX_NAME} characters")
+    text = d.text if d.text is not None else f"{d.subject.name} {predicate} {obj.name}"
+    if not text.strip() or len(text) > MAX_TEXT:
+        raise InvalidArgument(f"{where}.text must be 1-{MAX_TEXT} characters")
+    valid_at = parse_optional(d.valid_at, f"{where}.validAt")
+    invalid_at = parse_optional(d.invalid_at, f"{where}.invalidAt")
+    check_interval(valid_at, invalid_at)
+    subject_type, object_type = normalize(d.subject.type), normalize(obj.type)
+    key = d.natural_key or _natural_key(
+        subject_type,
+        normalize(d.subject.name),
+        predicate,
+        object_type,
+        normalize(obj.name),
+        valid_at,
+    )
+    if not 0 < len(key) <= MAX_NAME:
+        raise InvalidArgument(f"{where}.naturalKey must be 1-{MAX_NAME} characters")
+    source = d.source
+    if source is not None:
+        check_id(source.chunk_id, f"{where}.source.chunkId")
+        if not 0 <= source.start < source.end:
+            raise InvalidArgument(f"{where}.source: need 0 <= start < end")
+    return {
+        "index": index,
+        "id": new_id(),
+        "natural_key": key,
+        "subject_type": subject_type,
+        "subject_name": " ".join(d.subject.name.split()),
+        "subject_norm": normalize(d.subject.name),
+        "subject_id": new_id(),
+        "object_type": object_type,
+        "object_name": " ".join(obj.name.split()),
+        "object_norm": normalize(obj.name),
+        "object_id": new_id(),
+        "object_is_value": d.object is None,
+        "predicate": predicate,
+        "text": text,
+        "observed_at": parse_optional(d.observed_at, f"{where}.observedAt"),
+        "valid_at": valid_at,
+        "invalid_at": invalid_at,
+        "source_chunk_id": source.chunk_id if source else None,
+        "source_start": source.start if source else None,
+        "source_end": source.end if source else None,
+        "source_text": None,
+        "mention_chunk_id": None,
+        "compaction_generation": None,
+    }
+
+
+def _natural_key(*parts: object) -> str:
+    raw = "\x1f".join("" if p is None else str(p) for p in parts)
+    return "fact:" + hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+async def resolve_sources(tx: Tx, origin: ScopeRef, rows: list[dict[str, Any]]) -> None:
+    """Quote each source span from the caller's own scope; mention edges only stay in-scope."""
+    ids = sorted({r["source_chunk_id"] for r in rows if r["source_chunk_id"]})
+    if not ids:
+        return
+    found = await tx.run(q.CHUNK_TEXTS, {"scope_key": origin.scope_key, "ids": ids})
+    texts = {r["id"]: r["text"] for r in found}
+    for row in rows:
+        chunk_id = row["source_chunk_id"]
+        if chunk_id is None:
+            continue
+        if chunk_id not in texts:
+            raise NotFound(f"facts[{row['index']}].source: chunk not found")
+        if row["source_end"] > len(texts[chunk_id]):
+            raise InvalidArgument(
+                f"facts[{row['index']}].source: end {row['source_end']} is past the chunk's "
+                f"{len(texts[chunk_id])} characters"
+            )
+        row["source_text"] = texts[chunk_id][row["source_start"] : row["source_end"]]
+        row["mention_chunk_id"] = chunk_id
+
+
+async def write_batch(
+    tx: Tx, svc: Services, who: Principal, target: ScopeRef, rows: list[dict[str, Any]]
+) -> list[tuple[int, Asserted]]:
+    """Write rows into ``target``; a natural key that names a different fact is a CONFLICT."""
+    clashes = await tx.run(q.KEY_CONFLICTS, {"scope_key": target.scope_key, "facts": rows})
+    if clashes:
+        keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
+        raise Conflict(f"natural key already names a different fact: {keys}")
+    params = {**target.params(), **writer_params(who), "now": svc.clock(), "facts": rows}
+    written = await tx.run(q.ASSERT_FACTS, params)
+    return [(r["index"], Asserted(fact_from(target.scope, r), bool(r["created"]))) for r in written]
+
+
+async def embed_rows(svc: Services, rows: list[dict[str, Any]]) -> None:
+    vectors = await svc.embed([r["text"] for r in rows])
+    for row, vector in zip(rows, vectors, strict=True):
+        row["embedding"] = vector
+
+
+async def assert_facts(
+    svc: Services, who: Principal, scope: Scope, drafts: Sequence[FactDraft]
+) -> list[Asserted]:
+    """Assert facts in one scope (no placement); ``placement.py`` drives placed batches."""
+    ref = resolve_scope(who, scope)
+    rows = prepare(drafts)
+    await embed_rows(svc, rows)
+
+    async def work(tx: Tx) -> list[tuple[int, Asserted]]:
+        for row in rows:
+            row["mention_chunk_id"] = None
+        await resolve_sources(tx, ref, rows)
+        return await write_batch(tx, svc, who, ref, rows)
+
+    written = await svc.db.write_tx(work)
+    return [a for _, a in sorted(written, key=lambda pair: pair[0])]
+
+
+async def list_facts(
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    view: TimeView,
+    subject: EntityRef | None,
+    predicate: str | None,
+    limit: int,
+) -> list[Fact]:
+    ref = resolve_scope(who, scope)
+    if not 1 <= limit <= 1000:
+        raise InvalidArgument("limit must be between 1 and 1000")
+    params = {
+        "scope_key": ref.scope_key,
+        "subject_norm": normalize(subject.name) if subject else None,
+        "subject_type": normalize(subject.type) if subject and subject.type else None,
+        "predicate": " ".join(predicate.split()) if predicate else None,
+        "limit": limit,
+        **view.params(),
+    }
+    rows = await svc.db.read(q.LIST_FACTS, params)
+    return [fact_from(scope, r) for r in rows]
+
+
+async def get_fact(svc: Services, who: Principal, scope: Scope, fact_id: str) -> Fact:
+    ref = resolve_scope(who, scope)
+    rows = await svc.db.read(
+        q.GET_FACT, {"scope_key": ref.scope_key, "id": check_id(fact_id, "id")}
+    )
+    if not rows:
+        raise NotFound("fact not found")
+    return fact_from(scope, rows[0])
+
+
+async def history(svc: Services, who: Principal, scope: Scope, fact_id: str) -> list[Fact]:
+    """The supersession chain the fact belongs to, oldest first."""
+    ref = resolve_scope(who, scope)
+    params = {"scope_key": ref.scope_key, "id": check_id(fact_id, "id")}
+    rows = await svc.db.read(q.FACT_HISTORY, params)
+    if not rows:
+        raise NotFound("fact not found")
+    chain = {f.id: f for f in (fact_from(scope, r) for r in rows)}
+    # Order by the links, not by time: facts asserted in one batch share created_at.
+    ordered = [f for f in chain.values() if f.supersedes not in chain]
+    while ordered[-1].superseded_by in chain and len(ordered) < len(chain):
+        ordered.append(chain[ordered[-1].superseded_by])
+    return ordered
+
+
+async def supersede(
+    svc: Services, who: Principal, scope: Scope, old_id: str, new_id_: str
+) -> tuple[Fact, Fact, bool]:
+    """Retire ``old_id`` in favour of ``new_id_``; returns (old, new, already)."""
+    ref = resolve_scope(who, scope)
+    check_id(old_id, "id")
+    check_id(new_id_, "byId")
+    if old_id == new_id_:
+        raise InvalidArgument("a fact cannot supersede itself")
+    now = svc.clock()
+    params = {"scope_key": ref.scope_key, "old_id": old_id, "new_id": new_id_, "now": now}
+
+    async def work(tx: Tx) -> bool:
+        rows = await tx.run(q.LOCK_PAIR, params)
+        if not rows:
+            raise NotFound("fact not found")
+        row = rows[0]
+        if row["a_superseded_by"] == new_id_:
+            return True
+        if row["a_superseded_by"] is not None:
+            raise Conflict(
+                f"fact {old_id} is already superseded by {row['a_superseded_by']}; "
+                "supersede that newer fact instead",
+                superseded_by=row["a_superseded_by"],
+            )
+        if row["b_supersedes"] is not None:
+            raise Conflict(f"fact {new_id_} already supersedes {row['b_supersedes']}")
+        if row["b_expired_at"] is not None:
+            raise Conflict(f"fact {new_id_} is itself retired and cannot replace another")
+        # The old fact stops being true when the new one starts (or now); a replacement
+        # that starts earlier means the old fact was never true: an empty interval.
+        end = row["b_valid_at"] or now
+        start = row["a_valid_at"]
+        await tx.run(q.SUPERSEDE, {**params, "invalid_at": max(end, start) if start else end})
+        return False
+
+    already = await svc.db.write_tx(work)
+    old = await get_fact(svc, who, scope, old_id)
+    new = await get_fact(svc, who, scope, new_id_)
+    return old, new, already
+
+
+async def retract(
+    svc: Services, who: Principal, scope: Scope, fact_id: str, invalid_at: str | None
+) -> Fact:
+    """Say a fact stopped being true (at ``invalid_at``, default now) without a replacement."""
+    ref = resolve_scope(who, scope)
+    check_id(fact_id, "id")
+    now = svc.clock()
+    end = parse_optional(invalid_at, "invalidAt") or now
+
+    async def work(tx: Tx) -> None:
+        rows = await tx.run(q.LOCK_FACT, {"scope_key": ref.scope_key, "id": fact_id, "now": now})
+        if not rows:
+            raise NotFound("fact not found")
+        row = rows[0]
+        if row["expired_at"] is not None:
+            raise Conflict("the fact is retired (superseded); read its history instead")
+        if row["invalid_changed_at"] is not None:
+            raise Conflict("the fact's end was already set after it was recorded")
+        check_interval(row["valid_at"], end)
+        await tx.run(
+            q.RETRACT, {"scope_key": ref.scope_key, "id": fact_id, "now": now, "invalid_at": end}
+        )
+
+    await svc.db.write_tx(work)
+    return await get_fact(svc, who, scope, fact_id)
+
+
+async def judge(
+    svc: Services, who: Principal, scope: Scope, fact_id: str, verdict: str, reason: str
+) -> Fact:
+    ref = resolve_scope(who, scope)
+    check_id(fact_id, "id")
+    if verdict not in VERDICTS:
+        raise InvalidArgument(f"verdict must be one of {', '.join(VERDICTS)}")
+    if not reason.strip() or len(reason) > MAX_TEXT:
+        raise InvalidArgument(f"reason is required (1-{MAX_TEXT} characters)")
+    params = {
+        "scope_key": ref.scope_key,
+        "id": fact_id,
+        "verdict": verdict,
+        "confidence": VERDICTS[verdict],
+        "reason": reason,
+        "judged_by": who.agent_name or who.origin.value,
+        "now": svc.clock(),
+    }
+    if not await svc.db.write(q.JUDGE, params):
+        raise NotFound("fact not found")
+    return await get_fact(svc, who, scope, fact_id)
+
+
+def fact_from(scope: Scope, row: Row) -> Fact:
+    f, s, o = row["fact"], row["subject"], row["object"]
+    return Fact(
+        scope=scope,
+        id=f["id"],
+        subject=Entity(s["id"], s["type"], s["name"]),
+        predicate=f["predicate"],
+        object=Entity(o["id"], o["type"], o["name"]),
+        text=f["text"],
+        natural_key=f["natural_key"],
+        observed_at=f["observed_at"],
+        valid_at=f["valid_at"],
+        invalid_at=f["invalid_at"],
+        created_at=f["created_at"],
+        expired_at=f["expired_at"],
+        supersedes=f["supersedes"],
+        superseded_by=f["superseded_by"],
+        confidence=f["confidence"],
+        verdict=f["verdict"],
+        judge_reason=f["judge_reason"],
+        provenance=provenance_from(f),
+    )

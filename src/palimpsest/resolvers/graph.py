@@ -1,0 +1,135 @@
+"""Graph reads: entity lookup and graph recall over N hops with the time view applied."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from palimpsest.cypher import graph as q
+from palimpsest.cypher.executor import Row
+from palimpsest.errors import InvalidArgument
+from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers.common import check_id
+from palimpsest.resolvers.facts import TimeView, fact_from, normalize
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.models import Entity, Fact
+
+MAX_HOPS = 3
+MAX_SEEDS = 500
+MAX_LIMIT = 200
+MAX_CHUNKS = 50
+QUERY_SEED_FACTS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRef:
+    id: str
+    document_id: str
+    type: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRecall:
+    seeds: list[Entity]
+    entities: list[Entity]
+    facts: list[Fact]
+    chunks: list[ChunkRef]
+
+
+async def find_entities(
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    type_: str | None,
+    name: str | None,
+    contains: str | None,
+    limit: int,
+) -> list[Entity]:
+    ref = resolve_scope(who, scope)
+    if not 1 <= limit <= 1000:
+        raise InvalidArgument("limit must be between 1 and 1000")
+    params = {
+        "scope_key": ref.scope_key,
+        "type": normalize(type_) if type_ else None,
+        "name": normalize(name) if name else None,
+        "contains": normalize(contains) if contains else None,
+        "limit": limit,
+    }
+    return [_entity(r) for r in await svc.db.read(q.FIND_ENTITIES, params)]
+
+
+async def recall(
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    view: TimeView,
+    query: str | None,
+    seed_ids: list[str],
+    hops: int,
+    limit: int,
+) -> GraphRecall:
+    """Seeds come from ``seed_ids`` (named, so never time-filtered) and from the facts that
+    best match ``query``; each hop adds the visible facts touching the frontier."""
+    ref = resolve_scope(who, scope)
+    if not 0 <= hops <= MAX_HOPS:
+        raise InvalidArgument(f"hops must be between 0 and {MAX_HOPS}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidArgument(f"limit must be between 1 and {MAX_LIMIT}")
+    if len(seed_ids) > MAX_SEEDS:
+        raise InvalidArgument(f"at most {MAX_SEEDS} seed ids")
+    if not seed_ids and not (query and query.strip()):
+        raise InvalidArgument("give a query or seed ids")
+    for seed in seed_ids:
+        check_id(seed, "seedIds")
+    base = {"scope_key": ref.scope_key, **view.params()}
+    entities: dict[str, Entity] = {}
+    facts: dict[str, Fact] = {}
+    if seed_ids:
+        rows = await svc.db.read(q.ENTITIES_BY_ID, {**base, "ids": seed_ids})
+        entities.update((r["id"], _entity(r)) for r in rows)
+    if query and query.strip():
+        [vector] = await svc.embed([query])
+        rows = await svc.db.read(q.SEARCH_FACTS, {**base, "vector": vector, "k": QUERY_SEED_FACTS})
+        for row in rows:
+            _take(scope, row, facts, entities)
+        exact = await svc.db.read(
+            q.FIND_ENTITIES,
+            {**base, "type": None, "name": normalize(query), "contains": None, "limit": 20},
+        )
+        entities.update((r["id"], _entity(r)) for r in exact)
+    seeds = list(entities.values())
+    frontier = set(entities)
+    for _ in range(hops):
+        if not frontier or len(facts) >= limit:
+            break
+        rows = await svc.db.read(
+            q.NEIGHBOUR_FACTS, {**base, "ids": sorted(frontier), "limit": limit}
+        )
+        before = set(entities)
+        for row in rows:
+            _take(scope, row, facts, entities)
+        frontier = set(entities) - before
+    found = list(facts.values())[:limit]
+    chunk_rows = await svc.db.read(
+        q.CHUNKS_FOR,
+        {
+            "scope_key": ref.scope_key,
+            "chunk_ids": sorted(
+                {f.provenance.source_quote.chunk_id for f in found if f.provenance.source_quote}
+            ),
+            "entity_ids": sorted(entities),
+        },
+    )
+    chunks = [ChunkRef(r["id"], r["document_id"], r["type"], r["text"]) for r in chunk_rows]
+    return GraphRecall(seeds, list(entities.values()), found, chunks[:MAX_CHUNKS])
+
+
+def _take(scope: Scope, row: Row, facts: dict[str, Fact], entities: dict[str, Entity]) -> None:
+    fact = fact_from(scope, row)
+    facts.setdefault(fact.id, fact)
+    entities.setdefault(fact.subject.id, fact.subject)
+    entities.setdefault(fact.object.id, fact.object)
+
+
+def _entity(row: Row) -> Entity:
+    return Entity(row["id"], row["type"], row["name"])

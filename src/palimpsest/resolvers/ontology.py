@@ -1,0 +1,136 @@
+"""The tenant ontology and placement (SPEC section 4): store, dry-run, and placed writes.
+
+A placed batch makes one decision per item before anything is written, then writes every
+fact (with its subject, object and mention edges) in its placed scope, all in one
+transaction. Mention edges are drawn only when the source chunk lives in the placed scope;
+a moved fact keeps its quote as provenance, so no relationship ever joins two scopes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from palimpsest.cypher import facts as fq
+from palimpsest.cypher import ontology as q
+from palimpsest.cypher.executor import Tx
+from palimpsest.errors import Forbidden
+from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.identity.scopes import tenant_config_ref
+from palimpsest.ontology import Ontology, parse_ontology
+from palimpsest.placement import Placement, PlacementItem, place_batch
+from palimpsest.resolvers import facts
+from palimpsest.resolvers.common import writer_params
+from palimpsest.resolvers.services import Services
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOntology:
+    markdown: str
+    status: str
+    updated_at: datetime
+    updated_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedFact:
+    asserted: facts.Asserted
+    placement: Placement | None
+
+
+async def set_ontology(svc: Services, who: Principal, markdown: str) -> StoredOntology:
+    """Replace the tenant's ontology; tenant admins only. Parse errors change nothing."""
+    if not who.is_admin:
+        raise Forbidden("setting the tenant ontology needs the admin role")
+    ref = resolve_scope(who, Scope.TENANT)
+    parsed = parse_ontology(markdown)
+    params = {
+        **ref.params(),
+        **writer_params(who),
+        "markdown": markdown,
+        "status": parsed.status.value,
+        "now": svc.clock(),
+    }
+    [row] = await svc.db.write(q.SET_ONTOLOGY, params)
+    return _stored(row)
+
+
+async def get_ontology(svc: Services, who: Principal) -> StoredOntology | None:
+    rows = await svc.db.read(q.GET_ONTOLOGY, {"scope_key": tenant_config_ref(who).scope_key})
+    return _stored(rows[0]) if rows else None
+
+
+async def placement(
+    svc: Services, who: Principal, scope: Scope, items: Sequence[PlacementItem]
+) -> list[Placement]:
+    """The dry run: one decision per item, nothing written."""
+    ref = resolve_scope(who, scope)
+    ontology = await _load(svc, who)
+    return place_batch(ontology, who, scope, await _with_recorded_types(svc, ref, items))
+
+
+async def assert_placed(
+    svc: Services, who: Principal, scope: Scope, drafts: Sequence[facts.FactDraft], place: bool
+) -> list[PlacedFact]:
+    origin = resolve_scope(who, scope)
+    rows = facts.prepare(drafts)
+    decisions: list[Placement | None] = [None] * len(rows)
+    if place:
+        items = [
+            PlacementItem(entity_type=r["subject_type"], subject=r["subject_name"]) for r in rows
+        ]
+        ontology = await _load(svc, who)
+        items = await _with_recorded_types(svc, origin, items)
+        decisions = list(place_batch(ontology, who, scope, items))
+    targets: dict[Scope, ScopeRef] = {scope: origin}
+    groups: dict[Scope, list[dict[str, Any]]] = {}
+    for row, decision in zip(rows, decisions, strict=True):
+        target = decision.scope if decision else scope
+        if target not in targets:
+            targets[target] = resolve_scope(who, target)
+        groups.setdefault(target, []).append(row)
+    await facts.embed_rows(svc, rows)
+
+    async def work(tx: Tx) -> list[tuple[int, facts.Asserted]]:
+        await facts.resolve_sources(tx, origin, rows)
+        written: list[tuple[int, facts.Asserted]] = []
+        for target, group in groups.items():
+            if target is not scope:
+                for row in group:
+                    row["mention_chunk_id"] = None
+            written += await facts.write_batch(tx, svc, who, targets[target], group)
+        return written
+
+    written = dict(await svc.db.write_tx(work))
+    return [PlacedFact(written[i], decisions[i]) for i in range(len(rows))]
+
+
+async def _load(svc: Services, who: Principal) -> Ontology | None:
+    stored = await get_ontology(svc, who)
+    return parse_ontology(stored.markdown) if stored else None
+
+
+async def _with_recorded_types(
+    svc: Services, ref: ScopeRef, items: Sequence[PlacementItem]
+) -> list[PlacementItem]:
+    """Attach the types each subject is already recorded under in the caller's scope."""
+    names = sorted({facts.normalize(i.subject) for i in items if i.subject})
+    if not names:
+        return list(items)
+    rows = await svc.db.read(fq.SUBJECT_TYPES, {"scope_key": ref.scope_key, "names": names})
+    recorded = {r["name"]: frozenset(r["types"]) for r in rows}
+    return [
+        PlacementItem(
+            entity_type=i.entity_type,
+            subject=i.subject,
+            recorded_types=i.recorded_types
+            | recorded.get(facts.normalize(i.subject or ""), frozenset()),
+        )
+        for i in items
+    ]
+
+
+def _stored(row: dict[str, Any]) -> StoredOntology:
+    return StoredOntology(row["markdown"], row["status"], row["updated_at"], row["agent_name"])

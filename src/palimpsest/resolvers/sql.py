@@ -1,0 +1,72 @@
+"""SQL Memory (SPEC section 2.3): scope-checked queries and atomic batches, admin listing.
+
+Agent calls resolve their scope on the SQL plane (``sql_scopes``) and reach only that scope's
+database. Admin calls see databases by their owner record, failing closed:
+
+- ``TENANT`` view: a non-isolated admin sees the databases of their own tenant (agent, user and
+  tenant scopes); never another tenant's, never GLOBAL's, never a file without an owner record.
+- ``GLOBAL`` view: everything, only when ``resolve_scope(GLOBAL, SQL)`` succeeds (admin, not
+  isolated, GLOBAL granted in ``sql_scopes``).
+
+Erasure takes a database id from the listing and the same view (TENANT unless GLOBAL is asked
+for), so reaching outside the own tenant is always explicit; an id outside the view gets the
+same ``NOT_FOUND`` as one that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from palimpsest.errors import Forbidden, InvalidArgument, NotFound
+from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.identity.scopes import Plane
+from palimpsest.resolvers.services import Services
+from palimpsest.sqlmem import DatabaseInfo, ExecResult, QueryResult, Statement
+
+Visible = Callable[[DatabaseInfo], bool]
+
+
+async def query(
+    svc: Services, who: Principal, scope: Scope, statement: str, args: Any
+) -> QueryResult:
+    ref = resolve_scope(who, scope, Plane.SQL)
+    return await svc.sql.query(ref, statement, args)
+
+
+async def execute(
+    svc: Services, who: Principal, scope: Scope, statements: Sequence[Statement]
+) -> list[ExecResult]:
+    ref = resolve_scope(who, scope, Plane.SQL)
+    return await svc.sql.execute(ref, statements)
+
+
+async def databases(svc: Services, who: Principal, view: Scope) -> list[DatabaseInfo]:
+    visible = _view(who, view)
+    return [d for d in await svc.sql.databases() if visible(d)]
+
+
+async def erase(svc: Services, who: Principal, database_id: str, view: Scope) -> int:
+    """Erase one database inside the caller's chosen view; the bytes freed."""
+    visible = _view(who, view)
+    found = [d for d in await svc.sql.databases() if d.key == database_id and visible(d)]
+    if not found:
+        raise NotFound("no such SQL database")
+    freed = await svc.sql.erase(found[0].key)
+    if freed is None:
+        raise NotFound("no such SQL database")
+    return freed
+
+
+def _view(who: Principal, view: Scope) -> Visible:
+    if not who.is_admin:
+        raise Forbidden("listing or erasing SQL databases needs the admin role")
+    if view is Scope.GLOBAL:
+        resolve_scope(who, Scope.GLOBAL, Plane.SQL)  # raises unless GLOBAL is really granted
+        return lambda d: True
+    if view is Scope.TENANT:
+        if who.isolated:
+            raise Forbidden("isolated member: the tenant's SQL databases are not visible")
+        tenant = who.tenant_id
+        return lambda d: d.tenant_id == tenant and d.scope not in (None, Scope.GLOBAL)
+    raise InvalidArgument("list with scope TENANT (this tenant) or GLOBAL (every tenant)")

@@ -1,0 +1,6 @@
+"""SQL Memory: a private relational database per scope owner (SPEC section 2.3)."""
+
+from palimpsest.sqlmem.base import DatabaseInfo, ExecResult, QueryResult, SqlStore, Statement
+from palimpsest.sqlmem.store import SqliteStore
+
+__all__ = ["DatabaseInfo", "ExecResult", "QueryResult", "SqlStore", "SqliteStore", "Statement"]

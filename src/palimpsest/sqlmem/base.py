@@ -1,0 +1,64 @@
+"""The SQL Memory store interface. SQLite (``store.py``) is the embedded default; a
+PostgreSQL backend (a schema and a login role per scope) can implement the same Protocol.
+
+Each backend validates statements in its own dialect, so the interface takes raw text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from palimpsest.identity import Scope, ScopeRef
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    sql: str
+    args: Any = None  # JSON: a list (positional) or an object (named)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    columns: list[str]
+    rows: list[list[Any]]  # JSON-safe values (see codec.py)
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    rows_affected: int
+    last_insert_id: int | None  # only for INSERT / REPLACE
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseInfo:
+    key: str
+    # None when the owner record is missing (a file not created by this server).
+    tenant_id: str | None
+    scope: Scope | None
+    owner_id: str | None
+    bytes: int
+    modified_at: datetime
+
+
+class SqlStore(Protocol):
+    async def query(self, ref: ScopeRef, sql: str, args: Any) -> QueryResult:
+        """Run one read-only statement in the scope's database."""
+        ...
+
+    async def execute(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
+        """Run DDL/DML statements atomically: all of them, or (on any error) none."""
+        ...
+
+    async def databases(self) -> list[DatabaseInfo]:
+        """Every scope database, with its owner and size (callers filter by visibility)."""
+        ...
+
+    async def erase(self, key: str) -> int | None:
+        """Delete one scope's database; the bytes freed, or None when there was none."""
+        ...
+
+    def close(self) -> None: ...

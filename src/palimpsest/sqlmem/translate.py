@@ -1,0 +1,70 @@
+"""SQLite exceptions -> the error tree, matched by result code, never by message text."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from palimpsest.errors import (
+    Conflict,
+    InvalidArgument,
+    PalimpsestError,
+    QuotaExceeded,
+    Unavailable,
+)
+
+# SQLite's own message is useful to the caller for these (syntax, missing table, bindings).
+_CALLER_ERRORS = {sqlite3.SQLITE_ERROR, sqlite3.SQLITE_RANGE, sqlite3.SQLITE_MISMATCH}
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """What the store knew when a statement failed."""
+
+    denied: str | None  # what the authorizer refused, if it did
+    statement: int  # index in the batch (0 for a query)
+    elapsed_ms: int
+    timeout_ms: int
+    quota_bytes: int
+    current_bytes: int | None
+
+
+def translate(e: sqlite3.Error, f: Failure) -> PalimpsestError:
+    code = getattr(e, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    at = {"statement": f.statement}
+    # A denial always fails the prepare, and SQLite reports a denied function as a plain
+    # SQLITE_ERROR; so any recorded denial is the cause.
+    if f.denied is not None or primary == sqlite3.SQLITE_AUTH:
+        reason = f"{f.denied or 'the statement'} is not allowed"
+        return InvalidArgument(
+            f"statement refused by the SQLite authorizer: {reason}", reason=reason, **at
+        )
+    if primary == sqlite3.SQLITE_INTERRUPT:
+        return QuotaExceeded(
+            f"statement timeout of {f.timeout_ms} ms exceeded; stopped after {f.elapsed_ms} ms "
+            "and nothing was changed",
+            limit="statementTimeoutMs",
+            timeoutMs=f.timeout_ms,
+            elapsedMs=f.elapsed_ms,
+            **at,
+        )
+    if primary == sqlite3.SQLITE_FULL and f.quota_bytes:
+        return QuotaExceeded(
+            f"SQL database quota of {f.quota_bytes} bytes would be exceeded "
+            f"(current={f.current_bytes}); the batch was rolled back",
+            limit="sqlMaxDbBytes",
+            quota=f.quota_bytes,
+            current=f.current_bytes,
+            **at,
+        )
+    if primary == sqlite3.SQLITE_TOOBIG:
+        return QuotaExceeded(f"a value or statement is too large: {e}", limit="length", **at)
+    if primary == sqlite3.SQLITE_CONSTRAINT:
+        return Conflict(f"constraint failed: {e}", **at)
+    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return Unavailable("the SQL database is busy; retry", **at)
+    if primary is None or primary in _CALLER_ERRORS:
+        # Python-level errors (bindings, a second statement) carry no SQLite code.
+        return InvalidArgument(f"SQLite: {e}", **at)
+    return Unavailable(f"the SQL database failed ({e.sqlite_errorname})", **at)

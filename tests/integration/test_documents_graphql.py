@@ -1,0 +1,121 @@
+"""The documents plane through GraphQL: lossless round trip, tree, spans, revisions, scopes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Gql
+
+pytestmark = pytest.mark.integration
+
+FIXTURES = Path(__file__).parent.parent / "unit" / "fixtures" / "markdown"
+IMPORT = """mutation($m: String!, $path: String, $title: String) {
+  importDocument(scope: USER, markdown: $m, path: $path, title: $title) {
+    markdown summary { id title path chunkCount }
+    chunks { id type text parentId position index level language revision
+             span { startLine endLine startChar endChar } } } }"""
+GET = """query($id: String!) { document(scope: USER, id: $id) { markdown
+  chunks { id text revision } } }"""
+UPDATE = """mutation($id: String!, $text: String!, $rev: Int!) {
+  updateChunk(scope: USER, id: $id, text: $text, revision: $rev) { revision text } }"""
+
+
+def ok(body: dict[str, Any]) -> dict[str, Any]:
+    assert "errors" not in body, body
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+@pytest.fixture
+def who(token: Callable[..., str], tenant: str, request: pytest.FixtureRequest) -> str:
+    return token(tenant, f"docs-{request.node.name[:40]}", "writer")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.md")))
+def test_round_trip_is_lossless_and_spans_are_exact(gql: Gql, who: str, name: str) -> None:
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    for variant in (text, text.replace("\n", "\r\n")):
+        doc = ok(gql(IMPORT, who, m=variant))["importDocument"]
+        assert doc["markdown"] == variant
+        assert doc["summary"]["chunkCount"] == len(doc["chunks"])
+        ids = {c["id"]: c for c in doc["chunks"]}
+        for chunk in doc["chunks"]:
+            span = chunk["span"]
+            assert variant[span["startChar"] : span["endChar"]] == chunk["text"]
+            if chunk["parentId"] is not None:
+                assert ids[chunk["parentId"]]["index"] < chunk["index"]
+
+
+def test_tree_types_and_title(gql: Gql, who: str) -> None:
+    text = (
+        "# Runbook\n\nIntro paragraph.\n\n## Deploy\n\n- step one\n  - nested\n- step two\n\n"
+        "```sh\nmake deploy\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> careful\n"
+    )
+    doc = ok(gql(IMPORT, who, m=text, path="/ops/runbook"))["importDocument"]
+    assert doc["summary"]["title"] == "Runbook"
+    chunks = doc["chunks"]
+    by_text = {c["text"].strip(): c for c in chunks}
+    assert [c["type"] for c in chunks] == [
+        "heading",
+        "paragraph",
+        "heading",
+        "list_item",
+        "list_item",
+        "list_item",
+        "code",
+        "table",
+        "quote",
+    ]
+    deploy = by_text["## Deploy"]
+    assert deploy["parentId"] == by_text["# Runbook"]["id"]
+    assert by_text["- nested"]["parentId"] == by_text["- step one"]["id"]
+    assert by_text["```sh\nmake deploy\n```"]["language"] == "sh"
+    assert by_text["```sh\nmake deploy\n```"]["parentId"] == deploy["id"]
+    listed = ok(gql('{ documents(scope: USER, pathPrefix: "/ops/") { id path } }', who))
+    assert listed["documents"] == [{"id": doc["summary"]["id"], "path": "/ops/runbook"}]
+
+
+def test_edit_with_revision_check(gql: Gql, who: str) -> None:
+    doc = ok(gql(IMPORT, who, m="# T\n\nold text\n\nkeep me\n"))["importDocument"]
+    para = doc["chunks"][1]
+    edited = ok(gql(UPDATE, who, id=para["id"], text="new text\n", rev=para["revision"]))
+    assert edited["updateChunk"] == {"revision": 2, "text": "new text\n"}
+    stale = gql(UPDATE, who, id=para["id"], text="lost update\n", rev=para["revision"])
+    assert stale["errors"][0]["extensions"]["code"] == "CONFLICT"
+    assert stale["errors"][0]["extensions"]["revision"] == 2
+    after = ok(gql(GET, who, id=doc["summary"]["id"]))["document"]
+    assert after["markdown"] == "# T\n\nnew text\n\nkeep me\n"
+
+
+def test_delete_and_scope_isolation(
+    gql: Gql, who: str, token: Callable[..., str], tenant: str
+) -> None:
+    doc = ok(gql(IMPORT, who, m="# Private\n\nsecret plans\n"))["importDocument"]
+    doc_id = doc["summary"]["id"]
+    other = token(tenant, "someone-else", "writer")
+    foreign = gql(GET, other, id=doc_id)
+    missing = gql(GET, other, id="f" * 32)
+    assert foreign["errors"][0]["message"] == missing["errors"][0]["message"]
+    assert foreign["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    chunk = doc["chunks"][1]
+    refused = gql(UPDATE, other, id=chunk["id"], text="x\n", rev=1)
+    assert refused["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    delete = "mutation($id: String!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"
+    assert gql(delete, other, id=doc_id)["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    assert ok(gql(delete, who, id=doc_id))["deleteDocument"] == {"chunksDeleted": 2}
+    assert gql(GET, who, id=doc_id)["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+
+
+def test_bad_input_is_refused(gql: Gql, who: str) -> None:
+    for variables in (
+        {"m": "a\x00b"},
+        {"m": "# x\n", "path": "no-slash"},
+        {"m": "x" * (5 * 1024 * 1024 + 1)},
+    ):
+        body = gql(IMPORT, who, **variables)
+        assert body["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
+    assert gql(GET, who, id="not-an-id")["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"

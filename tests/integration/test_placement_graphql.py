@@ -1,0 +1,210 @@
+"""Ontology placement through GraphQL: fail closed, one transaction, no edge across scopes."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from palimpsest.identity import Scope
+from tests.integration.conftest import Gql
+
+pytestmark = pytest.mark.integration
+
+ONTOLOGY = """# Tenant ontology
+status: {status}
+
+## service
+scope: tenant
+
+## internal-service
+extends: service
+
+## person
+scope: user
+
+## location
+"""
+SET_ONTOLOGY = "mutation($m: String!) { setOntology(markdown: $m) { status } }"
+PLACEMENT = """query($items: [PlacementItemInput!]!) { placement(scope: USER, items: $items)
+  { scope moved reason message advisory } }"""
+ASSERT = """mutation($facts: [FactInput!]!) { assertFacts(scope: USER, facts: $facts)
+  { created fact { id scope provenance { sourceQuote { chunkId text } } }
+    placement { scope moved reason } } }"""
+ALL = [Scope.AGENT, Scope.USER, Scope.TENANT]
+
+
+def ok(body: dict[str, Any]) -> dict[str, Any]:
+    assert "errors" not in body, body
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+@pytest.fixture
+def org(token: Callable[..., str], gql: Gql) -> dict[str, Any]:
+    """A tenant of its own with a confirmed ontology, an admin and a fully granted member."""
+    tenant = f"org-{uuid.uuid4().hex[:8]}"
+    admin = token(tenant, "root", None, admin=True)
+    ok(gql(SET_ONTOLOGY, admin, m=ONTOLOGY.format(status="confirmed")))
+
+    def member(user: str, **kw: Any) -> str:
+        kw.setdefault("memory_scopes", ALL)
+        kw.setdefault("sql_scopes", ALL)
+        return token(tenant, user, "planner", **kw)
+
+    return {"tenant": tenant, "admin": admin, "member": member}
+
+
+def service_fact(name: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "subject": {"type": "service", "name": name},
+        "predicate": "runs on",
+        "objectValue": "kubernetes",
+        **extra,
+    }
+
+
+def test_dry_run_decides_each_item_and_writes_nothing(gql: Gql, org: dict[str, Any]) -> None:
+    alice = org["member"]("alice")
+    items = [
+        {"entityType": "service", "subject": "checkout-api"},
+        {"entityType": "internal-service", "subject": "ledger"},
+        {"entityType": "person", "subject": "Bob"},
+        {"entityType": "location", "subject": "Cluj-Napoca office"},
+        {"entityType": "spaceship", "subject": "Enterprise"},
+        {"entityType": "service", "subject": "me"},
+        {"entityType": None, "subject": "checkout-api"},
+    ]
+    decided = ok(gql(PLACEMENT, alice, items=items))["placement"]
+    assert [(d["scope"], d["moved"]) for d in decided] == [
+        ("TENANT", True),
+        ("TENANT", True),
+        ("USER", False),
+        ("USER", False),
+        ("USER", False),
+        ("USER", False),
+        ("USER", False),
+    ]
+    assert all(d["reason"] and d["message"] for d in decided)
+    facts = "{ facts(scope: TENANT, includeRetired: true) { id } }"
+    assert ok(gql(facts, alice))["facts"] == []
+
+
+def test_placed_batch_lands_in_the_placed_scope(gql: Gql, org: dict[str, Any]) -> None:
+    alice, bob = org["member"]("alice"), org["member"]("bob")
+    written = ok(
+        gql(
+            ASSERT,
+            alice,
+            facts=[
+                service_fact("checkout-api"),
+                {
+                    "subject": {"type": "person", "name": "Carol"},
+                    "predicate": "prefers",
+                    "objectValue": "tea",
+                },
+            ],
+        )
+    )["assertFacts"]
+    assert [(w["fact"]["scope"], w["placement"]["moved"]) for w in written] == [
+        ("TENANT", True),
+        ("USER", False),
+    ]
+    # The tenant fact is shared with bob; alice's person fact is not.
+    bob_sees = ok(gql("{ facts(scope: TENANT) { text } }", bob))["facts"]
+    assert [f["text"] for f in bob_sees] == ["checkout-api runs on kubernetes"]
+    assert ok(gql("{ facts(scope: USER) { text } }", bob))["facts"] == []
+
+
+def test_draft_or_missing_ontology_moves_nothing(
+    gql: Gql, org: dict[str, Any], token: Callable[..., str]
+) -> None:
+    ok(gql(SET_ONTOLOGY, org["admin"], m=ONTOLOGY.format(status="draft")))
+    alice = org["member"]("alice")
+    [d] = ok(gql(PLACEMENT, alice, items=[{"entityType": "service", "subject": "x"}]))["placement"]
+    assert (d["scope"], d["moved"], d["reason"]) == ("USER", False, "DRAFT_ONTOLOGY")
+    stranger = token(f"none-{uuid.uuid4().hex[:6]}", "u", "a")
+    [d] = ok(gql(PLACEMENT, stranger, items=[{"entityType": "service", "subject": "x"}]))[
+        "placement"
+    ]
+    assert d["reason"] == "NO_ONTOLOGY"
+
+
+def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> None:
+    item = [{"entityType": "service", "subject": "checkout-api"}]
+    isolated = org["member"]("iso", isolated=True)
+    no_sql = org["member"]("nosql", sql_scopes=[Scope.USER])
+    narrow = org["member"]("narrow", memory_scopes=[Scope.AGENT, Scope.USER])
+    for who, reason in (
+        (isolated, "ISOLATED"),
+        (no_sql, "SCOPE_NOT_GRANTED"),
+        (narrow, "SCOPE_NOT_GRANTED"),
+    ):
+        [d] = ok(gql(PLACEMENT, who, items=item))["placement"]
+        assert (d["scope"], d["moved"], d["reason"]) == ("USER", False, reason)
+    [d] = ok(gql(PLACEMENT, no_sql, items=item))["placement"]
+    assert "sql_scopes" in d["message"]
+
+
+def test_only_admins_set_the_ontology_and_bad_ones_change_nothing(
+    gql: Gql, org: dict[str, Any]
+) -> None:
+    alice = org["member"]("alice")
+    refused = gql(SET_ONTOLOGY, alice, m=ONTOLOGY.format(status="draft"))
+    assert refused["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    bad = gql(SET_ONTOLOGY, org["admin"], m="status: confirmed\n\n## x\nscope: galaxy\n")
+    assert bad["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
+    assert ok(gql("{ ontology { status } }", alice))["ontology"] == {"status": "confirmed"}
+
+
+def test_batch_limits(gql: Gql, org: dict[str, Any]) -> None:
+    alice = org["member"]("alice")
+    for items in ([], [{"entityType": "service", "subject": "s"}] * 201):
+        body = gql(PLACEMENT, alice, items=items)
+        assert body["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_moved_fact_keeps_its_quote_but_no_edge_crosses_scopes(
+    gql: Gql, org: dict[str, Any], neo4j_driver: Any
+) -> None:
+    alice = org["member"]("alice")
+    doc = ok(
+        gql(
+            """mutation($m: String!) { importDocument(scope: USER, markdown: $m) {
+             chunks { id type text } } }""",
+            alice,
+            m="# Notes\n\nThe checkout-api runs on kubernetes since May.\n",
+        )
+    )["importDocument"]
+    para = next(c for c in doc["chunks"] if c["type"] == "paragraph")
+    source = {"chunkId": para["id"], "start": 4, "end": 16}
+    written = ok(
+        gql(
+            ASSERT,
+            alice,
+            facts=[
+                service_fact("checkout-api", source=source),
+                {
+                    "subject": {"type": "person", "name": "Dana"},
+                    "predicate": "mentioned",
+                    "objectValue": "checkout",
+                    "source": source,
+                },
+            ],
+        )
+    )["assertFacts"]
+    moved, stayed = written
+    assert moved["fact"]["scope"] == "TENANT"
+    assert moved["fact"]["provenance"]["sourceQuote"] == {
+        "chunkId": para["id"],
+        "text": "checkout-api",
+    }
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (c:Chunk {id: $id})-[m:MENTIONS]->(e:Entity) RETURN e.name AS name, "
+        "e.scope AS scope ORDER BY name",
+        id=para["id"],
+    )
+    assert [(r["name"], r["scope"]) for r in records] == [("Dana", "USER")]
+    assert stayed["fact"]["scope"] == "USER"

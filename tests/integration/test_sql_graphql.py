@@ -1,0 +1,248 @@
+"""SQL Memory end to end through GraphQL: scopes, grants, refusals, limits, admin fields."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from palimpsest.identity import Scope
+from tests.integration.conftest import Gql
+
+pytestmark = pytest.mark.integration
+
+QUERY = """
+query($scope: Scope!, $sql: String!, $args: JSON) {
+  sqlQuery(scope: $scope, statement: $sql, args: $args) { columns rows truncated }
+}"""
+EXEC = """
+mutation($scope: Scope!, $statements: [SqlStatementInput!]!) {
+  sqlExec(scope: $scope, statements: $statements) { results { rowsAffected lastInsertId } }
+}"""
+DATABASES = """
+query($scope: Scope! = TENANT) {
+  sqlDatabases(scope: $scope) { id scope tenant owner bytes modifiedAt }
+}"""
+ERASE = """
+mutation($id: ID!, $scope: Scope! = TENANT) {
+  sqlErase(id: $id, scope: $scope) { erased bytes }
+}"""
+
+
+def code_of(body: dict[str, Any]) -> str:
+    [error] = body["errors"]
+    return str(error["extensions"]["code"])
+
+
+def run(gql: Gql, token: str, scope: str, *statements: str | tuple[str, Any]) -> dict[str, Any]:
+    batch = [
+        {"statement": s, "args": None} if isinstance(s, str) else {"statement": s[0], "args": s[1]}
+        for s in statements
+    ]
+    return gql(EXEC, token, scope=scope, statements=batch)
+
+
+def rows(gql: Gql, token: str, scope: str, sql: str, args: Any = None) -> list[list[Any]]:
+    body = gql(QUERY, token, scope=scope, sql=sql, args=args)
+    assert "errors" not in body, body
+    result: list[list[Any]] = body["data"]["sqlQuery"]["rows"]
+    return result
+
+
+@pytest.fixture
+def people(token: Callable[..., str], tenant: str) -> dict[str, str]:
+    both = [Scope.USER, Scope.TENANT]
+    return {
+        "alice": token(tenant, "alice", "planner", sql_scopes=both),
+        "bob": token(tenant, "bob", "planner", sql_scopes=both),
+        "alice_default": token(tenant, "alice", "writer"),
+        "agent": token(tenant, "alice", "planner", sql_scopes=[Scope.AGENT]),
+        "isolated": token(tenant, "carol", "planner", isolated=True, sql_scopes=both),
+        "stranger": token(tenant + "-other", "alice", "planner", sql_scopes=both),
+        "admin": token(tenant, "root", "ops", admin=True),
+        "other_admin": token(tenant + "-other", "root", "ops", admin=True),
+        "tenant_admin": token(tenant, "root", "ops", admin=True, sql_scopes=[Scope.USER]),
+    }
+
+
+def test_two_users_with_the_same_table_name_see_their_own_data(
+    gql: Gql, people: dict[str, str]
+) -> None:
+    for who in ("alice", "bob"):
+        body = run(
+            gql,
+            people[who],
+            "USER",
+            "CREATE TABLE prefs (k TEXT PRIMARY KEY, v TEXT)",
+            ("INSERT INTO prefs VALUES (?, ?)", ["owner", who]),
+        )
+        assert "errors" not in body, body
+        assert body["data"]["sqlExec"]["results"][1] == {"rowsAffected": 1, "lastInsertId": 1}
+    assert rows(gql, people["alice"], "USER", "SELECT v FROM prefs") == [["alice"]]
+    assert rows(gql, people["bob"], "USER", "SELECT v FROM prefs") == [["bob"]]
+    # the same user through another agent, with default grants, reaches the same database
+    assert rows(gql, people["alice_default"], "USER", "SELECT v FROM prefs") == [["alice"]]
+    # another tenant's alice is someone else
+    body = gql(QUERY, people["stranger"], scope="USER", sql="SELECT v FROM prefs")
+    assert code_of(body) == "INVALID_ARGUMENT"
+    assert "no such table" in body["errors"][0]["message"]
+
+
+def test_the_tenant_database_is_shared_inside_the_tenant_only(
+    gql: Gql, people: dict[str, str]
+) -> None:
+    body = run(
+        gql,
+        people["alice"],
+        "TENANT",
+        "CREATE TABLE house (rule TEXT)",
+        ("INSERT INTO house VALUES (:rule)", {"rule": "tabs"}),
+    )
+    assert "errors" not in body, body
+    assert rows(gql, people["bob"], "TENANT", "SELECT rule FROM house") == [["tabs"]]
+    body = gql(QUERY, people["stranger"], scope="TENANT", sql="SELECT rule FROM house")
+    assert "no such table" in body["errors"][0]["message"]
+
+
+def test_default_grants_reach_user_only(gql: Gql, people: dict[str, str]) -> None:
+    assert rows(gql, people["alice_default"], "USER", "SELECT 1") == [[1]]
+    for scope in ("TENANT", "AGENT", "GLOBAL"):
+        body = gql(QUERY, people["alice_default"], scope=scope, sql="SELECT 1")
+        assert code_of(body) == "FORBIDDEN", scope
+    assert (
+        "sql_scopes"
+        in gql(QUERY, people["alice_default"], scope="TENANT", sql="SELECT 1")["errors"][0][
+            "message"
+        ]
+    )
+    # AGENT when granted: shared by the agent's users, separate from USER
+    assert rows(gql, people["agent"], "AGENT", "SELECT 2") == [[2]]
+
+
+def test_an_isolated_member_is_refused_the_tenant_database(
+    gql: Gql, people: dict[str, str]
+) -> None:
+    body = gql(QUERY, people["isolated"], scope="TENANT", sql="SELECT 1")
+    assert code_of(body) == "FORBIDDEN"
+    assert "isolated" in body["errors"][0]["message"]
+    assert rows(gql, people["isolated"], "USER", "SELECT 1") == [[1]]
+
+
+@pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        ("ATTACH DATABASE '/tmp/x.db' AS x", "ATTACH is not allowed"),
+        ("/* hidden */ PRAGMA writable_schema = 1", "PRAGMA is not allowed"),
+        ("SELECT 1; ATTACH '/tmp/x.db' AS x", "only one SQL statement"),
+        ("SELECT `load_extension`('/tmp/x.so')", "load_extension is denied"),
+        ("DELETE FROM prefs", "sqlQuery only runs read-only SELECT"),
+    ],
+)
+def test_refused_statements_name_why(
+    gql: Gql, people: dict[str, str], sql: str, reason: str
+) -> None:
+    body = gql(QUERY, people["alice"], scope="USER", sql=sql)
+    assert code_of(body) == "INVALID_ARGUMENT"
+    assert reason in body["errors"][0]["message"]
+    assert reason in body["errors"][0]["extensions"]["reason"]
+
+
+def test_a_literal_that_mentions_attach_is_data(gql: Gql, people: dict[str, str]) -> None:
+    got = rows(gql, people["alice"], "USER", "SELECT 'load_extension(' || ' ATTACH' AS s")
+    assert got == [["load_extension( ATTACH"]]
+
+
+def test_a_failing_batch_changes_nothing(gql: Gql, people: dict[str, str]) -> None:
+    run(gql, people["bob"], "USER", "CREATE TABLE ledger (id INTEGER PRIMARY KEY, n INTEGER)")
+    body = run(
+        gql,
+        people["bob"],
+        "USER",
+        ("INSERT INTO ledger (n) VALUES (?)", [1]),
+        ("INSERT INTO ledger (id, n) VALUES (1, 2)", None),  # duplicate key
+    )
+    assert code_of(body) == "CONFLICT"
+    assert body["errors"][0]["extensions"]["statement"] == 1
+    assert rows(gql, people["bob"], "USER", "SELECT count(*) FROM ledger") == [[0]]
+
+
+def test_a_runaway_query_is_stopped_with_the_limit_named(gql: Gql, people: dict[str, str]) -> None:
+    sql = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+    body = gql(QUERY, people["alice"], scope="USER", sql=sql)
+    assert code_of(body) == "QUOTA_EXCEEDED"
+    extensions = body["errors"][0]["extensions"]
+    assert extensions["limit"] == "statementTimeoutMs"
+    assert extensions["timeoutMs"] == 2000
+
+
+def test_rows_are_capped_and_blobs_are_base64(gql: Gql, people: dict[str, str]) -> None:
+    sql = (
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1500) "
+        "SELECT n, x'0001' FROM c"
+    )
+    result = gql(QUERY, people["alice"], scope="USER", sql=sql)["data"]["sqlQuery"]
+    assert len(result["rows"]) == 1000
+    assert result["truncated"] is True
+    assert result["rows"][0] == [1, {"$base64": "AAE="}]
+    blob = rows(gql, people["alice"], "USER", "SELECT length(?)", [{"$base64": "AAECAw=="}])
+    assert blob == [[4]]
+
+
+def test_large_row_ids_survive(gql: Gql, people: dict[str, str]) -> None:
+    body = run(
+        gql,
+        people["alice"],
+        "USER",
+        "CREATE TABLE big (id INTEGER PRIMARY KEY)",
+        "INSERT INTO big VALUES (9007199254740000)",
+    )
+    assert body["data"]["sqlExec"]["results"][1]["lastInsertId"] == 9007199254740000
+
+
+def test_listing_and_erasure_are_admin_only_and_tenant_bound(
+    gql: Gql, people: dict[str, str], tenant: str
+) -> None:
+    run(gql, people["alice"], "USER", "CREATE TABLE IF NOT EXISTS seen (a)")
+    run(gql, people["stranger"], "USER", "CREATE TABLE IF NOT EXISTS seen (a)")
+    assert code_of(gql(DATABASES, people["alice"])) == "FORBIDDEN"
+    listed = gql(DATABASES, people["admin"])["data"]["sqlDatabases"]
+    assert listed
+    assert {d["tenant"] for d in listed} == {tenant}
+    mine = [d for d in listed if d["owner"] == "alice" and d["scope"] == "USER"]
+    assert len(mine) == 1
+    assert mine[0]["bytes"] > 0
+    # another tenant's admin neither sees it nor can erase it in the default (TENANT) view:
+    # NOT_FOUND, the same answer as for no database at all
+    other = gql(DATABASES, people["other_admin"])["data"]["sqlDatabases"]
+    assert mine[0]["id"] not in {d["id"] for d in other}
+    assert code_of(gql(ERASE, people["other_admin"], id=mine[0]["id"])) == "NOT_FOUND"
+    assert code_of(gql(ERASE, people["admin"], id="0" * 32)) == "NOT_FOUND"
+    assert code_of(gql(ERASE, people["alice"], id=mine[0]["id"])) == "FORBIDDEN"
+    erased = gql(ERASE, people["admin"], id=mine[0]["id"])["data"]["sqlErase"]
+    assert erased["erased"] is True
+    assert erased["bytes"] > 0
+    body = gql(QUERY, people["alice"], scope="USER", sql="SELECT * FROM seen")
+    assert "no such table" in body["errors"][0]["message"]
+
+
+def test_the_global_listing_needs_the_global_grant(gql: Gql, people: dict[str, str]) -> None:
+    body = gql(DATABASES, people["admin"], scope="GLOBAL")
+    assert "errors" not in body, body
+    tenants = {d["tenant"] for d in body["data"]["sqlDatabases"]}
+    assert len(tenants) >= 2  # this tenant and the other one, at least
+    assert code_of(gql(DATABASES, people["admin"], scope="USER")) == "INVALID_ARGUMENT"
+    # an admin whose sql_scopes leave out GLOBAL keeps to the own tenant
+    assert code_of(gql(DATABASES, people["tenant_admin"], scope="GLOBAL")) == "FORBIDDEN"
+    assert "errors" not in gql(DATABASES, people["tenant_admin"])
+
+
+def test_a_global_admin_erases_across_tenants_only_when_asking_for_global(
+    gql: Gql, people: dict[str, str], tenant: str
+) -> None:
+    run(gql, people["stranger"], "TENANT", "CREATE TABLE IF NOT EXISTS t (a)")
+    listed = gql(DATABASES, people["admin"], scope="GLOBAL")["data"]["sqlDatabases"]
+    [theirs] = [d for d in listed if d["tenant"] == tenant + "-other" and d["scope"] == "TENANT"]
+    assert code_of(gql(ERASE, people["admin"], id=theirs["id"])) == "NOT_FOUND"
+    body = gql(ERASE, people["admin"], id=theirs["id"], scope="GLOBAL")
+    assert body["data"]["sqlErase"]["erased"] is True
