@@ -12,11 +12,9 @@ after HTTP, GraphQL, token checks, validation and the authorizer.
 from __future__ import annotations
 
 import http.client
-import socket
 import sqlite3
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import uvicorn
 
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.identity.tokens import load_keys, mint
+from palimpsest.server import serve_in_thread
 from palimpsest.sqlmem import SqliteStore
 
 CREATE = "CREATE TABLE kv (k INTEGER PRIMARY KEY, v TEXT NOT NULL)"
@@ -77,6 +75,13 @@ def run(
         "sqlite_ops_per_s": insert["sqlite_ops_per_s"],
         "ratio": insert["ratio"],
     }
+
+
+@contextmanager
+def _server(settings: Settings) -> Iterator[int]:
+    """The real app on a free port (see palimpsest.server); yields the port."""
+    with serve_in_thread(settings) as url:
+        yield int(url.rsplit(":", 1)[1])
 
 
 def _insert(i: int) -> dict[str, Any]:
@@ -129,28 +134,3 @@ class _Client:
 
     def close(self) -> None:
         self.conn.close()
-
-
-@contextmanager
-def _server(settings: Settings) -> Iterator[int]:
-    from palimpsest.app import create_app
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 120
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the API did not start; is Neo4j running (palimpsest neo4j start)?")
-        time.sleep(0.1)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)

@@ -7,8 +7,6 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import anyio.to_thread
-from neo4j import AsyncGraphDatabase
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.authentication import (
@@ -27,17 +25,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest import logs
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database
-from palimpsest.embedding import load_embedder
 from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.metrics import OperationMetrics
 from palimpsest.graphql.schema import build_schema
 from palimpsest.graphql.view import ASSETS_PATH, AuthenticatedCaller, GraphQLView
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
-from palimpsest.neo4j_local import credentials
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.indexes import apply_schema
-from palimpsest.sqlmem import SqliteStore
+from palimpsest.runtime import open_services
 
 log = logging.getLogger("palimpsest.app")
 
@@ -104,29 +98,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        user, password = credentials(settings)
-        driver = AsyncGraphDatabase.driver(settings.bolt_uri, auth=(user, password))
-        try:
-            await driver.verify_connectivity()
-            db = Database(driver, settings.neo4j_database)
-            await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
-            embedder = await anyio.to_thread.run_sync(
-                lambda: load_embedder(
-                    settings.embedding_model,
-                    settings.embedding_dimensions,
-                    settings.model_dir,
-                    settings.embedding_threads,
-                )
-            )
-            sql = SqliteStore.from_settings(settings)
-            app.state.services = Services(db=db, embedder=embedder, settings=settings, sql=sql)
+        async with open_services(settings) as services:
+            app.state.services = services
             log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
-            try:
-                yield
-            finally:
-                sql.close()
-        finally:
-            await driver.close()
+            yield
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})

@@ -6,24 +6,20 @@ server these tests fail loudly; they are never skipped.
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from neo4j import Driver, GraphDatabase
 
-from palimpsest.app import create_app
 from palimpsest.config import Settings
 from palimpsest.graphql.ide import install_assets
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.neo4j_local import credentials
+from palimpsest.server import serve_in_thread
 
 Gql = Callable[..., dict[str, Any]]
 
@@ -35,12 +31,6 @@ RETURN count(r) AS n
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def settings() -> Settings:
     return Settings()
@@ -49,21 +39,8 @@ def settings() -> Settings:
 @pytest.fixture(scope="session")
 def live_server_url(settings: Settings) -> Iterator[str]:
     install_assets(settings.graphiql_dir)
-    port = _free_port()
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 120
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the API did not start; is Neo4j running (`make test` starts it)?")
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    with serve_in_thread(settings) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,45 @@
+"""Open everything a resolver needs (driver, schema, embedder, SQL store) and close it again.
+
+The app's lifespan and the benchmark and evaluation harnesses share this, so every path
+that reaches the resolvers is set up the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio.to_thread
+from neo4j import AsyncGraphDatabase
+
+from palimpsest.config import Settings
+from palimpsest.cypher.executor import Database
+from palimpsest.embedding import load_embedder
+from palimpsest.neo4j_local import credentials
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.indexes import apply_schema
+from palimpsest.sqlmem.store import SqliteStore
+
+
+@asynccontextmanager
+async def open_services(settings: Settings) -> AsyncIterator[Services]:
+    driver = AsyncGraphDatabase.driver(settings.bolt_uri, auth=credentials(settings))
+    try:
+        await driver.verify_connectivity()
+        db = Database(driver, settings.neo4j_database)
+        await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
+        embedder = await anyio.to_thread.run_sync(
+            lambda: load_embedder(
+                settings.embedding_model,
+                settings.embedding_dimensions,
+                settings.model_dir,
+                settings.embedding_threads,
+            )
+        )
+        sql = SqliteStore.from_settings(settings)
+        try:
+            yield Services(db=db, embedder=embedder, settings=settings, sql=sql)
+        finally:
+            sql.close()
+    finally:
+        await driver.close()
