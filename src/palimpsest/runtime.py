@@ -23,7 +23,10 @@ from palimpsest.sqlmem.store import SqliteStore
 
 @asynccontextmanager
 async def open_services(settings: Settings) -> AsyncIterator[Services]:
-    driver = AsyncGraphDatabase.driver(settings.bolt_uri, auth=credentials(settings))
+    # Server notifications (e.g. "property not seen yet") would log whole query texts.
+    driver = AsyncGraphDatabase.driver(
+        settings.bolt_uri, auth=credentials(settings), notifications_min_severity="OFF"
+    )
     try:
         await driver.verify_connectivity()
         db = Database(driver, settings.neo4j_database)

@@ -105,6 +105,9 @@ def test_supersession_chain_answers_each_period(gql: Gql, who: str) -> None:
     s = {"type": "country", "name": "Elbonia"}
     assert texts(gql, who, s=s, asOf="2012") == ["Elbonia head of state Anna"]
     assert texts(gql, who, s=s, asOf="2017") == ["Elbonia head of state Bert"]
+    # Exactly at a correction's instant only the newer fact holds (half-open intervals).
+    assert texts(gql, who, s=s, asOf="2015") == ["Elbonia head of state Bert"]
+    assert texts(gql, who, s=s, asOf="2020") == ["Elbonia head of state Cleo"]
     assert texts(gql, who, s=s) == ["Elbonia head of state Cleo"]
     # What we believed before the corrections: A (and its successors, not yet retired) open.
     believed = texts(gql, who, s=s, knownAt=known_before)

@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any, LiteralString, TypeVar
 
 import neo4j
@@ -104,7 +105,9 @@ def _native(record: neo4j.Record) -> Row:
 def _convert(value: Any) -> Any:
     """Driver temporal values become ``datetime``, also inside map projections."""
     if isinstance(value, DateTime):
-        return value.to_native()
+        # Fixed-offset UTC: a named "UTC" zone written back would compare as a different,
+        # later instant than the same moment with offset Z, breaking half-open intervals.
+        return value.to_native().astimezone(UTC)
     if isinstance(value, dict):
         return {k: _convert(v) for k, v in value.items()}
     if isinstance(value, list) and value and isinstance(value[0], (dict, DateTime)):
