@@ -55,32 +55,25 @@ import asyncio
 import csv
 import hashlib
 import itertools
-import logging
 import re
 import string
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
 import orjson
-from neo4j import AsyncGraphDatabase
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database, Statement
-from palimpsest.embedding import load_embedder
+from palimpsest.cypher.executor import Statement
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.neo4j_local import credentials
 from palimpsest.resolvers import facts as fr
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.indexes import apply_schema
-from palimpsest.sqlmem import SqliteStore
+from palimpsest.runtime import open_services
 from palimpsest.timeparse import parse_time
 
 Progress = Callable[[str], None]
@@ -345,33 +338,8 @@ def _principal(dataset: str) -> Principal:
     )
 
 
-@asynccontextmanager
-async def _services(settings: Settings) -> AsyncIterator[Services]:
-    """The same pieces the app lifespan builds: driver, Database, schema, embedder."""
-    # The driver logs a 01N52 "property key does not exist" warning, with the statement text,
-    # for every read of a property no row has yet (prior_invalid_at on a fresh database).
-    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
-    user, password = credentials(settings)
-    driver = AsyncGraphDatabase.driver(settings.bolt_uri, auth=(user, password))
-    try:
-        await driver.verify_connectivity()
-        db = Database(driver, settings.neo4j_database)
-        await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
-        embedder = await anyio.to_thread.run_sync(
-            lambda: load_embedder(
-                settings.embedding_model,
-                settings.embedding_dimensions,
-                settings.model_dir,
-                settings.embedding_threads,
-            )
-        )
-        sql = SqliteStore.from_settings(settings)
-        try:
-            yield Services(db=db, embedder=embedder, settings=settings, sql=sql)
-        finally:
-            sql.close()
-    finally:
-        await driver.close()
+# The same services the app builds (kept under this name for the other harnesses).
+_services = open_services
 
 
 async def _erase(svc: Services, who: Principal) -> None:
