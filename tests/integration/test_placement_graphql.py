@@ -146,6 +146,9 @@ def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> 
         assert (d["scope"], d["moved"], d["reason"]) == ("USER", False, reason)
     [d] = ok(gql(PLACEMENT, no_sql, items=item))["placement"]
     assert "sql_scopes" in d["message"]
+    # The ontology lives in the tenant scope: an isolated member cannot read it.
+    refused = gql("{ ontology { status } }", isolated)
+    assert refused["errors"][0]["extensions"]["code"] == "FORBIDDEN"
 
 
 def test_only_admins_set_the_ontology_and_bad_ones_change_nothing(

@@ -58,6 +58,14 @@ async def set_ontology(svc: Services, who: Principal, markdown: str) -> StoredOn
 
 
 async def get_ontology(svc: Services, who: Principal) -> StoredOntology | None:
+    """The ontology as a caller reads it: it lives in the tenant scope, so it needs TENANT."""
+    resolve_scope(who, Scope.TENANT)
+    return await _read(svc, who)
+
+
+async def _read(svc: Services, who: Principal) -> StoredOntology | None:
+    # Placement consults the ontology for every caller (it only ever keeps facts home when
+    # the caller may not reach TENANT), so this server-side read needs no TENANT grant.
     rows = await svc.db.read(q.GET_ONTOLOGY, {"scope_key": tenant_config_ref(who).scope_key})
     return _stored(rows[0]) if rows else None
 
@@ -108,7 +116,7 @@ async def assert_placed(
 
 
 async def _load(svc: Services, who: Principal) -> Ontology | None:
-    stored = await get_ontology(svc, who)
+    stored = await _read(svc, who)
     return parse_ontology(stored.markdown) if stored else None
 
 
