@@ -150,11 +150,20 @@ def test_reassert_is_idempotent_and_never_revives(gql: Gql, who: str) -> None:
     ]
 
 
+JUDGE = """mutation($id: String!, $v: Verdict!, $r: String! = "no source says so") {
+  judgeFact(scope: USER, id: $id, verdict: $v, reason: $r)
+  { confidence verdict provenance { judgedBy } } }"""
+IMPORT = """mutation($m: String!) { importDocument(scope: USER, markdown: $m)
+  { chunks { id type } } }"""
+
+
 def test_judging_hides_unsupported_but_never_deletes(gql: Gql, who: str) -> None:
-    [a] = assert_facts(gql, who, fact("Narnia", "Aslan"))
-    judge = """mutation($id: String!, $v: Verdict!) { judgeFact(scope: USER, id: $id, verdict: $v,
-      reason: "no source says so") { confidence verdict provenance { judgedBy } } }"""
-    judged = ok(gql(judge, who, id=a["id"], v="UNSUPPORTED"))["judgeFact"]
+    doc = ok(gql(IMPORT, who, m="# Lore\n\nAslan rules Narnia.\n"))["importDocument"]
+    chunk = next(c["id"] for c in doc["chunks"] if c["type"] == "paragraph")
+    [a] = assert_facts(
+        gql, who, fact("Narnia", "Aslan", source={"chunkId": chunk, "start": 0, "end": 5})
+    )
+    judged = ok(gql(JUDGE, who, id=a["id"], v="UNSUPPORTED"))["judgeFact"]
     assert judged == {
         "confidence": 0.0,
         "verdict": "unsupported",
@@ -162,12 +171,21 @@ def test_judging_hides_unsupported_but_never_deletes(gql: Gql, who: str) -> None
     }
     assert texts(gql, who) == []
     assert texts(gql, who, refuted=True) == ["Narnia head of state Aslan"]
-    ok(gql(judge, who, id=a["id"], v="UNCLEAR"))
+    ok(gql(JUDGE, who, id=a["id"], v="UNCLEAR"))
     assert texts(gql, who) == ["Narnia head of state Aslan"]
-    assert (
-        code_of(gql(judge.replace("no source says so", ""), who, id=a["id"], v="SUPPORTED"))
-        == "INVALID_ARGUMENT"
-    )
+    assert code_of(gql(JUDGE, who, id=a["id"], v="SUPPORTED", r=" ")) == "INVALID_ARGUMENT"
+
+
+def test_only_an_operator_vouches_for_a_fact_without_a_source(
+    gql: Gql, token: Callable[..., str], tenant: str
+) -> None:
+    operator = token(tenant, "ops-user", None, admin=True)
+    agent = token(tenant, "ops-user", "planner")
+    [a] = assert_facts(gql, operator, fact("Atlantis", "Poseidon"))
+    assert code_of(gql(JUDGE, agent, id=a["id"], v="SUPPORTED")) == "FORBIDDEN"
+    assert code_of(gql(JUDGE, operator, id=a["id"], v="MISTYPED")) == "INVALID_ARGUMENT"
+    vouched = ok(gql(JUDGE, operator, id=a["id"], v="SUPPORTED"))["judgeFact"]
+    assert vouched["provenance"]["judgedBy"] == "operator"
 
 
 def test_retract_ends_a_fact_without_replacement(gql: Gql, who: str) -> None:

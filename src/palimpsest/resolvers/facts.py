@@ -14,8 +14,8 @@ from typing import Any
 
 from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, Tx
-from palimpsest.errors import Conflict, InvalidArgument, NotFound
-from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers.common import check_id, new_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact
@@ -367,6 +367,13 @@ async def judge(
         raise InvalidArgument(f"verdict must be one of {', '.join(VERDICTS)}")
     if not reason.strip() or len(reason) > MAX_TEXT:
         raise InvalidArgument(f"reason is required (1-{MAX_TEXT} characters)")
+    current = await get_fact(svc, who, scope, fact_id)
+    if current.provenance.source_quote is None:
+        # Nothing to check the claim against: only an operator may vouch for it.
+        if who.origin is not Origin.OPERATOR:
+            raise Forbidden("this fact has no source span; only an operator may judge it")
+        if verdict == "mistyped":
+            raise InvalidArgument("a fact without a source span cannot be judged mistyped")
     params = {
         "scope_key": ref.scope_key,
         "id": fact_id,
