@@ -57,6 +57,9 @@ class Settings(BaseSettings):
 
     # Reciprocal Rank Fusion constant for recall: score = sum over legs of 1 / (k + rank).
     rrf_k: int = Field(default=60, ge=1, le=1000)
+    # Per-leg weights in the fusion: score = sum over legs of weight / (k + rank).
+    rrf_vector_weight: float = Field(default=1.0, ge=0.0, le=10.0)
+    rrf_fulltext_weight: float = Field(default=1.0, ge=0.0, le=10.0)
 
     # Key/value quotas; 0 switches a limit off.
     max_value_bytes: int = Field(default=256 * 1024, ge=0)

@@ -16,6 +16,45 @@ from palimpsest.timeparse import parse_optional
 DEFAULT_RRF_K = 60
 DEFAULT_SLACK = timedelta(hours=72)
 MAX_TERMS = 64
+# Lucene's English stop set: the index drops these, so a query of only these words would
+# reduce to the bare scope clause and match every row of the scope.
+STOP_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    }
+)
 _HEX = re.compile(r"^[0-9a-f]{8,64}$")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SLACK = re.compile(r"^(\d+)\s*([smhd])$")
@@ -143,7 +182,7 @@ def lucene_query(scope_key: str, text: str) -> str | None:
     """
     if not _HEX.match(scope_key):
         raise ValueError("scope keys are hex")
-    words = _WORD.findall(text)[:MAX_TERMS]
+    words = [w for w in _WORD.findall(text) if w.lower() not in STOP_WORDS][:MAX_TERMS]
     if not words:
         return None
     terms = " OR ".join(f'text:"{w}"' for w in words)

@@ -125,3 +125,9 @@ def test_lucene_query_always_has_exactly_one_scope_clause(text: str) -> None:
         assert q.count("scope_key:") == 1
         body = q.split(" AND (", 1)[1]
         assert all(ch.isalnum() or ch in ' _:"()' or not ch.isascii() for ch in body)
+
+
+def test_stop_words_never_reduce_the_query_to_the_bare_scope_clause() -> None:
+    assert lucene_query(KEY, "it is the a") is None
+    q = lucene_query(KEY, "what is the cat")
+    assert q == f'scope_key:"{KEY}" AND (text:"what" OR text:"cat")'

@@ -140,6 +140,13 @@ FULLTEXT_INDEXES = (
     ),
 )
 
+# Full-text indexes cannot change analyzer in place: a stale one is dropped and rebuilt.
+DROP_FULLTEXT = {
+    "memory_text": Statement("DROP_MEMORY_FULLTEXT", "DROP INDEX memory_text IF EXISTS"),
+    "chunk_text": Statement("DROP_CHUNK_FULLTEXT", "DROP INDEX chunk_text IF EXISTS"),
+    "fact_text": Statement("DROP_FACT_FULLTEXT", "DROP INDEX fact_text IF EXISTS"),
+}
+
 AWAIT_INDEXES = Statement("AWAIT_INDEXES", "CALL db.awaitIndexes(300)")
 
 LIST_INDEXES = Statement(

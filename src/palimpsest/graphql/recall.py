@@ -7,11 +7,14 @@ from datetime import datetime
 import strawberry
 
 from palimpsest import recall as pure
+from palimpsest.errors import InvalidArgument
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.facts import TIME_HELP, Fact
 from palimpsest.graphql.types import Provenance, Scope
 from palimpsest.resolvers import facts
 from palimpsest.resolvers import recall as ops
+
+MAX_TOP_K = 50
 
 strawberry.enum(pure.Source, name="Source", description="Kinds of rows recall may return.")
 strawberry.enum(
@@ -55,7 +58,6 @@ class RecallHit:
     text: str
     score: float
     cosine: float | None
-    fulltext_score: float | None
     vector_rank: int | None
     fulltext_rank: int | None
     key: str | None
@@ -76,7 +78,6 @@ class RecallHit:
             text=h.text,
             score=h.score,
             cosine=h.cosine,
-            fulltext_score=h.fulltext_score,
             vector_rank=h.vector_rank,
             fulltext_rank=h.fulltext_rank,
             key=h.key,
@@ -112,6 +113,8 @@ async def _run(
     default: frozenset[pure.Source],
 ) -> RecallResult:
     c = info.context
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidArgument(f"topK must be between 1 and {MAX_TOP_K}")
     w = when or WhenInput()
     req = ops.RecallRequest(
         query=query,
@@ -123,6 +126,8 @@ async def _run(
         window=pure.parse_window(w.from_, w.to, w.missing.value if w.missing else None, w.slack),
         prefix=prefix,
         rrf_k=c.services.settings.rrf_k,
+        vector_weight=c.services.settings.rrf_vector_weight,
+        fulltext_weight=c.services.settings.rrf_fulltext_weight,
     )
     result = await ops.recall(c.services, c.principal, [scope, *(also_scopes or [])], req)
     report = result.time_filter

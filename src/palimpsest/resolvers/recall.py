@@ -26,8 +26,7 @@ from palimpsest.resolvers.facts import TimeView, fact_from
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Fact, Provenance
 
-MAX_TOP_K = 50
-MAX_POOL = 200
+MAX_POOL = 200  # also the largest top_k the resolver serves (the API allows 50)
 MAX_FETCH = 2000
 MAX_QUERY_CHARS = 4000
 
@@ -54,6 +53,8 @@ class RecallRequest:
     window: pure.Window | None = None
     prefix: str = ""
     rrf_k: int = pure.DEFAULT_RRF_K
+    vector_weight: float = 1.0
+    fulltext_weight: float = 1.0
     mode: Mode = Mode.HYBRID
     pool: int | None = None  # candidates per leg; default 4 x top_k, capped
 
@@ -104,8 +105,8 @@ async def recall(
         raise InvalidArgument("give at least one scope")
     if not req.query.strip() or len(req.query) > MAX_QUERY_CHARS:
         raise InvalidArgument(f"query must be 1-{MAX_QUERY_CHARS} characters")
-    if not 1 <= req.top_k <= MAX_TOP_K:
-        raise InvalidArgument(f"topK must be between 1 and {MAX_TOP_K}")
+    if not 1 <= req.top_k <= MAX_POOL:
+        raise InvalidArgument(f"topK must be between 1 and {MAX_POOL}")
     pool = req.pool or min(4 * req.top_k, MAX_POOL)
     vector = None if req.mode is Mode.FULLTEXT else (await svc.embed([req.query]))[0]
     base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
@@ -138,6 +139,7 @@ async def recall(
             "fulltext": [_key(i) for _, i in sorted(text_list, key=lambda p: -p[0]) if i in found],
         },
         k=req.rrf_k,
+        weights={"vector": req.vector_weight, "fulltext": req.fulltext_weight},
     )
     by_key = {_key(i): h for i, h in found.items()}
     ranked: list[Hit] = []
