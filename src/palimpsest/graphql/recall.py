@@ -126,6 +126,7 @@ async def _run(
         window=pure.parse_window(w.from_, w.to, w.missing.value if w.missing else None, w.slack),
         prefix=prefix,
         rrf_k=c.services.settings.rrf_k,
+        pool_factor=c.services.settings.recall_pool_factor,
         vector_weight=c.services.settings.rrf_vector_weight,
         fulltext_weight=c.services.settings.rrf_fulltext_weight,
     )

@@ -56,7 +56,8 @@ class RecallRequest:
     vector_weight: float = 1.0
     fulltext_weight: float = 1.0
     mode: Mode = Mode.HYBRID
-    pool: int | None = None  # candidates per leg; default 4 x top_k, capped
+    pool: int | None = None  # candidates per leg; default pool_factor x top_k, capped
+    pool_factor: int = 2
 
 
 @dataclass(slots=True)
@@ -107,7 +108,7 @@ async def recall(
         raise InvalidArgument(f"query must be 1-{MAX_QUERY_CHARS} characters")
     if not 1 <= req.top_k <= MAX_POOL:
         raise InvalidArgument(f"topK must be between 1 and {MAX_POOL}")
-    pool = req.pool or min(4 * req.top_k, MAX_POOL)
+    pool = req.pool or min(req.pool_factor * req.top_k, MAX_POOL)
     vector = None if req.mode is Mode.FULLTEXT else (await svc.embed([req.query]))[0]
     base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
     legs = [
