@@ -50,7 +50,13 @@ def test_round_trip_is_lossless_and_spans_are_exact(gql: Gql, who: str, name: st
                 assert ids[chunk["parentId"]]["index"] < chunk["index"]
 
 
-def test_tree_types_and_title(gql: Gql, who: str) -> None:
+READ_BACK = """query($id: String!) { document(scope: USER, id: $id) { markdown
+  summary { id title path chunkCount }
+  chunks { id type text parentId position index level language revision
+           span { startLine endLine startChar endChar } } } }"""
+
+
+def test_tree_types_and_title(gql: Gql, who: str, neo4j_driver: Any) -> None:
     text = (
         "# Runbook\n\nIntro paragraph.\n\n## Deploy\n\n- step one\n  - nested\n- step two\n\n"
         "```sh\nmake deploy\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> careful\n"
@@ -75,6 +81,17 @@ def test_tree_types_and_title(gql: Gql, who: str) -> None:
     assert by_text["- nested"]["parentId"] == by_text["- step one"]["id"]
     assert by_text["```sh\nmake deploy\n```"]["language"] == "sh"
     assert by_text["```sh\nmake deploy\n```"]["parentId"] == deploy["id"]
+    # What import answered is what the database holds, edges included.
+    stored = ok(gql(READ_BACK, who, id=doc["summary"]["id"]))["document"]
+    assert stored["chunks"] == doc["chunks"]
+    assert stored["markdown"] == doc["markdown"] == text
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (d:Document {id: $id})-[:HAS_ROOT]->(root) "
+        "RETURN COUNT { (root)-[:HAS_CHILD*]->() } AS tree, "
+        "COUNT { (:Chunk {document_id: $id})-[:NEXT]->() } AS next",
+        id=doc["summary"]["id"],
+    )
+    assert (records[0]["tree"], records[0]["next"]) == (len(chunks), len(chunks) - 1)
     listed = ok(gql('{ documents(scope: USER, pathPrefix: "/ops/") { id path } }', who))
     assert listed["documents"] == [{"id": doc["summary"]["id"], "path": "/ops/runbook"}]
 

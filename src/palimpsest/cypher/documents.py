@@ -1,5 +1,8 @@
 """Documents plane: ``:Document`` -[:HAS_ROOT]-> root ``:Chunk`` -[:HAS_CHILD]-> chunks.
 
+Import writes the document, its chunks and the tree and reading-order edges in one statement:
+the edges are drawn between the nodes just created, by list position, with no index lookups.
+
 ``:NEXT`` links chunks in reading order. Every node and relationship carries the scope, and
 every statement filters on ``$scope_key``.
 """
@@ -36,20 +39,14 @@ SET x = c, x.document_id = $id, x.revision = 1, x.observed_at = $observed_at,
     x.tenant_id = $tenant_id, x.scope = $scope, x.owner_id = $owner_id,
     x.scope_key = $scope_key, x.session_id = $session_id, x.run_id = $run_id,
     x.agent_name = $agent_name, x.model = $model, x.origin = $origin
+WITH root, collect(x) AS xs
+UNWIND range(0, size(xs) - 1) AS i
+WITH root, xs, i, xs[i] AS x
+WITH xs, i, x, CASE WHEN $parents[i] < 0 THEN root ELSE xs[$parents[i]] END AS p
+CREATE (p)-[:HAS_CHILD {position: x.position, scope_key: $scope_key}]->(x)
+FOREACH (n IN CASE WHEN i + 1 < size(xs) THEN [xs[i + 1]] ELSE [] END |
+  CREATE (x)-[:NEXT {scope_key: $scope_key}]->(n))
 RETURN count(x) AS chunks
-""",
-)
-
-LINK_CHUNKS = Statement(
-    "LINK_CHUNKS",
-    """
-UNWIND $links AS link
-MATCH (p:Chunk {scope_key: $scope_key, id: link.parent})
-MATCH (c:Chunk {scope_key: $scope_key, id: link.child})
-CREATE (p)-[:HAS_CHILD {position: link.position, scope_key: $scope_key}]->(c)
-WITH link, c
-MATCH (n:Chunk {scope_key: $scope_key, id: link.next})
-CREATE (c)-[:NEXT {scope_key: $scope_key}]->(n)
 """,
 )
 

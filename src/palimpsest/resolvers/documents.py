@@ -66,15 +66,6 @@ async def import_document(
         }
         for c in parsed.chunks
     ]
-    links = [
-        {
-            "parent": root_id if c.parent is None else ids[c.parent],
-            "child": ids[c.index],
-            "position": c.position,
-            "next": ids[c.index + 1] if c.index + 1 < len(ids) else None,
-        }
-        for c in parsed.chunks
-    ]
     params = {
         **ref.params(),
         **writer_params(who),
@@ -87,14 +78,33 @@ async def import_document(
         "observed_at": observed,
         "now": now,
         "chunks": chunks,
+        "parents": [-1 if c.parent is None else c.parent for c in parsed.chunks],
     }
-
-    async def work(tx: Tx) -> None:
-        await tx.run(q.CREATE_DOCUMENT, params)
-        await tx.run(q.LINK_CHUNKS, {"scope_key": ref.scope_key, "links": links})
-
-    await svc.db.write_tx(work)
-    return await get_document(svc, who, scope, doc_id)
+    await svc.db.write(q.CREATE_DOCUMENT, params)
+    # Everything returned was just written: answer from it rather than reading it back.
+    provenance = provenance_from({**writer_params(who), "tenant_id": ref.tenant_id})
+    summary = DocumentSummary(doc_id, params["title"], path, len(chunks), now, now, provenance)
+    built = [
+        Chunk(
+            id=ids[c.index],
+            document_id=doc_id,
+            type=c.type.value,
+            text=c.text,
+            parent_id=None if c.parent is None else ids[c.parent],
+            position=c.position,
+            index=c.index,
+            level=c.level,
+            language=c.language,
+            revision=1,
+            span=Span(c.start_line, c.end_line, c.start_char, c.end_char),
+            observed_at=observed,
+            created_at=now,
+            updated_at=now,
+            provenance=provenance,
+        )
+        for c in parsed.chunks
+    ]
+    return Document(summary, parsed.preamble, built, [c.separator for c in parsed.chunks])
 
 
 async def list_documents(
