@@ -17,8 +17,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +50,8 @@ def run(
     tenant, user = f"bench-{uuid.uuid4().hex[:8]}", "bench"
     token = mint(load_keys(settings), tenant=tenant, user=user, agent="bench", ttl_seconds=3600)
     say("starting the API (Neo4j, embedding model) ...")
-    with _server(settings) as port:
-        client = _Client(port, token)
+    with serve_in_thread(settings) as url:
+        client = GraphQLClient(url, token)
         try:
             client.call(EXEC_GQL, s=[{"statement": CREATE}])
             say(f"graphql: {n} inserts ...")
@@ -75,13 +74,6 @@ def run(
         "sqlite_ops_per_s": insert["sqlite_ops_per_s"],
         "ratio": insert["ratio"],
     }
-
-
-@contextmanager
-def _server(settings: Settings) -> Iterator[int]:
-    """The real app on a free port (see palimpsest.server); yields the port."""
-    with serve_in_thread(settings) as url:
-        yield int(url.rsplit(":", 1)[1])
 
 
 def _insert(i: int) -> dict[str, Any]:
@@ -116,10 +108,11 @@ def _bare_sqlite(n: int) -> tuple[float, float]:
     return inserts, selects
 
 
-class _Client:
+class GraphQLClient:
     """One keep-alive HTTP/1.1 connection; stdlib only, so the bench needs no dev extras."""
 
-    def __init__(self, port: int, token: str) -> None:
+    def __init__(self, url: str, token: str) -> None:
+        port = int(url.rsplit(":", 1)[1])
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 

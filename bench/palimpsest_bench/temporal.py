@@ -338,10 +338,6 @@ def _principal(dataset: str) -> Principal:
     )
 
 
-# The same services the app builds (kept under this name for the other harnesses).
-_services = open_services
-
-
 async def _erase(svc: Services, who: Principal) -> None:
     key = resolve_scope(who, SCOPE).scope_key
     while (await svc.db.write(ERASE_ENTITIES, {"scope_key": key}))[0]["deleted"]:
@@ -411,7 +407,7 @@ async def run_situatedqa(
         f"situatedqa: {len(plan.facts)} facts ({plan.dropped} rows dropped), "
         f"{len(plan.supersessions)} supersessions, {len(queries)} queries; tenant {who.tenant_id}"
     )
-    async with _services(settings) as svc:
+    async with open_services(settings) as svc:
         try:
             ids: dict[str, str] = {}
             pending = list(plan.supersessions)
@@ -503,7 +499,7 @@ async def run_yago11k(
     probes = _read_jsonl(data / "asof_probes.jsonl")
     who = _principal("yago11k")
     progress(f"yago11k: {len(drafts)} facts, {len(probes)} probes; tenant {who.tenant_id}")
-    async with _services(settings) as svc:
+    async with open_services(settings) as svc:
         try:
             load_started = time.perf_counter()
             await _load(svc, who, drafts, progress)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -144,6 +145,40 @@ def bench_sql(
     _print_json(sql.run(Settings(), n=n, say=_err))
 
 
+BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
+BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
+
+
+@bench_app.command("recall-latency")
+def bench_recall_latency(chunks: BenchChunks = 10_000, queries: BenchQueries = 300) -> None:
+    """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms)."""
+    import asyncio
+
+    from palimpsest_bench import recall_bench
+
+    _print_json(asyncio.run(recall_bench.run_latency(Settings(), chunks, queries, say=_err)))
+
+
+@bench_app.command("filtered-recall")
+def bench_filtered_recall(chunks: BenchChunks = 10_000, queries: BenchQueries = 50) -> None:
+    """Top-10 overlap with an exact in-scope search at 0.01-100 % scope shares."""
+    import asyncio
+
+    from palimpsest_bench import recall_bench
+
+    _print_json(asyncio.run(recall_bench.run_filtered(Settings(), chunks, queries, say=_err)))
+
+
+@bench_app.command("ingest")
+def bench_ingest(chunks: BenchChunks = 2000) -> None:
+    """Chunks per second through import_document against embedding-only throughput."""
+    import asyncio
+
+    from palimpsest_bench import recall_bench
+
+    _print_json(asyncio.run(recall_bench.run_ingest(Settings(), chunks, say=_err)))
+
+
 DataDir = Annotated[
     Path,
     typer.Option(
@@ -174,6 +209,100 @@ def eval_yago11k(data: DataDir, keep: KeepData = False) -> None:
     from palimpsest_bench import temporal
 
     _print_json(asyncio.run(temporal.run_yago11k(Settings(), data, _err, keep=keep)))
+
+
+class RecallMode(StrEnum):
+    VECTOR = "vector"
+    FULLTEXT = "fulltext"
+    HYBRID = "hybrid"
+
+
+RecallModeOpt = Annotated[RecallMode, typer.Option("--mode", help="Which legs of recall to run.")]
+TopK = Annotated[
+    int | None,
+    typer.Option("--top-k", min=1, help="topK per query (default 10; SciFact 50, the cap)."),
+]
+Pool = Annotated[
+    int | None, typer.Option(min=1, help="Candidates per leg (default: the resolver's).")
+]
+KeepDocs = Annotated[bool, typer.Option(help="Keep the eval tenant's documents afterwards.")]
+EmbedCache = Annotated[
+    Path | None,
+    typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
+]
+Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+
+
+def _recall_eval(
+    dataset: str,
+    data: Path,
+    mode: RecallMode,
+    top_k: int | None,
+    pool: int | None,
+    keep: bool,
+    embed_cache: Path | None,
+    limit: int | None,
+) -> None:
+    import asyncio
+
+    from palimpsest.resolvers.recall import Mode
+    from palimpsest_bench import recall_eval
+
+    result = recall_eval.run(
+        Settings(),
+        dataset,
+        data,
+        Mode(mode.value),
+        _err,
+        top_k=top_k,
+        pool=pool,
+        keep=keep,
+        embed_cache=embed_cache,
+        limit=limit,
+    )
+    _print_json(asyncio.run(result))
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    data: DataDir,
+    mode: RecallModeOpt = RecallMode.HYBRID,
+    top_k: TopK = None,
+    pool: Pool = None,
+    keep: KeepDocs = False,
+    embed_cache: EmbedCache = None,
+    limit: Limit = None,
+) -> None:
+    """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10."""
+    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit)
+
+
+@eval_app.command("scifact")
+def eval_scifact(
+    data: DataDir,
+    mode: RecallModeOpt = RecallMode.HYBRID,
+    top_k: TopK = None,
+    pool: Pool = None,
+    keep: KeepDocs = False,
+    embed_cache: EmbedCache = None,
+    limit: Limit = None,
+) -> None:
+    """SciFact: one document per abstract; nDCG@10 and recall@100."""
+    _recall_eval("scifact", data, mode, top_k, pool, keep, embed_cache, limit)
+
+
+@eval_app.command("timeqa")
+def eval_timeqa(
+    data: DataDir,
+    mode: RecallModeOpt = RecallMode.HYBRID,
+    top_k: TopK = None,
+    pool: Pool = None,
+    keep: KeepDocs = False,
+    embed_cache: EmbedCache = None,
+    limit: Limit = None,
+) -> None:
+    """TimeQA: pages as documents, paragraphs as chunks; nDCG@10 and MRR@10."""
+    _recall_eval("timeqa", data, mode, top_k, pool, keep, embed_cache, limit)
 
 
 def main() -> None:

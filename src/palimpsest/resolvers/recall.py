@@ -37,7 +37,8 @@ class Mode(StrEnum):
     FULLTEXT = "fulltext"
 
 
-_LEGS: dict[pure.Source, tuple[Statement, Statement, Statement]] = {
+# Per kind: the in-index vector leg, its exact fallback, and the full-text leg.
+LEGS: dict[pure.Source, tuple[Statement, Statement, Statement]] = {
     pure.Source.NOTES: (q.VECTOR_MEMORY, q.EXACT_MEMORY, q.FULLTEXT_MEMORY),
     pure.Source.DOCUMENTS: (q.VECTOR_CHUNKS, q.EXACT_CHUNKS, q.FULLTEXT_CHUNKS),
     pure.Source.FACTS: (q.VECTOR_FACTS, q.EXACT_FACTS, q.FULLTEXT_FACTS),
@@ -171,7 +172,7 @@ async def _leg(
     base: dict[str, Any],
     fulltext: bool,
 ) -> tuple[bool, list[Hit]]:
-    ann, exact, lucene_leg = _LEGS[kind]
+    ann, exact, lucene_leg = LEGS[kind]
     params: dict[str, Any] = {**base, "scope_key": ref.scope_key}
     if fulltext:
         lucene = pure.lucene_query(ref.scope_key, text)

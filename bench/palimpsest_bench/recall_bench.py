@@ -1,0 +1,686 @@
+"""Recall benchmarks (issue 4, item 5): scoped latency, filtered-recall quality, ingest rate.
+
+All three write synthetic Markdown documents through ``import_document`` (the resolver the
+``importDocument`` mutation calls: parse, embed every chunk in one batch, one write
+transaction) into bench tenants of the configured Neo4j, and print one JSON-ready dict.
+Texts come from a fixed vocabulary (topics, names, places, years), so both the vector and the
+full-text leg have signal; no evaluation data is read.
+
+- ``recall-latency``: N chunks over many USER scopes in four tenants (one big scope with a
+  fifth of the rows, several hundred small ones). The dataset is kept between runs: tenants
+  ``bench-recall-<N>-t<i>``; a run whose scopes all hold their planned chunk counts skips the
+  load (``dataset.cached``), a scope left half-loaded is erased and loaded again. Then, per
+  query, interleaved: ``search`` through GraphQL over HTTP (uvicorn in-process on a free port,
+  a real run token, one keep-alive connection, one request at a time; default sources, topK
+  10, so the query embedding and every leg the resolver plans are included), and the raw
+  work: embed the query, then the same ``cypher/recall.py`` statements the planner runs for
+  that request (vector leg with the exact fallback on a short read, full-text leg, per kind,
+  concurrently, as the resolver does) through ``Database.read``. ``overhead`` is
+  p95 / raw_p95: what HTTP, GraphQL, the resolvers and fusion add.
+- ``filtered-recall``: tenant ``bench-filtered-<N>`` (kept too) with USER scopes of exactly
+  0.01 %, 0.1 %, 1 %, 10 % and 100 % of N chunks. For each scope and query, top-10 ids of the
+  production vector leg (``recall`` in vector mode, the code the API runs) against an exact
+  in-scope search (``EXACT_CHUNKS``, brute-force cosine over the scope); also the production
+  hybrid top-10 against RRF of the exact vector pool and the full-text pool, and the bare
+  in-index ANN (``VECTOR_CHUNKS`` alone, no fallback) to show what the fallback adds.
+  ``share_of_index`` is each scope's share of all embedded chunks in the database, which
+  includes other tenants' rows.
+- ``ingest``: a fresh tenant (erased afterwards); per document, interleaved so both see the
+  same machine: embedding only (``Services.embed`` on the document's chunk texts, the batch
+  ``import_document`` makes) and the full ``import_document``. ``ratio`` =
+  chunks_per_s / embed_only_per_s.
+
+Only the pure helpers (percentiles, overlap, plans, text generation) are unit tested; figures
+are measured, never asserted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+
+from palimpsest import markdown
+from palimpsest import recall as pure
+from palimpsest.config import Settings
+from palimpsest.cypher import recall as q
+from palimpsest.cypher.executor import Statement
+from palimpsest.identity import Principal, Scope
+from palimpsest.identity.scopes import scope_key
+from palimpsest.identity.tokens import load_keys, mint
+from palimpsest.resolvers import documents as docs
+from palimpsest.resolvers import facts as fr
+from palimpsest.resolvers import recall as rr
+from palimpsest.resolvers.services import Services
+from palimpsest.runtime import open_services
+from palimpsest.server import serve_in_thread
+from palimpsest_bench.sql import GraphQLClient
+
+Progress = Callable[[str], None]
+
+
+def stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+TOP_K = 10
+POOL = min(4 * TOP_K, rr.MAX_POOL)  # the resolver's default pool for topK 10
+SHARES = (0.01, 0.1, 1.0, 10.0, 100.0)  # percent of N
+LATENCY_TENANTS = 4
+BIG_SHARE = 0.2
+SMALL_MIN, SMALL_MAX = 10, 500
+MAX_DOC_CHUNKS = 25
+LOAD_CONCURRENCY = 2
+AGENT = "bench"
+
+SEARCH_GQL = (
+    "query($scope: Scope!, $q: String!, $k: Int!) { search(scope: $scope, query: $q, topK: $k) "
+    "{ hits { kind id score cosine vectorRank fulltextRank text documentId } } }"
+)
+
+# Bench-only statements: the product has no "erase a scope's documents" or "count a scope".
+COUNT_SCOPES = Statement(
+    "BENCH_COUNT_SCOPES",
+    """
+UNWIND $keys AS key
+RETURN key, COUNT { MATCH (c:Chunk {scope_key: key}) WHERE c.index IS NOT NULL } AS n
+""",
+)
+COUNT_EMBEDDED = Statement(
+    "BENCH_COUNT_EMBEDDED",
+    "MATCH (c:Chunk) WHERE c.index IS NOT NULL RETURN count(c) AS n",
+)
+ERASE_CHUNKS = Statement(
+    "BENCH_ERASE_CHUNKS",
+    """
+MATCH (c:Chunk {scope_key: $scope_key})
+WITH c LIMIT 5000
+DETACH DELETE c
+RETURN count(*) AS deleted
+""",
+)
+ERASE_DOCUMENTS = Statement(
+    "BENCH_ERASE_DOCUMENTS",
+    """
+MATCH (d:Document {scope_key: $scope_key})
+WITH d LIMIT 5000
+DETACH DELETE d
+RETURN count(*) AS deleted
+""",
+)
+
+
+# -- pure helpers -------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """The ``pct``-th percentile with linear interpolation between ranks (numpy's default)."""
+    if not values:
+        raise ValueError("no values")
+    if not 0 <= pct <= 100:
+        raise ValueError("pct must be within 0-100")
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * pct / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def overlap(found: Sequence[str], exact: Sequence[str], k: int = TOP_K) -> float:
+    """Share of the exact top-k that the search found in its own top-k; 1.0 when both are empty.
+
+    The denominator is the exact list's length (a scope smaller than k has fewer true hits).
+    """
+    truth = list(dict.fromkeys(exact[:k]))
+    if not truth:
+        return 1.0 if not found else 0.0
+    return len(set(found[:k]) & set(truth)) / len(truth)
+
+
+def latency_stats(ms: Sequence[float], prefix: str = "") -> dict[str, float]:
+    return {
+        f"{prefix}p50": round(percentile(ms, 50), 2),
+        f"{prefix}p95": round(percentile(ms, 95), 2),
+        f"{prefix}p99": round(percentile(ms, 99), 2),
+        f"{prefix}mean": round(sum(ms) / len(ms), 2),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ScopePlan:
+    tenant: str
+    user: str
+    chunks: int
+    big: bool = False
+
+    @property
+    def key(self) -> str:
+        return scope_key(self.tenant, Scope.USER, self.user)
+
+
+def latency_plan(n: int) -> list[ScopePlan]:
+    """One big scope (a fifth of ``n``) and many small ones (10-500, log-uniform) over four
+    tenants; the sizes add up to ``n`` exactly and depend only on ``n``."""
+    if n < 1:
+        raise ValueError("n must be positive")
+    tenants = [f"bench-recall-{n}-t{i}" for i in range(LATENCY_TENANTS)]
+    big = max(1, round(n * BIG_SHARE))
+    plans = [ScopePlan(tenants[0], "big", big, big=True)]
+    rng = random.Random(f"latency-plan-{n}")
+    left = n - big
+    i = 0
+    while left > 0:
+        size = min(left, round(math.exp(rng.uniform(math.log(SMALL_MIN), math.log(SMALL_MAX)))))
+        plans.append(ScopePlan(tenants[i % LATENCY_TENANTS], f"u{i:05d}", size))
+        left -= size
+        i += 1
+    return plans
+
+
+def filtered_plan(n: int) -> list[ScopePlan]:
+    """Scopes holding exactly 0.01 %, 0.1 %, 1 %, 10 % and 100 % of ``n`` (at least one row)."""
+    if n < 1:
+        raise ValueError("n must be positive")
+    tenant = f"bench-filtered-{n}"
+    return [ScopePlan(tenant, f"share-{s:g}", max(1, round(n * s / 100))) for s in SHARES]
+
+
+_TOPICS: dict[str, tuple[str, ...]] = {
+    "shipping": ("harbor", "cargo", "manifest", "container", "dock", "freighter", "crane"),
+    "baking": ("sourdough", "oven", "flour", "starter", "crust", "dough", "yeast"),
+    "astronomy": ("telescope", "nebula", "comet", "orbit", "eclipse", "galaxy", "meteor"),
+    "gardening": ("tomato", "compost", "seedling", "greenhouse", "mulch", "orchard", "soil"),
+    "finance": ("invoice", "budget", "ledger", "dividend", "audit", "mortgage", "payroll"),
+    "medicine": ("vaccine", "clinic", "symptom", "dosage", "surgeon", "diagnosis", "fever"),
+    "music": ("violin", "chorus", "melody", "rehearsal", "concert", "drummer", "album"),
+    "hiking": ("trail", "summit", "backpack", "glacier", "campsite", "ridge", "compass"),
+    "software": ("compiler", "database", "deployment", "bug", "server", "library", "query"),
+    "cooking": ("risotto", "saffron", "skillet", "marinade", "broth", "garlic", "noodle"),
+    "football": ("striker", "goalkeeper", "penalty", "stadium", "league", "referee", "coach"),
+    "weather": ("storm", "drought", "forecast", "hail", "monsoon", "humidity", "blizzard"),
+    "travel": ("passport", "airport", "hostel", "itinerary", "ferry", "luggage", "visa"),
+    "chemistry": ("catalyst", "molecule", "solvent", "isotope", "reaction", "polymer", "acid"),
+    "history": ("empire", "treaty", "dynasty", "archive", "revolution", "monarch", "siege"),
+    "pets": ("puppy", "kitten", "veterinarian", "leash", "aquarium", "parrot", "hamster"),
+    "architecture": ("facade", "cathedral", "blueprint", "balcony", "staircase", "dome", "arch"),
+    "energy": ("turbine", "battery", "solar", "reactor", "pipeline", "grid", "hydrogen"),
+    "education": ("syllabus", "lecture", "semester", "thesis", "tutor", "exam", "campus"),
+    "fashion": ("jacket", "silk", "tailor", "runway", "denim", "sneaker", "scarf"),
+}
+_VERBS = (
+    "reviewed", "repaired", "measured", "described", "ordered", "cancelled", "compared",
+    "photographed", "recommended", "questioned", "delivered", "painted", "borrowed", "sold",
+    "inspected", "forgot", "mentioned", "planned", "tested", "cleaned",
+)  # fmt: skip
+_ADJECTIVES = (
+    "old", "broken", "quarterly", "bright", "heavy", "expensive", "quiet", "northern",
+    "wooden", "urgent", "tiny", "famous", "rusty", "fresh", "secret", "crowded", "blue",
+    "early", "late", "remote",
+)  # fmt: skip
+_NAMES = (
+    "Maria", "Jonas", "Aiko", "Tomasz", "Fatima", "Lucas", "Priya", "Olusegun", "Elena",
+    "Mateo", "Sven", "Chloe", "Ravi", "Hana", "Diego", "Ingrid", "Kofi", "Yusuf", "Lena",
+    "Bruno",
+)  # fmt: skip
+_PLACES = (
+    "Lisbon", "Osaka", "Nairobi", "Quebec", "Bergen", "Tucson", "Krakow", "Valparaiso",
+    "Hobart", "Tallinn", "Marrakesh", "Cork", "Busan", "Lyon", "Recife", "Dundee",
+)  # fmt: skip
+_PREPOSITIONS = ("near", "behind", "beside", "after", "before", "under", "inside", "for")
+_TOPIC_NAMES = tuple(sorted(_TOPICS))
+
+
+class TextGen:
+    """Deterministic synthetic text: 1-2 sentence paragraphs and short queries, by topic."""
+
+    def __init__(self, seed: str) -> None:
+        self.rng = random.Random(seed)
+
+    def topic(self) -> str:
+        return self.rng.choice(_TOPIC_NAMES)
+
+    def sentence(self, topic: str) -> str:
+        r = self.rng
+        words = _TOPICS[topic]
+        subject = r.choice(_NAMES)
+        noun, other = r.sample(words, 2)
+        text = (
+            f"{subject} {r.choice(_VERBS)} the {r.choice(_ADJECTIVES)} {noun} "
+            f"{r.choice(_PREPOSITIONS)} the {other}"
+        )
+        if r.random() < 0.5:
+            text += f" in {r.choice(_PLACES)}"
+        if r.random() < 0.4:
+            text += f" in {r.randint(1990, 2025)}"
+        return text + "."
+
+    def paragraph(self, topic: str) -> str:
+        count = 1 if self.rng.random() < 0.5 else 2
+        return " ".join(self.sentence(topic) for _ in range(count))
+
+    def document(self, chunks: int, serial: int) -> str:
+        """A Markdown document that parses into exactly ``chunks`` chunks: a heading, then
+        paragraphs and an occasional bulleted list (each item is a chunk)."""
+        if chunks < 1:
+            raise ValueError("a document has at least one chunk")
+        topic = self.topic()
+        if chunks == 1:
+            return self.paragraph(topic) + "\n"
+        words = _TOPICS[topic]
+        parts = [f"# {self.rng.choice(words).title()} notes {serial}"]
+        left = chunks - 1
+        while left > 0:
+            if self.rng.random() < 0.25:  # the topic drifts within a document
+                topic = self.topic()
+            if left >= 2 and self.rng.random() < 0.15:
+                items = min(left, self.rng.randint(2, 4))
+                parts.append("\n".join(f"- {self.sentence(topic)}" for _ in range(items)))
+                left -= items
+            else:
+                parts.append(self.paragraph(topic))
+                left -= 1
+        return "\n\n".join(parts) + "\n"
+
+    def query(self) -> str:
+        r = self.rng
+        topic = self.topic()
+        noun, other = r.sample(_TOPICS[topic], 2)
+        match r.randrange(4):
+            case 0:
+                return f"{r.choice(_ADJECTIVES)} {noun} {other}"
+            case 1:
+                return f"what did {r.choice(_NAMES)} say about the {noun}"
+            case 2:
+                return f"{noun} {r.choice(_PREPOSITIONS)} the {other} in {r.choice(_PLACES)}"
+            case _:
+                return f"who {r.choice(_VERBS)} the {noun}"
+
+
+def documents_for(plan: ScopePlan) -> Iterator[tuple[str, int]]:
+    """The scope's documents as (markdown, chunk count); the counts add up to ``plan.chunks``."""
+    gen = TextGen(f"{plan.tenant}/{plan.user}")
+    left, serial = plan.chunks, 0
+    while left > 0:
+        size = min(left, gen.rng.randint(MAX_DOC_CHUNKS // 2, MAX_DOC_CHUNKS))
+        yield gen.document(size, serial), size
+        left -= size
+        serial += 1
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def principal(tenant: str, user: str) -> Principal:
+    return Principal(
+        tenant_id=tenant,
+        user_id=user,
+        agent_name=AGENT,
+        session_id=None,
+        run_id=None,
+        model=None,
+        roles=frozenset(),
+        memory_scopes=frozenset({Scope.USER}),
+        sql_scopes=frozenset(),
+        isolated=False,
+    )
+
+
+async def _gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: int) -> list[Any]:
+    gate = asyncio.Semaphore(limit)
+
+    async def one(job: Callable[[], Awaitable[Any]]) -> Any:
+        async with gate:
+            return await job()
+
+    return await asyncio.gather(*(one(j) for j in jobs))
+
+
+async def erase_scope(svc: Services, key: str) -> None:
+    for statement in (ERASE_CHUNKS, ERASE_DOCUMENTS):
+        while (await svc.db.write(statement, {"scope_key": key}))[0]["deleted"]:
+            pass
+
+
+async def ensure_loaded(svc: Services, plans: Sequence[ScopePlan], say: Progress) -> dict[str, Any]:
+    """Load every scope whose chunk count is not the planned one (erasing a partial load)."""
+    rows = await svc.db.read(COUNT_SCOPES, {"keys": [p.key for p in plans]})
+    have = {r["key"]: int(r["n"]) for r in rows}
+    todo = [p for p in plans if have.get(p.key, 0) != p.chunks]
+    total = sum(p.chunks for p in plans)
+    if not todo:
+        say(f"dataset present: {total} chunks in {len(plans)} scopes (cached, not reloaded)")
+        return {"cached": True, "chunks": total, "scopes": len(plans), "load_seconds": 0.0}
+    for p in todo:
+        if have.get(p.key, 0):
+            say(f"  scope {p.tenant}/{p.user} is partial ({have[p.key]}/{p.chunks}); erasing")
+            await erase_scope(svc, p.key)
+    pending = sum(p.chunks for p in todo)
+    say(f"loading {pending} of {total} chunks into {len(todo)} scopes via import_document ...")
+    started = time.perf_counter()
+    done = 0
+    last = started
+
+    def job(p: ScopePlan, text: str, size: int, serial: int) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            nonlocal done, last
+            who = principal(p.tenant, p.user)
+            await docs.import_document(
+                svc, who, Scope.USER, text, None, f"/bench/{serial}.md", None
+            )
+            done += size
+            now = time.perf_counter()
+            if now - last >= 10 or done == pending:
+                last = now
+                rate = done / (now - started)
+                eta = (pending - done) / max(rate, 1e-9)
+                say(f"  loaded {done}/{pending} chunks ({rate:.0f}/s, ~{eta:.0f}s left)")
+
+        return run
+
+    jobs = [
+        job(p, text, size, serial)
+        for p in todo
+        for serial, (text, size) in enumerate(documents_for(p))
+    ]
+    await _gather_limited(jobs, LOAD_CONCURRENCY)
+    seconds = time.perf_counter() - started
+    return {
+        "cached": False,
+        "chunks": total,
+        "scopes": len(plans),
+        "loaded_chunks": pending,
+        "load_seconds": round(seconds, 1),
+        "load_chunks_per_s": round(pending / seconds, 1),
+    }
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+# -- (a) recall latency -------------------------------------------------------------------
+
+
+async def raw_search(svc: Services, key: str, query: str, sources: frozenset[pure.Source]) -> int:
+    """The work of one ``search`` without the API: embed the query, then the statements the
+    planner runs for it (per kind: the in-index vector leg, the exact leg when the index
+    reads short, the full-text leg), concurrently. Returns the rows read."""
+    [vector] = await svc.embed([query])
+    now = svc.clock()
+    base: dict[str, Any] = {
+        "scope_key": key,
+        "prefix": "",
+        "now": now,
+        **fr.time_view(svc, None, None).params(),
+    }
+    lucene = pure.lucene_query(key, query)
+
+    async def vector_leg(ann: Statement, exact: Statement) -> int:
+        params = {**base, "vector": vector, "k": POOL}
+        rows = await svc.db.read(ann, params)
+        if len(rows) < POOL:
+            rows = await svc.db.read(exact, params)
+        return len(rows)
+
+    async def text_leg(statement: Statement) -> int:
+        if lucene is None:
+            return 0
+        return len(await svc.db.read(statement, {**base, "lucene": lucene, "k": POOL}))
+
+    legs: list[Awaitable[int]] = []
+    for kind in sorted(sources):
+        ann, exact, text = rr.LEGS[kind]
+        legs += [vector_leg(ann, exact), text_leg(text)]
+    return sum(await asyncio.gather(*legs))
+
+
+async def _timed_raw(svc: Services, key: str, query: str, sources: frozenset[pure.Source]) -> float:
+    started = time.perf_counter()
+    await raw_search(svc, key, query, sources)
+    return (time.perf_counter() - started) * 1000
+
+
+async def run_latency(
+    settings: Settings,
+    n: int = 10_000,
+    queries: int = 300,
+    warmup: int = 30,
+    say: Progress = stderr,
+) -> dict[str, Any]:
+    settings = settings.model_copy(update={"log_level": "WARNING"})
+    plans = latency_plan(n)
+    big = [p for p in plans if p.big]
+    small = [p for p in plans if not p.big]
+    async with open_services(settings) as svc:
+        dataset = await ensure_loaded(svc, plans, say)
+        index_rows = (await svc.db.read(COUNT_EMBEDDED))[0]["n"]
+        keys = load_keys(settings)
+        tokens = {
+            p.key: mint(keys, tenant=p.tenant, user=p.user, agent=AGENT, ttl_seconds=7200)
+            for p in plans
+        }
+        gen = TextGen(f"latency-queries-{n}")
+        picks = [
+            (big[0] if i % 2 == 0 else gen.rng.choice(small) if small else big[0], gen.query())
+            for i in range(warmup + queries)
+        ]
+        sources = pure.SEARCH_DEFAULT
+        say("starting the API (Neo4j, embedding model) ...")
+        load_before = _load()
+        gql: dict[str, list[float]] = {"big": [], "small": []}
+        raw: dict[str, list[float]] = {"big": [], "small": []}
+        with serve_in_thread(settings) as url:
+            client = GraphQLClient(url, tokens[big[0].key])
+            try:
+                say(f"{warmup} warm-up and {queries} measured queries (GraphQL, then raw) ...")
+                for i, (p, text) in enumerate(picks):
+                    # One keep-alive connection; each request carries its scope's own token.
+                    client.headers["Authorization"] = f"Bearer {tokens[p.key]}"
+                    # Alternate which goes first, so neither always meets the warmer caches.
+                    raw_first = (i // 2) % 2 == 1
+                    if raw_first:
+                        raw_ms = await _timed_raw(svc, p.key, text, sources)
+                    t0 = time.perf_counter()
+                    data = client.call(SEARCH_GQL, scope="USER", q=text, k=TOP_K)
+                    gql_ms = (time.perf_counter() - t0) * 1000
+                    if not raw_first:
+                        raw_ms = await _timed_raw(svc, p.key, text, sources)
+                    if not data["search"]["hits"]:
+                        raise RuntimeError(f"search returned nothing for {text!r}")
+                    if i >= warmup:
+                        kind = "big" if p.big else "small"
+                        gql[kind].append(gql_ms)
+                        raw[kind].append(raw_ms)
+                    if (i + 1) % 100 == 0:
+                        say(f"  {i + 1}/{len(picks)} queries")
+            finally:
+                client.close()
+        load_after = _load()
+    all_gql = gql["big"] + gql["small"]
+    all_raw = raw["big"] + raw["small"]
+    stats = latency_stats(all_gql)
+    raw_stats = latency_stats(all_raw, "raw_")
+    return {
+        "benchmark": "recall-latency",
+        "chunks": n,
+        "queries": queries,
+        "warmup": warmup,
+        "top_k": TOP_K,
+        "sources": sorted(s.value for s in sources),
+        **stats,
+        **raw_stats,
+        "overhead": round(stats["p95"] / raw_stats["raw_p95"], 3),
+        "overhead_p50": round(stats["p50"] / raw_stats["raw_p50"], 3),
+        "by_scope": {
+            kind: {
+                "queries": len(gql[kind]),
+                **latency_stats(gql[kind]),
+                **latency_stats(raw[kind], "raw_"),
+            }
+            for kind in ("big", "small")
+            if gql[kind]
+        },
+        "dataset": {
+            **dataset,
+            "tenants": sorted({p.tenant for p in plans}),
+            "big_scope_chunks": big[0].chunks,
+            "small_scopes": len(small),
+            "small_scope_chunks": [min(p.chunks for p in small), max(p.chunks for p in small)]
+            if small
+            else [],
+            "index_rows": index_rows,
+        },
+        "load_avg_before": load_before,
+        "load_avg_after": load_after,
+        "cpus": os.cpu_count(),
+    }
+
+
+# -- (b) filtered-recall quality ------------------------------------------------------------
+
+
+async def run_filtered(
+    settings: Settings, n: int = 10_000, queries: int = 50, say: Progress = stderr
+) -> dict[str, Any]:
+    settings = settings.model_copy(update={"log_level": "WARNING"})
+    plans = filtered_plan(n)
+    async with open_services(settings) as svc:
+        dataset = await ensure_loaded(svc, plans, say)
+        index_rows = int((await svc.db.read(COUNT_EMBEDDED))[0]["n"])
+        gen = TextGen(f"filtered-queries-{n}")
+        texts = [gen.query() for _ in range(queries)]
+        vectors = await svc.embed(texts)
+        view = fr.time_view(svc, None, None)
+        docs_only = frozenset({pure.Source.DOCUMENTS})
+        by_share: dict[str, Any] = {}
+        started = time.perf_counter()
+        for share, p in zip(SHARES, plans, strict=True):
+            who = principal(p.tenant, p.user)
+            sums = {"vector": 0.0, "hybrid": 0.0, "ann_only": 0.0}
+            short = 0
+            for text, vector in zip(texts, vectors, strict=True):
+                base = {"scope_key": p.key, "vector": vector, "prefix": "", "now": svc.clock()}
+                exact = await svc.db.read(q.EXACT_CHUNKS, {**base, "k": POOL})
+                exact_ids = [r["row"]["id"] for r in exact]
+                ann = await svc.db.read(q.VECTOR_CHUNKS, {**base, "k": POOL})
+                if len(ann) < min(POOL, p.chunks):
+                    short += 1
+                ann_ids = [r["row"]["id"] for r in ann]
+                lucene = pure.lucene_query(p.key, text)
+                ft = (
+                    await svc.db.read(q.FULLTEXT_CHUNKS, {**base, "lucene": lucene, "k": POOL})
+                    if lucene
+                    else []
+                )
+                fused = pure.rrf(
+                    {"vector": exact_ids, "fulltext": [r["row"]["id"] for r in ft if r["live"]]},
+                    k=settings.rrf_k,
+                )
+                exact_hybrid = [f.id for f in fused]
+                results = {}
+                for mode in (rr.Mode.VECTOR, rr.Mode.HYBRID):
+                    req = rr.RecallRequest(
+                        query=text,
+                        top_k=TOP_K,
+                        sources=docs_only,
+                        view=view,
+                        mode=mode,
+                        rrf_k=settings.rrf_k,
+                    )
+                    got = await rr.recall(svc, who, [Scope.USER], req)
+                    results[mode] = [h.id for h in got.hits]
+                sums["vector"] += overlap(results[rr.Mode.VECTOR], exact_ids)
+                sums["hybrid"] += overlap(results[rr.Mode.HYBRID], exact_hybrid)
+                sums["ann_only"] += overlap(ann_ids, exact_ids)
+            label = f"{share:g}%"
+            by_share[label] = {
+                "scope_chunks": p.chunks,
+                "share_of_index": round(p.chunks / max(index_rows, 1), 6),
+                "overlap": round(sums["vector"] / queries, 4),
+                "overlap_hybrid": round(sums["hybrid"] / queries, 4),
+                "overlap_ann_only": round(sums["ann_only"] / queries, 4),
+                "ann_short_reads": short,
+            }
+            say(f"  {label} ({p.chunks} chunks): {by_share[label]}")
+    worst = min(v["overlap"] for v in by_share.values())
+    return {
+        "benchmark": "filtered-recall",
+        "chunks": n,
+        "queries": queries,
+        "top_k": TOP_K,
+        "pool": POOL,
+        "overlap": {k: v["overlap"] for k, v in by_share.items()},
+        "overlap_hybrid": {k: v["overlap_hybrid"] for k, v in by_share.items()},
+        "min_overlap": worst,
+        "by_share": by_share,
+        "dataset": {**dataset, "tenant": plans[0].tenant, "index_rows": index_rows},
+        "seconds": round(time.perf_counter() - started, 1),
+        "load_avg": _load(),
+    }
+
+
+# -- (c) ingest throughput ----------------------------------------------------------------
+
+
+async def run_ingest(settings: Settings, n: int = 2000, say: Progress = stderr) -> dict[str, Any]:
+    settings = settings.model_copy(update={"log_level": "WARNING"})
+    tenant = f"bench-ingest-{uuid.uuid4().hex[:8]}"
+    plan = ScopePlan(tenant, "ingest", n)
+    who = principal(tenant, plan.user)
+    documents = list(documents_for(plan))
+    warm = list(documents_for(ScopePlan(tenant, "warmup", 2 * MAX_DOC_CHUNKS)))
+    async with open_services(settings) as svc:
+        try:
+            say("warm-up ...")
+            for text, _ in warm:
+                await svc.embed([c.text for c in markdown.parse(text).chunks])
+                await docs.import_document(svc, who, Scope.USER, text, None, None, None)
+            await erase_scope(svc, plan.key)
+            load_before = _load()
+            say(f"{len(documents)} documents, {n} chunks: embed-only and import_document ...")
+            embed_s = ingest_s = parse_s = 0.0
+            for i, (text, size) in enumerate(documents):
+                t0 = time.perf_counter()
+                parsed = await anyio.to_thread.run_sync(markdown.parse, text)
+                t1 = time.perf_counter()
+                vectors = await svc.embed([c.text for c in parsed.chunks])
+                t2 = time.perf_counter()
+                await docs.import_document(svc, who, Scope.USER, text, None, f"/bench/{i}.md", None)
+                t3 = time.perf_counter()
+                if len(vectors) != size:
+                    raise RuntimeError(f"document {i} parsed into {len(vectors)} chunks")
+                parse_s += t1 - t0
+                embed_s += t2 - t1
+                ingest_s += t3 - t2
+                if (i + 1) % 20 == 0:
+                    say(f"  {i + 1}/{len(documents)} documents")
+            load_after = _load()
+        finally:
+            await erase_scope(svc, plan.key)
+    chunks_per_s = n / ingest_s
+    embed_per_s = n / embed_s
+    return {
+        "benchmark": "ingest",
+        "chunks": n,
+        "documents": len(documents),
+        "chunks_per_s": round(chunks_per_s, 1),
+        "embed_only_per_s": round(embed_per_s, 1),
+        "ratio": round(chunks_per_s / embed_per_s, 3),
+        "seconds": {
+            "import_document": round(ingest_s, 2),
+            "embed_only": round(embed_s, 2),
+            "parse_only": round(parse_s, 2),
+        },
+        "load_avg_before": load_before,
+        "load_avg_after": load_after,
+        "cpus": os.cpu_count(),
+    }
