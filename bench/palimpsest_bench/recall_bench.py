@@ -54,7 +54,7 @@ from palimpsest import recall as pure
 from palimpsest.config import Settings
 from palimpsest.cypher import recall as q
 from palimpsest.cypher.executor import Statement
-from palimpsest.identity import Principal, Scope
+from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.resolvers import documents as docs
@@ -63,6 +63,7 @@ from palimpsest.resolvers import recall as rr
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
+from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.sql import GraphQLClient
 
 Progress = Callable[[str], None]
@@ -319,31 +320,6 @@ def documents_for(plan: ScopePlan) -> Iterator[tuple[str, int]]:
 # -- loading ------------------------------------------------------------------------------
 
 
-def principal(tenant: str, user: str) -> Principal:
-    return Principal(
-        tenant_id=tenant,
-        user_id=user,
-        agent_name=AGENT,
-        session_id=None,
-        run_id=None,
-        model=None,
-        roles=frozenset(),
-        memory_scopes=frozenset({Scope.USER}),
-        sql_scopes=frozenset(),
-        isolated=False,
-    )
-
-
-async def _gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: int) -> list[Any]:
-    gate = asyncio.Semaphore(limit)
-
-    async def one(job: Callable[[], Awaitable[Any]]) -> Any:
-        async with gate:
-            return await job()
-
-    return await asyncio.gather(*(one(j) for j in jobs))
-
-
 async def erase_scope(svc: Services, key: str) -> None:
     for statement in (ERASE_CHUNKS, ERASE_DOCUMENTS):
         while (await svc.db.write(statement, {"scope_key": key}))[0]["deleted"]:
@@ -372,7 +348,7 @@ async def ensure_loaded(svc: Services, plans: Sequence[ScopePlan], say: Progress
     def job(p: ScopePlan, text: str, size: int, serial: int) -> Callable[[], Awaitable[None]]:
         async def run() -> None:
             nonlocal done, last
-            who = principal(p.tenant, p.user)
+            who = principal(p.tenant, p.user, AGENT)
             await docs.import_document(
                 svc, who, Scope.USER, text, None, f"/bench/{serial}.md", None
             )
@@ -391,7 +367,7 @@ async def ensure_loaded(svc: Services, plans: Sequence[ScopePlan], say: Progress
         for p in todo
         for serial, (text, size) in enumerate(documents_for(p))
     ]
-    await _gather_limited(jobs, LOAD_CONCURRENCY)
+    await gather_limited(jobs, LOAD_CONCURRENCY)
     seconds = time.perf_counter() - started
     return {
         "cached": False,
@@ -564,7 +540,7 @@ async def run_filtered(
         by_share: dict[str, Any] = {}
         started = time.perf_counter()
         for share, p in zip(SHARES, plans, strict=True):
-            who = principal(p.tenant, p.user)
+            who = principal(p.tenant, p.user, AGENT)
             sums = {"vector": 0.0, "hybrid": 0.0, "ann_only": 0.0}
             short = 0
             for text, vector in zip(texts, vectors, strict=True):
@@ -635,7 +611,7 @@ async def run_ingest(settings: Settings, n: int = 2000, say: Progress = stderr) 
     settings = settings.model_copy(update={"log_level": "WARNING"})
     tenant = f"bench-ingest-{uuid.uuid4().hex[:8]}"
     plan = ScopePlan(tenant, "ingest", n)
-    who = principal(tenant, plan.user)
+    who = principal(tenant, plan.user, AGENT)
     documents = list(documents_for(plan))
     warm = list(documents_for(ScopePlan(tenant, "warmup", 2 * MAX_DOC_CHUNKS)))
     async with open_services(settings) as svc:

@@ -50,13 +50,14 @@ import orjson
 from palimpsest import markdown
 from palimpsest.config import Settings
 from palimpsest.embedding import Embedder
-from palimpsest.identity import Principal, Scope
+from palimpsest.identity import Scope
 from palimpsest.recall import Source
 from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
+from palimpsest_bench.common import principal
 
 Progress = Callable[[str], None]
 
@@ -390,21 +391,6 @@ class Loaded:
     unit_of_document: dict[str, str] = field(default_factory=dict)  # document id -> unit id
     documents: list[tuple[str, str]] = field(default_factory=list)  # (owner, document id)
     chunks: int = 0
-
-
-def principal(tenant: str, owner: str) -> Principal:
-    return Principal(
-        tenant_id=tenant,
-        user_id=owner,
-        agent_name="eval",
-        session_id=None,
-        run_id=None,
-        model=None,
-        roles=frozenset(),
-        memory_scopes=frozenset({SCOPE}),
-        sql_scopes=frozenset(),
-        isolated=False,
-    )
 
 
 async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: int) -> list[Any]:

@@ -51,7 +51,6 @@ validity are skipped.
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import hashlib
 import itertools
@@ -75,6 +74,7 @@ from palimpsest.resolvers import facts as fr
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.timeparse import parse_time
+from palimpsest_bench.common import gather_limited, principal
 
 Progress = Callable[[str], None]
 
@@ -324,18 +324,7 @@ def _successor_start(rows: Sequence[_Row], row: _Row) -> str | None:
 
 
 def _principal(dataset: str) -> Principal:
-    return Principal(
-        tenant_id=f"eval-{dataset}-{uuid.uuid4().hex[:12]}",
-        user_id="eval",
-        agent_name="eval",
-        session_id=None,
-        run_id=None,
-        model=None,
-        roles=frozenset(),
-        memory_scopes=frozenset({Scope.USER}),
-        sql_scopes=frozenset(),
-        isolated=False,
-    )
+    return principal(f"eval-{dataset}-{uuid.uuid4().hex[:12]}", "eval")
 
 
 async def _erase(svc: Services, who: Principal) -> None:
@@ -360,16 +349,6 @@ async def _load(
         if done == len(drafts) or (i // BATCH) % 10 == 9:
             rate = done / max(time.perf_counter() - started, 1e-9)
             progress(f"  loaded {done}/{len(drafts)} facts ({rate:.0f}/s)")
-
-
-async def _gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: int) -> list[Any]:
-    gate = asyncio.Semaphore(limit)
-
-    async def one(job: Callable[[], Awaitable[Any]]) -> Any:
-        async with gate:
-            return await job()
-
-    return await asyncio.gather(*(one(j) for j in jobs))
 
 
 async def _objects_at(
@@ -432,7 +411,7 @@ async def run_situatedqa(
                 if str(q["question_id"]) not in plan.subjects:
                     tally.skip(q["date_type"])
             jobs = [_sqa_job(svc, who, plan, q) for q in answerable]
-            predictions = await _gather_limited(jobs, READ_CONCURRENCY)
+            predictions = await gather_limited(jobs, READ_CONCURRENCY)
             for q, predicted in zip(answerable, predictions, strict=True):
                 tally.add(q["date_type"], any_match(predicted, q["gold_answers"]))
                 strict.add(q["date_type"], only_gold(predicted, q["gold_answers"]))
@@ -514,7 +493,7 @@ async def run_yago11k(
                 else:
                     scored.append(p)
             jobs = [_yago_job(svc, who, p) for p in scored]
-            predictions = await _gather_limited(jobs, READ_CONCURRENCY)
+            predictions = await gather_limited(jobs, READ_CONCURRENCY)
             for p, predicted in zip(scored, predictions, strict=True):
                 tally.add(p["relation"], exact_set(predicted, p["gold_objects"]))
             answer_seconds = time.perf_counter() - answer_started

@@ -263,46 +263,27 @@ def _recall_eval(
     _print_json(asyncio.run(result))
 
 
-@eval_app.command("locomo")
-def eval_locomo(
-    data: DataDir,
-    mode: RecallModeOpt = RecallMode.HYBRID,
-    top_k: TopK = None,
-    pool: Pool = None,
-    keep: KeepDocs = False,
-    embed_cache: EmbedCache = None,
-    limit: Limit = None,
-) -> None:
-    """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10."""
-    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit)
+def _recall_command(dataset: str, summary: str) -> None:
+    def command(
+        data: DataDir,
+        mode: RecallModeOpt = RecallMode.HYBRID,
+        top_k: TopK = None,
+        pool: Pool = None,
+        keep: KeepDocs = False,
+        embed_cache: EmbedCache = None,
+        limit: Limit = None,
+    ) -> None:
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit)
+
+    command.__doc__ = summary
+    eval_app.command(dataset)(command)
 
 
-@eval_app.command("scifact")
-def eval_scifact(
-    data: DataDir,
-    mode: RecallModeOpt = RecallMode.HYBRID,
-    top_k: TopK = None,
-    pool: Pool = None,
-    keep: KeepDocs = False,
-    embed_cache: EmbedCache = None,
-    limit: Limit = None,
-) -> None:
-    """SciFact: one document per abstract; nDCG@10 and recall@100."""
-    _recall_eval("scifact", data, mode, top_k, pool, keep, embed_cache, limit)
-
-
-@eval_app.command("timeqa")
-def eval_timeqa(
-    data: DataDir,
-    mode: RecallModeOpt = RecallMode.HYBRID,
-    top_k: TopK = None,
-    pool: Pool = None,
-    keep: KeepDocs = False,
-    embed_cache: EmbedCache = None,
-    limit: Limit = None,
-) -> None:
-    """TimeQA: pages as documents, paragraphs as chunks; nDCG@10 and MRR@10."""
-    _recall_eval("timeqa", data, mode, top_k, pool, keep, embed_cache, limit)
+_recall_command(
+    "locomo", "LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10."
+)
+_recall_command("scifact", "SciFact: one document per abstract; nDCG@10 and recall@100.")
+_recall_command("timeqa", "TimeQA: pages as documents, paragraphs as chunks; nDCG@10 and MRR@10.")
 
 
 def main() -> None:
