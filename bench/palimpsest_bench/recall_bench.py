@@ -74,7 +74,9 @@ def stderr(message: str) -> None:
 
 
 TOP_K = 10
-POOL = min(4 * TOP_K, rr.MAX_POOL)  # the resolver's default pool for topK 10
+# The resolver's default pool for topK 10, and what its approximate search is asked for.
+POOL = min(2 * TOP_K, rr.MAX_POOL)
+ANN_ASK = max(POOL, rr.ANN_FLOOR)
 SHARES = (0.01, 0.1, 1.0, 10.0, 100.0)  # percent of N
 LATENCY_TENANTS = 4
 BIG_SHARE = 0.2
@@ -401,10 +403,10 @@ async def raw_search(svc: Services, key: str, query: str, sources: frozenset[pur
     lucene = pure.lucene_query(key, query)
 
     async def vector_leg(ann: Statement, exact: Statement) -> int:
-        params = {**base, "vector": vector, "k": POOL}
+        params = {**base, "vector": vector, "k": ANN_ASK}
         rows = await svc.db.read(ann, params)
-        if len(rows) < POOL:
-            rows = await svc.db.read(exact, params)
+        if len(rows) < ANN_ASK:
+            rows = await svc.db.read(exact, {**params, "k": POOL})
         return len(rows)
 
     async def text_leg(statement: Statement) -> int:
@@ -547,8 +549,8 @@ async def run_filtered(
                 base = {"scope_key": p.key, "vector": vector, "prefix": "", "now": svc.clock()}
                 exact = await svc.db.read(q.EXACT_CHUNKS, {**base, "k": POOL})
                 exact_ids = [r["row"]["id"] for r in exact]
-                ann = await svc.db.read(q.VECTOR_CHUNKS, {**base, "k": POOL})
-                if len(ann) < min(POOL, p.chunks):
+                ann = await svc.db.read(q.VECTOR_CHUNKS, {**base, "k": ANN_ASK})
+                if len(ann) < min(ANN_ASK, p.chunks):
                     short += 1
                 ann_ids = [r["row"]["id"] for r in ann]
                 lucene = pure.lucene_query(p.key, text)

@@ -28,6 +28,9 @@ from palimpsest.schema.models import Fact, Provenance
 
 MAX_POOL = 200  # also the largest top_k the resolver serves (the API allows 50)
 MAX_FETCH = 2000
+# The approximate search is asked for at least this many rows, whatever the pool: a larger
+# LIMIT widens its search, so the top of a small pool is as good as an exact scan's.
+ANN_FLOOR = 50
 MAX_QUERY_CHARS = 4000
 
 
@@ -185,11 +188,12 @@ async def _leg(
         statement = ann
     k = pool
     while True:
-        rows = await svc.db.read(statement, {**params, "k": k})
+        ask = max(k, ANN_FLOOR) if statement is ann else k
+        rows = await svc.db.read(statement, {**params, "k": ask})
         live = [r for r in rows if r["live"]]
         if len(live) >= pool or k >= MAX_FETCH:
             break
-        if len(rows) < k:
+        if len(rows) < ask:
             if fulltext or statement is exact:
                 break
             statement = exact  # fewer rows than asked: small scope or a short ANN read
