@@ -49,7 +49,7 @@ import orjson
 
 from palimpsest import markdown
 from palimpsest.config import Settings
-from palimpsest.embedding import Embedder
+from palimpsest.embedding import Embedder, Vector
 from palimpsest.identity import Scope
 from palimpsest.recall import Source
 from palimpsest.resolvers import documents as docs
@@ -355,16 +355,16 @@ class CachedEmbedder:
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.model_name}\x1f{text}".encode()).hexdigest()
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
         keys = [self._key(t) for t in texts]
-        found: dict[str, list[float]] = {}
+        found: dict[str, Vector] = {}
         with self._lock:
             for i in range(0, len(keys), 500):
                 part = keys[i : i + 500]
                 marks = ",".join("?" * len(part))
                 sql = f"SELECT key, vec FROM v WHERE key IN ({marks})"  # noqa: S608 - '?' only
                 for key, blob in self._db.execute(sql, part):
-                    found[key] = array("f", blob).tolist()
+                    found[key] = Vector(array("f", blob).tolist())
         missing = [i for i, k in enumerate(keys) if k not in found]
         if missing:
             vectors = self.inner.embed([texts[i] for i in missing])

@@ -10,7 +10,7 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database
-from palimpsest.embedding import Embedder
+from palimpsest.embedding import Embedder, Vector
 from palimpsest.sqlmem import SqlStore
 
 
@@ -26,6 +26,6 @@ class Services:
     sql: SqlStore
     clock: Callable[[], datetime] = field(default=utc_now)
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
         """Embed off the event loop: the model is CPU-bound."""
         return await anyio.to_thread.run_sync(self.embedder.embed, list(texts))
