@@ -71,6 +71,7 @@ from palimpsest.config import Settings
 from palimpsest.cypher.executor import Statement
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import facts as fr
+from palimpsest.resolvers.fact_input import MAX_BATCH, EntityRef, FactDraft, normalize
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.timeparse import parse_time
@@ -79,7 +80,7 @@ from palimpsest_bench.common import gather_limited, principal
 Progress = Callable[[str], None]
 
 SCOPE = Scope.USER
-BATCH = fr.MAX_BATCH
+BATCH = MAX_BATCH
 READ_CONCURRENCY = 16
 LIST_LIMIT = 1000
 SQA_SUBJECT_TYPE = "question"
@@ -172,7 +173,7 @@ def only_gold(predicted: Iterable[str], gold: Iterable[str]) -> bool:
 
 def exact_set(predicted: Iterable[str], gold: Iterable[str]) -> bool:
     """YAGO exact match: the predicted object set is the gold set (empty gold: nothing)."""
-    return {fr.normalize(p) for p in predicted} == {fr.normalize(g) for g in gold}
+    return {normalize(p) for p in predicted} == {normalize(g) for g in gold}
 
 
 @dataclass(slots=True)
@@ -211,7 +212,7 @@ class Planned:
     """One fact to assert, with the sort key that loads older values first."""
 
     key: str
-    draft: fr.FactDraft
+    draft: FactDraft
     order: tuple[int, datetime]
 
 
@@ -299,8 +300,8 @@ def plan_situatedqa(records: Iterable[dict[str, Any]]) -> Plan:
                 end = None if key in row.open_keys else row.invalid_at
                 if end is None and key not in row.open_keys and row.open_keys:
                     end = _successor_start(rows, row)
-                draft = fr.FactDraft(
-                    subject=fr.EntityRef(SQA_SUBJECT_TYPE, row.question),
+                draft = FactDraft(
+                    subject=EntityRef(SQA_SUBJECT_TYPE, row.question),
                     predicate=SQA_PREDICATE,
                     object=None,
                     object_value=answer,
@@ -336,7 +337,7 @@ async def _erase(svc: Services, who: Principal) -> None:
 async def _load(
     svc: Services,
     who: Principal,
-    drafts: Sequence[fr.FactDraft],
+    drafts: Sequence[FactDraft],
     progress: Progress,
     after_batch: Callable[[list[fr.Asserted], int], Awaitable[None]] | None = None,
 ) -> None:
@@ -352,7 +353,7 @@ async def _load(
 
 
 async def _objects_at(
-    svc: Services, who: Principal, subject: fr.EntityRef, predicate: str, as_of: str
+    svc: Services, who: Principal, subject: EntityRef, predicate: str, as_of: str
 ) -> list[str]:
     view = fr.time_view(svc, as_of, None)
     found = await fr.list_facts(svc, who, SCOPE, view, subject, predicate, LIST_LIMIT)
@@ -438,7 +439,7 @@ async def run_situatedqa(
 def _sqa_job(
     svc: Services, who: Principal, plan: Plan, q: dict[str, Any]
 ) -> Callable[[], Awaitable[list[str]]]:
-    subject = fr.EntityRef(SQA_SUBJECT_TYPE, plan.subjects[str(q["question_id"])])
+    subject = EntityRef(SQA_SUBJECT_TYPE, plan.subjects[str(q["question_id"])])
     as_of = situated_as_of(str(q["as_of"]), str(q.get("as_of_granularity", "")))
     return lambda: _objects_at(svc, who, subject, SQA_PREDICATE, as_of)
 
@@ -448,19 +449,19 @@ def _yago_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
-def plan_yago(rows: Iterable[dict[str, str]]) -> tuple[list[fr.FactDraft], set[tuple[str, str]]]:
+def plan_yago(rows: Iterable[dict[str, str]]) -> tuple[list[FactDraft], set[tuple[str, str]]]:
     """Drafts oldest start first, and the (subject, relation) pairs with unknown validity."""
-    keyed: list[tuple[tuple[int, int], fr.FactDraft]] = []
+    keyed: list[tuple[tuple[int, int], FactDraft]] = []
     unknown: set[tuple[str, str]] = set()
     for r in rows:
         validity = yago_interval(r["start_year"], r["end_year"], r["end_open"])
         if validity is None:
-            unknown.add((fr.normalize(r["subject"]), r["relation"]))
+            unknown.add((normalize(r["subject"]), r["relation"]))
         valid_at, invalid_at = validity or (None, None)
-        draft = fr.FactDraft(
-            subject=fr.EntityRef(YAGO_ENTITY_TYPE, r["subject"]),
+        draft = FactDraft(
+            subject=EntityRef(YAGO_ENTITY_TYPE, r["subject"]),
             predicate=r["relation"],
-            object=fr.EntityRef(YAGO_ENTITY_TYPE, r["object"]),
+            object=EntityRef(YAGO_ENTITY_TYPE, r["object"]),
             object_value=None,
             valid_at=valid_at,
             invalid_at=invalid_at,
@@ -488,7 +489,7 @@ async def run_yago11k(
             tally = Tally()
             scored = []
             for p in probes:
-                if (fr.normalize(p["subject"]), p["relation"]) in unknown:
+                if (normalize(p["subject"]), p["relation"]) in unknown:
                     tally.skip(p["relation"])
                 else:
                     scored.append(p)
@@ -516,6 +517,6 @@ async def run_yago11k(
 def _yago_job(
     svc: Services, who: Principal, p: dict[str, Any]
 ) -> Callable[[], Awaitable[list[str]]]:
-    subject = fr.EntityRef(YAGO_ENTITY_TYPE, str(p["subject"]))
+    subject = EntityRef(YAGO_ENTITY_TYPE, str(p["subject"]))
     as_of = year_as_of(int(p["as_of_year"]))
     return lambda: _objects_at(svc, who, subject, str(p["relation"]), as_of)

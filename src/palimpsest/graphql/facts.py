@@ -11,6 +11,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.types import Provenance, Scope
 from palimpsest.resolvers import facts as ops
 from palimpsest.resolvers import graph
+from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
 from palimpsest.schema import models
 
 TIME_HELP = (
@@ -120,19 +121,19 @@ class FactInput:
     invalid_at: str | None = strawberry.field(default=None, description=TIME_HELP)
     source: SourceInput | None = None
 
-    def draft(self) -> ops.FactDraft:
+    def draft(self) -> FactDraft:
         source = self.source
-        return ops.FactDraft(
-            subject=ops.EntityRef(self.subject.type, self.subject.name),
+        return FactDraft(
+            subject=EntityRef(self.subject.type, self.subject.name),
             predicate=self.predicate,
-            object=ops.EntityRef(self.object.type, self.object.name) if self.object else None,
+            object=EntityRef(self.object.type, self.object.name) if self.object else None,
             object_value=self.object_value,
             text=self.text,
             natural_key=self.natural_key,
             observed_at=self.observed_at,
             valid_at=self.valid_at,
             invalid_at=self.invalid_at,
-            source=ops.SourceRef(source.chunk_id, source.start, source.end) if source else None,
+            source=SourceRef(source.chunk_id, source.start, source.end) if source else None,
         )
 
 
@@ -176,7 +177,7 @@ class FactQuery:
     ) -> list[Fact]:
         c = info.context
         view = ops.time_view(c.services, as_of, known_at, include_retired, include_refuted)
-        ref = ops.EntityRef(subject.type, subject.name) if subject else None
+        ref = EntityRef(subject.type, subject.name) if subject else None
         found = await ops.list_facts(c.services, c.principal, scope, view, ref, predicate, limit)
         return [Fact.of(f) for f in found]
 

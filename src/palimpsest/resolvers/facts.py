@@ -6,7 +6,6 @@ source chunk's mention edges in the fact's own scope, or nothing at all.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,46 +15,14 @@ from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, Tx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers.common import check_id, new_id, provenance_from, writer_params
+from palimpsest.resolvers.common import check_id, provenance_from, writer_params
+from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact
 from palimpsest.timeparse import check_interval, parse_optional
 
-VALUE_TYPE = "value"  # the entity type of a literal object
-MAX_BATCH = 200
-MAX_TEXT = 4000
-MAX_NAME = 300
 MIN_CONFIDENCE = 0.25  # below this a fact is refuted and hidden by default
 VERDICTS = {"supported": 0.9, "unclear": 0.5, "mistyped": 0.4, "unsupported": 0.0}
-
-
-@dataclass(frozen=True, slots=True)
-class EntityRef:
-    type: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRef:
-    chunk_id: str
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
-class FactDraft:
-    """One fact as a caller states it; timestamps still as wire text."""
-
-    subject: EntityRef
-    predicate: str
-    object: EntityRef | None
-    object_value: str | None
-    text: str | None = None
-    natural_key: str | None = None
-    observed_at: str | None = None
-    valid_at: str | None = None
-    invalid_at: str | None = None
-    source: SourceRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +51,6 @@ class Asserted:
     created: bool
 
 
-def normalize(name: str) -> str:
-    return " ".join(name.split()).casefold()
-
-
 def time_view(
     svc: Services,
     as_of: str | None,
@@ -103,82 +66,6 @@ def time_view(
         include_refuted=include_refuted,
         as_of_given=as_of is not None or known_at is not None,
     )
-
-
-def prepare(drafts: Sequence[FactDraft]) -> list[dict[str, Any]]:
-    """Validate a batch and turn it into statement rows (ids, keys, parsed times)."""
-    if not drafts:
-        raise InvalidArgument("facts must not be empty")
-    if len(drafts) > MAX_BATCH:
-        raise InvalidArgument(f"{len(drafts)} facts, over the {MAX_BATCH} limit: split the batch")
-    return [_prepare_one(i, d) for i, d in enumerate(drafts)]
-
-
-def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
-    where = f"facts[{index}]"
-    if (d.object is None) == (d.object_value is None):
-        raise InvalidArgument(f"{where}: give exactly one of object and objectValue")
-    obj = d.object or EntityRef(VALUE_TYPE, d.object_value or "")
-    for label, ref in (("subject", d.subject), ("object", obj)):
-        if not normalize(ref.name) or not normalize(ref.type):
-            raise InvalidArgument(f"{where}.{label}: type and name must not be blank")
-        if len(ref.name) > MAX_NAME or len(ref.type) > MAX_NAME:
-            raise InvalidArgument(f"{where}.{label}: type and name are limited to {MAX_NAME}")
-    predicate = " ".join(d.predicate.split())
-    if not predicate or len(predicate) > MAX_NAME:
-        raise InvalidArgument(f"{where}.predicate must be 1-{MAX_NAME} characters")
-    text = d.text if d.text is not None else f"{d.subject.name} {predicate} {obj.name}"
-    if not text.strip() or len(text) > MAX_TEXT:
-        raise InvalidArgument(f"{where}.text must be 1-{MAX_TEXT} characters")
-    valid_at = parse_optional(d.valid_at, f"{where}.validAt")
-    invalid_at = parse_optional(d.invalid_at, f"{where}.invalidAt")
-    check_interval(valid_at, invalid_at)
-    subject_type, object_type = normalize(d.subject.type), normalize(obj.type)
-    key = d.natural_key or _natural_key(
-        subject_type,
-        normalize(d.subject.name),
-        predicate,
-        object_type,
-        normalize(obj.name),
-        valid_at,
-    )
-    if not 0 < len(key) <= MAX_NAME:
-        raise InvalidArgument(f"{where}.naturalKey must be 1-{MAX_NAME} characters")
-    source = d.source
-    if source is not None:
-        check_id(source.chunk_id, f"{where}.source.chunkId")
-        if not 0 <= source.start < source.end:
-            raise InvalidArgument(f"{where}.source: need 0 <= start < end")
-    return {
-        "index": index,
-        "id": new_id(),
-        "natural_key": key,
-        "subject_type": subject_type,
-        "subject_name": " ".join(d.subject.name.split()),
-        "subject_norm": normalize(d.subject.name),
-        "subject_id": new_id(),
-        "object_type": object_type,
-        "object_name": " ".join(obj.name.split()),
-        "object_norm": normalize(obj.name),
-        "object_id": new_id(),
-        "object_is_value": d.object is None,
-        "predicate": predicate,
-        "text": text,
-        "observed_at": parse_optional(d.observed_at, f"{where}.observedAt"),
-        "valid_at": valid_at,
-        "invalid_at": invalid_at,
-        "source_chunk_id": source.chunk_id if source else None,
-        "source_start": source.start if source else None,
-        "source_end": source.end if source else None,
-        "source_text": None,
-        "mention_chunk_id": None,
-        "compaction_generation": None,
-    }
-
-
-def _natural_key(*parts: object) -> str:
-    raw = "\x1f".join("" if p is None else str(p) for p in parts)
-    return "fact:" + hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
 async def resolve_sources(tx: Tx, origin: ScopeRef, rows: list[dict[str, Any]]) -> None:

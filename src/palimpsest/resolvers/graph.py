@@ -9,7 +9,8 @@ from palimpsest.cypher.executor import Row
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id
-from palimpsest.resolvers.facts import TimeView, fact_from, normalize
+from palimpsest.resolvers.fact_input import normalize
+from palimpsest.resolvers.facts import TimeView, fact_from
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact
 

@@ -23,6 +23,7 @@ from palimpsest.ontology import Ontology, parse_ontology
 from palimpsest.placement import Placement, PlacementItem, place_batch
 from palimpsest.resolvers import facts
 from palimpsest.resolvers.common import writer_params
+from palimpsest.resolvers.fact_input import FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
 
 
@@ -80,10 +81,10 @@ async def placement(
 
 
 async def assert_placed(
-    svc: Services, who: Principal, scope: Scope, drafts: Sequence[facts.FactDraft], place: bool
+    svc: Services, who: Principal, scope: Scope, drafts: Sequence[FactDraft], place: bool
 ) -> list[PlacedFact]:
     origin = resolve_scope(who, scope)
-    rows = facts.prepare(drafts)
+    rows = prepare(drafts)
     decisions: list[Placement | None] = [None] * len(rows)
     if place:
         items = [
@@ -124,7 +125,7 @@ async def _with_recorded_types(
     svc: Services, ref: ScopeRef, items: Sequence[PlacementItem]
 ) -> list[PlacementItem]:
     """Attach the types each subject is already recorded under in the caller's scope."""
-    names = sorted({facts.normalize(i.subject) for i in items if i.subject})
+    names = sorted({normalize(i.subject) for i in items if i.subject})
     if not names:
         return list(items)
     rows = await svc.db.read(fq.SUBJECT_TYPES, {"scope_key": ref.scope_key, "names": names})
@@ -133,8 +134,7 @@ async def _with_recorded_types(
         PlacementItem(
             entity_type=i.entity_type,
             subject=i.subject,
-            recorded_types=i.recorded_types
-            | recorded.get(facts.normalize(i.subject or ""), frozenset()),
+            recorded_types=i.recorded_types | recorded.get(normalize(i.subject or ""), frozenset()),
         )
         for i in items
     ]
