@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +22,7 @@ from palimpsest.placement import (
     place,
     place_batch,
 )
+from tests.unit.principals import principal
 
 R = PlacementReason
 
@@ -55,20 +58,9 @@ aliases: the customer
 """
 
 
-def who(**overrides: object) -> Principal:
-    base: dict[str, object] = {
-        "tenant_id": "acme",
-        "user_id": "alice",
-        "agent_name": "planner",
-        "session_id": "s",
-        "run_id": "r",
-        "model": None,
-        "roles": frozenset(),
-        "memory_scopes": frozenset({Scope.AGENT, Scope.USER, Scope.TENANT}),
-        "sql_scopes": frozenset({Scope.AGENT, Scope.USER, Scope.TENANT}),
-        "isolated": False,
-    }
-    return Principal(**{**base, **overrides})  # type: ignore[arg-type]
+def who(**overrides: Any) -> Principal:
+    granted = frozenset({Scope.AGENT, Scope.USER, Scope.TENANT})
+    return principal(**{"memory_scopes": granted, "sql_scopes": granted, **overrides})
 
 
 def item(entity_type: str | None, subject: str | None, *recorded: str) -> PlacementItem:

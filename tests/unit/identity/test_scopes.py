@@ -1,26 +1,17 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Plane, Principal, Role, Scope, granted_scopes, resolve_scope
 from palimpsest.identity.scopes import scope_key
+from tests.unit.principals import principal
 
 
-def who(**overrides: object) -> Principal:
-    base: dict[str, object] = {
-        "tenant_id": "acme",
-        "user_id": "alice",
-        "agent_name": "planner",
-        "session_id": "s",
-        "run_id": "r",
-        "model": None,
-        "roles": frozenset(),
-        "memory_scopes": None,
-        "sql_scopes": None,
-        "isolated": False,
-    }
-    return Principal(**{**base, **overrides})  # type: ignore[arg-type]
+def who(**overrides: Any) -> Principal:
+    return principal(**overrides)
 
 
 def test_defaults_are_what_the_caller_owns() -> None:
