@@ -52,6 +52,7 @@ from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, Vector
 from palimpsest.identity import Scope
 from palimpsest.recall import Source
+from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
@@ -324,7 +325,7 @@ def load_timeqa(data: Path) -> Dataset:
 
 def _title(text: str) -> str:
     line = _SPACE.sub(" ", text).strip()
-    return line[: docs.MAX_TITLE] or "untitled"
+    return line[: importer.MAX_TITLE] or "untitled"
 
 
 LOADERS: dict[str, Callable[[Path], Dataset]] = {
@@ -414,7 +415,7 @@ async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) ->
         nonlocal done
         who = principal(tenant, doc.owner)
         text = units_markdown([line for _, line in doc.units], doc.heading)
-        imported = await docs.import_document(
+        imported = await importer.import_document(
             svc, who, SCOPE, text, doc.title, None, doc.observed_at
         )
         chunks = list(imported.chunks)

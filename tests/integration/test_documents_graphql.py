@@ -136,3 +136,24 @@ def test_bad_input_is_refused(gql: Gql, who: str) -> None:
         body = gql(IMPORT, who, **variables)
         assert body["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
     assert gql(GET, who, id="not-an-id")["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
+
+
+BULK = """mutation($docs: [DocumentInput!]!) { importDocuments(scope: USER, documents: $docs)
+  { summary { id title path } markdown } }"""
+
+
+def test_bulk_import_is_all_or_nothing(gql: Gql, who: str) -> None:
+    docs = [{"markdown": f"# Note {i}\n\nbody {i}\n", "path": f"/bulk/{i}"} for i in range(3)]
+    imported = ok(gql(BULK, who, docs=docs))["importDocuments"]
+    assert [d["summary"]["title"] for d in imported] == ["Note 0", "Note 1", "Note 2"]
+    assert [d["markdown"] for d in imported] == [d["markdown"] for d in docs]
+    listed = ok(gql('{ documents(scope: USER, pathPrefix: "/bulk/") { path } }', who))
+    assert sorted(d["path"] for d in listed["documents"]) == ["/bulk/0", "/bulk/1", "/bulk/2"]
+    bad = [{"markdown": "# ok\n", "path": "/bulk2/a"}, {"markdown": "x", "path": "no-slash"}]
+    refused = gql(BULK, who, docs=bad)
+    assert refused["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
+    assert "documents[1].path" in refused["errors"][0]["message"]
+    none = ok(gql('{ documents(scope: USER, pathPrefix: "/bulk2/") { path } }', who))
+    assert none["documents"] == []
+    too_many = gql(BULK, who, docs=[{"markdown": "x"}] * 101)
+    assert too_many["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"

@@ -1,110 +1,24 @@
-"""The documents plane (SPEC section 2.4): Markdown in, a tree of typed chunks out.
+"""The documents plane (SPEC section 2.4): read, list, edit, delete and export documents.
 
-Import parses once, embeds every chunk in one batch, and writes the document, its chunks
-and their tree and reading-order edges in one transaction. Export is lossless: it joins
-each chunk's text and the separator that followed it in reading order.
+Import lives in ``document_import``. Export is lossless: it joins each chunk's text and the
+separator that followed it in reading order.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
-
 from palimpsest import markdown
 from palimpsest.cypher import documents as q
 from palimpsest.cypher.executor import Row, Tx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers.common import check_id, new_id, provenance_from, writer_params
+from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
-from palimpsest.timeparse import parse_optional
 
-ROOT_TYPE = "document"
-MAX_TITLE = 512
-MAX_PATH = 1024
 MAX_LIST_LIMIT = 500
 MAX_CHUNK_TEXT = 64 * 1024
-
-
-async def import_document(
-    svc: Services,
-    who: Principal,
-    scope: Scope,
-    text: str,
-    title: str | None,
-    path: str | None,
-    observed_at: str | None,
-) -> Document:
-    ref = resolve_scope(who, scope)
-    observed = parse_optional(observed_at, "observedAt")
-    _check_path(path)
-    if title is not None and not 0 < len(title) <= MAX_TITLE:
-        raise InvalidArgument(f"title must be 1-{MAX_TITLE} characters")
-    markdown.check_document(text)
-    # Parsing a large document takes seconds of CPU; keep it off the event loop.
-    parsed = await anyio.to_thread.run_sync(markdown.parse, text)
-    ids = [new_id() for _ in parsed.chunks]
-    vectors = await svc.embed([c.text for c in parsed.chunks])
-    doc_id, root_id, now = new_id(), new_id(), svc.clock()
-    chunks = [
-        {
-            "id": ids[c.index],
-            "type": c.type.value,
-            "text": c.text,
-            "separator": c.separator,
-            "position": c.position,
-            "index": c.index,
-            "level": c.level,
-            "language": c.language,
-            "start_line": c.start_line,
-            "end_line": c.end_line,
-            "start_char": c.start_char,
-            "end_char": c.end_char,
-            "embedding": vectors[c.index],
-        }
-        for c in parsed.chunks
-    ]
-    params = {
-        **ref.params(),
-        **writer_params(who),
-        "id": doc_id,
-        "root_id": root_id,
-        "root_type": ROOT_TYPE,
-        "title": title or parsed.title,
-        "path": path,
-        "preamble": parsed.preamble,
-        "observed_at": observed,
-        "now": now,
-        "chunks": chunks,
-        "parents": [-1 if c.parent is None else c.parent for c in parsed.chunks],
-    }
-    await svc.db.write(q.CREATE_DOCUMENT, params)
-    # Everything returned was just written: answer from it rather than reading it back.
-    provenance = provenance_from({**writer_params(who), "tenant_id": ref.tenant_id})
-    summary = DocumentSummary(doc_id, params["title"], path, len(chunks), now, now, provenance)
-    built = [
-        Chunk(
-            id=ids[c.index],
-            document_id=doc_id,
-            type=c.type.value,
-            text=c.text,
-            parent_id=None if c.parent is None else ids[c.parent],
-            position=c.position,
-            index=c.index,
-            level=c.level,
-            language=c.language,
-            revision=1,
-            span=Span(c.start_line, c.end_line, c.start_char, c.end_char),
-            observed_at=observed,
-            created_at=now,
-            updated_at=now,
-            provenance=provenance,
-        )
-        for c in parsed.chunks
-    ]
-    return Document(summary, parsed.preamble, built, [c.separator for c in parsed.chunks])
 
 
 async def list_documents(
@@ -196,13 +110,6 @@ async def delete_document(svc: Services, who: Principal, scope: Scope, doc_id: s
     if not rows:
         raise NotFound("document not found")
     return int(rows[0]["chunks"])
-
-
-def _check_path(path: str | None) -> None:
-    if path is None:
-        return
-    if not path.startswith("/") or len(path) > MAX_PATH or any(ord(ch) < 0x20 for ch in path):
-        raise InvalidArgument(f"path must start with '/' and be at most {MAX_PATH} characters")
 
 
 def _summary(row: Row, chunk_count: int) -> DocumentSummary:
