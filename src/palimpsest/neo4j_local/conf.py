@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from palimpsest.config import Settings
+from palimpsest.errors import Unavailable
 
 
 def neo4j_conf(settings: Settings) -> str:
@@ -39,11 +40,25 @@ def neo4j_conf(settings: Settings) -> str:
     return "\n".join(lines) + "\n"
 
 
+def java_binary(settings: Settings) -> Path:
+    """The configured JDK, else a JDK 25 under /usr/lib/jvm; Neo4j 2026.x needs Java 21+."""
+    configured = settings.java_home / "bin" / "java"
+    if configured.exists():
+        return configured
+    found = sorted(Path("/usr/lib/jvm").glob("*25*/bin/java"))
+    if found:
+        return found[-1]
+    raise Unavailable(
+        f"no Java 25 at {settings.java_home}: install a JDK 25 (Temurin) and set "
+        "PALIMPSEST_JAVA_HOME to it"
+    )
+
+
 def java_command(settings: Settings, home: Path) -> list[str]:
     """The command the official launcher would fork, with the flags Java 25 needs."""
     classpath = ":".join(str(home / d / "*") for d in ("plugins", "conf", "lib"))
     return [
-        str(settings.java_home / "bin" / "java"),
+        str(java_binary(settings)),
         f"-Xms{settings.neo4j_heap}",
         f"-Xmx{settings.neo4j_heap}",
         "-XX:+UseG1GC",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
-from palimpsest.neo4j_local.conf import java_command, neo4j_conf
+from palimpsest.neo4j_local.conf import java_binary, java_command, neo4j_conf
 
 Say = Callable[[str], None]
 _MAVEN_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies"
@@ -170,7 +170,7 @@ def _set_initial_password(settings: Settings, home: Path, say: Say) -> None:
         return
     password = secrets.token_urlsafe(24)
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
-    java = str(settings.java_home / "bin" / "java")
+    java = str(java_binary(settings))
     subprocess.run(
         [
             java,
