@@ -115,6 +115,9 @@ def test_as_of_is_a_hard_filter_on_facts(gql: Gql, seeded: str) -> None:
     )["recall"]
     assert [h["text"] for h in past["hits"]] == ["Alice lived in Porto"]
     assert past["timeFilter"]["mode"] == "as_of"
+    # Lisbon (valid from 2021) was a candidate the time view dropped.
+    assert past["timeFilter"]["inWindow"] == 1
+    assert past["timeFilter"]["outOfWindow"] == 1
 
 
 def test_observed_window_prefer_and_require(gql: Gql, seeded: str) -> None:

@@ -125,7 +125,9 @@ async def recall(
     found: dict[tuple[str, str, str], Hit] = {}
     vector_list: list[tuple[float, tuple[str, str, str]]] = []
     text_list: list[tuple[float, tuple[str, str, str]]] = []
-    for fulltext, hits in await asyncio.gather(*legs):
+    dropped: set[tuple[str, str, str]] = set()
+    for fulltext, hits, filtered in await asyncio.gather(*legs):
+        dropped |= filtered
         for hit in hits:
             ident = (hit.kind.value, hit.scope.value, hit.id)
             kept = found.setdefault(ident, hit)
@@ -137,7 +139,7 @@ async def recall(
                 vector_list.append((hit.cosine or 0.0, ident))
     report = _apply_window(req.window, found) if req.window else None
     if report is None and req.view.as_of_given:
-        report = TimeFilterReport("as_of", 0, len(found), 0, 0)
+        report = _as_of_report(found, dropped)
     fused = pure.rrf(
         {
             "vector": [_key(i) for _, i in sorted(vector_list, key=lambda p: -p[0]) if i in found],
@@ -174,13 +176,14 @@ async def _leg(
     pool: int,
     base: dict[str, Any],
     fulltext: bool,
-) -> tuple[bool, list[Hit]]:
+) -> tuple[bool, list[Hit], set[tuple[str, str, str]]]:
+    """One leg: (is full-text, its hits in rank order, the facts the time view dropped)."""
     ann, exact, lucene_leg = LEGS[kind]
     params: dict[str, Any] = {**base, "scope_key": ref.scope_key}
     if fulltext:
         lucene = pure.lucene_query(ref.scope_key, text)
         if lucene is None:
-            return True, []
+            return True, [], set()
         params["lucene"] = lucene
         statement = lucene_leg
     else:
@@ -199,7 +202,14 @@ async def _leg(
             statement = exact  # fewer rows than asked: small scope or a short ANN read
             continue
         k = min(k * 4, MAX_FETCH)  # filters thinned a full page: over-fetch
-    return fulltext, [_hit(kind, ref.scope, r, fulltext) for r in live[:pool]]
+    hits = [_hit(kind, ref.scope, r, fulltext) for r in live[:pool]]
+    # Only facts have a validity to be outside of; other rows are dropped for expiry or prefix.
+    filtered = (
+        {(kind.value, ref.scope.value, r["fact"]["id"]) for r in rows if not r["live"]}
+        if kind is pure.Source.FACTS
+        else set()
+    )
+    return fulltext, hits, filtered
 
 
 def _hit(kind: pure.Source, scope: Scope, row: Row, fulltext: bool) -> Hit:
@@ -259,6 +269,21 @@ def _apply_window(window: pure.Window, found: dict[tuple[str, str, str], Hit]) -
         in_window=counts[True],
         out_of_window=counts[False],
         undated=counts[None],
+    )
+
+
+def _as_of_report(
+    found: dict[tuple[str, str, str], Hit], dropped: set[tuple[str, str, str]]
+) -> TimeFilterReport:
+    """For an as_of/known_at read: kept facts with an interval, facts the time view (or a
+    refuting verdict) dropped, and candidates with no interval at all."""
+    dated = sum(1 for h in found.values() if h.fact and (h.fact.valid_at or h.fact.invalid_at))
+    return TimeFilterReport(
+        mode="as_of",
+        slack_seconds=0,
+        in_window=dated,
+        out_of_window=len(dropped - found.keys()),
+        undated=len(found) - dated,
     )
 
 
