@@ -179,7 +179,7 @@ async def _leg(
 ) -> tuple[bool, list[Hit], set[tuple[str, str, str]]]:
     """One leg: (is full-text, its hits in rank order, the facts the time view dropped)."""
     ann, exact, lucene_leg = LEGS[kind]
-    params: dict[str, Any] = {**base, "scope_key": ref.scope_key}
+    params: dict[str, Any] = dict(base)
     if fulltext:
         lucene = pure.lucene_query(ref.scope_key, text)
         if lucene is None:
@@ -192,7 +192,7 @@ async def _leg(
     k = pool
     while True:
         ask = max(k, ANN_FLOOR) if statement is ann else k
-        rows = await svc.db.read(statement, {**params, "k": ask})
+        rows = await svc.db.scoped(ref).read(statement, {**params, "k": ask})
         live = [r for r in rows if r["live"]]
         if len(live) >= pool or k >= MAX_FETCH:
             break
