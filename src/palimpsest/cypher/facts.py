@@ -1,5 +1,12 @@
 """Entity graph: ``:Entity`` nodes and bi-temporal ``[:FACT]`` relationships between them.
 
+A fact's sources are ``:Source`` nodes in the fact's own scope, keyed by ``(fact_id, key)``
+where ``key`` names the quoted span (origin scope, chunk, start, end); a fact is attested by
+all of them and goes only with the last. ``origin_key`` is the scope key of the quoted chunk,
+so a user's sources can be found (and withdrawn) in the tenant scope without a relationship
+ever crossing scopes. A fact with no source carries its writer's USER scope key
+(``writer_key``): it belongs to that writer.
+
 A fact's validity read follows SPEC section 3. ``$as_of`` is always bound (``now`` by
 default). ``$known_at`` is optional: when bound, only facts recorded by then count, and a
 fact whose ``invalid_at`` was changed later (by a correction or retraction) is read with the
@@ -32,10 +39,13 @@ FACT_VISIBLE: LiteralString = (
 FACT_COLUMNS: LiteralString = """
 f {.id, .predicate, .text, .natural_key, .observed_at, .valid_at, .invalid_at, .created_at,
    .expired_at, .supersedes, .superseded_by, .confidence, .verdict, .judge_reason,
-   .judged_by, .judged_at, .source_chunk_id, .source_start, .source_end, .source_text,
-   .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+   .judged_by, .judged_at, .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
    .compaction_generation} AS fact,
-s {.id, .type, .name} AS subject, o {.id, .type, .name} AS object
+s {.id, .type, .name} AS subject, o {.id, .type, .name} AS object,
+COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
+          RETURN x {.chunk_id, .document_id, .start, .end, .text, .origin_scope, .created_at,
+                    .session_id, .run_id, .agent_name, .model, .origin}
+          ORDER BY x.created_at, x.key } AS sources
 """
 
 KEY_CONFLICTS = Statement(
@@ -50,9 +60,10 @@ RETURN item.natural_key AS natural_key
 """,
 )
 
-# One statement writes a batch: both entities, the fact and the chunk's mention edges, all
-# in the same scope. Re-asserting keeps created_at and never revives a retired fact; it may
-# only close an open interval, which is recorded like a retraction (the prior end was open).
+# One statement writes a batch: both entities, the fact, its source and the chunk's mention
+# edges, all in the same scope. Re-asserting keeps created_at and never revives a retired fact;
+# it may only close an open interval, which is recorded like a retraction (the prior end was
+# open). Re-asserting from another span adds that span as a further source.
 ASSERT_FACTS = Statement(
     "ASSERT_FACTS",
     """
@@ -73,9 +84,7 @@ MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o)
 ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
               f.text = item.text, f.embedding = item.embedding,
               f.observed_at = item.observed_at, f.valid_at = item.valid_at,
-              f.invalid_at = item.invalid_at, f.created_at = $now,
-              f.source_chunk_id = item.source_chunk_id, f.source_start = item.source_start,
-              f.source_end = item.source_end, f.source_text = item.source_text,
+              f.invalid_at = item.invalid_at, f.created_at = $now, f.writer_key = $writer_key,
               f.tenant_id = $tenant_id, f.scope = $scope, f.owner_id = $owner_id,
               f.session_id = $session_id, f.run_id = $run_id, f.agent_name = $agent_name,
               f.model = $model, f.origin = $origin,
@@ -93,6 +102,16 @@ FOREACH (_ IN CASE WHEN c IS NULL THEN [] ELSE [1] END |
 FOREACH (_ IN CASE WHEN c IS NULL OR item.object_is_value THEN [] ELSE [1] END |
   MERGE (c)-[mo:MENTIONS {scope_key: $scope_key}]->(o)
   ON CREATE SET mo.start = item.source_start, mo.end = item.source_end)
+FOREACH (_ IN CASE WHEN item.source_key IS NULL THEN [] ELSE [1] END |
+  MERGE (x:Source {scope_key: $scope_key, fact_id: f.id, key: item.source_key})
+  ON CREATE SET x.tenant_id = $tenant_id, x.scope = $scope, x.owner_id = $owner_id,
+                x.chunk_id = item.source_chunk_id, x.document_id = item.source_document_id,
+                x.origin_key = item.origin_key, x.origin_scope = item.origin_scope,
+                x.start = item.source_start, x.end = item.source_end,
+                x.text = item.source_text, x.created_at = $now, x.session_id = $session_id,
+                x.run_id = $run_id, x.agent_name = $agent_name, x.model = $model,
+                x.origin = $origin)
+WITH s, o, f, item, created
 RETURN item.index AS index, created,"""
     + FACT_COLUMNS,
 )
@@ -102,7 +121,7 @@ CHUNK_TEXTS = Statement(
     """
 MATCH (c:Chunk {scope_key: $scope_key})
 WHERE c.id IN $ids AND c.index IS NOT NULL
-RETURN c.id AS id, c.text AS text
+RETURN c.id AS id, c.text AS text, c.document_id AS document_id
 """,
 )
 
@@ -204,5 +223,43 @@ MATCH ()-[f:FACT {scope_key: $scope_key, id: $id}]->()
 SET f.verdict = $verdict, f.confidence = $confidence, f.judge_reason = $reason,
     f.judged_by = $judged_by, f.judged_at = $now
 RETURN f.id AS id
+""",
+)
+
+# Withdraw the sources a chunk scope gave (all of them, or one document's), a bounded batch
+# at a time; the facts they supported are then checked by DROP_UNSOURCED_FACTS.
+REMOVE_SOURCES = Statement(
+    "REMOVE_SOURCES",
+    """
+MATCH (x:Source {scope_key: $scope_key, origin_key: $origin_key})
+WHERE $document_id IS NULL OR x.document_id = $document_id
+WITH x LIMIT $batch
+WITH collect(x) AS xs, collect(DISTINCT x.fact_id) AS fact_ids
+FOREACH (x IN xs | DELETE x)
+RETURN size(xs) AS sources, fact_ids
+""",
+)
+
+# A fact goes with its last source: of the given facts, those left without any are deleted.
+DROP_UNSOURCED_FACTS = Statement(
+    "DROP_UNSOURCED_FACTS",
+    """
+UNWIND $fact_ids AS id
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, id: id}]->(o:Entity)
+WHERE NOT EXISTS { MATCH (x:Source {scope_key: $scope_key, fact_id: id}) }
+WITH f, s.id AS sid, o.id AS oid
+DELETE f
+RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entity_ids
+""",
+)
+
+# Entities left with no fact and no mention carry nothing but a name: they go too.
+DROP_ORPHAN_ENTITIES = Statement(
+    "DROP_ORPHAN_ENTITIES",
+    """
+MATCH (e:Entity {scope_key: $scope_key})
+WHERE e.id IN $ids AND NOT EXISTS { (e)--() }
+DELETE e
+RETURN count(*) AS entities
 """,
 )

@@ -62,6 +62,11 @@ CONSTRAINTS = (
         "FOR (p:PendingSpan) REQUIRE p.id IS UNIQUE",
     ),
     _unscoped(
+        "CONSTRAINT_SOURCE_KEY",
+        "CREATE CONSTRAINT source_key IF NOT EXISTS "
+        "FOR (x:Source) REQUIRE (x.scope_key, x.fact_id, x.key) IS UNIQUE",
+    ),
+    _unscoped(
         "CONSTRAINT_SCHEMA_INFO",
         "CREATE CONSTRAINT schema_info_id IF NOT EXISTS FOR (s:SchemaInfo) REQUIRE s.id IS UNIQUE",
     ),
@@ -103,6 +108,26 @@ RANGE_INDEXES = (
     _unscoped(
         "INDEX_FACT_KNOWN",
         "CREATE INDEX fact_known IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.created_at, f.expired_at)",
+    ),
+    _unscoped(
+        "INDEX_FACT_WRITER",
+        "CREATE INDEX fact_writer IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.scope_key, f.writer_key)",
+    ),
+    _unscoped(
+        "INDEX_FACT_LEGACY_SOURCE",
+        "CREATE INDEX fact_legacy_source IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.source_chunk_id)",
+    ),
+    _unscoped(
+        "INDEX_SOURCE_FACT",
+        "CREATE INDEX source_fact IF NOT EXISTS FOR (x:Source) ON (x.scope_key, x.fact_id)",
+    ),
+    _unscoped(
+        "INDEX_SOURCE_ORIGIN",
+        "CREATE INDEX source_origin IF NOT EXISTS FOR (x:Source) ON (x.scope_key, x.origin_key)",
+    ),
+    _unscoped(
+        "INDEX_SOURCE_DOCUMENT",
+        "CREATE INDEX source_document IF NOT EXISTS FOR (x:Source) ON (x.scope_key, x.document_id)",
     ),
     _unscoped(
         "INDEX_PENDING_QUEUE",
@@ -172,5 +197,30 @@ MERGE (s:SchemaInfo {id: 'palimpsest'})
 ON CREATE SET s.embedding_model = $model, s.embedding_dimensions = $dimensions,
               s.created_at = datetime()
 RETURN s.embedding_model AS model, s.embedding_dimensions AS dimensions
+""",
+)
+
+# Facts written before sources became ``:Source`` nodes kept one quote in ``f.source_*``:
+# each becomes a source (its origin is the quoted chunk's scope when the chunk still exists),
+# a bounded batch per call, run at start-up until none is left.
+MIGRATE_FACT_SOURCES = _unscoped(
+    "MIGRATE_FACT_SOURCES",
+    """
+MATCH ()-[f:FACT]->()
+WHERE f.source_chunk_id IS NOT NULL
+WITH f LIMIT 1000
+OPTIONAL MATCH (c:Chunk {id: f.source_chunk_id})
+WITH f, coalesce(c.scope_key, f.scope_key) AS origin, c
+MERGE (x:Source {scope_key: f.scope_key, fact_id: f.id,
+                 key: origin + ':' + f.source_chunk_id + ':' + toString(f.source_start) + ':'
+                      + toString(f.source_end)})
+ON CREATE SET x.tenant_id = f.tenant_id, x.scope = f.scope, x.owner_id = f.owner_id,
+              x.chunk_id = f.source_chunk_id, x.document_id = c.document_id,
+              x.origin_key = origin, x.origin_scope = c.scope, x.start = f.source_start,
+              x.end = f.source_end, x.text = f.source_text, x.created_at = f.created_at,
+              x.session_id = f.session_id, x.run_id = f.run_id, x.agent_name = f.agent_name,
+              x.model = f.model, x.origin = f.origin
+REMOVE f.source_chunk_id, f.source_start, f.source_end, f.source_text
+RETURN count(*) AS migrated
 """,
 )

@@ -122,6 +122,13 @@ class DocumentInput:
 @strawberry.type
 class DeletedDocument:
     chunks_deleted: int
+    fact_sources_removed: int = strawberry.field(
+        description="Sources this document gave to facts, withdrawn from every scope the "
+        "caller reaches."
+    )
+    facts_removed: int = strawberry.field(
+        description="Facts whose last source was this document, deleted with it."
+    )
 
 
 @strawberry.type
@@ -196,5 +203,9 @@ class DocumentMutation:
     @strawberry.mutation(description="Delete a document and all its chunks.")
     async def delete_document(self, info: Info, scope: Scope, id: str) -> DeletedDocument:
         c = info.context
-        count = await ops.delete_document(c.services, c.principal, scope, id)
-        return DeletedDocument(chunks_deleted=count)
+        deleted = await ops.delete_document(c.services, c.principal, scope, id)
+        return DeletedDocument(
+            chunks_deleted=deleted.chunks,
+            fact_sources_removed=deleted.withdrawn.sources,
+            facts_removed=deleted.withdrawn.facts,
+        )

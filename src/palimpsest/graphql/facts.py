@@ -38,6 +38,35 @@ class Entity:
         return cls(id=e.id, type=e.type, name=e.name)
 
 
+@strawberry.type(description="A span of a chunk that attests a fact.")
+class FactSource:
+    chunk_id: str
+    document_id: str | None
+    start: int
+    end: int
+    text: str
+    origin_scope: Scope | None = strawberry.field(
+        description="The scope of the quoted chunk (a placed fact may quote another scope)."
+    )
+    added_at: datetime
+    agent: str | None = strawberry.field(description="The agent that asserted it from here.")
+    origin: str | None
+
+    @classmethod
+    def of(cls, x: models.FactSource) -> FactSource:
+        return cls(
+            chunk_id=x.chunk_id,
+            document_id=x.document_id,
+            start=x.start,
+            end=x.end,
+            text=x.text,
+            origin_scope=Scope(x.origin_scope) if x.origin_scope else None,
+            added_at=x.added_at,
+            agent=x.agent_name,
+            origin=x.origin,
+        )
+
+
 @strawberry.type(
     description="A bi-temporal fact. validAt/invalidAt: world time (half-open); "
     "createdAt/expiredAt: when this server recorded and retired it."
@@ -61,6 +90,10 @@ class Fact:
     verdict: str | None
     judge_reason: str | None
     provenance: Provenance
+    sources: list[FactSource] = strawberry.field(
+        description="Every span attesting this fact, earliest first; `provenance.sourceQuote` "
+        "is the first. A fact with sources goes when its last source is deleted or erased."
+    )
 
     @classmethod
     def of(cls, f: models.Fact) -> Fact:
@@ -83,6 +116,7 @@ class Fact:
             verdict=f.verdict,
             judge_reason=f.judge_reason,
             provenance=Provenance.of(f.provenance),
+            sources=[FactSource.of(x) for x in f.sources],
         )
 
 

@@ -7,8 +7,9 @@ import uuid
 from typing import Any
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.identity import Principal
-from palimpsest.schema.models import Provenance, SourceQuote
+from palimpsest.identity import Principal, Scope
+from palimpsest.identity.scopes import scope_key
+from palimpsest.schema.models import Provenance
 
 _ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -35,15 +36,13 @@ def writer_params(who: Principal) -> dict[str, Any]:
     }
 
 
+def writer_key(who: Principal) -> str | None:
+    """The writer's USER scope key, stamped on a fact with no source: it belongs to them."""
+    return scope_key(who.tenant_id, Scope.USER, who.user_id) if who.user_id else None
+
+
 def provenance_from(row: dict[str, Any]) -> Provenance:
-    quote = None
-    if row.get("source_chunk_id") is not None:
-        quote = SourceQuote(
-            chunk_id=row["source_chunk_id"],
-            start=int(row["source_start"]),
-            end=int(row["source_end"]),
-            text=row.get("source_text") or "",
-        )
+    """A row's writer stamps; a fact's source quote is added from its sources (facts.py)."""
     return Provenance(
         tenant_id=row["tenant_id"],
         session_id=row.get("session_id"),
@@ -52,7 +51,6 @@ def provenance_from(row: dict[str, Any]) -> Provenance:
         model=row.get("model"),
         origin=row.get("origin") or "agent",
         compaction_generation=row.get("compaction_generation"),
-        source_quote=quote,
         judged_by=row.get("judged_by"),
         judged_at=row.get("judged_at"),
     )

@@ -6,15 +6,17 @@ separator that followed it in reading order.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from palimpsest import markdown
 from palimpsest.cypher import documents as q
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.executor import Row, ScopedTx, Tx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.sources import Withdrawn, holder_scopes, withdraw_all
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
 
 MAX_LIST_LIMIT = 500
@@ -101,13 +103,34 @@ async def update_chunk(
     return await get_chunk(svc, who, scope, chunk_id)
 
 
-async def delete_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> int:
+@dataclass(frozen=True, slots=True)
+class DeletedDocument:
+    chunks: int
+    withdrawn: Withdrawn
+
+
+async def delete_document(
+    svc: Services, who: Principal, scope: Scope, doc_id: str
+) -> DeletedDocument:
+    """Delete a document and its chunks, and withdraw its sources from every fact they
+    attest in the scopes the caller reaches; a fact goes with its last source."""
     ref = resolve_scope(who, scope)
     params = {"id": check_id(doc_id, "id")}
-    rows = await svc.db.scoped(ref).write(q.DELETE_DOCUMENT, params)
-    if not rows:
+    holders = holder_scopes(who, ref)
+
+    async def work(tx: Tx) -> DeletedDocument | None:
+        rows = await tx.scoped(ref).run(q.DELETE_DOCUMENT, params)
+        if not rows:
+            return None
+        withdrawn = Withdrawn()
+        for holder in holders:
+            withdrawn += await withdraw_all(tx.scoped(holder), ref.scope_key, doc_id)
+        return DeletedDocument(int(rows[0]["chunks"]), withdrawn)
+
+    deleted = await svc.db.write_tx(work)
+    if deleted is None:
         raise NotFound("document not found")
-    return int(rows[0]["chunks"])
+    return deleted
 
 
 def _summary(row: Row, chunk_count: int) -> DocumentSummary:

@@ -116,6 +116,11 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         "source_start": source.start if source else None,
         "source_end": source.end if source else None,
         "source_text": None,
+        # Filled from the chunk when the source is resolved (facts.resolve_sources).
+        "source_key": None,
+        "source_document_id": None,
+        "origin_key": None,
+        "origin_scope": None,
         "mention_chunk_id": None,
         "compaction_generation": None,
     }

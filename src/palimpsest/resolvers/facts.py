@@ -7,7 +7,7 @@ source chunk's mention edges in the fact's own scope, or nothing at all.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -15,10 +15,10 @@ from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
-from palimpsest.resolvers.common import check_id, provenance_from, writer_params
+from palimpsest.resolvers.common import check_id, provenance_from, writer_key, writer_params
 from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import Entity, Fact
+from palimpsest.schema.models import Entity, Fact, FactSource, SourceQuote
 from palimpsest.timeparse import check_interval, parse_optional
 
 MIN_CONFIDENCE = 0.25  # below this a fact is refuted and hidden by default
@@ -69,12 +69,17 @@ def time_view(
 
 
 async def resolve_sources(tx: ScopedTx, rows: list[dict[str, Any]]) -> None:
-    """Quote each source span from the caller's own scope; mention edges only stay in-scope."""
+    """Quote each source span from the caller's own scope; mention edges only stay in-scope.
+
+    A source is keyed by its origin scope, chunk and span, so the same span asserted twice is
+    one source and another span of the same fact is a second one."""
     ids = sorted({r["source_chunk_id"] for r in rows if r["source_chunk_id"]})
     if not ids:
         return
     found = await tx.run(q.CHUNK_TEXTS, {"ids": ids})
     texts = {r["id"]: r["text"] for r in found}
+    documents = {r["id"]: r["document_id"] for r in found}
+    origin = tx.ref
     for row in rows:
         chunk_id = row["source_chunk_id"]
         if chunk_id is None:
@@ -87,6 +92,12 @@ async def resolve_sources(tx: ScopedTx, rows: list[dict[str, Any]]) -> None:
                 f"{len(texts[chunk_id])} characters"
             )
         row["source_text"] = texts[chunk_id][row["source_start"] : row["source_end"]]
+        row["source_key"] = (
+            f"{origin.scope_key}:{chunk_id}:{row['source_start']}:{row['source_end']}"
+        )
+        row["source_document_id"] = documents[chunk_id]
+        row["origin_key"] = origin.scope_key
+        row["origin_scope"] = origin.scope.value
         row["mention_chunk_id"] = chunk_id
 
 
@@ -98,7 +109,12 @@ async def write_batch(
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
         raise Conflict(f"natural key already names a different fact: {keys}")
-    params = {**writer_params(who), "now": svc.clock(), "facts": rows}
+    params = {
+        **writer_params(who),
+        "writer_key": writer_key(who),
+        "now": svc.clock(),
+        "facts": rows,
+    }
     written = await tx.run(q.ASSERT_FACTS, params)
     return [(r["index"], Asserted(fact_from(tx.ref.scope, r), bool(r["created"]))) for r in written]
 
@@ -271,6 +287,10 @@ async def judge(
 
 def fact_from(scope: Scope, row: Row) -> Fact:
     f, s, o = row["fact"], row["subject"], row["object"]
+    sources = tuple(_source(x) for x in row.get("sources") or ())
+    # The single quote of the API is the earliest source still standing.
+    first = sources[0] if sources else None
+    quote = SourceQuote(first.chunk_id, first.start, first.end, first.text) if first else None
     return Fact(
         scope=scope,
         id=f["id"],
@@ -289,5 +309,20 @@ def fact_from(scope: Scope, row: Row) -> Fact:
         confidence=f["confidence"],
         verdict=f["verdict"],
         judge_reason=f["judge_reason"],
-        provenance=provenance_from(f),
+        provenance=replace(provenance_from(f), source_quote=quote),
+        sources=sources,
+    )
+
+
+def _source(x: Row) -> FactSource:
+    return FactSource(
+        chunk_id=x["chunk_id"],
+        document_id=x.get("document_id"),
+        start=int(x["start"]),
+        end=int(x["end"]),
+        text=x.get("text") or "",
+        origin_scope=x.get("origin_scope"),
+        added_at=x["created_at"],
+        agent_name=x.get("agent_name"),
+        origin=x.get("origin"),
     )

@@ -112,9 +112,7 @@ async def recall(
     chunk_rows = await db.read(
         q.CHUNKS_FOR,
         {
-            "chunk_ids": sorted(
-                {f.provenance.source_quote.chunk_id for f in found if f.provenance.source_quote}
-            ),
+            "chunk_ids": sorted({x.chunk_id for f in found for x in f.sources}),
             "entity_ids": sorted(entities),
         },
     )

@@ -41,6 +41,8 @@ async def apply_schema(db: Database, model: str, dimensions: int) -> None:
     for statement in q.FULLTEXT_INDEXES:
         await db.write(statement, {"options": FULLTEXT_OPTIONS})
     await db.write(q.AWAIT_INDEXES)
+    while (await db.write(q.MIGRATE_FACT_SOURCES))[0]["migrated"]:
+        pass
     [info] = await db.write(q.MERGE_SCHEMA_INFO, {"model": model, "dimensions": dimensions})
     if (info["model"], info["dimensions"]) != (model, dimensions):
         raise Unavailable(

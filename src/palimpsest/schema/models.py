@@ -18,6 +18,21 @@ class SourceQuote:
 
 
 @dataclass(frozen=True, slots=True)
+class FactSource:
+    """One span that attests a fact; a fact goes only when its last source goes."""
+
+    chunk_id: str
+    document_id: str | None
+    start: int
+    end: int
+    text: str
+    origin_scope: str | None
+    added_at: datetime
+    agent_name: str | None
+    origin: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Provenance:
     """Who wrote a row and from what (SPEC section 6). ``origin`` is always server-stamped."""
 
@@ -130,3 +145,4 @@ class Fact:
     verdict: str | None
     judge_reason: str | None
     provenance: Provenance
+    sources: tuple[FactSource, ...] = ()
