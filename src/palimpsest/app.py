@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -30,6 +31,7 @@ from palimpsest.graphql.metrics import OperationMetrics
 from palimpsest.graphql.schema import build_schema
 from palimpsest.graphql.view import ASSETS_PATH, AuthenticatedCaller, GraphQLView
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
+from palimpsest.resolvers.erasure import resume_pending
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -91,6 +93,13 @@ class AccessLog:
             )
 
 
+async def _resume_erasures(services: Services) -> None:
+    try:
+        await resume_pending(services)
+    except Exception as e:  # logged by kind only; the next start-up tries again
+        log.error("resuming erasures failed: %s", type(e).__name__)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or Settings()
     logs.configure(settings.log_level)
@@ -101,7 +110,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
         async with open_services(settings) as services:
             app.state.services = services
             log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
+            # Erasures this host left running finish in the background while it serves.
+            resuming = asyncio.create_task(_resume_erasures(services))
             yield
+            resuming.cancel()
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})

@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     sql_timeout_ms: int = Field(default=2000, ge=0)
     sql_max_db_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
 
+    # Erasure: rows deleted per transaction (each batch also updates the job's counters).
+    erasure_batch: int = Field(default=1000, ge=1, le=100_000)
+
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:
         if self.token_secret is not None and len(self.token_secret.get_secret_value()) < 32:

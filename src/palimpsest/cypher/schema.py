@@ -67,6 +67,15 @@ CONSTRAINTS = (
         "FOR (x:Source) REQUIRE (x.scope_key, x.fact_id, x.key) IS UNIQUE",
     ),
     _unscoped(
+        "CONSTRAINT_ERASURE_ID",
+        "CREATE CONSTRAINT erasure_id IF NOT EXISTS FOR (e:Erasure) REQUIRE e.id IS UNIQUE",
+    ),
+    _unscoped(
+        "CONSTRAINT_ERASURE_ACTIVE",
+        "CREATE CONSTRAINT erasure_active IF NOT EXISTS "
+        "FOR (e:Erasure) REQUIRE (e.scope_key, e.active_key) IS UNIQUE",
+    ),
+    _unscoped(
         "CONSTRAINT_SCHEMA_INFO",
         "CREATE CONSTRAINT schema_info_id IF NOT EXISTS FOR (s:SchemaInfo) REQUIRE s.id IS UNIQUE",
     ),
@@ -128,6 +137,14 @@ RANGE_INDEXES = (
     _unscoped(
         "INDEX_SOURCE_DOCUMENT",
         "CREATE INDEX source_document IF NOT EXISTS FOR (x:Source) ON (x.scope_key, x.document_id)",
+    ),
+    _unscoped(
+        "INDEX_ERASURE_SCOPE",
+        "CREATE INDEX erasure_scope IF NOT EXISTS FOR (e:Erasure) ON (e.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_PENDING_SCOPE",
+        "CREATE INDEX pending_scope IF NOT EXISTS FOR (p:PendingSpan) ON (p.scope_key)",
     ),
     _unscoped(
         "INDEX_PENDING_QUEUE",

@@ -9,8 +9,10 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
 
+from palimpsest.graphql.admin import AdminMutation, AdminQuery
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
+from palimpsest.graphql.erasure import ErasureMutation
 from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.facts import FactMutation, FactQuery
 from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
@@ -34,10 +36,28 @@ class CoreQuery:
 
 Query = merge_types(
     "Query",
-    (CoreQuery, MemoryQuery, DocumentQuery, FactQuery, PlacementQuery, RecallQuery, SqlQuery),
+    (
+        CoreQuery,
+        MemoryQuery,
+        DocumentQuery,
+        FactQuery,
+        PlacementQuery,
+        RecallQuery,
+        SqlQuery,
+        AdminQuery,
+    ),
 )
 Mutation = merge_types(
-    "Mutation", (MemoryMutation, DocumentMutation, FactMutation, PlacementMutation, SqlMutation)
+    "Mutation",
+    (
+        MemoryMutation,
+        DocumentMutation,
+        FactMutation,
+        PlacementMutation,
+        SqlMutation,
+        ErasureMutation,
+        AdminMutation,
+    ),
 )
 
 

@@ -55,3 +55,21 @@ class Principal:
         if self.agent_name is None and self.is_admin:
             return Origin.OPERATOR
         return Origin.AGENT
+
+
+def console_operator(tenant_id: str) -> Principal:
+    """An operator of ``tenant_id`` for trusted tooling that holds the database credentials
+    (``palimpsest export``/``import``, resuming erasures at start-up). Never reachable from a
+    request: requests get their principal only from a verified token."""
+    return Principal(
+        tenant_id=tenant_id,
+        user_id=None,
+        agent_name=None,
+        session_id=None,
+        run_id=None,
+        model=None,
+        roles=frozenset({Role.ADMIN}),
+        memory_scopes=None,
+        sql_scopes=None,
+        isolated=False,
+    )

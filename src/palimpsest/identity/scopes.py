@@ -112,7 +112,51 @@ def _owner_id(principal: Principal, scope: Scope) -> str:
 
 
 def tenant_config_ref(principal: Principal) -> ScopeRef:
-    """The tenant scope, for reading tenant-wide configuration (the ontology) on the server's
-    behalf. It grants nothing: callers still need ``resolve_scope`` to read or write data."""
+    """The tenant scope, for tenant-wide records the server keeps on its own behalf: reading
+    the ontology, and the erasure jobs and their audit trail. It grants nothing: callers still
+    need ``resolve_scope`` to read or write data."""
+    return _tenant_ref(principal.tenant_id)
+
+
+@dataclass(frozen=True, slots=True)
+class PersonRefs:
+    """Where one person's data lives in a tenant, for erasing or exporting it.
+
+    ``person`` is their USER scope (every plane, and their SQL database). ``tenant`` is the
+    tenant scope, reached on the person's behalf only to find what is theirs there (their
+    sources on tenant facts, and the sourceless facts they wrote) and to keep the erasure's job.
+    """
+
+    user_id: str
+    person: ScopeRef
+    tenant: ScopeRef
+
+
+MAX_USER_ID = 256
+
+
+def person_refs(principal: Principal, user_id: str | None = None) -> PersonRefs:
+    """The scopes of the caller (``user_id`` None) or, for a tenant admin, of a named user.
+
+    Naming a user here is the one exception to "owners come only from the token": only a
+    non-isolated admin may name anyone but themselves, and only inside their own tenant.
+    The caller's own data needs a user id in the token and the USER grant.
+    """
+    if user_id is None or user_id == principal.user_id:
+        person = resolve_scope(principal, Scope.USER)
+        return PersonRefs(person.owner_id, person, _tenant_ref(principal.tenant_id))
+    if not principal.is_admin:
+        raise Forbidden("naming another user needs the admin role of this tenant")
+    if principal.isolated:
+        raise Forbidden("an isolated admin cannot reach another user's data")
+    if not user_id.strip() or len(user_id) > MAX_USER_ID:
+        raise InvalidArgument(f"userId must be 1-{MAX_USER_ID} characters")
     tenant = principal.tenant_id
+    key = scope_key(tenant, Scope.USER, user_id)
+    return PersonRefs(
+        user_id, ScopeRef(tenant, Scope.USER, user_id, key, _SEAL), _tenant_ref(tenant)
+    )
+
+
+def _tenant_ref(tenant: str) -> ScopeRef:
     return ScopeRef(tenant, Scope.TENANT, tenant, scope_key(tenant, Scope.TENANT, tenant), _SEAL)

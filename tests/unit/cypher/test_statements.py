@@ -19,6 +19,7 @@ SCOPED = (
     "Source",
     "PendingSpan",
     "Ontology",
+    "Erasure",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}

@@ -6,7 +6,7 @@ import pytest
 
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Plane, Principal, Role, Scope, granted_scopes, resolve_scope
-from palimpsest.identity.scopes import scope_key
+from palimpsest.identity.scopes import person_refs, scope_key
 from tests.unit.principals import principal
 
 
@@ -63,3 +63,28 @@ def test_scope_key_separates_parts_and_refuses_the_separator() -> None:
     assert scope_key("acme", Scope.TENANT, "acme") != scope_key("acme", Scope.USER, "acme")
     with pytest.raises(InvalidArgument):
         scope_key("a\x1fb", Scope.USER, "c")
+
+
+def test_person_refs_of_the_caller_need_the_user_grant() -> None:
+    refs = person_refs(who())
+    assert (refs.user_id, refs.person.scope, refs.person.owner_id) == ("alice", Scope.USER, "alice")
+    assert refs.person.scope_key == scope_key("acme", Scope.USER, "alice")
+    assert refs.tenant.scope_key == scope_key("acme", Scope.TENANT, "acme")
+    with pytest.raises(Forbidden, match="user id"):
+        person_refs(who(user_id=None))
+    with pytest.raises(Forbidden, match="memory_scopes"):
+        person_refs(who(memory_scopes=frozenset({Scope.AGENT})))
+
+
+def test_only_a_non_isolated_admin_names_another_user_and_only_in_their_tenant() -> None:
+    admin = who(roles=frozenset({Role.ADMIN}), user_id="root")
+    refs = person_refs(admin, "bob")
+    assert (refs.person.tenant_id, refs.person.owner_id) == ("acme", "bob")
+    assert refs.person.scope_key == scope_key("acme", Scope.USER, "bob")
+    with pytest.raises(Forbidden, match="admin"):
+        person_refs(who(), "bob")
+    with pytest.raises(Forbidden, match="isolated"):
+        person_refs(who(roles=frozenset({Role.ADMIN}), isolated=True), "bob")
+    for bad in ("", " ", "x" * 257, "a\x1fb"):
+        with pytest.raises(InvalidArgument):
+            person_refs(admin, bad)

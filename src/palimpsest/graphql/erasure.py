@@ -1,0 +1,103 @@
+"""GraphQL fields of erasure a caller uses on their own data: eraseMe, eraseSubject.
+
+The admin fields that name a user (eraseUser) and the audit trail live in ``admin.py``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from palimpsest.graphql.context import Info
+from palimpsest.graphql.facts import EntityInput
+from palimpsest.graphql.scalars import Int64
+from palimpsest.graphql.types import Scope
+from palimpsest.resolvers import erasure as ops
+from palimpsest.resolvers.erasure_jobs import Counts, Receipt
+from palimpsest.resolvers.fact_input import EntityRef
+
+
+@strawberry.type(description="What an erasure removed, per plane, over all its attempts.")
+class ErasureCounts:
+    entries: int = strawberry.field(description="Key/value entries.")
+    documents: int
+    chunks: int
+    entities: int
+    facts: int
+    fact_sources: int = strawberry.field(
+        description="Sources withdrawn from facts (a fact goes only with its last source)."
+    )
+    sql_databases: int
+    sql_bytes: Int64 = strawberry.field(description="Bytes of the SQL files deleted.")
+    spans: int = strawberry.field(description="Pending spans: queued, leased and dead-letter.")
+
+    @classmethod
+    def of(cls, c: Counts) -> ErasureCounts:
+        return cls(
+            entries=c.entries,
+            documents=c.documents,
+            chunks=c.chunks,
+            entities=c.entities,
+            facts=c.facts,
+            fact_sources=c.fact_sources,
+            sql_databases=c.sql_databases,
+            sql_bytes=Int64(c.sql_bytes),
+            spans=c.spans,
+        )
+
+
+@strawberry.type(
+    description="The receipt of an erasure, also its audit record: counts, who asked and "
+    "when; never what was erased."
+)
+class ErasureReceipt:
+    id: str
+    kind: str = strawberry.field(description="`user` (a whole person) or `subject`.")
+    scope: Scope = strawberry.field(description="The scope the erasure targeted.")
+    status: str = strawberry.field(
+        description="`done`, or `running` for an interrupted job: call it again to finish."
+    )
+    requested_by: str = strawberry.field(
+        description="The asking admin's user id, agent or `operator`; `self` for eraseMe."
+    )
+    requested_at: datetime
+    finished_at: datetime | None
+    attempts: int
+    removed: ErasureCounts
+
+    @classmethod
+    def of(cls, r: Receipt) -> ErasureReceipt:
+        return cls(
+            id=r.id,
+            kind=r.kind,
+            scope=Scope(r.target_scope),
+            status=r.status,
+            requested_by=r.requested_by,
+            requested_at=r.requested_at,
+            finished_at=r.finished_at,
+            attempts=r.attempts,
+            removed=ErasureCounts.of(r.removed),
+        )
+
+
+@strawberry.type
+class ErasureMutation:
+    @strawberry.mutation(
+        description="Erase everything you own in this tenant, across every plane: entries, "
+        "documents and chunks, entities and facts of your USER scope, your sources on tenant "
+        "facts and the tenant facts you wrote without one, your SQL database, your pending "
+        "spans. Agent scopes are the agents' and stay. Re-running resumes an interrupted one."
+    )
+    async def erase_me(self, info: Info) -> ErasureReceipt:
+        c = info.context
+        return ErasureReceipt.of(await ops.erase_me(c.services, c.principal))
+
+    @strawberry.mutation(
+        description="Erase one entity, the facts about it and its mention edges from a scope "
+        "(TENANT and GLOBAL need the admin role). Chunks stay: their text is the documents'."
+    )
+    async def erase_subject(self, info: Info, scope: Scope, subject: EntityInput) -> ErasureReceipt:
+        c = info.context
+        ref = EntityRef(subject.type, subject.name)
+        return ErasureReceipt.of(await ops.erase_subject(c.services, c.principal, scope, ref))

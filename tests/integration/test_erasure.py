@@ -1,0 +1,158 @@
+"""Erasure of a person across every plane, checked over the whole database and the disk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from neo4j import Driver
+
+from palimpsest.config import Settings
+from palimpsest.identity import Scope
+from tests.integration import people
+from tests.integration.conftest import Gql
+from tests.integration.people import Person, by_label, count, ok
+
+pytestmark = pytest.mark.integration
+
+COUNTS = "entries documents chunks entities facts factSources sqlDatabases sqlBytes spans"
+RECEIPT = f"""id kind scope status requestedBy requestedAt finishedAt attempts
+  removed {{ {COUNTS} }}"""
+ERASE_USER = "mutation($u: ID!) { eraseUser(userId: $u) { " + RECEIPT + " } }"
+ERASE_ME = "mutation { eraseMe { " + RECEIPT + " } }"
+ERASURES = "query($after: String) { erasures(limit: 2, after: $after) { items { " + RECEIPT
+ERASURES += " } cursor hasMore } }"
+SEARCH = """query($q: String!, $scope: Scope!) { search(scope: $scope, query: $q, topK: 50) {
+  hits { id text } } }"""
+FACT = "query($id: String!) { fact(scope: TENANT, id: $id) { sources { chunkId text } } }"
+
+
+def code_of(body: dict[str, Any]) -> str:
+    return str(body["errors"][0]["extensions"]["code"])
+
+
+@pytest.fixture
+def org(gql: Gql, token: Callable[..., str], neo4j_driver: Driver) -> dict[str, Any]:
+    tenant, admin = people.new_org(gql, token, "erase")
+    alice = people.plant(gql, token, neo4j_driver, tenant, "alice")
+    bob = people.plant(gql, token, neo4j_driver, tenant, "bob")
+    shared = people.attest_shared(gql, [alice, bob], "payments")
+    return {"tenant": tenant, "admin": admin, "alice": alice, "bob": bob, "shared": shared}
+
+
+def before_erasure(driver: Driver, p: Person) -> dict[str, int]:
+    """What the database holds of the person, counted by Cypher, not by the API."""
+    labels = by_label(driver, p.key)
+    return {
+        "tenant_facts": count(driver, people.TENANT_FACTS, key=p.tenant_key),
+        "tenant_entities": count(driver, people.TENANT_ENTITIES, key=p.tenant_key),
+        "tenant_sources": count(
+            driver,
+            "MATCH (x:Source {scope_key: $t, origin_key: $k}) RETURN count(x)",
+            t=p.tenant_key,
+            k=p.key,
+        ),
+        **labels,
+    }
+
+
+def assert_nothing_left(driver: Driver, settings: Settings, p: Person) -> None:
+    assert count(driver, people.ROWS_OF_KEY, key=p.key) == 0
+    assert count(driver, people.ROWS_WITH_MARKER, m=p.marker) == 0
+    assert [path for path in p.sql_files(settings) if path.exists()] == []
+
+
+def test_admin_erases_a_user_in_every_plane_and_nobody_else(
+    gql: Gql, org: dict[str, Any], neo4j_driver: Driver, settings: Settings
+) -> None:
+    alice, bob = org["alice"], org["bob"]
+    assert alice.sql_files(settings)[0].exists()
+    seen = before_erasure(neo4j_driver, alice)
+    bob_before = people.fingerprint(gql, neo4j_driver, [bob])
+
+    receipt = ok(gql(ERASE_USER, org["admin"], u=alice.user))["eraseUser"]
+
+    assert receipt["status"] == "done"
+    assert receipt["kind"] == "user"
+    assert receipt["scope"] == "USER"
+    assert receipt["requestedBy"] == "root"
+    assert receipt["attempts"] == 1
+    assert receipt["finishedAt"] >= receipt["requestedAt"]
+    tenant_facts_after = count(neo4j_driver, people.TENANT_FACTS, key=alice.tenant_key)
+    tenant_entities_after = count(neo4j_driver, people.TENANT_ENTITIES, key=alice.tenant_key)
+    removed = receipt["removed"]
+    assert removed["entries"] == seen["Memory"]
+    assert removed["documents"] == seen["Document"]
+    assert removed["chunks"] == seen["Chunk"]
+    assert removed["spans"] == seen["PendingSpan"]
+    assert removed["factSources"] == seen["Source"] + seen["tenant_sources"]
+    assert removed["facts"] == seen["FACT"] + seen["tenant_facts"] - tenant_facts_after
+    assert removed["entities"] == (seen["Entity"] + seen["tenant_entities"] - tenant_entities_after)
+    assert removed["sqlDatabases"] == 1
+    assert removed["sqlBytes"] > 0
+    assert_nothing_left(neo4j_driver, settings, alice)
+    assert people.fingerprint(gql, neo4j_driver, [bob]) == bob_before
+    # The shared tenant fact lives on with Bob's source only.
+    shared = ok(gql(FACT, bob.token, id=org["shared"]))["fact"]
+    assert [s["text"] for s in shared["sources"]] == ["payments"]
+    # The indexes answer nothing of hers, from her scope or the tenant's.
+    for scope, who in ((Scope.USER, alice.token), (Scope.TENANT, bob.token)):
+        hits = ok(gql(SEARCH, who, q=f"{alice.marker} ledger", scope=scope.value))["search"]
+        assert [h for h in hits["hits"] if alice.marker in h["text"]] == []
+        if scope is Scope.USER:
+            assert hits["hits"] == []
+
+
+def test_erase_me_takes_my_data_and_the_audit_keeps_only_counts(
+    gql: Gql, org: dict[str, Any], neo4j_driver: Driver, settings: Settings
+) -> None:
+    bob = org["bob"]
+    seen = before_erasure(neo4j_driver, bob)
+    mine = ok(gql(ERASE_ME, bob.token))["eraseMe"]
+    assert mine["requestedBy"] == "self"
+    assert mine["removed"]["entries"] == seen["Memory"]
+    assert_nothing_left(neo4j_driver, settings, bob)
+    # Alice's data is what the erasure of Bob left: the shared fact has her source only.
+    shared = ok(gql(FACT, org["alice"].token, id=org["shared"]))["fact"]
+    assert len(shared["sources"]) == 1
+
+    again = ok(gql(ERASE_USER, org["admin"], u=org["alice"].user))["eraseUser"]
+    first = ok(gql(ERASURES, org["admin"]))["erasures"]
+    assert [r["id"] for r in first["items"]] == [again["id"], mine["id"]]
+    assert first["items"][1]["removed"] == mine["removed"]
+    # Nothing is left anywhere, the shared fact went with its last source.
+    assert count(neo4j_driver, people.TENANT_FACTS, key=bob.tenant_key) == 0
+    if first["hasMore"]:
+        rest = ok(gql(ERASURES, org["admin"], after=first["cursor"]))["erasures"]
+        assert {r["id"] for r in rest["items"]}.isdisjoint({again["id"], mine["id"]})
+
+
+def test_only_a_tenant_admin_may_name_a_user(
+    gql: Gql, org: dict[str, Any], token: Callable[..., str], neo4j_driver: Driver
+) -> None:
+    alice, bob = org["alice"], org["bob"]
+    before = people.fingerprint(gql, neo4j_driver, [alice])
+    isolated_admin = token(org["tenant"], "root2", None, admin=True, isolated=True)
+    other_admin = token("elsewhere-" + org["tenant"], "root", None, admin=True)
+    assert code_of(gql(ERASE_USER, bob.token, u=alice.user)) == "FORBIDDEN"
+    assert code_of(gql(ERASE_USER, isolated_admin, u=alice.user)) == "FORBIDDEN"
+    assert code_of(gql(ERASURES, bob.token)) == "FORBIDDEN"
+    # Another tenant's admin reaches only their own tenant: a user of that name there.
+    elsewhere = ok(gql(ERASE_USER, other_admin, u=alice.user))["eraseUser"]
+    assert elsewhere["removed"]["entries"] == 0
+    assert code_of(gql(ERASE_USER, org["admin"], u="")) == "INVALID_ARGUMENT"
+    assert people.fingerprint(gql, neo4j_driver, [alice]) == before
+
+
+def test_an_erased_admin_is_no_longer_named_by_the_erasures_they_asked_for(
+    gql: Gql, org: dict[str, Any], token: Callable[..., str], neo4j_driver: Driver
+) -> None:
+    boss = f"boss-{org['alice'].marker}x"
+    boss_token = token(org["tenant"], boss, None, admin=True)
+    asked = ok(gql(ERASE_USER, boss_token, u=org["bob"].user))["eraseUser"]
+    assert asked["requestedBy"] == boss
+    ok(gql(ERASE_USER, org["admin"], u=boss))
+    records = ok(gql(ERASURES, org["admin"]))["erasures"]["items"]
+    assert [r["requestedBy"] for r in records if r["id"] == asked["id"]] == ["erased user"]
+    assert count(neo4j_driver, people.ROWS_WITH_MARKER, m=boss) == 0
