@@ -59,7 +59,7 @@ def before_erasure(driver: Driver, p: Person) -> dict[str, int]:
 
 def assert_nothing_left(driver: Driver, settings: Settings, p: Person) -> None:
     assert count(driver, people.ROWS_OF_KEY, key=p.key) == 0
-    assert count(driver, people.ROWS_WITH_MARKER, m=p.marker) == 0
+    assert count(driver, people.ROWS_WITH_MARKER, m=p.marker, tenant=p.tenant) == 0
     assert [path for path in p.sql_files(settings) if path.exists()] == []
 
 
@@ -155,4 +155,4 @@ def test_an_erased_admin_is_no_longer_named_by_the_erasures_they_asked_for(
     ok(gql(ERASE_USER, org["admin"], u=boss))
     records = ok(gql(ERASURES, org["admin"]))["erasures"]["items"]
     assert [r["requestedBy"] for r in records if r["id"] == asked["id"]] == ["erased user"]
-    assert count(neo4j_driver, people.ROWS_WITH_MARKER, m=boss) == 0
+    assert count(neo4j_driver, people.ROWS_WITH_MARKER, m=boss, tenant=org["tenant"]) == 0
