@@ -129,6 +129,32 @@ def token_mint(
     sys.stdout.write(token + "\n")
 
 
+@app.command("export")
+def export_person(
+    tenant: Annotated[str, typer.Option(help="Tenant id.")],
+    user: Annotated[str, typer.Option(help="User id of the person.")],
+    out: Annotated[Path, typer.Option(help="File to write (JSON Lines, mode 600).")],
+) -> None:
+    """Write everything a person owns in a tenant, every plane, as JSON Lines."""
+    import asyncio
+
+    from palimpsest.portability import export_to_file
+
+    _print_json(asyncio.run(export_to_file(Settings(), tenant, user, out)))
+
+
+@app.command("import")
+def import_person(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="An export.")],
+) -> None:
+    """Load an export into the tenant and user it names; their scope must be empty."""
+    import asyncio
+
+    from palimpsest.portability import import_from_file
+
+    _print_json(asyncio.run(import_from_file(Settings(), file)))
+
+
 def _print_json(result: object) -> None:
     import orjson
 

@@ -76,6 +76,8 @@ class Settings(BaseSettings):
 
     # Erasure: rows deleted per transaction (each batch also updates the job's counters).
     erasure_batch: int = Field(default=1000, ge=1, le=100_000)
+    # exportMe answers with the whole export in one response, up to this many bytes.
+    export_max_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
 
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:

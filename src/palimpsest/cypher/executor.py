@@ -204,13 +204,14 @@ def _native(record: neo4j.Record) -> Row:
 
 
 def _convert(value: Any) -> Any:
-    """Driver temporal values become ``datetime``, also inside map projections."""
+    """Driver temporal values become ``datetime``, also inside map projections and nested
+    lists (export's ``[key, value]`` pairs); lists of numbers (embeddings) are left alone."""
     if isinstance(value, DateTime):
         # Fixed-offset UTC: a named "UTC" zone written back would compare as a different,
         # later instant than the same moment with offset Z, breaking half-open intervals.
         return value.to_native().astimezone(UTC)
     if isinstance(value, dict):
         return {k: _convert(v) for k, v in value.items()}
-    if isinstance(value, list) and value and isinstance(value[0], (dict, DateTime)):
+    if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
         return [_convert(v) for v in value]
     return value

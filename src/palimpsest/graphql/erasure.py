@@ -1,4 +1,4 @@
-"""GraphQL fields of erasure a caller uses on their own data: eraseMe, eraseSubject.
+"""GraphQL fields a caller uses on their own data: eraseMe, eraseSubject, exportMe.
 
 The admin fields that name a user (eraseUser) and the audit trail live in ``admin.py``.
 """
@@ -14,6 +14,7 @@ from palimpsest.graphql.facts import EntityInput
 from palimpsest.graphql.scalars import Int64
 from palimpsest.graphql.types import Scope
 from palimpsest.resolvers import erasure as ops
+from palimpsest.resolvers import export
 from palimpsest.resolvers.erasure_jobs import Counts, Receipt
 from palimpsest.resolvers.fact_input import EntityRef
 
@@ -78,6 +79,33 @@ class ErasureReceipt:
             finished_at=r.finished_at,
             attempts=r.attempts,
             removed=ErasureCounts.of(r.removed),
+        )
+
+
+@strawberry.type(description="Everything you own, as JSON Lines (see the README for the format).")
+class PersonalExport:
+    format: str
+    version: int
+    lines: list[str] = strawberry.field(
+        description="A header, one JSON object per row with its provenance, an end record."
+    )
+    bytes: Int64
+
+
+@strawberry.type
+class ExportQuery:
+    @strawberry.field(
+        description="Export everything you own in this tenant, every plane, with provenance: "
+        "the format `palimpsest import` loads. Limited to PALIMPSEST_EXPORT_MAX_BYTES "
+        "(16 MiB by default); a larger export is QUOTA_EXCEEDED (an operator runs "
+        "`palimpsest export`)."
+    )
+    async def export_me(self, info: Info) -> PersonalExport:
+        c = info.context
+        lines = await export.export_me(c.services, c.principal)
+        size = sum(len(line.encode()) + 1 for line in lines)
+        return PersonalExport(
+            format=export.FORMAT, version=export.VERSION, lines=lines, bytes=Int64(size)
         )
 
 

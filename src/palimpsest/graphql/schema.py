@@ -12,7 +12,7 @@ from strawberry.tools import merge_types
 from palimpsest.graphql.admin import AdminMutation, AdminQuery
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
-from palimpsest.graphql.erasure import ErasureMutation
+from palimpsest.graphql.erasure import ErasureMutation, ExportQuery
 from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.facts import FactMutation, FactQuery
 from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
@@ -44,6 +44,7 @@ Query = merge_types(
         PlacementQuery,
         RecallQuery,
         SqlQuery,
+        ExportQuery,
         AdminQuery,
     ),
 )

@@ -27,7 +27,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import ScopeRef
-from palimpsest.sqlmem import codec, files
+from palimpsest.sqlmem import codec, dump, files
 from palimpsest.sqlmem.authorizer import Authorizer, Mode, deadline, harden, install, trusted
 from palimpsest.sqlmem.base import DatabaseInfo, ExecResult, QueryResult, Statement
 from palimpsest.sqlmem.translate import Failure, translate
@@ -85,6 +85,11 @@ class SqliteStore:
     async def erase(self, key: str) -> int | None:
         async with self._writer(files.check_key(key)):
             return await anyio.to_thread.run_sync(self.erase_sync, key)
+
+    async def dump(self, key: str) -> list[dict[str, Any]]:
+        path = files.db_path(self.root, key)
+        async with self._writer(key):
+            return await anyio.to_thread.run_sync(dump.dump, path)
 
     # -- synchronous core -----------------------------------------------------------------
 

@@ -1,0 +1,227 @@
+"""Export (right of access) and import of one person's data, a bounded page at a time.
+
+Readers page by a stable key (``> $after``, ``LIMIT $limit``) and return each row's own
+properties as ``[key, value]`` pairs, leaving out ``$skip`` (embeddings, recomputed on import,
+and the scope stamps, which the importing scope sets). Writers set those pairs back and stamp
+the scope from the handle, so an import lands in exactly the scope it was given.
+"""
+
+from typing import LiteralString
+
+from palimpsest.cypher.executor import Statement
+
+
+def _props(var: LiteralString) -> LiteralString:
+    return "[k IN keys(" + var + ") WHERE NOT k IN $skip | [k, " + var + "[k]]]"
+
+
+def _stamp(v: LiteralString) -> LiteralString:
+    return (
+        v
+        + ".tenant_id = $tenant_id, "
+        + v
+        + ".scope = $scope, "
+        + v
+        + ".owner_id = $owner_id, "
+        + v
+        + ".scope_key = $scope_key"
+    )
+
+
+EXPORT_MEMORY = Statement(
+    "EXPORT_MEMORY",
+    """
+MATCH (m:Memory {scope_key: $scope_key}) WHERE m.key > $after
+WITH m ORDER BY m.key LIMIT $limit
+RETURN m.key AS cursor, """
+    + _props("m")
+    + " AS props",
+)
+
+EXPORT_DOCUMENTS = Statement(
+    "EXPORT_DOCUMENTS",
+    """
+MATCH (d:Document {scope_key: $scope_key}) WHERE d.id > $after
+WITH d ORDER BY d.id LIMIT $limit
+RETURN d.id AS cursor, """
+    + _props("d")
+    + " AS props",
+)
+
+EXPORT_CHUNKS = Statement(
+    "EXPORT_CHUNKS",
+    """
+MATCH (c:Chunk {scope_key: $scope_key}) WHERE c.id > $after
+WITH c ORDER BY c.id LIMIT $limit
+OPTIONAL MATCH (p:Chunk {scope_key: $scope_key})-[:HAS_CHILD {scope_key: $scope_key}]->(c)
+OPTIONAL MATCH (c)-[:NEXT {scope_key: $scope_key}]->(n:Chunk {scope_key: $scope_key})
+RETURN c.id AS cursor, """
+    + _props("c")
+    + """ AS props, p.id AS parent_id, n.id AS next_id""",
+)
+
+EXPORT_ENTITIES = Statement(
+    "EXPORT_ENTITIES",
+    """
+MATCH (e:Entity {scope_key: $scope_key}) WHERE e.id > $after
+WITH e ORDER BY e.id LIMIT $limit
+RETURN e.id AS cursor, """
+    + _props("e")
+    + """ AS props,
+  COLLECT { MATCH (c:Chunk {scope_key: $scope_key})-[m:MENTIONS {scope_key: $scope_key}]->(e)
+            RETURN {chunk_id: c.id, props: """
+    + _props("m")
+    + """} AS mention ORDER BY mention.chunk_id } AS mentions""",
+)
+
+EXPORT_FACTS = Statement(
+    "EXPORT_FACTS",
+    """
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key}]->(o:Entity) WHERE f.id > $after
+WITH s, f, o ORDER BY f.id LIMIT $limit
+RETURN f.id AS cursor, """
+    + _props("f")
+    + """ AS props, s.id AS subject_id, o.id AS object_id,
+  COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
+            RETURN """
+    + _props("x")
+    + """ AS source ORDER BY x.key } AS sources""",
+)
+
+EXPORT_SPANS = Statement(
+    "EXPORT_SPANS",
+    """
+MATCH (p:PendingSpan {scope_key: $scope_key}) WHERE p.id > $after
+WITH p ORDER BY p.id LIMIT $limit
+RETURN p.id AS cursor, """
+    + _props("p")
+    + " AS props",
+)
+
+# The person's share of the tenant scope: facts they attest (with their own sources only)
+# and the sourceless facts they wrote.
+EXPORT_TENANT_FACTS = Statement(
+    "EXPORT_TENANT_FACTS",
+    """
+CALL () {
+  MATCH (x:Source {scope_key: $scope_key, origin_key: $person_key}) WHERE x.fact_id > $after
+  RETURN DISTINCT x.fact_id AS fid
+  UNION
+  MATCH ()-[w:FACT {scope_key: $scope_key, writer_key: $person_key}]->() WHERE w.id > $after
+    AND NOT EXISTS { MATCH (y:Source {scope_key: $scope_key, fact_id: w.id}) }
+  RETURN w.id AS fid
+}
+WITH fid ORDER BY fid LIMIT $limit
+MATCH (s:Entity {scope_key: $scope_key})-[f:FACT {scope_key: $scope_key, id: fid}]->
+      (o:Entity {scope_key: $scope_key})
+RETURN f.id AS cursor, """
+    + _props("f")
+    + """ AS props,
+  f.writer_key = $person_key
+    AND NOT EXISTS { MATCH (z:Source {scope_key: $scope_key, fact_id: f.id}) } AS written, """
+    + _props("s")
+    + " AS subject, "
+    + _props("o")
+    + """ AS object,
+  COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id, origin_key: $person_key})
+            RETURN """
+    + _props("x")
+    + """ AS source ORDER BY x.key } AS sources""",
+)
+
+# -- import: rows of one kind, into the handle's scope ---------------------------------
+
+IMPORT_MEMORY = Statement(
+    "IMPORT_MEMORY",
+    "UNWIND $rows AS r CREATE (m:Memory) SET m = r.props, m.embedding = r.embedding, "
+    + _stamp("m"),
+)
+
+IMPORT_DOCUMENTS = Statement(
+    "IMPORT_DOCUMENTS",
+    "UNWIND $rows AS r CREATE (d:Document) SET d = r.props, " + _stamp("d"),
+)
+
+IMPORT_CHUNKS = Statement(
+    "IMPORT_CHUNKS",
+    "UNWIND $rows AS r CREATE (c:Chunk) SET c = r.props, c.embedding = r.embedding, " + _stamp("c"),
+)
+
+# After every chunk exists: the tree, the roots and reading order, as import draws them.
+IMPORT_CHUNK_EDGES = Statement(
+    "IMPORT_CHUNK_EDGES",
+    """
+UNWIND $rows AS r
+MATCH (c:Chunk {scope_key: $scope_key, id: r.id})
+OPTIONAL MATCH (p:Chunk {scope_key: $scope_key, id: r.parent_id})
+OPTIONAL MATCH (n:Chunk {scope_key: $scope_key, id: r.next_id})
+OPTIONAL MATCH (d:Document {scope_key: $scope_key, id: c.document_id})
+FOREACH (_ IN CASE WHEN p IS NULL THEN [] ELSE [1] END |
+  CREATE (p)-[:HAS_CHILD {position: c.position, scope_key: $scope_key}]->(c))
+FOREACH (_ IN CASE WHEN n IS NULL THEN [] ELSE [1] END |
+  CREATE (c)-[:NEXT {scope_key: $scope_key}]->(n))
+FOREACH (_ IN CASE WHEN d IS NULL OR c.index IS NOT NULL THEN [] ELSE [1] END |
+  CREATE (d)-[:HAS_ROOT {scope_key: $scope_key}]->(c))
+""",
+)
+
+IMPORT_ENTITIES = Statement(
+    "IMPORT_ENTITIES",
+    """
+UNWIND $rows AS r
+CREATE (e:Entity) SET e = r.props, """
+    + _stamp("e")
+    + """
+WITH e, r
+UNWIND r.mentions AS m
+MATCH (c:Chunk {scope_key: $scope_key, id: m.chunk_id})
+CREATE (c)-[x:MENTIONS]->(e) SET x = m.props, x.scope_key = $scope_key
+""",
+)
+
+IMPORT_FACTS = Statement(
+    "IMPORT_FACTS",
+    """
+UNWIND $rows AS r
+MATCH (s:Entity {scope_key: $scope_key, id: r.subject_id})
+MATCH (o:Entity {scope_key: $scope_key, id: r.object_id})
+CREATE (s)-[f:FACT]->(o) SET f = r.props, f.embedding = r.embedding, """
+    + _stamp("f")
+    + """
+WITH f, r
+UNWIND r.sources AS x
+CREATE (y:Source) SET y = x, y.fact_id = f.id, """
+    + _stamp("y"),
+)
+
+IMPORT_SPANS = Statement(
+    "IMPORT_SPANS",
+    "UNWIND $rows AS r CREATE (p:PendingSpan) SET p = r.props, " + _stamp("p"),
+)
+
+# Tenant facts are shared: entities and the fact are found by their natural keys and only
+# created when missing; the person's sources are added to whatever fact is there.
+IMPORT_TENANT_FACTS = Statement(
+    "IMPORT_TENANT_FACTS",
+    """
+UNWIND $rows AS r
+MERGE (s:Entity {scope_key: $scope_key, type: r.subject.type,
+                 normalized_name: r.subject.normalized_name})
+ON CREATE SET s = r.subject, """
+    + _stamp("s")
+    + """
+MERGE (o:Entity {scope_key: $scope_key, type: r.object.type,
+                 normalized_name: r.object.normalized_name})
+ON CREATE SET o = r.object, """
+    + _stamp("o")
+    + """
+MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->(o)
+ON CREATE SET f = r.props, f.embedding = r.embedding, f.writer_key = r.writer_key, """
+    + _stamp("f")
+    + """
+WITH f, r
+UNWIND r.sources AS x
+MERGE (y:Source {scope_key: $scope_key, fact_id: f.id, key: x.key})
+ON CREATE SET y = x, y.fact_id = f.id, y.origin_key = $person_key, """
+    + _stamp("y"),
+)

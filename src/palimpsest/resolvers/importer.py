@@ -1,0 +1,229 @@
+"""Import of an export (``resolvers/export.py``) into the person's empty scopes.
+
+Operator tooling (``palimpsest import FILE``), never an API field. The file is read twice: a
+first pass checks every line, the header and the trailer's count, so a truncated or foreign
+file changes nothing; the second writes, in batches, into the tenant and user the header
+names. The person's USER scope and SQL database must be empty; tenant facts are shared and
+are matched by natural key. Embeddings are computed again (chunks, embedded entries, facts).
+Ids, times and provenance are kept, so exporting again gives the same records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from palimpsest.cypher import erasure as eq
+from palimpsest.cypher import export as q
+from palimpsest.errors import Conflict, InvalidArgument
+from palimpsest.identity.principal import console_operator
+from palimpsest.identity.scopes import PersonRefs, person_refs
+from palimpsest.resolvers.export import FORMAT, VERSION, loads
+from palimpsest.resolvers.services import Services
+from palimpsest.sqlmem import dump
+
+BATCH = 200
+Record = dict[str, Any]
+Lines = Callable[[], Iterable[str]]
+
+
+@dataclass
+class Imported:
+    tenant: str
+    user: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+async def import_file(svc: Services, lines: Lines) -> Imported:
+    """Check the whole export, then load it; ``lines`` gives a fresh iterator per pass."""
+    header = check_export(lines())
+    refs = person_refs(console_operator(header["tenant"]), header["user"])
+    await _require_empty(svc, refs)
+    loader = _Loader(svc, refs, Imported(header["tenant"], header["user"]))
+    batch: list[Record] = []
+    kind = "header"
+    for record in (loads(line) for line in lines() if line.strip()):
+        if record["kind"] != kind or len(batch) == BATCH:
+            await loader.write(kind, batch)
+            batch, kind = [], record["kind"]
+        batch.append(record)
+    await loader.write(kind, batch)
+    await loader.flush_edges()
+    return loader.done
+
+
+def check_export(lines: Iterable[str]) -> Record:
+    """Every line parses, the header is ours, the trailer counts the records: the header."""
+    header: Record | None = None
+    count = 0
+    ended = False
+    for number, line in enumerate((x for x in lines if x.strip()), start=1):
+        try:
+            record = loads(line)
+        except ValueError as e:
+            raise InvalidArgument(f"line {number} is not a JSON object") from e
+        if ended:
+            raise InvalidArgument(f"line {number} follows the end record")
+        kind = record.get("kind")
+        if number == 1:
+            if kind != "header" or record.get("format") != FORMAT:
+                raise InvalidArgument(f"the first line must be a {FORMAT} header")
+            if record.get("version") != VERSION:
+                raise InvalidArgument(
+                    f"export version {record.get('version')}; this reads {VERSION}"
+                )
+            header = record
+        elif kind == "end":
+            if record.get("records") != count:
+                raise InvalidArgument(f"the end record counts {record.get('records')}, not {count}")
+            ended = True
+        elif kind in KINDS:
+            count += 1
+        else:
+            raise InvalidArgument(f"line {number}: unknown record kind {kind!r}")
+    if header is None or not ended:
+        raise InvalidArgument("the export is truncated: no header or no end record")
+    if not isinstance(header.get("tenant"), str) or not isinstance(header.get("user"), str):
+        raise InvalidArgument("the header must name the tenant and the user")
+    return header
+
+
+async def _require_empty(svc: Services, refs: PersonRefs) -> None:
+    [left] = await svc.db.scoped(refs.person).read(eq.PERSON_LEFT)
+    on_disk = any(d.key == refs.person.scope_key for d in await svc.sql.databases())
+    if left["left"] or on_disk:
+        raise Conflict(
+            "this user already has data in the tenant; import only into an empty scope "
+            "(erase the user first to restore an export)"
+        )
+
+
+class _Loader:
+    """Writes batches of one kind; chunk edges wait until every chunk exists."""
+
+    def __init__(self, svc: Services, refs: PersonRefs, done: Imported) -> None:
+        self.svc = svc
+        self.refs = refs
+        self.done = done
+        self.person = svc.db.scoped(refs.person)
+        self.edges: list[Record] = []
+        self.writers: dict[str, Callable[[list[Record]], Awaitable[None]]] = {
+            "memory": self.memory,
+            "document": self.documents,
+            "chunk": self.chunks,
+            "entity": self.entities,
+            "fact": self.facts,
+            "span": self.spans,
+            "tenant_fact": self.tenant_facts,
+            "sql_schema": self.sql,
+            "sql_row": self.sql,
+        }
+
+    async def write(self, kind: str, batch: list[Record]) -> None:
+        if not batch or kind in ("header", "end"):
+            return
+        if kind != "chunk":
+            await self.flush_edges()
+        await self.writers[kind](batch)
+        self.done.counts[kind] = self.done.counts.get(kind, 0) + len(batch)
+
+    async def flush_edges(self) -> None:
+        for i in range(0, len(self.edges), BATCH):
+            await self.person.write(q.IMPORT_CHUNK_EDGES, {"rows": self.edges[i : i + BATCH]})
+        self.edges = []
+
+    async def _embedded(
+        self, batch: list[Record], text: Callable[[Record], str | None]
+    ) -> list[Any]:
+        """Each record's vector of ``text`` (None where it has none)."""
+        wanted = [(i, t) for i, r in enumerate(batch) if (t := text(r))]
+        vectors = await self.svc.embed([t for _, t in wanted])
+        found: list[Any] = [None] * len(batch)
+        for (i, _), vector in zip(wanted, vectors, strict=True):
+            found[i] = vector
+        return found
+
+    async def memory(self, batch: list[Record]) -> None:
+        def text(r: Record) -> str | None:
+            props = r["props"]
+            return props.get("text") if props.get("embed_mode") else None
+
+        vectors = await self._embedded(batch, text)
+        rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
+        await self.person.write(q.IMPORT_MEMORY, {"rows": rows})
+
+    async def documents(self, batch: list[Record]) -> None:
+        await self.person.write(
+            q.IMPORT_DOCUMENTS, {"rows": [{"props": r["props"]} for r in batch]}
+        )
+
+    async def chunks(self, batch: list[Record]) -> None:
+        def text(r: Record) -> str | None:
+            props = r["props"]
+            return props.get("text") if props.get("index") is not None else None
+
+        vectors = await self._embedded(batch, text)
+        rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
+        await self.person.write(q.IMPORT_CHUNKS, {"rows": rows})
+        self.edges += [
+            {"id": r["props"]["id"], "parent_id": r["parent_id"], "next_id": r["next_id"]}
+            for r in batch
+        ]
+
+    async def entities(self, batch: list[Record]) -> None:
+        rows = [{"props": r["props"], "mentions": r["mentions"]} for r in batch]
+        await self.person.write(q.IMPORT_ENTITIES, {"rows": rows})
+
+    async def facts(self, batch: list[Record]) -> None:
+        vectors = await self._embedded(batch, lambda r: r["props"]["text"])
+        rows = [
+            {
+                "props": r["props"],
+                "subject_id": r["subject_id"],
+                "object_id": r["object_id"],
+                "sources": r["sources"],
+                "embedding": v,
+            }
+            for r, v in zip(batch, vectors, strict=True)
+        ]
+        await self.person.write(q.IMPORT_FACTS, {"rows": rows})
+
+    async def spans(self, batch: list[Record]) -> None:
+        await self.person.write(q.IMPORT_SPANS, {"rows": [{"props": r["props"]} for r in batch]})
+
+    async def tenant_facts(self, batch: list[Record]) -> None:
+        vectors = await self._embedded(batch, lambda r: r["props"]["text"])
+        key = self.refs.person.scope_key
+        rows = [
+            {
+                "props": r["props"],
+                "subject": r["subject"],
+                "object": r["object"],
+                "sources": r["sources"],
+                "writer_key": key if r["written"] else None,
+                "embedding": v,
+            }
+            for r, v in zip(batch, vectors, strict=True)
+        ]
+        params = {"rows": rows, "person_key": key}
+        await self.svc.db.scoped(self.refs.tenant).write(q.IMPORT_TENANT_FACTS, params)
+
+    async def sql(self, batch: list[Record]) -> None:
+        for statements in dump.load_statements(batch):
+            await self.svc.sql.execute(self.refs.person, statements)
+
+
+KINDS = frozenset(
+    {
+        "memory",
+        "document",
+        "chunk",
+        "entity",
+        "fact",
+        "span",
+        "tenant_fact",
+        "sql_schema",
+        "sql_row",
+    }
+)

@@ -1,0 +1,162 @@
+"""Export (exportMe and `palimpsest export`) then import into the emptied scopes gives back
+the same records; a wrong or truncated file changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from neo4j import AsyncGraphDatabase, Driver
+
+from palimpsest.config import Settings
+from palimpsest.cypher.executor import Database, Neo4jExecutor
+from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
+from palimpsest.identity.principal import console_operator
+from palimpsest.neo4j_local import credentials
+from palimpsest.portability import export_to_file, import_from_file
+from palimpsest.resolvers import export
+from palimpsest.resolvers.services import Services
+from palimpsest.sqlmem import SqliteStore
+from tests.integration import people
+from tests.integration.conftest import Gql
+from tests.integration.people import ok
+from tests.integration.test_erasure import ERASE_USER, code_of
+from tests.unit.recording import ConstantEmbedder
+
+pytestmark = pytest.mark.integration
+
+EXPORT_ME = "{ exportMe { format version lines bytes } }"
+SEARCH = """query($q: String!, $kind: Source!) { search(scope: USER, query: $q, topK: 5,
+  sources: [$kind]) { hits { kind text } } }"""
+SQL = '{ sqlQuery(scope: USER, statement: "SELECT body, raw FROM notes ORDER BY id") { rows } }'
+FACT = "query($id: String!) { fact(scope: TENANT, id: $id) { sources { text } } }"
+
+
+def kinds(lines: list[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for line in lines:
+        kind = orjson.loads(line)["kind"]
+        found[kind] = found.get(kind, 0) + 1
+    return found
+
+
+@pytest.fixture
+def org(gql: Gql, token: Callable[..., str], neo4j_driver: Driver) -> dict[str, Any]:
+    tenant, admin = people.new_org(gql, token, "export")
+    alice = people.plant(gql, token, neo4j_driver, tenant, "alice")
+    bob = people.plant(gql, token, neo4j_driver, tenant, "bob")
+    shared = people.attest_shared(gql, [alice, bob], "payments")
+    return {"tenant": tenant, "admin": admin, "alice": alice, "bob": bob, "shared": shared}
+
+
+def test_export_then_import_into_the_emptied_scopes_reproduces_the_person(
+    gql: Gql, org: dict[str, Any], settings: Settings, tmp_path: Path, neo4j_driver: Driver
+) -> None:
+    alice, bob = org["alice"], org["bob"]
+    exported = ok(gql(EXPORT_ME, alice.token))["exportMe"]
+    assert (exported["format"], exported["version"]) == ("palimpsest-export", 1)
+    lines = exported["lines"]
+    assert exported["bytes"] == sum(len(line.encode()) + 1 for line in lines)
+    header, end = orjson.loads(lines[0]), orjson.loads(lines[-1])
+    assert (header["tenant"], header["user"]) == (alice.tenant, alice.user)
+    assert end == {"kind": "end", "records": len(lines) - 2}
+    labels = people.by_label(neo4j_driver, alice.key)
+    counted = kinds(lines)
+    assert counted["memory"] == labels["Memory"]
+    assert counted["document"] == labels["Document"]
+    assert counted["entity"] == labels["Entity"]
+    assert counted["fact"] == labels["FACT"]
+    assert counted["span"] == labels["PendingSpan"]
+    assert counted["tenant_fact"] == 3  # placed, written without a source, shared
+    assert counted["sql_row"] == 2
+    # Bob's words are not in Alice's export, not even on the fact they share.
+    assert all(bob.marker not in line for line in lines)
+
+    out = tmp_path / "alice.jsonl"
+    written = asyncio.run(export_to_file(settings, alice.tenant, alice.user, out))
+    on_file = out.read_text().splitlines()
+    assert written["lines"] == len(on_file)
+    assert on_file[1:] == lines[1:]
+    assert out.stat().st_mode & 0o777 == 0o600
+
+    bob_before = people.fingerprint(gql, neo4j_driver, [bob])
+    ok(gql(ERASE_USER, org["admin"], u=alice.user))
+    assert ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"][1:] == [
+        orjson.dumps({"kind": "end", "records": 0}).decode()
+    ]
+
+    loaded = asyncio.run(import_from_file(settings, out))
+    assert loaded["records"] == {k: v for k, v in counted.items() if k not in ("header", "end")}
+    again = ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"]
+    assert again[1:] == lines[1:]
+    # What was imported answers again: indexes, SQL, the shared fact's two sources.
+    for kind in ("DOCUMENTS", "NOTES", "FACTS"):
+        hits = ok(gql(SEARCH, alice.token, q=alice.marker, kind=kind))["search"]["hits"]
+        assert hits
+        assert any(alice.marker in h["text"] for h in hits)
+    assert ok(gql(SQL, alice.token))["sqlQuery"]["rows"] == [
+        [f"{alice.marker} one", {"$base64": "AAEC"}],
+        [f"{alice.marker} two", None],
+    ]
+    shared = ok(gql(FACT, bob.token, id=org["shared"]))["fact"]
+    assert len(shared["sources"]) == 2
+    assert people.fingerprint(gql, neo4j_driver, [bob]) == bob_before
+
+    # Into a scope that holds data: refused, nothing written.
+    with pytest.raises(Conflict):
+        asyncio.run(import_from_file(settings, out))
+    assert ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"][1:] == lines[1:]
+
+
+def test_a_truncated_or_foreign_file_changes_nothing(
+    gql: Gql, org: dict[str, Any], settings: Settings, tmp_path: Path, neo4j_driver: Driver
+) -> None:
+    alice = org["alice"]
+    lines = ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"]
+    ok(gql(ERASE_USER, org["admin"], u=alice.user))
+    bad = {
+        "truncated": lines[:-3],
+        "miscounted": [*lines[:-1], orjson.dumps({"kind": "end", "records": 1}).decode()],
+        "foreign": ['{"kind": "header", "format": "other", "version": 1}', *lines[1:]],
+        "unknown kind": [*lines[:2], '{"kind": "weird"}', *lines[2:]],
+        "not json": [*lines[:2], "{oops", *lines[2:]],
+    }
+    for name, content in bad.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(content) + "\n")
+        with pytest.raises(InvalidArgument):
+            asyncio.run(import_from_file(settings, path))
+    assert people.count(neo4j_driver, people.ROWS_OF_KEY, key=alice.key) == 0
+
+
+def test_export_me_is_bounded_and_needs_a_user(
+    gql: Gql, org: dict[str, Any], token: Callable[..., str], settings: Settings
+) -> None:
+    agent_only = token(org["tenant"], None, "planner")
+    assert code_of(gql(EXPORT_ME, agent_only)) == "FORBIDDEN"
+    alice = org["alice"]
+    full = ok(gql(EXPORT_ME, alice.token))["exportMe"]["bytes"]
+
+    async def export_with_limit(limit: int) -> list[str]:
+        driver = AsyncGraphDatabase.driver(settings.bolt_uri, auth=credentials(settings))
+        try:
+            svc = Services(
+                db=Database(Neo4jExecutor(driver, settings.neo4j_database)),
+                embedder=ConstantEmbedder(),
+                settings=settings.model_copy(update={"export_max_bytes": limit}),
+                sql=SqliteStore.from_settings(settings),
+            )
+            who = console_operator(alice.tenant)
+            return await export.export_me(svc, replace(who, user_id=alice.user, roles=frozenset()))
+        finally:
+            await driver.close()
+
+    assert len(asyncio.run(export_with_limit(full))) > 2
+    with pytest.raises(QuotaExceeded) as refused:
+        asyncio.run(export_with_limit(full - 1))
+    assert refused.value.details == {"limit": "exportMaxBytes", "quota": full - 1}
