@@ -205,6 +205,22 @@ def bench_ingest(chunks: BenchChunks = 2000) -> None:
     _print_json(asyncio.run(recall_bench.run_ingest(Settings(), chunks, say=_err)))
 
 
+@bench_app.command("erase")
+def bench_erase(
+    users: Annotated[int, typer.Option(min=1, help="Other people in the tenant.")] = 100,
+    scale: Annotated[
+        int, typer.Option(min=10, help="Size of each person (about 5 x scale rows).")
+    ] = 100,
+    keep: Annotated[bool, typer.Option(help="Keep the tenant afterwards.")] = False,
+) -> None:
+    """Erase one person among many: nothing of them left, nobody else changed."""
+    import asyncio
+
+    from palimpsest_bench import erase
+
+    _print_json(asyncio.run(erase.run(Settings(), users, scale, keep, _err)))
+
+
 DataDir = Annotated[
     Path,
     typer.Option(

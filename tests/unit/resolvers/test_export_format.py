@@ -1,0 +1,44 @@
+"""The export's JSON Lines encoding and the import's checks of a whole file."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from palimpsest.errors import InvalidArgument
+from palimpsest.resolvers.export import dumps, loads
+from palimpsest.resolvers.importer import check_export
+
+HEADER = dumps(
+    {"kind": "header", "format": "palimpsest-export", "version": 1, "tenant": "t", "user": "u"}
+)
+
+
+def test_datetimes_and_nested_values_round_trip() -> None:
+    at = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
+    record = {
+        "kind": "fact",
+        "props": {"created_at": at, "list": ["a", "b"], "n": 1},
+        "sources": [{"created_at": at + timedelta(seconds=1)}],
+    }
+    line = dumps(record)
+    assert '"$datetime":"2026-11-30T12:00:00.123456+00:00"' in line
+    assert loads(line) == record
+    other = datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=2)))
+    assert loads(dumps({"at": other}))["at"] == other
+
+
+def test_a_whole_file_is_checked_before_anything_is_loaded() -> None:
+    good = [HEADER, dumps({"kind": "memory", "props": {}}), dumps({"kind": "end", "records": 1})]
+    assert check_export(good)["user"] == "u"
+    for broken in (
+        good[:-1],
+        [good[1], *good],
+        [HEADER.replace('"version":1', '"version":2'), *good[1:]],
+        [*good[:-1], dumps({"kind": "end", "records": 2})],
+        [*good, dumps({"kind": "memory", "props": {}})],
+        [HEADER, "[1, 2]", *good[1:]],
+    ):
+        with pytest.raises(InvalidArgument):
+            check_export(broken)
