@@ -8,7 +8,9 @@ Every string of a person holds their marker word. Then one person is erased, and
 
 - ``rows_before``/``rows_after``: nodes and relationships of the tenant plus SQL rows of
   every person's database, counted by Cypher and sqlite3, not through the API;
-- ``erased``: the receipt's row total (relationships go with their nodes uncounted);
+- ``erased``: ``rows_before - rows_after``; the receipt's own counts are under ``receipt``
+  (its ``rows`` leave out relationships, a document's root chunk, the scope record and SQL
+  rows, which it counts as databases and bytes);
 - ``left_of_user``: rows anywhere in the database carrying the person's scope key (as scope,
   origin or writer) or their user id as owner, plus rows of the WHOLE database with any
   string property holding their marker, plus their SQL files left on disk, plus ``search``
@@ -151,11 +153,11 @@ async def _run(
         "users": len(people),
         "rows_before": rows_before,
         "rows_after": rows_after,
-        "erased": receipt.removed.total_rows(),
+        "erased": rows_before - rows_after,
         "other_users_changed": sum(before[p.key] != after[p.key] for p in others),
         "seconds": round(seconds, 2),
         "left_of_user": left,
-        "receipt": _counts(receipt),
+        "receipt": {**_counts(receipt), "rows": receipt.removed.total_rows()},
         "batch": svc.settings.erasure_batch,
         "load_seconds": round(load_seconds, 1),
     }

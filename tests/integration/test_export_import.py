@@ -113,12 +113,22 @@ def test_export_then_import_into_the_emptied_scopes_reproduces_the_person(
     assert ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"][1:] == lines[1:]
 
 
+@pytest.fixture
+def solo(gql: Gql, token: Callable[..., str], neo4j_driver: Driver) -> dict[str, Any]:
+    tenant, admin = people.new_org(gql, token, "export")
+    return {
+        "tenant": tenant,
+        "admin": admin,
+        "alice": people.plant(gql, token, neo4j_driver, tenant, "alice"),
+    }
+
+
 def test_a_truncated_or_foreign_file_changes_nothing(
-    gql: Gql, org: dict[str, Any], settings: Settings, tmp_path: Path, neo4j_driver: Driver
+    gql: Gql, solo: dict[str, Any], settings: Settings, tmp_path: Path, neo4j_driver: Driver
 ) -> None:
-    alice = org["alice"]
+    alice = solo["alice"]
     lines = ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"]
-    ok(gql(ERASE_USER, org["admin"], u=alice.user))
+    ok(gql(ERASE_USER, solo["admin"], u=alice.user))
     bad = {
         "truncated": lines[:-3],
         "miscounted": [*lines[:-1], orjson.dumps({"kind": "end", "records": 1}).decode()],
@@ -135,11 +145,11 @@ def test_a_truncated_or_foreign_file_changes_nothing(
 
 
 def test_export_me_is_bounded_and_needs_a_user(
-    gql: Gql, org: dict[str, Any], token: Callable[..., str], settings: Settings
+    gql: Gql, solo: dict[str, Any], token: Callable[..., str], settings: Settings
 ) -> None:
-    agent_only = token(org["tenant"], None, "planner")
+    agent_only = token(solo["tenant"], None, "planner")
     assert code_of(gql(EXPORT_ME, agent_only)) == "FORBIDDEN"
-    alice = org["alice"]
+    alice = solo["alice"]
     full = ok(gql(EXPORT_ME, alice.token))["exportMe"]["bytes"]
 
     async def export_with_limit(limit: int) -> list[str]:

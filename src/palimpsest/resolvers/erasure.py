@@ -24,7 +24,7 @@ import logging
 from palimpsest.cypher import erasure as q
 from palimpsest.cypher import facts as fq
 from palimpsest.cypher.executor import Statement, Tx
-from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound, PalimpsestError
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs, tenant_config_ref
@@ -78,7 +78,11 @@ async def resume_pending(svc: Services) -> list[Receipt]:
             continue
         # Opening the same target again picks up this job and counts one more attempt.
         refs = person_refs(operator, job.user_id)
-        finished.append(await _erase_person(svc, refs, job.receipt.requested_by))
+        try:
+            finished.append(await _erase_person(svc, refs, job.receipt.requested_by))
+        except PalimpsestError as e:  # kept in the journal: the next start-up tries again
+            log.warning("erasure job=%s not finished: %s", job_id, e.code)
+            continue
         log.info("erasure resumed and finished job=%s", job_id)
     return finished
 
