@@ -58,6 +58,7 @@ from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
+from palimpsest.timeparse import parse_optional
 from palimpsest_bench.common import principal
 
 Progress = Callable[[str], None]
@@ -416,7 +417,7 @@ async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) ->
         who = principal(tenant, doc.owner)
         text = units_markdown([line for _, line in doc.units], doc.heading)
         imported = await importer.import_document(
-            svc, who, SCOPE, text, doc.title, None, doc.observed_at
+            svc, who, SCOPE, text, doc.title, None, parse_optional(doc.observed_at, "observed_at")
         )
         chunks = list(imported.chunks)
         if doc.heading is not None:

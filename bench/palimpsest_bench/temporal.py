@@ -306,8 +306,8 @@ def plan_situatedqa(records: Iterable[dict[str, Any]]) -> Plan:
                     object=None,
                     object_value=answer,
                     natural_key=key,
-                    valid_at=row.valid_at,
-                    invalid_at=end,
+                    valid_at=row.start,
+                    invalid_at=_wire(end, "invalid_at"),
                 )
                 order = (0, _MIN) if row.start is None else (1, row.start)
                 planned.append(Planned(key, draft, order))
@@ -355,9 +355,14 @@ async def _load(
 async def _objects_at(
     svc: Services, who: Principal, subject: EntityRef, predicate: str, as_of: str
 ) -> list[str]:
-    view = fr.time_view(svc, as_of, None)
+    view = fr.time_view(svc, parse_time(as_of, "asOf"), None)
     found = await fr.list_facts(svc, who, SCOPE, view, subject, predicate, LIST_LIMIT)
-    return [f.object.name for f in found]
+    return [f.object.name for f in found.items]
+
+
+def _wire(text: str | None, field: str) -> datetime | None:
+    """Drafts carry datetimes; the datasets write wire dates (YYYY, YYYY-MM-DD, ...)."""
+    return None if text is None else parse_time(text, field)
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -463,8 +468,8 @@ def plan_yago(rows: Iterable[dict[str, str]]) -> tuple[list[FactDraft], set[tupl
             predicate=r["relation"],
             object=EntityRef(YAGO_ENTITY_TYPE, r["object"]),
             object_value=None,
-            valid_at=valid_at,
-            invalid_at=invalid_at,
+            valid_at=_wire(valid_at, "valid_at"),
+            invalid_at=_wire(invalid_at, "invalid_at"),
         )
         keyed.append(((0, 0) if valid_at is None else (1, int(valid_at)), draft))
     keyed.sort(key=lambda k: k[0])
