@@ -189,6 +189,43 @@ def test_rows_are_capped_and_blobs_are_base64(gql: Gql, people: dict[str, str]) 
     assert blob == [[4]]
 
 
+def test_result_limits_hold_while_rows_are_produced(gql: Gql, people: dict[str, str]) -> None:
+    """Finding 4: 8 x zeroblob(15 MB) once built a 160 MB response."""
+    wide = "SELECT " + ", ".join(["zeroblob(15000000)"] * 8)
+    body = gql(QUERY, people["alice"], scope="USER", sql=wide)
+    assert code_of(body) == "QUOTA_EXCEEDED"
+    extensions = body["errors"][0]["extensions"]
+    assert (extensions["limit"], extensions["maxValueBytes"]) == ("sqlMaxValueBytes", 1048576)
+    columns = "SELECT " + ", ".join(str(i) for i in range(101))
+    body = gql(QUERY, people["alice"], scope="USER", sql=columns)
+    assert body["errors"][0]["extensions"]["limit"] == "sqlMaxColumns"
+    # 1 MiB blobs are 1.4 MB as base64: five fit in 8 MiB, the sixth would not
+    many = (
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 40) "
+        "SELECT n, zeroblob(1048576) FROM c"
+    )
+    query = QUERY.replace("truncated }", "truncated truncatedBy }")
+    result = gql(query, people["alice"], scope="USER", sql=many)["data"]["sqlQuery"]
+    assert [r[0] for r in result["rows"]] == [1, 2, 3, 4, 5]
+    assert (result["truncated"], result["truncatedBy"]) == (True, "sqlMaxResultBytes")
+    few = gql(query, people["alice"], scope="USER", sql="SELECT 1")["data"]["sqlQuery"]
+    assert (few["truncated"], few["truncatedBy"]) == (False, None)
+
+
+def test_a_view_over_a_pragma_function_is_refused(gql: Gql, people: dict[str, str]) -> None:
+    body = run(
+        gql,
+        people["alice"],
+        "USER",
+        "CREATE TABLE IF NOT EXISTS kept (a)",
+        "CREATE VIEW leak AS SELECT * FROM pragma_database_list",
+    )
+    assert code_of(body) == "INVALID_ARGUMENT"
+    assert "PRAGMA functions" in body["errors"][0]["extensions"]["reason"]
+    names = rows(gql, people["alice"], "USER", "SELECT name FROM sqlite_master WHERE name = 'leak'")
+    assert names == []
+
+
 def test_large_row_ids_survive(gql: Gql, people: dict[str, str]) -> None:
     body = run(
         gql,

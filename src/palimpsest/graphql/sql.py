@@ -34,7 +34,13 @@ class SqlQueryResult:
         '`{"$float": "Infinity"}`.'
     )
     truncated: bool = strawberry.field(
-        description="True when more rows existed than the row cap (or the result size cap)."
+        description="True when the rows stop early: more rows existed than the row cap, or the "
+        "next row would have taken the result past its size cap."
+    )
+    truncated_by: str | None = strawberry.field(
+        default=None,
+        description="The limit that stopped the rows (`sqlMaxRows` or `sqlMaxResultBytes`); "
+        "null when the result is whole.",
     )
 
 
@@ -98,7 +104,9 @@ class SqlQuery:
     ) -> SqlQueryResult:
         c = info.context
         r = await ops.query(c.services, c.principal, scope, statement, args)
-        return SqlQueryResult(columns=r.columns, rows=r.rows, truncated=r.truncated)
+        return SqlQueryResult(
+            columns=r.columns, rows=r.rows, truncated=r.truncated, truncated_by=r.truncated_by
+        )
 
     @strawberry.field(
         description="Admin: the SQL databases of this tenant (scope TENANT) or of every "
