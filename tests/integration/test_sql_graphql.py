@@ -62,7 +62,12 @@ def people(token: Callable[..., str], tenant: str) -> dict[str, str]:
         "stranger": token(tenant + "-other", "alice", "planner", sql_scopes=both),
         "admin": token(tenant, "root", "ops", admin=True),
         "other_admin": token(tenant + "-other", "root", "ops", admin=True),
-        "tenant_admin": token(tenant, "root", "ops", admin=True, sql_scopes=[Scope.USER]),
+        "listing_admin": token(
+            tenant, "root", "ops", admin=True, sql_scopes=[Scope.USER, Scope.GLOBAL]
+        ),
+        "operator": token(tenant, "sre", None, operator=True),
+        "narrow_operator": token(tenant, "sre", None, operator=True, sql_scopes=[Scope.USER]),
+        "isolated_operator": token(tenant, "sre", None, operator=True, isolated=True),
     }
 
 
@@ -263,23 +268,37 @@ def test_listing_and_erasure_are_admin_only_and_tenant_bound(
     assert "no such table" in body["errors"][0]["message"]
 
 
-def test_the_global_listing_needs_the_global_grant(gql: Gql, people: dict[str, str]) -> None:
-    body = gql(DATABASES, people["admin"], scope="GLOBAL")
+def test_the_global_listing_needs_the_operator_role(
+    gql: Gql, people: dict[str, str], tenant: str
+) -> None:
+    run(gql, people["stranger"], "USER", "CREATE TABLE IF NOT EXISTS seen (a)")
+    body = gql(DATABASES, people["operator"], scope="GLOBAL")
     assert "errors" not in body, body
     tenants = {d["tenant"] for d in body["data"]["sqlDatabases"]}
-    assert len(tenants) >= 2  # this tenant and the other one, at least
+    assert {tenant + "-other"} <= tenants  # another tenant's database, at least
     assert code_of(gql(DATABASES, people["admin"], scope="USER")) == "INVALID_ARGUMENT"
-    # an admin whose sql_scopes leave out GLOBAL keeps to the own tenant
-    assert code_of(gql(DATABASES, people["tenant_admin"], scope="GLOBAL")) == "FORBIDDEN"
-    assert "errors" not in gql(DATABASES, people["tenant_admin"])
+    # Finding 5: a tenant admin never lists other tenants, not even with GLOBAL in its token
+    for who in ("admin", "listing_admin", "narrow_operator", "isolated_operator", "alice"):
+        assert code_of(gql(DATABASES, people[who], scope="GLOBAL")) == "FORBIDDEN", who
+    assert "errors" not in gql(DATABASES, people["listing_admin"])
+    # an operator's TENANT view is its own tenant's, like an admin's
+    own = gql(DATABASES, people["operator"])["data"]["sqlDatabases"]
+    assert {d["tenant"] for d in own} <= {tenant}
 
 
-def test_a_global_admin_erases_across_tenants_only_when_asking_for_global(
+def test_only_an_operator_erases_across_tenants_and_only_asking_for_global(
     gql: Gql, people: dict[str, str], tenant: str
 ) -> None:
     run(gql, people["stranger"], "TENANT", "CREATE TABLE IF NOT EXISTS t (a)")
-    listed = gql(DATABASES, people["admin"], scope="GLOBAL")["data"]["sqlDatabases"]
+    listed = gql(DATABASES, people["operator"], scope="GLOBAL")["data"]["sqlDatabases"]
     [theirs] = [d for d in listed if d["tenant"] == tenant + "-other" and d["scope"] == "TENANT"]
-    assert code_of(gql(ERASE, people["admin"], id=theirs["id"])) == "NOT_FOUND"
-    body = gql(ERASE, people["admin"], id=theirs["id"], scope="GLOBAL")
+    for who in ("admin", "listing_admin"):
+        refused = gql(ERASE, people[who], id=theirs["id"], scope="GLOBAL")
+        assert code_of(refused) == "FORBIDDEN", who
+        assert code_of(gql(ERASE, people[who], id=theirs["id"])) == "NOT_FOUND", who
+    assert code_of(gql(ERASE, people["operator"], id=theirs["id"])) == "NOT_FOUND"
+    assert rows(gql, people["stranger"], "TENANT", "SELECT count(*) FROM t") == [[0]]
+    body = gql(ERASE, people["operator"], id=theirs["id"], scope="GLOBAL")
     assert body["data"]["sqlErase"]["erased"] is True
+    gone = gql(QUERY, people["stranger"], scope="TENANT", sql="SELECT count(*) FROM t")
+    assert "no such table" in gone["errors"][0]["message"]

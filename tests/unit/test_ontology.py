@@ -397,12 +397,15 @@ def test_conflicting_types_advise_one_type(onto: Ontology) -> None:
     assert (p.reason, p.advisory, p.scope) == (R.PLACED, None, Scope.TENANT)
 
 
-def test_global_requested_by_an_admin_can_be_placed(onto: Ontology) -> None:
-    admin = who(roles=frozenset({Role.ADMIN}), memory_scopes=frozenset(Scope))
-    p = place(onto, admin, Scope.GLOBAL, item("service", "checkout-api"))
+def test_global_requested_by_an_operator_can_be_placed(onto: Ontology) -> None:
+    operator = who(roles=frozenset({Role.OPERATOR}), memory_scopes=frozenset(Scope))
+    p = place(onto, operator, Scope.GLOBAL, item("service", "checkout-api"))
     assert (p.scope, p.moved) == (Scope.TENANT, True)
-    p = place(onto, admin, Scope.GLOBAL, item("location", "Cluj"))
+    p = place(onto, operator, Scope.GLOBAL, item("location", "Cluj"))
     assert (p.scope, p.moved) == (Scope.GLOBAL, False)
+    admin = who(roles=frozenset({Role.ADMIN}), memory_scopes=frozenset(Scope))
+    with pytest.raises(Forbidden, match="operator role"):
+        place(onto, admin, Scope.GLOBAL, item("location", "Cluj"))
 
 
 # --- self detection ---------------------------------------------------------------------------
@@ -527,7 +530,7 @@ _subjects = st.sampled_from(["checkout-api", "me", "alice", "the user", "Cluj", 
     memory=_grants,
     sql=_grants,
     isolated=st.booleans(),
-    admin=st.booleans(),
+    roles=st.frozensets(st.sampled_from([Role.ADMIN, Role.OPERATOR])),
     user=st.sampled_from(["alice", None]),
     agent=st.sampled_from(["planner", None]),
     requested=_scopes,
@@ -540,7 +543,7 @@ def test_never_leaves_the_granted_scopes(
     memory: frozenset[Scope] | None,
     sql: frozenset[Scope] | None,
     isolated: bool,
-    admin: bool,
+    roles: frozenset[Role],
     user: str | None,
     agent: str | None,
     requested: Scope,
@@ -553,7 +556,7 @@ def test_never_leaves_the_granted_scopes(
         memory_scopes=memory,
         sql_scopes=sql,
         isolated=isolated,
-        roles=frozenset({Role.ADMIN}) if admin else frozenset(),
+        roles=roles,
         user_id=user,
         agent_name=agent,
     )
