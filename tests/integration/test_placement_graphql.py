@@ -154,7 +154,8 @@ def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> 
 DRY_RUN = """query($scope: Scope!, $items: [PlacementItemInput!]!) {
   placement(scope: $scope, items: $items) { scope moved reason message advisory entityType } }"""
 PLACED = """mutation($scope: Scope!, $facts: [FactInput!]!) { assertFacts(scope: $scope,
-  facts: $facts) { fact { scope } placement { scope moved reason message advisory entityType } } }"""
+  facts: $facts) { fact { scope }
+  placement { scope moved reason message advisory entityType } } }"""
 
 
 def test_without_tenant_access_answers_tell_nothing_of_the_ontology(
