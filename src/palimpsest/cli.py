@@ -195,24 +195,30 @@ DataDir = Annotated[
 KeepData = Annotated[bool, typer.Option(help="Keep the eval tenant's facts afterwards.")]
 
 
+RecordLimit = Annotated[
+    int | None, typer.Option(min=1, help="Only the first N records of each file (smoke runs).")
+]
+
+
 @eval_app.command("situatedqa")
-def eval_situatedqa(data: DataDir, keep: KeepData = False) -> None:
+def eval_situatedqa(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
     """SituatedQA: load timelines as facts, answer as-of queries, exact match by date type."""
     import asyncio
 
     from palimpsest_bench import temporal
 
-    _print_json(asyncio.run(temporal.run_situatedqa(Settings(), data, _err, keep=keep)))
+    run = temporal.run_situatedqa(Settings(), data, _err, keep=keep, limit=limit)
+    _print_json(asyncio.run(run))
 
 
 @eval_app.command("yago11k")
-def eval_yago11k(data: DataDir, keep: KeepData = False) -> None:
+def eval_yago11k(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
     """YAGO11k: load temporal KG facts, answer point-in-time probes, exact set match."""
     import asyncio
 
     from palimpsest_bench import temporal
 
-    _print_json(asyncio.run(temporal.run_yago11k(Settings(), data, _err, keep=keep)))
+    _print_json(asyncio.run(temporal.run_yago11k(Settings(), data, _err, keep=keep, limit=limit)))
 
 
 class RecallMode(StrEnum):
