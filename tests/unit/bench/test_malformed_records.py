@@ -22,9 +22,7 @@ BAD_LINES = [b"\n", b"   \r\n", b"\xff\xfe not utf-8\n", b"{not json\n", b"[1, 2
 
 def write(path: Path, rows: list[Any]) -> Path:
     """Objects as JSON lines; bytes as they are (damaged lines)."""
-    path.write_bytes(
-        b"".join(r if isinstance(r, bytes) else orjson.dumps(r) + b"\n" for r in rows)
-    )
+    path.write_bytes(b"".join(r if isinstance(r, bytes) else orjson.dumps(r) + b"\n" for r in rows))
     return path
 
 
@@ -173,7 +171,7 @@ def test_yago11k_skips_and_counts_malformed_rows_and_probes(tmp_path: Path) -> N
             {**probe, "as_of_year": 0},
             {**probe, "gold_objects": None},
             {k: v for k, v in probe.items() if k != "relation"},
-            b"\"just a string\"\n",
+            b'"just a string"\n',
         ],
     )
     drafts, unknown, probes, malformed = t.read_yago11k(tmp_path)
