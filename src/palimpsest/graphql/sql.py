@@ -109,8 +109,8 @@ class SqlQuery:
         )
 
     @strawberry.field(
-        description="Admin: the SQL databases of this tenant (scope TENANT) or of every "
-        "tenant (scope GLOBAL), with their sizes."
+        description="Admin: the SQL databases of this tenant (scope TENANT), with their "
+        "sizes; every tenant's (scope GLOBAL) needs the platform operator role."
     )
     async def sql_databases(self, info: Info, scope: Scope = Scope.TENANT) -> list[SqlDatabase]:
         c = info.context
@@ -133,7 +133,7 @@ class SqlMutation:
 
     @strawberry.mutation(
         description="Admin: delete one SQL database, by an id from sqlDatabases listed with the "
-        "same `scope` (TENANT: this tenant's; GLOBAL: any tenant's)."
+        "same `scope` (TENANT: this tenant's; GLOBAL: any tenant's, operators only)."
     )
     async def sql_erase(
         self, info: Info, id: strawberry.ID, scope: Scope = Scope.TENANT
