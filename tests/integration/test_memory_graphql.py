@@ -245,7 +245,8 @@ EMBED_TEXT = """mutation($key: String!, $text: String!) {
 def test_embed_text_is_capped_and_counted_against_the_quota(
     gql: Gql, token: Callable[..., str], neo4j_driver: Any
 ) -> None:
-    who = token(f"q-{uuid.uuid4().hex[:8]}", "alice", "a1")
+    tenant = f"q-{uuid.uuid4().hex[:8]}"
+    who = token(tenant, "alice", "a1")
     huge = gql(EMBED_TEXT, who, key="big", text="word " * 2000)  # 10,000 characters
     assert code_of(huge) == "INVALID_ARGUMENT"
     assert "8192" in huge["errors"][0]["message"]
@@ -253,8 +254,8 @@ def test_embed_text_is_capped_and_counted_against_the_quota(
     text = "sardines " * 100  # 900 bytes stored beside a 1-byte value
     assert "errors" not in gql(EMBED_TEXT, who, key="k", text=text)
     records, _, _ = neo4j_driver.execute_query(
-        "MATCH (m:Memory {key: 'k', owner_id: 'alice'}) WHERE m.text = $text RETURN m.bytes AS b",
-        text=text,
+        "MATCH (m:Memory {key: 'k', tenant_id: $tenant}) RETURN m.bytes AS b",
+        tenant=tenant,
     )
     assert [r["b"] for r in records] == [len("k") + len("1") + len(text)]
 
