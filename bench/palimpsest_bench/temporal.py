@@ -114,8 +114,8 @@ def _principal(dataset: str) -> Principal:
 
 
 async def _erase(svc: Services, who: Principal) -> None:
-    key = resolve_scope(who, SCOPE).scope_key
-    while (await svc.db.write(ERASE_ENTITIES, {"scope_key": key}))[0]["deleted"]:
+    db = svc.db.scoped(resolve_scope(who, SCOPE))
+    while (await db.write(ERASE_ENTITIES))[0]["deleted"]:
         pass
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -267,3 +268,35 @@ def test_set_with_embedding_stores_a_vector(
         tenant=tenant,
     )
     assert [r["dims"] for r in records] == [384]
+
+
+EMBED_TEXT = """mutation($key: String!, $text: String!) {
+  memorySet(scope: USER, key: $key, value: 1, embed: true, embedText: $text) { key } }"""
+
+
+def test_embed_text_is_capped_and_counted_against_the_quota(
+    gql: Gql, token: Callable[..., str], neo4j_driver: Any
+) -> None:
+    tenant = f"q-{uuid.uuid4().hex[:8]}"
+    who = token(tenant, "alice", "a1")
+    huge = gql(EMBED_TEXT, who, key="big", text="word " * 2000)  # 10,000 characters
+    assert code_of(huge) == "INVALID_ARGUMENT"
+    assert "8192" in huge["errors"][0]["message"]
+    assert gql('{ memory(scope: USER, key: "big") { key } }', who)["data"]["memory"] is None
+    text = "sardines " * 100  # 900 bytes stored beside a 1-byte value
+    assert "errors" not in gql(EMBED_TEXT, who, key="k", text=text)
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (m:Memory {key: 'k', tenant_id: $tenant}) RETURN m.bytes AS b",
+        tenant=tenant,
+    )
+    assert [r["b"] for r in records] == [len("k") + len("1") + len(text)]
+
+
+def test_graph_recall_query_is_capped(gql: Gql, token: Callable[..., str]) -> None:
+    who = token(f"q-{uuid.uuid4().hex[:8]}", "alice", "a1")
+    body = gql(
+        "query($q: String!) { graphRecall(scope: USER, query: $q) { facts { id } } }",
+        who,
+        q="x" * 4001,
+    )
+    assert code_of(body) == "INVALID_ARGUMENT"

@@ -7,13 +7,16 @@ whose ``scope_key`` every Cypher statement filters on.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity.principal import Principal, Scope
 
 _SEPARATOR = "\x1f"
+# Only this module holds the seal, so only ``resolve_scope`` (and the named tenant-configuration
+# exception below) can make a ``ScopeRef``; the database's scoped handles accept nothing else.
+_SEAL = object()
 
 
 class Plane(StrEnum):
@@ -29,6 +32,11 @@ class ScopeRef:
     scope: Scope
     owner_id: str
     scope_key: str
+    _seal: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._seal is not _SEAL:
+            raise TypeError("a ScopeRef comes only from identity.resolve_scope")
 
     def params(self) -> dict[str, str]:
         """The Cypher parameters that stamp and filter a row's scope."""
@@ -88,7 +96,7 @@ def resolve_scope(principal: Principal, scope: Scope, plane: Plane = Plane.MEMOR
         )
     owner = _owner_id(principal, scope)
     tenant = "" if scope is Scope.GLOBAL else principal.tenant_id
-    return ScopeRef(tenant, scope, owner, scope_key(tenant, scope, owner))
+    return ScopeRef(tenant, scope, owner, scope_key(tenant, scope, owner), _SEAL)
 
 
 def _owner_id(principal: Principal, scope: Scope) -> str:
@@ -124,4 +132,4 @@ def tenant_config_ref(principal: Principal) -> ScopeRef:
     """The tenant scope, for reading tenant-wide configuration (the ontology) on the server's
     behalf. It grants nothing: callers still need ``resolve_scope`` to read or write data."""
     tenant = principal.tenant_id
-    return ScopeRef(tenant, Scope.TENANT, tenant, scope_key(tenant, Scope.TENANT, tenant))
+    return ScopeRef(tenant, Scope.TENANT, tenant, scope_key(tenant, Scope.TENANT, tenant), _SEAL)

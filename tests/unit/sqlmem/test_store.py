@@ -13,13 +13,13 @@ import pytest
 
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.identity.scopes import scope_key
 from palimpsest.sqlmem import SqliteStore, Statement, files
 from palimpsest.sqlmem.store import MAX_BATCH
+from tests.unit.principals import forged, scope_ref
 
 
 def ref(tenant: str, scope: Scope, owner: str) -> ScopeRef:
-    return ScopeRef(tenant, scope, owner, scope_key(tenant, scope, owner))
+    return scope_ref(tenant, scope, owner)
 
 
 ALICE = ref("acme", Scope.USER, "alice")
@@ -61,11 +61,11 @@ def test_files_are_per_scope_named_by_key_and_created_on_first_write(
 
 
 def test_a_bad_scope_key_touches_no_file(store: SqliteStore, tmp_path: Path) -> None:
-    evil = ScopeRef("acme", Scope.USER, "x", "../../etc/passwd")
+    evil = forged(ALICE, "../../etc/passwd")
     with pytest.raises(InvalidArgument, match="scope key"):
         store.execute_sync(evil, [Statement("CREATE TABLE t (a)")])
     with pytest.raises(InvalidArgument, match="scope key"):
-        store.query_sync(ScopeRef("a", Scope.USER, "x", "A" * 32), "SELECT 1", None)
+        store.query_sync(forged(ALICE, "A" * 32), "SELECT 1", None)
     assert list(tmp_path.iterdir()) == []
 
 
