@@ -10,7 +10,7 @@ from typing import Any
 
 from palimpsest import markdown, paging
 from palimpsest.cypher import documents as q
-from palimpsest.cypher.executor import Row, Tx
+from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
@@ -29,12 +29,11 @@ async def list_documents(
     paging.check_limit(limit, MAX_LIST_LIMIT)
     position = paging.decode(after, LIST_NAME, (paging.Part.ID,))
     params = {
-        "scope_key": ref.scope_key,
         "path_prefix": path_prefix,
         "after": position[0] if position else "",
         "limit": limit + 1,
     }
-    rows = await svc.db.read(q.LIST_DOCUMENTS, params)
+    rows = await svc.db.scoped(ref).read(q.LIST_DOCUMENTS, params)
     found = [_summary(row["document"], row["chunk_count"]) for row in rows]
     return paging.page(found, limit, LIST_NAME, lambda d: [d.id])
 
@@ -42,12 +41,12 @@ async def list_documents(
 async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> Document | None:
     """The document, or None when the scope holds no such id (another scope's reads the same)."""
     ref = resolve_scope(who, scope)
-    params = {"scope_key": ref.scope_key, "id": check_id(doc_id, "id")}
+    params = {"id": check_id(doc_id, "id")}
 
-    async def work(tx: Tx) -> tuple[list[Row], list[Row]]:
+    async def work(tx: ScopedTx) -> tuple[list[Row], list[Row]]:
         return await tx.run(q.GET_DOCUMENT, params), await tx.run(q.GET_DOCUMENT_CHUNKS, params)
 
-    docs, chunk_rows = await svc.db.read_tx(work)
+    docs, chunk_rows = await svc.db.scoped(ref).read_tx(work)
     if not docs:
         return None
     row = docs[0]["document"]
@@ -68,8 +67,8 @@ def export_markdown(document: Document) -> str:
 async def get_chunk(svc: Services, who: Principal, scope: Scope, chunk_id: str) -> Chunk | None:
     """The chunk, or None when the scope holds no such id (another scope's reads the same)."""
     ref = resolve_scope(who, scope)
-    params = {"scope_key": ref.scope_key, "id": check_id(chunk_id, "id")}
-    rows = await svc.db.read(q.GET_CHUNK, params)
+    params = {"id": check_id(chunk_id, "id")}
+    rows = await svc.db.scoped(ref).read(q.GET_CHUNK, params)
     return _chunk(rows[0]["chunk"], rows[0]["parent_id"]) if rows else None
 
 
@@ -85,7 +84,6 @@ async def update_chunk(
         raise InvalidArgument(f"text is {len(text)} characters; the limit is {MAX_CHUNK_TEXT}")
     [vector] = await svc.embed([text])
     params: dict[str, Any] = {
-        **ref.params(),
         **writer_params(who),
         "id": chunk_id,
         "text": text,
@@ -93,7 +91,7 @@ async def update_chunk(
         "embedding": vector,
         "now": svc.clock(),
     }
-    rows = await svc.db.write(q.UPDATE_CHUNK, params)
+    rows = await svc.db.scoped(ref).write(q.UPDATE_CHUNK, params)
     if not rows:
         raise NotFound("chunk not found")
     if not rows[0]["fresh"]:
@@ -110,8 +108,8 @@ async def update_chunk(
 
 async def delete_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> int:
     ref = resolve_scope(who, scope)
-    params = {"scope_key": ref.scope_key, "id": check_id(doc_id, "id")}
-    rows = await svc.db.write(q.DELETE_DOCUMENT, params)
+    params = {"id": check_id(doc_id, "id")}
+    rows = await svc.db.scoped(ref).write(q.DELETE_DOCUMENT, params)
     if not rows:
         raise NotFound("document not found")
     return int(rows[0]["chunks"])
