@@ -33,6 +33,26 @@ def _err(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"palimpsest {version('palimpsest')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Long-term memory server for AI agents: GraphQL over Neo4j, scoped by signed run tokens."""
+
+
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Listen address.")] = None,
@@ -287,4 +307,38 @@ _recall_command("timeqa", "TimeQA: pages as documents, paragraphs as chunks; nDC
 
 
 def main() -> None:
-    app()
+    """Run the command; an expected failure prints one line and exits 1, never a traceback."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        _err("palimpsest: interrupted")
+        sys.exit(130)
+    except Exception as e:
+        message = expected_failure(e)
+        if message is None:
+            raise
+        _err(f"palimpsest: {message}")
+        sys.exit(1)
+
+
+def expected_failure(e: BaseException) -> str | None:
+    """One line for a failure the user can act on; None for a bug (keep its traceback)."""
+    from neo4j.exceptions import DriverError, Neo4jError
+    from pydantic import ValidationError
+
+    from palimpsest.errors import PalimpsestError
+
+    if isinstance(e, PalimpsestError):
+        return e.message
+    if isinstance(e, ValidationError):
+        problems = []
+        for err in e.errors():
+            name = "_".join(str(p) for p in err["loc"]).upper()
+            text = err["msg"].removeprefix("Value error, ")
+            problems.append(f"PALIMPSEST_{name}: {text}" if name else text)
+        return f"invalid settings: {'; '.join(problems)}"
+    if isinstance(e, DriverError | Neo4jError):
+        return f"neo4j: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+    if isinstance(e, OSError):
+        return str(e)
+    return None
