@@ -75,6 +75,8 @@ def serve(
         token = mint(load_keys(settings), tenant="dev", user="dev-user", agent="dev-agent")
         _err(f"development token (tenant dev, user dev-user, agent dev-agent):\n{token}")
     _err(f"GraphiQL: http://{settings.host}:{settings.port}/graphql")
+    if settings.metrics_port is not None:
+        _err(f"metrics: http://{settings.metrics_host}:{settings.metrics_port}/metrics")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
 
 
@@ -163,6 +165,20 @@ def bench_sql(
     from palimpsest_bench import sql
 
     _print_json(sql.run(Settings(), n=n, say=_err))
+
+
+@bench_app.command("edge")
+def bench_edge(
+    url: Annotated[
+        str | None, typer.Option(help="A running API to measure (default: one in-process).")
+    ] = None,
+    attackers: Annotated[int, typer.Option(min=1, help="Concurrent attack threads.")] = 4,
+    rounds: Annotated[int, typer.Option(min=1, help="Attack requests per thread.")] = 2,
+) -> None:
+    """The issue-11 attack documents: time per refusal, and /healthz latency meanwhile."""
+    from palimpsest_bench import edge
+
+    _print_json(edge.run(Settings(), url=url, attackers=attackers, rounds=rounds, say=_err))
 
 
 BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]

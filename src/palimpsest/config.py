@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     anonymous_max_bytes: int = Field(default=4096, ge=64, le=65536)
     anonymous_max_tokens: int = Field(default=400, ge=8, le=10_000)
     max_query_tokens: int = Field(default=5000, ge=100)
-    max_query_depth: int = Field(default=15, ge=2)
+    max_query_depth: int = Field(default=20, ge=2)
     max_query_aliases: int = Field(default=30, ge=0)
     max_query_fields: int = Field(default=300, ge=10)
     # Work one operation may ask for: root fields, embedding calls, vector/full-text index calls.

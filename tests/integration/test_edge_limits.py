@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from graphql import get_introspection_query
 
 from palimpsest.config import Settings
 from palimpsest.server import serve_in_thread
@@ -33,7 +34,22 @@ def many_fragments(n: int) -> str:
     return "{ ...F0 } " + spreads + f" fragment F{n} on Query {{ health }}"
 
 
-ATTACKS = {"repeated-fields": repeated_fields(500), "600-fragments": many_fragments(600)}
+def flat_fragments(n: int) -> str:
+    # Every fragment spread at the root: validation compares them pairwise.
+    spreads = " ".join(f"...F{i}" for i in range(n))
+    return (
+        "{ "
+        + spreads
+        + " } "
+        + " ".join(f"fragment F{i} on Query {{ me {{ tenant }} }}" for i in range(n))
+    )
+
+
+ATTACKS = {
+    "repeated-fields": repeated_fields(500),
+    "600-fragments": many_fragments(600),
+    "600-flat-fragments": flat_fragments(600),
+}
 
 
 def post(
@@ -72,6 +88,24 @@ def test_tokenless_callers_keep_health_typename_and_introspection(http: httpx.Cl
     assert post(http, "query { __typename }").json() == {"data": {"__typename": "Query"}}
     schema = post(http, "{ __schema { queryType { name } } }").json()
     assert schema == {"data": {"__schema": {"queryType": {"name": "Query"}}}}
+    # The full introspection GraphiQL sends on load, with every option it may turn on.
+    full = get_introspection_query(
+        descriptions=True,
+        specified_by_url=True,
+        directive_is_repeatable=True,
+        schema_description=True,
+        input_value_deprecation=True,
+        experimental_directive_deprecation=True,
+        one_of=True,
+    )
+    body = http.post("/graphql", json={"query": full, "operationName": "IntrospectionQuery"}).json()
+    assert "errors" not in body, body
+    assert "memorySet" in {
+        f["name"]
+        for t in body["data"]["__schema"]["types"]
+        if t["name"] == "Mutation"
+        for f in t["fields"]
+    }
     # ...and nothing else, however it is spelled: a data field behind a fragment, over GET.
     hidden = post(http, "{ health ...F } fragment F on Query { me { tenant } }")
     assert hidden.status_code == 401
@@ -97,7 +131,7 @@ def test_health_answers_while_attacks_run(
     live_server_url: str, bearer: str, http: httpx.Client
 ) -> None:
     def attack(i: int) -> int:
-        query = ATTACKS[sorted(ATTACKS)[i % 2]]
+        query = ATTACKS[sorted(ATTACKS)[i % 3]]
         headers = {"Authorization": f"Bearer {bearer}"} if i % 4 < 2 else {}
         with httpx.Client(base_url=live_server_url, timeout=60) as client:
             response = client.post("/graphql", json={"query": query}, headers=headers)

@@ -59,8 +59,10 @@ def test_bad_settings_are_one_line(tmp_path: Path, env: dict[str, str], says: st
 
 
 def test_a_refused_command_is_one_line(tmp_path: Path) -> None:
-    pem = Ed25519PrivateKey.generate().public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    pem = (
+        Ed25519PrivateKey.generate()
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     )
     key = tmp_path / "public.pem"
     key.write_bytes(pem)

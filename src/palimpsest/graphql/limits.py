@@ -76,7 +76,7 @@ class EdgeLimits:
     anonymous_max_bytes: int = 4096
     anonymous_max_tokens: int = 400
     max_tokens: int = 5000
-    max_depth: int = 15
+    max_depth: int = 20
     max_aliases: int = 30
     max_fields: int = 300
     max_root_fields: int = 20

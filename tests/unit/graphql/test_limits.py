@@ -24,13 +24,15 @@ from palimpsest.graphql.schema import build_schema
 
 LIMITS = EdgeLimits()
 SCHEMA = build_schema()._schema
-# What GraphiQL sends to draw its docs and autocomplete.
+# What GraphiQL sends to draw its docs and autocomplete, with every option it may turn on.
 INTROSPECTION = get_introspection_query(
     descriptions=True,
     specified_by_url=True,
     directive_is_repeatable=True,
     schema_description=True,
     input_value_deprecation=True,
+    experimental_directive_deprecation=True,
+    one_of=True,
 )
 
 
@@ -76,7 +78,7 @@ def test_shape_measures_each_fragment_once_however_often_it_is_spread() -> None:
 @pytest.mark.parametrize(
     ("shape", "limit"),
     [
-        (Shape(depth=16, fields=20, aliases=0), "maxQueryDepth"),
+        (Shape(depth=21, fields=20, aliases=0), "maxQueryDepth"),
         (Shape(depth=3, fields=40, aliases=31), "maxQueryAliases"),
         (Shape(depth=3, fields=301, aliases=0), "maxQueryFields"),
     ],
@@ -91,7 +93,7 @@ def test_shape_limits_name_the_limit_and_numbers(shape: Shape, limit: str) -> No
 
 
 def test_shape_at_the_limits_passes() -> None:
-    check_shape(Shape(depth=15, fields=300, aliases=30), LIMITS)
+    check_shape(Shape(depth=20, fields=300, aliases=30), LIMITS)
 
 
 def test_cost_counts_root_fields_once_per_response_key() -> None:
@@ -201,6 +203,14 @@ def test_prepare_refuses_the_attack_documents_before_validation() -> None:
     [fragments] = errors_of(many_fragments(600), roomy)
     assert fragments["extensions"]["code"] == "INVALID_ARGUMENT"
     assert fragments["extensions"]["limit"] == "maxQueryFields"
+
+
+def test_fragments_spread_side_by_side_are_refused_before_validation() -> None:
+    spreads = " ".join(f"...F{i}" for i in range(600))
+    defs = " ".join(f"fragment F{i} on Query {{ me {{ tenant }} }}" for i in range(600))
+    [error] = errors_of("{ " + spreads + " } " + defs, EdgeLimits(max_tokens=100_000))
+    assert error["extensions"]["limit"] == "maxQueryFields"
+    assert error["extensions"]["found"] == 600 * 3
 
 
 def test_a_long_fragment_chain_is_measured_without_deep_recursion() -> None:
