@@ -54,8 +54,7 @@ from palimpsest import recall as pure
 from palimpsest.config import Settings
 from palimpsest.cypher import recall as q
 from palimpsest.cypher.executor import Statement
-from palimpsest.identity import Scope
-from palimpsest.identity.scopes import scope_key
+from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import facts as fr
@@ -92,16 +91,19 @@ SEARCH_GQL = (
 )
 
 # Bench-only statements: the product has no "erase a scope's documents" or "count a scope".
+# The two counts read across scopes on purpose (sizes only, never content): declared unscoped.
 COUNT_SCOPES = Statement(
     "BENCH_COUNT_SCOPES",
     """
 UNWIND $keys AS key
 RETURN key, COUNT { MATCH (c:Chunk {scope_key: key}) WHERE c.index IS NOT NULL } AS n
 """,
+    scoped=False,
 )
 COUNT_EMBEDDED = Statement(
     "BENCH_COUNT_EMBEDDED",
     "MATCH (c:Chunk) WHERE c.index IS NOT NULL RETURN count(c) AS n",
+    scoped=False,
 )
 ERASE_CHUNKS = Statement(
     "BENCH_ERASE_CHUNKS",
@@ -167,8 +169,12 @@ class ScopePlan:
     big: bool = False
 
     @property
+    def ref(self) -> ScopeRef:
+        return resolve_scope(principal(self.tenant, self.user, AGENT), Scope.USER)
+
+    @property
     def key(self) -> str:
-        return scope_key(self.tenant, Scope.USER, self.user)
+        return self.ref.scope_key
 
 
 def latency_plan(n: int) -> list[ScopePlan]:
@@ -323,9 +329,9 @@ def documents_for(plan: ScopePlan) -> Iterator[tuple[str, int]]:
 # -- loading ------------------------------------------------------------------------------
 
 
-async def erase_scope(svc: Services, key: str) -> None:
+async def erase_scope(svc: Services, ref: ScopeRef) -> None:
     for statement in (ERASE_CHUNKS, ERASE_DOCUMENTS):
-        while (await svc.db.write(statement, {"scope_key": key}))[0]["deleted"]:
+        while (await svc.db.scoped(ref).write(statement))[0]["deleted"]:
             pass
 
 
@@ -341,7 +347,7 @@ async def ensure_loaded(svc: Services, plans: Sequence[ScopePlan], say: Progress
     for p in todo:
         if have.get(p.key, 0):
             say(f"  scope {p.tenant}/{p.user} is partial ({have[p.key]}/{p.chunks}); erasing")
-            await erase_scope(svc, p.key)
+            await erase_scope(svc, p.ref)
     pending = sum(p.chunks for p in todo)
     say(f"loading {pending} of {total} chunks into {len(todo)} scopes via import_document ...")
     started = time.perf_counter()
@@ -389,31 +395,33 @@ def _load() -> list[float]:
 # -- (a) recall latency -------------------------------------------------------------------
 
 
-async def raw_search(svc: Services, key: str, query: str, sources: frozenset[pure.Source]) -> int:
+async def raw_search(
+    svc: Services, ref: ScopeRef, query: str, sources: frozenset[pure.Source]
+) -> int:
     """The work of one ``search`` without the API: embed the query, then the statements the
     planner runs for it (per kind: the in-index vector leg, the exact leg when the index
     reads short, the full-text leg), concurrently. Returns the rows read."""
     [vector] = await svc.embed([query])
     now = svc.clock()
+    db = svc.db.scoped(ref)
     base: dict[str, Any] = {
-        "scope_key": key,
         "prefix": "",
         "now": now,
         **fr.time_view(svc, None, None).params(),
     }
-    lucene = pure.lucene_query(key, query)
+    lucene = pure.lucene_query(ref.scope_key, query)
 
     async def vector_leg(ann: Statement, exact: Statement) -> int:
         params = {**base, "vector": vector, "k": ANN_ASK}
-        rows = await svc.db.read(ann, params)
+        rows = await db.read(ann, params)
         if len(rows) < ANN_ASK:
-            rows = await svc.db.read(exact, {**params, "k": POOL})
+            rows = await db.read(exact, {**params, "k": POOL})
         return len(rows)
 
     async def text_leg(statement: Statement) -> int:
         if lucene is None:
             return 0
-        return len(await svc.db.read(statement, {**base, "lucene": lucene, "k": POOL}))
+        return len(await db.read(statement, {**base, "lucene": lucene, "k": POOL}))
 
     legs: list[Awaitable[int]] = []
     for kind in sorted(sources):
@@ -422,9 +430,11 @@ async def raw_search(svc: Services, key: str, query: str, sources: frozenset[pur
     return sum(await asyncio.gather(*legs))
 
 
-async def _timed_raw(svc: Services, key: str, query: str, sources: frozenset[pure.Source]) -> float:
+async def _timed_raw(
+    svc: Services, ref: ScopeRef, query: str, sources: frozenset[pure.Source]
+) -> float:
     started = time.perf_counter()
-    await raw_search(svc, key, query, sources)
+    await raw_search(svc, ref, query, sources)
     return (time.perf_counter() - started) * 1000
 
 
@@ -467,12 +477,12 @@ async def run_latency(
                     # Alternate which goes first, so neither always meets the warmer caches.
                     raw_first = (i // 2) % 2 == 1
                     if raw_first:
-                        raw_ms = await _timed_raw(svc, p.key, text, sources)
+                        raw_ms = await _timed_raw(svc, p.ref, text, sources)
                     t0 = time.perf_counter()
                     data = client.call(SEARCH_GQL, scope="USER", q=text, k=TOP_K)
                     gql_ms = (time.perf_counter() - t0) * 1000
                     if not raw_first:
-                        raw_ms = await _timed_raw(svc, p.key, text, sources)
+                        raw_ms = await _timed_raw(svc, p.ref, text, sources)
                     if not data["search"]["hits"]:
                         raise RuntimeError(f"search returned nothing for {text!r}")
                     if i >= warmup:
@@ -547,16 +557,17 @@ async def run_filtered(
             sums = {"vector": 0.0, "hybrid": 0.0, "ann_only": 0.0}
             short = 0
             for text, vector in zip(texts, vectors, strict=True):
-                base = {"scope_key": p.key, "vector": vector, "prefix": "", "now": svc.clock()}
-                exact = await svc.db.read(q.EXACT_CHUNKS, {**base, "k": POOL})
+                db = svc.db.scoped(p.ref)
+                base = {"vector": vector, "prefix": "", "now": svc.clock()}
+                exact = await db.read(q.EXACT_CHUNKS, {**base, "k": POOL})
                 exact_ids = [r["row"]["id"] for r in exact]
-                ann = await svc.db.read(q.VECTOR_CHUNKS, {**base, "k": ANN_ASK})
+                ann = await db.read(q.VECTOR_CHUNKS, {**base, "k": ANN_ASK})
                 if len(ann) < min(ANN_ASK, p.chunks):
                     short += 1
                 ann_ids = [r["row"]["id"] for r in ann]
                 lucene = pure.lucene_query(p.key, text)
                 ft = (
-                    await svc.db.read(q.FULLTEXT_CHUNKS, {**base, "lucene": lucene, "k": POOL})
+                    await db.read(q.FULLTEXT_CHUNKS, {**base, "lucene": lucene, "k": POOL})
                     if lucene
                     else []
                 )
@@ -623,7 +634,7 @@ async def run_ingest(settings: Settings, n: int = 2000, say: Progress = stderr) 
             for text, _ in warm:
                 await svc.embed([c.text for c in markdown.parse(text).chunks])
                 await importer.import_document(svc, who, Scope.USER, text, None, None, None)
-            await erase_scope(svc, plan.key)
+            await erase_scope(svc, plan.ref)
             load_before = _load()
             say(f"{len(documents)} documents, {n} chunks: embed-only and import_document ...")
             embed_s = ingest_s = parse_s = 0.0
@@ -644,7 +655,7 @@ async def run_ingest(settings: Settings, n: int = 2000, say: Progress = stderr) 
                 ingest_s += t3 - t2
                 if (i + 1) % 20 == 0:
                     say(f"  {i + 1}/{len(documents)} documents")
-            await erase_scope(svc, plan.key)
+            await erase_scope(svc, plan.ref)
             say(f"the same documents in batches of {BULK_DOCS} through import_documents ...")
             bulk_embed_s = bulk_s = 0.0
             for start in range(0, len(documents), BULK_DOCS):
@@ -659,7 +670,7 @@ async def run_ingest(settings: Settings, n: int = 2000, say: Progress = stderr) 
                 bulk_s += time.perf_counter() - t1
             load_after = _load()
         finally:
-            await erase_scope(svc, plan.key)
+            await erase_scope(svc, plan.ref)
     chunks_per_s = n / bulk_s
     embed_per_s = n / bulk_embed_s
     one_per_s = n / ingest_s

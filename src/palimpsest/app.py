@@ -119,7 +119,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         if services is None:
             return JSONResponse({"status": "starting"}, status_code=503)
         try:
-            await services.db.driver.verify_connectivity()
+            await services.db.ping()
         except Exception:
             log.warning("readiness: neo4j unreachable")
             return JSONResponse({"status": "neo4j unreachable"}, status_code=503)

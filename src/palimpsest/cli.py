@@ -124,7 +124,10 @@ def token_mint(
     tenant: Annotated[str, typer.Option(help="Tenant id.")],
     user: Annotated[str | None, typer.Option(help="User id.")] = None,
     agent: Annotated[str | None, typer.Option(help="Agent name.")] = None,
-    admin: Annotated[bool, typer.Option(help="Grant the admin role.")] = False,
+    admin: Annotated[bool, typer.Option(help="Grant the tenant admin role.")] = False,
+    operator: Annotated[
+        bool, typer.Option(help="Grant the platform operator role (the only one with GLOBAL).")
+    ] = False,
     consolidator: Annotated[bool, typer.Option(help="Grant the consolidator role.")] = False,
     isolated: Annotated[bool, typer.Option(help="Mark the member isolated.")] = False,
     memory_scope: Annotated[
@@ -136,7 +139,8 @@ def token_mint(
     ttl: Annotated[int, typer.Option(min=1, help="Lifetime in seconds.")] = 3600,
 ) -> None:
     """Print a signed run token (only the token) on stdout."""
-    roles = {r for r, on in ((Role.ADMIN, admin), (Role.CONSOLIDATOR, consolidator)) if on}
+    flags = ((Role.ADMIN, admin), (Role.OPERATOR, operator), (Role.CONSOLIDATOR, consolidator))
+    roles = {r for r, on in flags if on}
     token = mint(
         load_keys(Settings()),
         tenant=tenant,
@@ -227,24 +231,30 @@ DataDir = Annotated[
 KeepData = Annotated[bool, typer.Option(help="Keep the eval tenant's facts afterwards.")]
 
 
+RecordLimit = Annotated[
+    int | None, typer.Option(min=1, help="Only the first N records of each file (smoke runs).")
+]
+
+
 @eval_app.command("situatedqa")
-def eval_situatedqa(data: DataDir, keep: KeepData = False) -> None:
+def eval_situatedqa(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
     """SituatedQA: load timelines as facts, answer as-of queries, exact match by date type."""
     import asyncio
 
     from palimpsest_bench import temporal
 
-    _print_json(asyncio.run(temporal.run_situatedqa(Settings(), data, _err, keep=keep)))
+    run = temporal.run_situatedqa(Settings(), data, _err, keep=keep, limit=limit)
+    _print_json(asyncio.run(run))
 
 
 @eval_app.command("yago11k")
-def eval_yago11k(data: DataDir, keep: KeepData = False) -> None:
+def eval_yago11k(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
     """YAGO11k: load temporal KG facts, answer point-in-time probes, exact set match."""
     import asyncio
 
     from palimpsest_bench import temporal
 
-    _print_json(asyncio.run(temporal.run_yago11k(Settings(), data, _err, keep=keep)))
+    _print_json(asyncio.run(temporal.run_yago11k(Settings(), data, _err, keep=keep, limit=limit)))
 
 
 class RecallMode(StrEnum):

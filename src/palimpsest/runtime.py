@@ -13,7 +13,7 @@ import anyio.to_thread
 from neo4j import AsyncGraphDatabase
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database
+from palimpsest.cypher.executor import Database, Neo4jExecutor
 from palimpsest.embedding import load_embedder
 from palimpsest.neo4j_local import credentials
 from palimpsest.resolvers.services import Services
@@ -29,7 +29,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
     )
     try:
         await driver.verify_connectivity()
-        db = Database(driver, settings.neo4j_database)
+        db = Database(Neo4jExecutor(driver, settings.neo4j_database))
         await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
         embedder = await anyio.to_thread.run_sync(
             lambda: load_embedder(

@@ -1,8 +1,16 @@
-"""The one execution path to Neo4j.
+"""The one execution path to Neo4j, with isolation built into its shape.
 
 Every statement is a named ``Statement`` constant from a ``cypher/`` module, run with
-``$parameters`` only. Logs carry the statement name and parameter *keys*, never values.
-Driver exceptions are translated here into the error tree.
+``$parameters`` only. A statement is *scoped* (the default) when it reads or writes rows of a
+scope; such a statement runs only through a handle bound to a ``ScopeRef`` (``db.scoped(ref)``
+or ``tx.scoped(ref)``), which injects ``$scope_key`` and the other scope parameters itself and
+refuses callers that try to pass them. The unbound handle runs only unscoped statements
+(schema DDL, the schema record). So a resolver cannot reach a row without a ``ScopeRef``, and
+only ``identity.resolve_scope`` makes those.
+
+Logs carry the statement name and parameter *keys*, never values. Driver exceptions are
+translated here into the error tree. The transport is an ``Executor``; tests substitute a
+recording one to exercise resolvers without a server.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any, LiteralString, TypeVar
+from typing import Any, LiteralString, Protocol, TypeVar
 
 import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction
@@ -21,46 +29,113 @@ from neo4j.time import DateTime
 from prometheus_client import Histogram
 
 from palimpsest.errors import Conflict, Unavailable
+from palimpsest.identity import ScopeRef
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Row = dict[str, Any]
+# The parameters only a scope-bound handle may set.
+SCOPE_PARAMS = frozenset({"tenant_id", "scope", "owner_id", "scope_key"})
 
 CYPHER_SECONDS = Histogram(
     "palimpsest_cypher_seconds", "Time spent in one Cypher statement", ["statement"]
 )
 
 
+class ScopeViolation(RuntimeError):
+    """A programming error: a statement ran through the wrong kind of handle."""
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
-    """A named Cypher statement; ``text`` is a literal so no value can be formatted into it."""
+    """A named Cypher statement; ``text`` is a literal so no value can be formatted into it.
+
+    ``scoped`` defaults to true, so a new statement is confined to one scope unless its
+    author declares (and a test checks) that it touches no scoped rows.
+    """
 
     name: str
     text: LiteralString
+    scoped: bool = True
+
+
+RawRun = Callable[[Statement, dict[str, Any]], Awaitable[list[Row]]]
+
+
+class Executor(Protocol):
+    """Runs ``work`` in one transaction; ``work`` gets a function that runs one statement."""
+
+    async def execute(self, work: Callable[[RawRun], Awaitable[T]], *, write: bool) -> T: ...
+
+    async def ping(self) -> None: ...
 
 
 class Tx:
-    """One transaction; ``run`` is the only way statements reach the server."""
+    """One transaction. Runs unscoped statements; ``scoped(ref)`` binds it to a scope."""
 
-    def __init__(self, tx: AsyncManagedTransaction) -> None:
-        self._tx = tx
+    def __init__(self, run: RawRun) -> None:
+        self._run = run
 
     async def run(self, statement: Statement, params: Mapping[str, Any] | None = None) -> list[Row]:
+        if statement.scoped:
+            raise ScopeViolation(f"{statement.name} is scoped: run it through tx.scoped(ref)")
+        return await self._run(statement, dict(params or {}))
+
+    def scoped(self, ref: ScopeRef) -> ScopedTx:
+        return ScopedTx(self._run, ref)
+
+
+class ScopedTx:
+    """A transaction bound to one scope: every statement gets that scope's parameters."""
+
+    def __init__(self, run: RawRun, ref: ScopeRef) -> None:
+        if not isinstance(ref, ScopeRef):
+            raise ScopeViolation("a scoped handle needs a ScopeRef from resolve_scope")
+        self._run = run
+        self.ref = ref
+
+    async def run(self, statement: Statement, params: Mapping[str, Any] | None = None) -> list[Row]:
+        if not statement.scoped:
+            raise ScopeViolation(f"{statement.name} is unscoped: run it through the database")
         args = dict(params or {})
-        log.debug("cypher %s params=%s", statement.name, sorted(args))
-        started = time.perf_counter()
-        try:
-            result = await self._tx.run(statement.text, args)
-            rows = [_native(record) for record in await result.fetch(2**31 - 1)]
-        finally:
-            CYPHER_SECONDS.labels(statement.name).observe(time.perf_counter() - started)
-        return rows
+        if overridden := SCOPE_PARAMS & args.keys():
+            raise ScopeViolation(f"{statement.name}: {sorted(overridden)} come from the ScopeRef")
+        return await self._run(statement, {**args, **self.ref.params()})
+
+
+class ScopedDatabase:
+    """``Database`` bound to one scope; what resolvers use for single-scope work."""
+
+    def __init__(self, executor: Executor, ref: ScopeRef) -> None:
+        self._executor = executor
+        self.ref = ref
+
+    async def read(
+        self, statement: Statement, params: Mapping[str, Any] | None = None
+    ) -> list[Row]:
+        return await self.read_tx(lambda tx: tx.run(statement, params))
+
+    async def write(
+        self, statement: Statement, params: Mapping[str, Any] | None = None
+    ) -> list[Row]:
+        return await self.write_tx(lambda tx: tx.run(statement, params))
+
+    async def read_tx(self, work: Callable[[ScopedTx], Awaitable[T]]) -> T:
+        return await self._executor.execute(lambda run: work(ScopedTx(run, self.ref)), write=False)
+
+    async def write_tx(self, work: Callable[[ScopedTx], Awaitable[T]]) -> T:
+        """Run ``work`` in one write transaction, retried by the driver on transient errors."""
+        return await self._executor.execute(lambda run: work(ScopedTx(run, self.ref)), write=True)
 
 
 class Database:
-    def __init__(self, driver: AsyncDriver, database: str) -> None:
-        self.driver = driver
-        self.database = database
+    """The unbound handle: unscoped statements, and transactions spanning several scopes."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+
+    def scoped(self, ref: ScopeRef) -> ScopedDatabase:
+        return ScopedDatabase(self.executor, ref)
 
     async def read(
         self, statement: Statement, params: Mapping[str, Any] | None = None
@@ -73,15 +148,26 @@ class Database:
         return await self.write_tx(lambda tx: tx.run(statement, params))
 
     async def read_tx(self, work: Callable[[Tx], Awaitable[T]]) -> T:
-        return await self._execute(work, write=False)
+        return await self.executor.execute(lambda run: work(Tx(run)), write=False)
 
     async def write_tx(self, work: Callable[[Tx], Awaitable[T]]) -> T:
-        """Run ``work`` in one write transaction, retried by the driver on transient errors."""
-        return await self._execute(work, write=True)
+        """One write transaction; ``tx.scoped(ref)`` reaches each scope it writes."""
+        return await self.executor.execute(lambda run: work(Tx(run)), write=True)
 
-    async def _execute(self, work: Callable[[Tx], Awaitable[T]], *, write: bool) -> T:
+    async def ping(self) -> None:
+        await self.executor.ping()
+
+
+class Neo4jExecutor:
+    """The real transport: managed transactions on the driver, errors translated by code."""
+
+    def __init__(self, driver: AsyncDriver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+
+    async def execute(self, work: Callable[[RawRun], Awaitable[T]], *, write: bool) -> T:
         async def unit(tx: AsyncManagedTransaction) -> T:
-            return await work(Tx(tx))
+            return await work(lambda statement, params: _run(tx, statement, params))
 
         try:
             async with self.driver.session(database=self.database) as session:
@@ -96,6 +182,21 @@ class Database:
             # Translate by code, never by message text; the message may quote parameters.
             log.error("neo4j error code=%s", e.code)
             raise
+
+    async def ping(self) -> None:
+        await self.driver.verify_connectivity()
+
+
+async def _run(
+    tx: AsyncManagedTransaction, statement: Statement, args: dict[str, Any]
+) -> list[Row]:
+    log.debug("cypher %s params=%s", statement.name, sorted(args))
+    started = time.perf_counter()
+    try:
+        result = await tx.run(statement.text, args)
+        return [_native(record) for record in await result.fetch(2**31 - 1)]
+    finally:
+        CYPHER_SECONDS.labels(statement.name).observe(time.perf_counter() - started)
 
 
 def _native(record: neo4j.Record) -> Row:

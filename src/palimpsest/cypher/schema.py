@@ -5,98 +5,106 @@ index (``SEARCH ... WHERE`` for vectors, a required Lucene clause for full-text)
 after it, which is what keeps a tiny scope from being starved.
 """
 
+from typing import LiteralString
+
 from palimpsest.cypher.executor import Statement
 
+
+def _unscoped(name: str, text: LiteralString) -> Statement:
+    """Schema statements touch no scoped rows (DDL, index listing, the schema record)."""
+    return Statement(name, text, scoped=False)
+
+
 CONSTRAINTS = (
-    Statement(
+    _unscoped(
         "CONSTRAINT_MEMORY_KEY",
         "CREATE CONSTRAINT memory_key IF NOT EXISTS "
         "FOR (m:Memory) REQUIRE (m.scope_key, m.key) IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_SCOPE_KEY",
         "CREATE CONSTRAINT scope_key IF NOT EXISTS FOR (s:Scope) REQUIRE s.scope_key IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_DOCUMENT_ID",
         "CREATE CONSTRAINT document_id IF NOT EXISTS FOR (d:Document) REQUIRE d.id IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_CHUNK_ID",
         "CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (c:Chunk) REQUIRE c.id IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_ENTITY_KEY",
         "CREATE CONSTRAINT entity_key IF NOT EXISTS "
         "FOR (e:Entity) REQUIRE (e.scope_key, e.type, e.normalized_name) IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_FACT_ID",
         "CREATE CONSTRAINT fact_id IF NOT EXISTS FOR ()-[f:FACT]-() REQUIRE f.id IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_FACT_KEY",
         "CREATE CONSTRAINT fact_key IF NOT EXISTS "
         "FOR ()-[f:FACT]-() REQUIRE (f.scope_key, f.natural_key) IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_ENTITY_ID",
         "CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (e:Entity) REQUIRE e.id IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_ONTOLOGY_SCOPE",
         "CREATE CONSTRAINT ontology_scope IF NOT EXISTS "
         "FOR (o:Ontology) REQUIRE o.scope_key IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_PENDING_ID",
         "CREATE CONSTRAINT pending_span_id IF NOT EXISTS "
         "FOR (p:PendingSpan) REQUIRE p.id IS UNIQUE",
     ),
-    Statement(
+    _unscoped(
         "CONSTRAINT_SCHEMA_INFO",
         "CREATE CONSTRAINT schema_info_id IF NOT EXISTS FOR (s:SchemaInfo) REQUIRE s.id IS UNIQUE",
     ),
 )
 
 RANGE_INDEXES = (
-    Statement(
+    _unscoped(
         "INDEX_DOCUMENT_SCOPE",
         "CREATE INDEX document_scope IF NOT EXISTS FOR (d:Document) ON (d.scope_key)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_CHUNK_SCOPE",
         "CREATE INDEX chunk_scope IF NOT EXISTS FOR (c:Chunk) ON (c.scope_key)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_CHUNK_DOCUMENT",
         "CREATE INDEX chunk_document IF NOT EXISTS FOR (c:Chunk) ON (c.document_id)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_FACT_LINEAGE",
         "CREATE INDEX fact_lineage IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.lineage)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_ENTITY_NAME",
         "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.normalized_name)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_CHUNK_OBSERVED",
         "CREATE INDEX chunk_observed IF NOT EXISTS FOR (c:Chunk) ON (c.observed_at)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_FACT_SCOPE",
         "CREATE INDEX fact_scope IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.scope_key)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_FACT_VALIDITY",
         "CREATE INDEX fact_validity IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.valid_at, f.invalid_at)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_FACT_KNOWN",
         "CREATE INDEX fact_known IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.created_at, f.expired_at)",
     ),
-    Statement(
+    _unscoped(
         "INDEX_PENDING_QUEUE",
         "CREATE INDEX pending_queue IF NOT EXISTS "
         "FOR (p:PendingSpan) ON (p.status, p.lease_expires_at)",
@@ -105,17 +113,17 @@ RANGE_INDEXES = (
 
 # Vector indexes: cosine, unquantized so the score returned is the raw cosine similarity.
 VECTOR_INDEXES = (
-    Statement(
+    _unscoped(
         "INDEX_MEMORY_VECTOR",
         "CYPHER 25 CREATE VECTOR INDEX memory_embedding IF NOT EXISTS "
         "FOR (m:Memory) ON m.embedding WITH [m.scope_key] OPTIONS $options",
     ),
-    Statement(
+    _unscoped(
         "INDEX_CHUNK_VECTOR",
         "CYPHER 25 CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS "
         "FOR (c:Chunk) ON c.embedding WITH [c.scope_key] OPTIONS $options",
     ),
-    Statement(
+    _unscoped(
         "INDEX_FACT_VECTOR",
         "CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS "
         "FOR ()-[f:FACT]-() ON f.embedding WITH [f.scope_key] OPTIONS $options",
@@ -123,17 +131,17 @@ VECTOR_INDEXES = (
 )
 
 FULLTEXT_INDEXES = (
-    Statement(
+    _unscoped(
         "INDEX_MEMORY_FULLTEXT",
         "CREATE FULLTEXT INDEX memory_text IF NOT EXISTS "
         "FOR (m:Memory) ON EACH [m.text, m.scope_key] OPTIONS $options",
     ),
-    Statement(
+    _unscoped(
         "INDEX_CHUNK_FULLTEXT",
         "CREATE FULLTEXT INDEX chunk_text IF NOT EXISTS "
         "FOR (c:Chunk) ON EACH [c.text, c.scope_key] OPTIONS $options",
     ),
-    Statement(
+    _unscoped(
         "INDEX_FACT_FULLTEXT",
         "CREATE FULLTEXT INDEX fact_text IF NOT EXISTS "
         "FOR ()-[f:FACT]-() ON EACH [f.text, f.scope_key] OPTIONS $options",
@@ -142,14 +150,14 @@ FULLTEXT_INDEXES = (
 
 # Full-text indexes cannot change analyzer in place: a stale one is dropped and rebuilt.
 DROP_FULLTEXT = {
-    "memory_text": Statement("DROP_MEMORY_FULLTEXT", "DROP INDEX memory_text IF EXISTS"),
-    "chunk_text": Statement("DROP_CHUNK_FULLTEXT", "DROP INDEX chunk_text IF EXISTS"),
-    "fact_text": Statement("DROP_FACT_FULLTEXT", "DROP INDEX fact_text IF EXISTS"),
+    "memory_text": _unscoped("DROP_MEMORY_FULLTEXT", "DROP INDEX memory_text IF EXISTS"),
+    "chunk_text": _unscoped("DROP_CHUNK_FULLTEXT", "DROP INDEX chunk_text IF EXISTS"),
+    "fact_text": _unscoped("DROP_FACT_FULLTEXT", "DROP INDEX fact_text IF EXISTS"),
 }
 
-AWAIT_INDEXES = Statement("AWAIT_INDEXES", "CALL db.awaitIndexes(300)")
+AWAIT_INDEXES = _unscoped("AWAIT_INDEXES", "CALL db.awaitIndexes(300)")
 
-LIST_INDEXES = Statement(
+LIST_INDEXES = _unscoped(
     "LIST_INDEXES",
     "SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties, options "
     "RETURN name, type, state, labelsOrTypes, properties, options ORDER BY name",
@@ -157,7 +165,7 @@ LIST_INDEXES = Statement(
 
 # The embedding model and dimension the vector indexes were built for; a server started
 # with a different model is refused instead of silently mixing vector spaces.
-MERGE_SCHEMA_INFO = Statement(
+MERGE_SCHEMA_INFO = _unscoped(
     "MERGE_SCHEMA_INFO",
     """
 MERGE (s:SchemaInfo {id: 'palimpsest'})

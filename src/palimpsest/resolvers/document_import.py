@@ -18,7 +18,7 @@ import anyio.to_thread
 
 from palimpsest import markdown
 from palimpsest.cypher import documents as q
-from palimpsest.cypher.executor import Tx
+from palimpsest.cypher.executor import ScopedTx
 from palimpsest.embedding import Vector
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
@@ -80,11 +80,11 @@ async def import_documents(
     now = svc.clock()
     plans = [_plan(ref, who, p, [next(vectors) for _ in p.parsed.chunks], now) for p in parsed]
 
-    async def work(tx: Tx) -> None:
+    async def work(tx: ScopedTx) -> None:
         for params, _ in plans:
             await tx.run(q.CREATE_DOCUMENT, params)
 
-    await svc.db.write_tx(work)
+    await svc.db.scoped(ref).write_tx(work)
     return [doc for _, doc in plans]
 
 
@@ -112,7 +112,6 @@ def _plan(
     doc_id = new_id()
     title = p.draft.title or p.parsed.title
     params = {
-        **ref.params(),
         **writer_params(who),
         "id": doc_id,
         "root_id": new_id(),

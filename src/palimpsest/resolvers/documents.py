@@ -10,7 +10,7 @@ from typing import Any
 
 from palimpsest import markdown
 from palimpsest.cypher import documents as q
-from palimpsest.cypher.executor import Row, Tx
+from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
@@ -28,23 +28,22 @@ async def list_documents(
     if not 1 <= limit <= MAX_LIST_LIMIT:
         raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
     params = {
-        "scope_key": ref.scope_key,
         "path_prefix": path_prefix,
         "after": check_id(after, "after") if after else "",
         "limit": limit,
     }
-    rows = await svc.db.read(q.LIST_DOCUMENTS, params)
+    rows = await svc.db.scoped(ref).read(q.LIST_DOCUMENTS, params)
     return [_summary(row["document"], row["chunk_count"]) for row in rows]
 
 
 async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> Document:
     ref = resolve_scope(who, scope)
-    params = {"scope_key": ref.scope_key, "id": check_id(doc_id, "id")}
+    params = {"id": check_id(doc_id, "id")}
 
-    async def work(tx: Tx) -> tuple[list[Row], list[Row]]:
+    async def work(tx: ScopedTx) -> tuple[list[Row], list[Row]]:
         return await tx.run(q.GET_DOCUMENT, params), await tx.run(q.GET_DOCUMENT_CHUNKS, params)
 
-    docs, chunk_rows = await svc.db.read_tx(work)
+    docs, chunk_rows = await svc.db.scoped(ref).read_tx(work)
     if not docs:
         raise NotFound("document not found")
     row = docs[0]["document"]
@@ -64,8 +63,8 @@ def export_markdown(document: Document) -> str:
 
 async def get_chunk(svc: Services, who: Principal, scope: Scope, chunk_id: str) -> Chunk:
     ref = resolve_scope(who, scope)
-    params = {"scope_key": ref.scope_key, "id": check_id(chunk_id, "id")}
-    rows = await svc.db.read(q.GET_CHUNK, params)
+    params = {"id": check_id(chunk_id, "id")}
+    rows = await svc.db.scoped(ref).read(q.GET_CHUNK, params)
     if not rows:
         raise NotFound("chunk not found")
     return _chunk(rows[0]["chunk"], rows[0]["parent_id"])
@@ -83,7 +82,6 @@ async def update_chunk(
         raise InvalidArgument(f"text is {len(text)} characters; the limit is {MAX_CHUNK_TEXT}")
     [vector] = await svc.embed([text])
     params: dict[str, Any] = {
-        **ref.params(),
         **writer_params(who),
         "id": chunk_id,
         "text": text,
@@ -91,7 +89,7 @@ async def update_chunk(
         "embedding": vector,
         "now": svc.clock(),
     }
-    rows = await svc.db.write(q.UPDATE_CHUNK, params)
+    rows = await svc.db.scoped(ref).write(q.UPDATE_CHUNK, params)
     if not rows:
         raise NotFound("chunk not found")
     if not rows[0]["fresh"]:
@@ -105,8 +103,8 @@ async def update_chunk(
 
 async def delete_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> int:
     ref = resolve_scope(who, scope)
-    params = {"scope_key": ref.scope_key, "id": check_id(doc_id, "id")}
-    rows = await svc.db.write(q.DELETE_DOCUMENT, params)
+    params = {"id": check_id(doc_id, "id")}
+    rows = await svc.db.scoped(ref).write(q.DELETE_DOCUMENT, params)
     if not rows:
         raise NotFound("document not found")
     return int(rows[0]["chunks"])

@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest.cypher import facts as q
-from palimpsest.cypher.executor import Row, Tx
+from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
-from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.identity import Origin, Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
@@ -68,12 +68,12 @@ def time_view(
     )
 
 
-async def resolve_sources(tx: Tx, origin: ScopeRef, rows: list[dict[str, Any]]) -> None:
+async def resolve_sources(tx: ScopedTx, rows: list[dict[str, Any]]) -> None:
     """Quote each source span from the caller's own scope; mention edges only stay in-scope."""
     ids = sorted({r["source_chunk_id"] for r in rows if r["source_chunk_id"]})
     if not ids:
         return
-    found = await tx.run(q.CHUNK_TEXTS, {"scope_key": origin.scope_key, "ids": ids})
+    found = await tx.run(q.CHUNK_TEXTS, {"ids": ids})
     texts = {r["id"]: r["text"] for r in found}
     for row in rows:
         chunk_id = row["source_chunk_id"]
@@ -91,16 +91,16 @@ async def resolve_sources(tx: Tx, origin: ScopeRef, rows: list[dict[str, Any]]) 
 
 
 async def write_batch(
-    tx: Tx, svc: Services, who: Principal, target: ScopeRef, rows: list[dict[str, Any]]
+    tx: ScopedTx, svc: Services, who: Principal, rows: list[dict[str, Any]]
 ) -> list[tuple[int, Asserted]]:
-    """Write rows into ``target``; a natural key that names a different fact is a CONFLICT."""
-    clashes = await tx.run(q.KEY_CONFLICTS, {"scope_key": target.scope_key, "facts": rows})
+    """Write rows into the transaction's scope; a natural key naming another fact conflicts."""
+    clashes = await tx.run(q.KEY_CONFLICTS, {"facts": rows})
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
         raise Conflict(f"natural key already names a different fact: {keys}")
-    params = {**target.params(), **writer_params(who), "now": svc.clock(), "facts": rows}
+    params = {**writer_params(who), "now": svc.clock(), "facts": rows}
     written = await tx.run(q.ASSERT_FACTS, params)
-    return [(r["index"], Asserted(fact_from(target.scope, r), bool(r["created"]))) for r in written]
+    return [(r["index"], Asserted(fact_from(tx.ref.scope, r), bool(r["created"]))) for r in written]
 
 
 async def embed_rows(svc: Services, rows: list[dict[str, Any]]) -> None:
@@ -117,13 +117,13 @@ async def assert_facts(
     rows = prepare(drafts)
     await embed_rows(svc, rows)
 
-    async def work(tx: Tx) -> list[tuple[int, Asserted]]:
+    async def work(tx: ScopedTx) -> list[tuple[int, Asserted]]:
         for row in rows:
             row["mention_chunk_id"] = None
-        await resolve_sources(tx, ref, rows)
-        return await write_batch(tx, svc, who, ref, rows)
+        await resolve_sources(tx, rows)
+        return await write_batch(tx, svc, who, rows)
 
-    written = await svc.db.write_tx(work)
+    written = await svc.db.scoped(ref).write_tx(work)
     return [a for _, a in sorted(written, key=lambda pair: pair[0])]
 
 
@@ -140,22 +140,19 @@ async def list_facts(
     if not 1 <= limit <= 1000:
         raise InvalidArgument("limit must be between 1 and 1000")
     params = {
-        "scope_key": ref.scope_key,
         "subject_norm": normalize(subject.name) if subject else None,
         "subject_type": normalize(subject.type) if subject and subject.type else None,
         "predicate": " ".join(predicate.split()) if predicate else None,
         "limit": limit,
         **view.params(),
     }
-    rows = await svc.db.read(q.LIST_FACTS, params)
+    rows = await svc.db.scoped(ref).read(q.LIST_FACTS, params)
     return [fact_from(scope, r) for r in rows]
 
 
 async def get_fact(svc: Services, who: Principal, scope: Scope, fact_id: str) -> Fact:
     ref = resolve_scope(who, scope)
-    rows = await svc.db.read(
-        q.GET_FACT, {"scope_key": ref.scope_key, "id": check_id(fact_id, "id")}
-    )
+    rows = await svc.db.scoped(ref).read(q.GET_FACT, {"id": check_id(fact_id, "id")})
     if not rows:
         raise NotFound("fact not found")
     return fact_from(scope, rows[0])
@@ -164,8 +161,8 @@ async def get_fact(svc: Services, who: Principal, scope: Scope, fact_id: str) ->
 async def history(svc: Services, who: Principal, scope: Scope, fact_id: str) -> list[Fact]:
     """The supersession chain the fact belongs to, oldest first."""
     ref = resolve_scope(who, scope)
-    params = {"scope_key": ref.scope_key, "id": check_id(fact_id, "id")}
-    rows = await svc.db.read(q.FACT_HISTORY, params)
+    params = {"id": check_id(fact_id, "id")}
+    rows = await svc.db.scoped(ref).read(q.FACT_HISTORY, params)
     if not rows:
         raise NotFound("fact not found")
     chain = {f.id: f for f in (fact_from(scope, r) for r in rows)}
@@ -186,9 +183,9 @@ async def supersede(
     if old_id == new_id_:
         raise InvalidArgument("a fact cannot supersede itself")
     now = svc.clock()
-    params = {"scope_key": ref.scope_key, "old_id": old_id, "new_id": new_id_, "now": now}
+    params = {"old_id": old_id, "new_id": new_id_, "now": now}
 
-    async def work(tx: Tx) -> bool:
+    async def work(tx: ScopedTx) -> bool:
         rows = await tx.run(q.LOCK_PAIR, params)
         if not rows:
             raise NotFound("fact not found")
@@ -212,7 +209,7 @@ async def supersede(
         await tx.run(q.SUPERSEDE, {**params, "invalid_at": max(end, start) if start else end})
         return False
 
-    already = await svc.db.write_tx(work)
+    already = await svc.db.scoped(ref).write_tx(work)
     old = await get_fact(svc, who, scope, old_id)
     new = await get_fact(svc, who, scope, new_id_)
     return old, new, already
@@ -227,8 +224,8 @@ async def retract(
     now = svc.clock()
     end = parse_optional(invalid_at, "invalidAt") or now
 
-    async def work(tx: Tx) -> None:
-        rows = await tx.run(q.LOCK_FACT, {"scope_key": ref.scope_key, "id": fact_id, "now": now})
+    async def work(tx: ScopedTx) -> None:
+        rows = await tx.run(q.LOCK_FACT, {"id": fact_id, "now": now})
         if not rows:
             raise NotFound("fact not found")
         row = rows[0]
@@ -237,11 +234,9 @@ async def retract(
         if row["invalid_changed_at"] is not None:
             raise Conflict("the fact's end was already set after it was recorded")
         check_interval(row["valid_at"], end)
-        await tx.run(
-            q.RETRACT, {"scope_key": ref.scope_key, "id": fact_id, "now": now, "invalid_at": end}
-        )
+        await tx.run(q.RETRACT, {"id": fact_id, "now": now, "invalid_at": end})
 
-    await svc.db.write_tx(work)
+    await svc.db.scoped(ref).write_tx(work)
     return await get_fact(svc, who, scope, fact_id)
 
 
@@ -262,7 +257,6 @@ async def judge(
         if verdict == "mistyped":
             raise InvalidArgument("a fact without a source span cannot be judged mistyped")
     params = {
-        "scope_key": ref.scope_key,
         "id": fact_id,
         "verdict": verdict,
         "confidence": VERDICTS[verdict],
@@ -270,7 +264,7 @@ async def judge(
         "judged_by": who.agent_name or who.origin.value,
         "now": svc.clock(),
     }
-    if not await svc.db.write(q.JUDGE, params):
+    if not await svc.db.scoped(ref).write(q.JUDGE, params):
         raise NotFound("fact not found")
     return await get_fact(svc, who, scope, fact_id)
 

@@ -18,6 +18,7 @@ MAX_HOPS = 3
 MAX_SEEDS = 500
 MAX_LIMIT = 200
 MAX_CHUNKS = 50
+MAX_QUERY_CHARS = 4000  # as recall's
 QUERY_SEED_FACTS = 10
 
 
@@ -50,13 +51,12 @@ async def find_entities(
     if not 1 <= limit <= 1000:
         raise InvalidArgument("limit must be between 1 and 1000")
     params = {
-        "scope_key": ref.scope_key,
         "type": normalize(type_) if type_ else None,
         "name": normalize(name) if name else None,
         "contains": normalize(contains) if contains else None,
         "limit": limit,
     }
-    return [_entity(r) for r in await svc.db.read(q.FIND_ENTITIES, params)]
+    return [_entity(r) for r in await svc.db.scoped(ref).read(q.FIND_ENTITIES, params)]
 
 
 async def recall(
@@ -80,20 +80,23 @@ async def recall(
         raise InvalidArgument(f"at most {MAX_SEEDS} seed ids")
     if not seed_ids and not (query and query.strip()):
         raise InvalidArgument("give a query or seed ids")
+    if query is not None and len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgument(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
     for seed in seed_ids:
         check_id(seed, "seedIds")
-    base = {"scope_key": ref.scope_key, **view.params()}
+    base = view.params()
+    db = svc.db.scoped(ref)
     entities: dict[str, Entity] = {}
     facts: dict[str, Fact] = {}
     if seed_ids:
-        rows = await svc.db.read(q.ENTITIES_BY_ID, {**base, "ids": seed_ids})
+        rows = await db.read(q.ENTITIES_BY_ID, {**base, "ids": seed_ids})
         entities.update((r["id"], _entity(r)) for r in rows)
     if query and query.strip():
         [vector] = await svc.embed([query])
-        rows = await svc.db.read(q.SEARCH_FACTS, {**base, "vector": vector, "k": QUERY_SEED_FACTS})
+        rows = await db.read(q.SEARCH_FACTS, {**base, "vector": vector, "k": QUERY_SEED_FACTS})
         for row in rows:
             _take(scope, row, facts, entities)
-        exact = await svc.db.read(
+        exact = await db.read(
             q.FIND_ENTITIES,
             {**base, "type": None, "name": normalize(query), "contains": None, "limit": 20},
         )
@@ -103,18 +106,15 @@ async def recall(
     for _ in range(hops):
         if not frontier or len(facts) >= limit:
             break
-        rows = await svc.db.read(
-            q.NEIGHBOUR_FACTS, {**base, "ids": sorted(frontier), "limit": limit}
-        )
+        rows = await db.read(q.NEIGHBOUR_FACTS, {**base, "ids": sorted(frontier), "limit": limit})
         before = set(entities)
         for row in rows:
             _take(scope, row, facts, entities)
         frontier = set(entities) - before
     found = list(facts.values())[:limit]
-    chunk_rows = await svc.db.read(
+    chunk_rows = await db.read(
         q.CHUNKS_FOR,
         {
-            "scope_key": ref.scope_key,
             "chunk_ids": sorted(
                 {f.provenance.source_quote.chunk_id for f in found if f.provenance.source_quote}
             ),

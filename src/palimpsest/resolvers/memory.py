@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from palimpsest import values
 from palimpsest.cypher import memory as q
-from palimpsest.cypher.executor import Row, Tx
+from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers.common import provenance_from, writer_params
@@ -24,6 +24,8 @@ from palimpsest.schema.models import MemoryEntry, MemoryPage
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
+# The model reads ~256 tokens; the rest would only cost CPU and index space.
+MAX_EMBED_TEXT_CHARS = 8192
 _EMBED_VALUE = "value"
 _EMBED_TEXT = "text"
 
@@ -37,8 +39,8 @@ class _Embedding:
 
 async def get(svc: Services, who: Principal, scope: Scope, key: str) -> MemoryEntry | None:
     ref = resolve_scope(who, scope)
-    rows = await svc.db.read(
-        q.GET_MEMORY, {"scope_key": ref.scope_key, "key": values.check_key(key), "now": svc.clock()}
+    rows = await svc.db.scoped(ref).read(
+        q.GET_MEMORY, {"key": values.check_key(key), "now": svc.clock()}
     )
     return _entry(ref, rows[0]) if rows else None
 
@@ -50,13 +52,12 @@ async def list_entries(
     if not 1 <= limit <= MAX_LIST_LIMIT:
         raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
     params = {
-        "scope_key": ref.scope_key,
         "prefix": prefix,
         "after": after or "",
         "limit": limit + 1,
         "now": svc.clock(),
     }
-    rows = await svc.db.read(q.LIST_MEMORY, params)
+    rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
     entries = [_entry(ref, row) for row in rows[:limit]]
     more = len(rows) > limit
     return MemoryPage(entries=entries, next_after=entries[-1].key if more else None)
@@ -82,22 +83,26 @@ async def set_value(
         raise InvalidArgument("embedText is only used with embed: true")
     if embed_text is not None and not embed_text.strip():
         raise InvalidArgument("embedText must not be blank")
+    if embed_text is not None and len(embed_text) > MAX_EMBED_TEXT_CHARS:
+        raise InvalidArgument(
+            f"embedText is {len(embed_text)} characters; the limit is {MAX_EMBED_TEXT_CHARS}",
+            limit=MAX_EMBED_TEXT_CHARS,
+        )
     embedding = await _embed(svc, embed, embed_text, value, text)
     now = svc.clock()
     expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
 
-    async def work(tx: Tx) -> MemoryEntry:
-        await _lock(tx, ref, key, now)
-        return await _write(tx, svc, who, ref, key, text, expires, embedding, now)
+    async def work(tx: ScopedTx) -> MemoryEntry:
+        await _lock(tx, key, now)
+        return await _write(tx, svc, who, key, text, expires, embedding, now)
 
-    return await svc.db.write_tx(work)
+    return await svc.db.scoped(ref).write_tx(work)
 
 
 async def delete(svc: Services, who: Principal, scope: Scope, key: str) -> bool:
     ref = resolve_scope(who, scope)
-    rows = await svc.db.write(
-        q.DELETE_MEMORY,
-        {"scope_key": ref.scope_key, "key": values.check_key(key), "now": svc.clock()},
+    rows = await svc.db.scoped(ref).write(
+        q.DELETE_MEMORY, {"key": values.check_key(key), "now": svc.clock()}
     )
     return bool(rows and rows[0]["live"])
 
@@ -154,8 +159,8 @@ async def _reduce(
     key = values.check_key(key)
     now = svc.clock()
 
-    async def work(tx: Tx) -> tuple[MemoryEntry, R]:
-        current = await _lock(tx, ref, key, now)
+    async def work(tx: ScopedTx) -> tuple[MemoryEntry, R]:
+        current = await _lock(tx, key, now)
         old = values.decode(current["value"]) if current else None
         new, extra = step(old)
         text = values.encode(new)
@@ -164,45 +169,43 @@ async def _reduce(
         kept_text = current["text"] if mode == _EMBED_TEXT and current else None
         embedding = await _embed(svc, mode is not None, kept_text, new, text)
         expires = current["expires_at"] if current else None
-        entry = await _write(tx, svc, who, ref, key, text, expires, embedding, now)
+        entry = await _write(tx, svc, who, key, text, expires, embedding, now)
         return entry, extra
 
-    return await svc.db.write_tx(work)
+    return await svc.db.scoped(ref).write_tx(work)
 
 
-async def _lock(tx: Tx, ref: ScopeRef, key: str, now: datetime) -> Row | None:
-    rows = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {**ref.params(), "key": key, "now": now})
+async def _lock(tx: ScopedTx, key: str, now: datetime) -> Row | None:
+    rows = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {"key": key, "now": now})
     return rows[0] if rows and rows[0]["value"] is not None else None
 
 
 async def _write(
-    tx: Tx,
+    tx: ScopedTx,
     svc: Services,
     who: Principal,
-    ref: ScopeRef,
     key: str,
     text: str,
     expires: datetime | None,
     embedding: _Embedding,
     now: datetime,
 ) -> MemoryEntry:
-    size = len(key.encode()) + len(text.encode())
+    # A separate embedText is stored (and indexed) too, so it counts against the quota.
+    extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
+    size = len(key.encode()) + len(text.encode()) + len(extra.encode())
     quota = svc.settings.max_scope_bytes
     if quota:
-        used_rows = await tx.run(
-            q.SCOPE_USAGE, {"scope_key": ref.scope_key, "key": key, "now": now}
-        )
+        used_rows = await tx.run(q.SCOPE_USAGE, {"key": key, "now": now})
         used = int(used_rows[0]["used"])
         if used + size > quota:
             raise QuotaExceeded(
-                f"scope {ref.scope.value} quota of {quota} bytes would be exceeded "
+                f"scope {tx.ref.scope.value} quota of {quota} bytes would be exceeded "
                 f"(current={used}, after={used + size})",
                 quota=quota,
                 current=used,
                 after=used + size,
             )
     params = {
-        **ref.params(),
         "key": key,
         "value": text,
         "bytes": size,
@@ -215,7 +218,7 @@ async def _write(
         "compaction_generation": None,
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
-    return _entry(ref, rows[0])
+    return _entry(tx.ref, rows[0])
 
 
 async def _embed(

@@ -48,13 +48,12 @@ async def set_ontology(svc: Services, who: Principal, markdown: str) -> StoredOn
     ref = resolve_scope(who, Scope.TENANT)
     parsed = parse_ontology(markdown)
     params = {
-        **ref.params(),
         **writer_params(who),
         "markdown": markdown,
         "status": parsed.status.value,
         "now": svc.clock(),
     }
-    [row] = await svc.db.write(q.SET_ONTOLOGY, params)
+    [row] = await svc.db.scoped(ref).write(q.SET_ONTOLOGY, params)
     return _stored(row)
 
 
@@ -67,7 +66,7 @@ async def get_ontology(svc: Services, who: Principal) -> StoredOntology | None:
 async def _read(svc: Services, who: Principal) -> StoredOntology | None:
     # Placement consults the ontology for every caller (it only ever keeps facts home when
     # the caller may not reach TENANT), so this server-side read needs no TENANT grant.
-    rows = await svc.db.read(q.GET_ONTOLOGY, {"scope_key": tenant_config_ref(who).scope_key})
+    rows = await svc.db.scoped(tenant_config_ref(who)).read(q.GET_ONTOLOGY)
     return _stored(rows[0]) if rows else None
 
 
@@ -103,13 +102,13 @@ async def assert_placed(
     await facts.embed_rows(svc, rows)
 
     async def work(tx: Tx) -> list[tuple[int, facts.Asserted]]:
-        await facts.resolve_sources(tx, origin, rows)
+        await facts.resolve_sources(tx.scoped(origin), rows)
         written: list[tuple[int, facts.Asserted]] = []
         for target, group in groups.items():
             if target is not scope:
                 for row in group:
                     row["mention_chunk_id"] = None
-            written += await facts.write_batch(tx, svc, who, targets[target], group)
+            written += await facts.write_batch(tx.scoped(targets[target]), svc, who, group)
         return written
 
     written = dict(await svc.db.write_tx(work))
@@ -128,7 +127,7 @@ async def _with_recorded_types(
     names = sorted({normalize(i.subject) for i in items if i.subject})
     if not names:
         return list(items)
-    rows = await svc.db.read(fq.SUBJECT_TYPES, {"scope_key": ref.scope_key, "names": names})
+    rows = await svc.db.scoped(ref).read(fq.SUBJECT_TYPES, {"names": names})
     recorded = {r["name"]: frozenset(r["types"]) for r in rows}
     return [
         PlacementItem(

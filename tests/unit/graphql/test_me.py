@@ -20,5 +20,8 @@ def test_scopes_without_an_owner_in_the_token_are_not_listed() -> None:
 
 
 def test_a_full_token_lists_its_grants_in_scope_order() -> None:
+    operator = Me.of(principal(roles=frozenset({Role.OPERATOR}), memory_scopes=frozenset(Scope)))
+    assert operator.memory_scopes == [Scope.AGENT, Scope.USER, Scope.TENANT, Scope.GLOBAL]
+    # A tenant admin listing GLOBAL does not reach it, so me does not list it either.
     admin = Me.of(principal(roles=frozenset({Role.ADMIN}), memory_scopes=frozenset(Scope)))
-    assert admin.memory_scopes == [Scope.AGENT, Scope.USER, Scope.TENANT, Scope.GLOBAL]
+    assert admin.memory_scopes == [Scope.AGENT, Scope.USER, Scope.TENANT]

@@ -33,8 +33,17 @@ def test_round_trip_builds_the_principal() -> None:
     p = verify(hs_keys(), token)
     assert (p.tenant_id, p.user_id, p.agent_name) == ("acme", "alice", "planner")
     assert p.is_admin
+    assert not p.is_operator
     assert p.memory_scopes == {Scope.USER, Scope.GLOBAL}
     assert p.sql_scopes is None
+
+
+def test_the_operator_role_round_trips() -> None:
+    token = mint(hs_keys(), tenant="acme", roles={Role.OPERATOR})
+    p = verify(hs_keys(), token)
+    assert p.is_operator
+    assert not p.is_admin
+    assert p.roles == {Role.OPERATOR}
 
 
 @pytest.mark.parametrize(
@@ -136,3 +145,21 @@ def test_oversized_tokens_are_refused_before_decoding() -> None:
 def test_the_token_size_cap_is_a_setting(tmp_path: Path) -> None:
     keys = load_keys(Settings(home=tmp_path, max_token_bytes=1024))
     assert keys.max_token_bytes == 1024
+
+
+def test_the_cli_mints_operator_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from palimpsest.cli import app
+
+    monkeypatch.setenv("PALIMPSEST_HOME", str(tmp_path))
+    monkeypatch.delenv("PALIMPSEST_TOKEN_SECRET", raising=False)
+    monkeypatch.delenv("PALIMPSEST_TOKEN_PUBLIC_KEY_FILE", raising=False)
+    runner = CliRunner()
+    keys = load_keys(Settings(home=tmp_path))
+    out = runner.invoke(app, ["token", "mint", "--tenant", "acme", "--operator"])
+    assert out.exit_code == 0, out.output
+    p = verify(keys, out.stdout.strip())
+    assert (p.roles, p.agent_name, p.origin.value) == ({Role.OPERATOR}, None, "operator")
+    out = runner.invoke(app, ["token", "mint", "--tenant", "acme", "--admin"])
+    assert verify(keys, out.stdout.strip()).roles == {Role.ADMIN}

@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from palimpsest.errors import PalimpsestError
-from palimpsest.identity import Scope, ScopeRef
-from palimpsest.identity.scopes import scope_key
+from palimpsest.identity import Scope
 from palimpsest.sqlmem import SqliteStore, Statement
 from palimpsest.sqlmem.authorizer import Mode, harden, install, trusted
+from tests.unit.principals import scope_ref
 
-ATTACKER = ScopeRef("acme", Scope.USER, "mallory", scope_key("acme", Scope.USER, "mallory"))
-VICTIM = ScopeRef("acme", Scope.USER, "victim", scope_key("acme", Scope.USER, "victim"))
+ATTACKER = scope_ref("acme", Scope.USER, "mallory")
+VICTIM = scope_ref("acme", Scope.USER, "victim")
 
 FORBIDDEN = [
     "ATTACH DATABASE '{evil}' AS evil",

@@ -1,0 +1,93 @@
+"""Every statement's plan on the real Neo4j: each scan or seek of scoped data is bounded by the
+scope key, either inside the operator (an index seek on ``scope_key``, a filtered vector
+search) or by a filter on ``<variable>.scope_key = $scope_key`` above it in the plan.
+
+This reads what the planner will actually do, so a statement that mentions ``$scope_key``
+somewhere harmless but scans a label unbounded still fails.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from neo4j import Driver
+
+from palimpsest.cypher.executor import Statement
+from tests.unit.cypher.test_statements import SCOPED, all_statements
+
+LEAF = re.compile(r"(Scan|Seek|IndexSearch|ByElementId|ById)")
+# "UNIQUE d:Document(id)", "RANGE INDEX (s)-[f:FACT(scope_key)]->(o)", "SEARCH c IN (...)"
+VARIABLE = re.compile(r"(?:\b(\w+):(?:" + "|".join(SCOPED) + r")\b)|(?:SEARCH (\w+) IN)")
+BOUND_INSIDE = "scope_key = $scope_key"
+
+
+def plan_of(driver: Driver, statement: Statement) -> dict[str, Any]:
+    text = statement.text.strip()
+    query = (
+        text.replace("CYPHER 25", "CYPHER 25 EXPLAIN", 1)
+        if text.startswith("CYPHER 25")
+        else f"EXPLAIN {text}"
+    )
+    with driver.session() as session:
+        summary = session.run(query).consume()
+    assert summary.plan is not None, statement.name
+    plan: dict[str, Any] = summary.plan
+    return plan
+
+
+def unbounded_leaves(plan: dict[str, Any], filters: tuple[str, ...] = ()) -> list[str]:
+    """Leaf reads of scoped variables with no scope bound inside them or above them."""
+    details = str(plan.get("args", {}).get("Details", ""))
+    operator = str(plan["operatorType"]).split("@")[0]
+    above = (*filters, details) if operator.startswith("Filter") else filters
+    found: list[str] = []
+    if LEAF.search(operator):
+        for match in VARIABLE.finditer(details):
+            var = match.group(1) or match.group(2)
+            bounded = BOUND_INSIDE in details or any(
+                re.search(rf"(cache\[)?{var}\.scope_key\]? = \$scope_key", f) for f in above
+            )
+            if not bounded:
+                found.append(f"{operator}: {details[:120]}")
+    children = plan.get("children", [])
+    if operator == "Apply" and len(children) == 2:
+        # An Apply yields only the rows its right side yields for each left row, so a filter
+        # on the right side (over the left side's variables) bounds what the left side read.
+        return unbounded_leaves(children[0], (*above, *filters_in(children[1]))) + (
+            unbounded_leaves(children[1], above)
+        )
+    for child in children:
+        found += unbounded_leaves(child, above)
+    return found
+
+
+def filters_in(plan: dict[str, Any]) -> tuple[str, ...]:
+    own = str(plan.get("args", {}).get("Details", ""))
+    mine = (own,) if str(plan["operatorType"]).startswith("Filter") else ()
+    return mine + tuple(f for child in plan.get("children", []) for f in filters_in(child))
+
+
+SCOPED_STATEMENTS = [s for _, s in all_statements() if s.scoped]
+
+
+@pytest.mark.parametrize("statement", SCOPED_STATEMENTS, ids=lambda s: s.name)
+def test_every_scoped_read_is_bounded_by_the_scope_key(
+    neo4j_driver: Driver, statement: Statement
+) -> None:
+    assert unbounded_leaves(plan_of(neo4j_driver, statement)) == []
+
+
+def test_the_plan_check_catches_an_unbounded_scan(neo4j_driver: Driver) -> None:
+    # The check itself must be able to fail: a label scan filtered on another property, and
+    # a seek by id with no scope filter, are both reported.
+    scan = Statement("PROBE_SCAN", "MATCH (m:Memory) WHERE m.key = $key RETURN m.key AS key")
+    seek = Statement("PROBE_SEEK", "MATCH (d:Document {id: $id}) RETURN d.id AS id")
+    bounded = Statement(
+        "PROBE_BOUNDED",
+        "MATCH (d:Document {id: $id}) WHERE d.scope_key = $scope_key RETURN d.id AS id",
+    )
+    assert unbounded_leaves(plan_of(neo4j_driver, scan))
+    assert unbounded_leaves(plan_of(neo4j_driver, seek))
+    assert unbounded_leaves(plan_of(neo4j_driver, bounded)) == []

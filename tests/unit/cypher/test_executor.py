@@ -1,0 +1,72 @@
+"""The database handles enforce isolation by their shape: scoped statements need a ScopeRef,
+the ref's parameters are injected and cannot be overridden, and only resolve_scope makes refs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from palimpsest.cypher import memory as mq
+from palimpsest.cypher import schema as sq
+from palimpsest.cypher.executor import ScopedTx, ScopeViolation, Tx
+from palimpsest.identity import Scope, ScopeRef, resolve_scope
+from palimpsest.identity.scopes import scope_key
+from tests.unit.principals import principal
+from tests.unit.recording import services
+
+ALICE = resolve_scope(principal(), Scope.USER)
+TEAM = resolve_scope(principal(), Scope.TENANT)
+
+
+def test_a_scope_ref_cannot_be_made_by_hand() -> None:
+    with pytest.raises(TypeError, match="resolve_scope"):
+        ScopeRef("acme", Scope.USER, "bob", scope_key("acme", Scope.USER, "bob"))
+
+
+async def test_the_unbound_handle_refuses_scoped_statements(tmp_path: Path) -> None:
+    svc, recorder = services(lambda s, p: [], tmp_path)
+    with pytest.raises(ScopeViolation, match="GET_MEMORY is scoped"):
+        await svc.db.read(mq.GET_MEMORY, {"key": "k", "now": None})
+    assert recorder.calls == []
+
+
+async def test_a_scoped_handle_refuses_unscoped_statements(tmp_path: Path) -> None:
+    svc, recorder = services(lambda s, p: [], tmp_path)
+    with pytest.raises(ScopeViolation, match="unscoped"):
+        await svc.db.scoped(ALICE).read(sq.LIST_INDEXES)
+    assert recorder.calls == []
+
+
+@pytest.mark.parametrize("name", ["scope_key", "tenant_id", "owner_id", "scope"])
+async def test_scope_parameters_cannot_be_overridden(tmp_path: Path, name: str) -> None:
+    svc, recorder = services(lambda s, p: [], tmp_path)
+    with pytest.raises(ScopeViolation, match="come from the ScopeRef"):
+        await svc.db.scoped(ALICE).read(mq.GET_MEMORY, {"key": "k", name: "other"})
+    assert recorder.calls == []
+
+
+async def test_the_handle_injects_the_resolved_scope(tmp_path: Path) -> None:
+    svc, recorder = services(lambda s, p: [], tmp_path)
+    await svc.db.scoped(ALICE).read(mq.GET_MEMORY, {"key": "k", "now": None})
+    [call] = recorder.calls
+    assert call.params["scope_key"] == scope_key("acme", Scope.USER, "alice")
+    assert (call.params["tenant_id"], call.params["owner_id"]) == ("acme", "alice")
+    assert call.params["scope"] == "USER"
+    assert call.write is False
+
+
+async def test_one_transaction_can_reach_several_scopes_each_bound(tmp_path: Path) -> None:
+    svc, recorder = services(lambda s, p: [], tmp_path)
+
+    async def work(tx: Tx) -> None:
+        for ref in (ALICE, TEAM):
+            scoped: ScopedTx = tx.scoped(ref)
+            await scoped.run(mq.GET_MEMORY, {"key": "k", "now": None})
+        with pytest.raises(ScopeViolation):
+            await tx.run(mq.GET_MEMORY, {"key": "k", "now": None})
+
+    await svc.db.write_tx(work)
+    keys = [c.params["scope_key"] for c in recorder.calls]
+    assert keys == [scope_key("acme", Scope.USER, "alice"), scope_key("acme", Scope.TENANT, "acme")]
+    assert all(c.write for c in recorder.calls)

@@ -1,0 +1,60 @@
+"""Quota checks of the key/value plane, on a recording executor: a refused write runs no
+upsert, and the numbers in the refusal are the ones the database reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest.cypher.executor import Row, Statement
+from palimpsest.errors import QuotaExceeded
+from palimpsest.identity import Scope
+from palimpsest.resolvers import memory
+from tests.unit.principals import principal
+from tests.unit.recording import NOW, services
+
+
+def script(used: int) -> Any:
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        match statement.name:
+            case "LOCK_SCOPE_READ_ENTRY":
+                return [{"value": None, "expires_at": None, "embed_mode": None, "text": None}]
+            case "SCOPE_USAGE":
+                return [{"used": used}]
+            case "UPSERT_MEMORY":
+                return [
+                    {
+                        "key": params["key"],
+                        "value": params["value"],
+                        "expires_at": None,
+                        "created_at": NOW,
+                        "updated_at": NOW,
+                        "embedded": False,
+                        "embed_mode": None,
+                        "tenant_id": params["tenant_id"],
+                        "origin": params["origin"],
+                    }
+                ]
+        raise AssertionError(statement.name)
+
+    return answer
+
+
+async def test_a_write_over_the_scope_quota_is_refused_before_the_upsert(tmp_path: Path) -> None:
+    svc, recorder = services(script(used=95), tmp_path, max_scope_bytes=100)
+    with pytest.raises(QuotaExceeded) as refused:
+        await memory.set_value(svc, principal(), Scope.USER, "k", "0123456789", None, False, None)
+    # key (1 byte) + JSON value (12 bytes) on top of the 95 the scope already holds.
+    assert refused.value.details == {"quota": 100, "current": 95, "after": 108}
+    assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY", "SCOPE_USAGE"]
+
+
+async def test_a_write_within_the_quota_is_upserted_under_the_lock(tmp_path: Path) -> None:
+    svc, recorder = services(script(used=10), tmp_path, max_scope_bytes=100)
+    entry = await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
+    assert entry.value == "v"
+    assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY", "SCOPE_USAGE", "UPSERT_MEMORY"]
+    assert len({c.write for c in recorder.calls}) == 1  # one write transaction for all three
+    assert recorder.calls[-1].params["bytes"] == len("k") + len('"v"')
