@@ -194,6 +194,18 @@ def test_surrogates_anywhere_in_the_request_are_refused(
     assert coded(response)["extensions"]["code"] == "INVALID_ARGUMENT"
 
 
+def test_an_inline_integer_over_4300_digits_is_an_invalid_argument(
+    http: httpx.Client, bearer: str
+) -> None:
+    query = 'mutation { memorySet(scope: USER, key: "k", value: 1, ttlSeconds: %s) { key } }'
+    response = http.post(
+        "/graphql",
+        json={"query": query % ("9" * 5000)},
+        headers={"Authorization": f"Bearer {bearer}"},
+    )
+    assert coded(response)["extensions"]["code"] == "INVALID_ARGUMENT"
+
+
 def test_an_escaped_surrogate_inside_a_graphql_string_is_a_syntax_error(
     http: httpx.Client, bearer: str
 ) -> None:

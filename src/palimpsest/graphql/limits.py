@@ -155,7 +155,7 @@ def prepare(
         for op in _operations(document):
             check_cost(cost(op, fragments, variables or {}), limits)
         check_shape(measure(document), limits)
-        errors = validate_document(schema, document, tuple(specified_rules))
+        errors = [_located(e) for e in validate_document(schema, document, tuple(specified_rules))]
     except GraphQLError as e:
         return None, [_name_token_limit(e, limits)]
     except PalimpsestError as e:
@@ -372,6 +372,18 @@ def _fragments(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
 
 def _operations(document: DocumentNode) -> list[OperationDefinitionNode]:
     return [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+
+
+def _located(error: GraphQLError) -> GraphQLError:
+    """A validation error is about the document, whatever raised it underneath.
+
+    A literal a scalar cannot convert (``ttlSeconds: 999...`` with 5000 digits makes ``int()``
+    raise ValueError) arrives with that exception attached, which would read as INTERNAL.
+    """
+    cause = error.original_error
+    if cause is None or isinstance(cause, PalimpsestError):
+        return error
+    return GraphQLError(error.message, error.nodes, extensions=error.extensions)
 
 
 def _name_token_limit(error: GraphQLError, limits: EdgeLimits) -> GraphQLError:

@@ -250,3 +250,11 @@ def test_prepare_returns_validation_errors_coded() -> None:
     [error] = errors_of("{ nosuchfield }")
     assert error["extensions"] == {"code": "INVALID_ARGUMENT"}
     assert "nosuchfield" in error["message"]
+
+
+def test_literals_a_scalar_cannot_convert_are_invalid_arguments() -> None:
+    # int() of a 5000-digit literal raises ValueError inside validation.
+    query = 'mutation { memorySet(scope: USER, key: "k", value: 1, ttlSeconds: %s) { key } }'
+    [error] = errors_of(query % ("9" * 5000))
+    assert error["extensions"] == {"code": "INVALID_ARGUMENT"}
+    assert "Int" in error["message"]
