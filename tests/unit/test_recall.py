@@ -101,6 +101,9 @@ def test_window_modes_and_slack() -> None:
         (None, None, "prefered", None),
         (None, None, None, "-1d"),
         (None, None, None, "soon"),
+        (None, None, None, "3651d"),  # over the ten-year cap
+        (None, None, None, "99999999999999999999d"),  # would overflow timedelta
+        (None, None, None, "\u0663d"),  # an Arabic-Indic digit is not a number here
     ],
 )
 def test_bad_windows_are_refused(
@@ -134,3 +137,16 @@ def test_stop_words_never_reduce_the_query_to_the_bare_scope_clause() -> None:
     assert lucene_query(KEY, "it is the a") is None
     q = lucene_query(KEY, "what is the cat")
     assert q == f'scope_key:"{KEY}" AND (text:"what" OR text:"cat")'
+
+
+def test_slack_at_the_cap_fits_a_graphql_int_and_edges_do_not_overflow() -> None:
+    most = parse_slack("3650d")
+    assert most == timedelta(days=3650)
+    assert most.total_seconds() < 2**31  # reported as timeFilter.slackSeconds (Int)
+    window = parse_window(
+        datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, tzinfo=UTC), "require", "3650d"
+    )
+    assert window is not None
+    # Widening bounds at the ends of the calendar holds them there instead of overflowing.
+    assert window.contains(datetime(1, 1, 1, tzinfo=UTC)) is True
+    assert window.contains(datetime(9999, 12, 31, 23, tzinfo=UTC)) is True

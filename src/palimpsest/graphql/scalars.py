@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, NewType
+from typing import NewType
 
 import strawberry
-from graphql import GraphQLError, StringValueNode, ValueNode
 from strawberry.types.scalar import ScalarDefinition
 
 from palimpsest.errors import InvalidArgument
@@ -25,27 +24,12 @@ INSTANT_HELP = (
 )
 
 
-class InstantRefused(GraphQLError, InvalidArgument):
-    """A date the Instant scalar refuses. graphql-core keeps a GraphQLError raised while
-    coercing as it is (with the variable's name and path, or the literal's location), and
-    the error layer reads the INVALID_ARGUMENT code off the PalimpsestError side."""
-
-    def __init__(self, message: str, node: ValueNode | None = None) -> None:
-        GraphQLError.__init__(self, message, node)
-        self.details: dict[str, Any] = {}
-
-
-def _instant(value: object, node: ValueNode | None = None) -> datetime:
+def _instant(value: object) -> datetime:
+    # graphql-core keeps this error as the cause of the variable's (or literal's) error, so
+    # the error layer gives it INVALID_ARGUMENT and the message names the variable and path.
     if not isinstance(value, str):
-        raise InstantRefused("an Instant is a string: YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339", node)
-    try:
-        return parse_time(value, "Instant")
-    except InvalidArgument as e:
-        raise InstantRefused(e.message.removeprefix("Instant: "), node) from e
-
-
-def _instant_literal(node: ValueNode, _variables: dict[str, Any] | None = None) -> datetime:
-    return _instant(node.value if isinstance(node, StringValueNode) else None, node)
+        raise InvalidArgument("an Instant is a string: YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339")
+    return parse_time(value, "Instant")
 
 
 SCALAR_MAP: dict[object, ScalarDefinition] = {
@@ -59,7 +43,6 @@ SCALAR_MAP: dict[object, ScalarDefinition] = {
         name="Instant",
         serialize=lambda v: v.isoformat(),
         parse_value=_instant,
-        parse_literal=_instant_literal,
         description=INSTANT_HELP,
     ),
 }

@@ -14,8 +14,9 @@ from typing import Annotated, Generic, TypeVar
 import strawberry
 
 from palimpsest import paging
+from palimpsest.errors import PalimpsestError
 from palimpsest.graphql.context import Info
-from palimpsest.identity import Origin, Principal, Role, Scope, granted_scopes
+from palimpsest.identity import Origin, Principal, Role, Scope, resolve_scope
 from palimpsest.identity.scopes import Plane, sees_writer
 from palimpsest.markdown import ChunkType
 from palimpsest.schema import models
@@ -165,8 +166,9 @@ class Me:
     @classmethod
     def of(cls, p: Principal) -> Me:
         def ordered(plane: Plane) -> list[Scope]:
-            granted = granted_scopes(p, plane)
-            return [s for s in Scope if s in granted]
+            # Only scopes this token can actually reach: USER needs a user id in the token,
+            # AGENT an agent name, whatever the grant lists say.
+            return [s for s in Scope if _resolves(p, s, plane)]
 
         return cls(
             tenant=p.tenant_id,
@@ -180,3 +182,11 @@ class Me:
             memory_scopes=ordered(Plane.MEMORY),
             sql_scopes=ordered(Plane.SQL),
         )
+
+
+def _resolves(p: Principal, scope: Scope, plane: Plane) -> bool:
+    try:
+        resolve_scope(p, scope, plane)
+    except PalimpsestError:
+        return False
+    return True
