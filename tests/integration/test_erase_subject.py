@@ -24,8 +24,8 @@ ERASE = (
     + RECEIPT
     + " } }"
 )
-DOCUMENT = "query($id: String!) { document(scope: USER, id: $id) { markdown } }"
-FACTS = "{ facts(scope: USER, includeRetired: true) { text } }"
+DOCUMENT = "query($id: ID!) { document(scope: USER, id: $id) { markdown } }"
+FACTS = "{ facts(scope: USER, includeRetired: true) { items { text } } }"
 LEFT = """
 MATCH (e:Entity {scope_key: $key}) WHERE e.normalized_name CONTAINS $name
 RETURN count(e) + COUNT { MATCH (:Chunk {scope_key: $key})-[:MENTIONS]->(x:Entity)
@@ -69,7 +69,7 @@ def test_the_subject_its_facts_and_mentions_go_and_the_chunks_stay(
 
     receipt = ok(gql(ERASE, who, scope="USER", s={"type": "Person", "name": " carol "}))
     receipt = receipt["eraseSubject"]
-    assert (receipt["kind"], receipt["scope"], receipt["status"]) == ("subject", "USER", "done")
+    assert (receipt["kind"], receipt["scope"], receipt["status"]) == ("SUBJECT", "USER", "DONE")
     removed = receipt["removed"]
     # Three facts touch Carol; one had a source. Carol and the orphaned value "Cluj" go.
     assert (removed["facts"], removed["factSources"], removed["entities"]) == (3, 1, 2)
@@ -77,7 +77,7 @@ def test_the_subject_its_facts_and_mentions_go_and_the_chunks_stay(
     assert people.count(neo4j_driver, LEFT, key=key, name="carol") == 0
     assert people.count(neo4j_driver, LEFT, key=key, name="cluj") == 0
     assert people.count(neo4j_driver, MENTIONS, key=key) == mentions_before - 1
-    assert [f["text"] for f in ok(gql(FACTS, who))["facts"]] == ["Dave plays chess"]
+    assert [f["text"] for f in ok(gql(FACTS, who))["facts"]["items"]] == ["Dave plays chess"]
     after = ok(gql(DOCUMENT, who, id=setting["doc"]["summary"]["id"]))["document"]
     assert after == before
     audit = ok(gql(ERASURES, setting["admin"]))["erasures"]["items"]

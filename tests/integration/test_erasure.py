@@ -25,7 +25,7 @@ ERASURES = "query($after: String) { erasures(limit: 2, after: $after) { items { 
 ERASURES += " } cursor hasMore } }"
 SEARCH = """query($q: String!, $scope: Scope!) { search(scope: $scope, query: $q, topK: 50) {
   hits { id text } } }"""
-FACT = "query($id: String!) { fact(scope: TENANT, id: $id) { sources { chunkId text } } }"
+FACT = "query($id: ID!) { fact(scope: TENANT, id: $id) { sources { chunkId text } } }"
 
 
 def code_of(body: dict[str, Any]) -> str:
@@ -82,8 +82,8 @@ def test_admin_erases_a_user_in_every_plane_and_nobody_else(
 
     receipt = ok(gql(ERASE_USER, org["admin"], u=alice.user))["eraseUser"]
 
-    assert receipt["status"] == "done"
-    assert receipt["kind"] == "user"
+    assert receipt["status"] == "DONE"
+    assert receipt["kind"] == "USER"
     assert receipt["scope"] == "USER"
     assert receipt["requestedBy"] == "root"
     assert receipt["attempts"] == 1

@@ -92,13 +92,13 @@ def test_rerunning_an_interrupted_erasure_finishes_it_with_every_attempt_counted
     # The job record, then a few batches of two rows each, then the connection dies.
     asyncio.run(erase_until_death(settings, admin_of(org["tenant"]), alice.user, writes=6))
     [running] = ok(gql(ERASURES, org["admin"]))["erasures"]["items"]
-    assert running["status"] == "running"
+    assert running["status"] == "RUNNING"
     assert sum(v for k, v in running["removed"].items() if k != "sqlBytes") > 0
     assert count(neo4j_driver, people.ROWS_OF_KEY, key=alice.key) > 0
 
     receipt = ok(gql(ERASE_USER, org["admin"], u=alice.user))["eraseUser"]
     assert receipt["id"] == running["id"]
-    assert receipt["status"] == "done"
+    assert receipt["status"] == "DONE"
     assert receipt["attempts"] == 2
     assert receipt["requestedBy"] == "operator"  # who asked first
     removed = receipt["removed"]

@@ -34,7 +34,7 @@ EXPORT_ME = "{ exportMe { format version lines bytes } }"
 SEARCH = """query($q: String!, $kind: Source!) { search(scope: USER, query: $q, topK: 5,
   sources: [$kind]) { hits { kind text } } }"""
 SQL = '{ sqlQuery(scope: USER, statement: "SELECT body, raw FROM notes ORDER BY id") { rows } }'
-FACT = "query($id: String!) { fact(scope: TENANT, id: $id) { sources { text } } }"
+FACT = "query($id: ID!) { fact(scope: TENANT, id: $id) { sources { text } } }"
 
 
 def kinds(lines: list[str]) -> dict[str, int]:

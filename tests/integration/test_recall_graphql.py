@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from palimpsest.config import Settings
+from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.identity import Scope
 from tests.integration.conftest import Gql
 
@@ -27,7 +30,7 @@ SET_TENANT = """mutation($k: String!, $v: JSON!) { memorySet(scope: TENANT, key:
   embed: true) { key } }"""
 ASSERT = """mutation($facts: [FactInput!]!) { assertFacts(scope: USER, facts: $facts, place: false)
   { fact { id } } }"""
-IMPORT = """mutation($m: String!, $at: String) { importDocument(scope: USER, markdown: $m,
+IMPORT = """mutation($m: String!, $at: Instant) { importDocument(scope: USER, markdown: $m,
   observedAt: $at) { summary { id } } }"""
 
 
@@ -35,6 +38,16 @@ def ok(body: dict[str, Any]) -> dict[str, Any]:
     assert "errors" not in body, body
     data: dict[str, Any] = body["data"]
     return data
+
+
+@pytest.fixture(scope="module")
+def embedder(settings: Settings) -> Embedder:
+    return load_embedder(
+        settings.embedding_model,
+        settings.embedding_dimensions,
+        settings.model_dir,
+        settings.embedding_threads,
+    )
 
 
 @pytest.fixture
@@ -80,18 +93,25 @@ def seeded(gql: Gql, who: str) -> str:
     return who
 
 
-def test_recall_fuses_legs_and_reports_ranks(gql: Gql, seeded: str) -> None:
+def test_recall_fuses_legs_and_reports_ranks(gql: Gql, seeded: str, embedder: Embedder) -> None:
     result = ok(gql(RECALL, seeded, q="what does the cat like to eat"))["recall"]
     assert result["sourcesApplied"] is True
     assert result["timeFilter"] is None
     top = result["hits"][0]
     assert (top["kind"], top["key"]) == ("NOTES", "pets/cat")
-    assert -1.0 <= top["cosine"] <= 1.0
+    # The raw cosine, untouched: the same model here gives the same number.
+    query, note = embedder.embed(
+        ["what does the cat like to eat", "Alice's cat Miso loves sardines"]
+    )
+    expected = sum(a * b for a, b in zip(query, note, strict=True)) / (
+        math.sqrt(sum(a * a for a in query)) * math.sqrt(sum(b * b for b in note))
+    )
+    assert top["cosine"] == pytest.approx(expected, abs=1e-4)
     assert top["vectorRank"] == 1
     assert top["score"] == pytest.approx(
         sum(1 / (60 + r) for r in (top["vectorRank"], top["fulltextRank"]) if r)
     )
-    assert top["provenance"]["origin"] == "agent"
+    assert top["provenance"]["origin"] == "AGENT"
     # recall's default sources are facts and notes: document prose stays out.
     assert {h["kind"] for h in result["hits"]} <= {"FACTS", "NOTES"}
 
@@ -114,7 +134,7 @@ def test_as_of_is_a_hard_filter_on_facts(gql: Gql, seeded: str) -> None:
         gql(RECALL, seeded, q="where does Alice live", sources=facts_only, when={"asOf": "2018"})
     )["recall"]
     assert [h["text"] for h in past["hits"]] == ["Alice lived in Porto"]
-    assert past["timeFilter"]["mode"] == "as_of"
+    assert past["timeFilter"]["mode"] == "AS_OF"
     # Lisbon (valid from 2021) was a candidate the time view dropped.
     assert past["timeFilter"]["inWindow"] == 1
     assert past["timeFilter"]["outOfWindow"] == 1
@@ -123,7 +143,7 @@ def test_as_of_is_a_hard_filter_on_facts(gql: Gql, seeded: str) -> None:
 def test_observed_window_prefer_and_require(gql: Gql, seeded: str) -> None:
     window = {"from": "2023-10-03", "to": "2023-10-04"}
     prefer = ok(gql(SEARCH, seeded, q="Douro valley October hike", when=window))["search"]
-    assert prefer["timeFilter"]["mode"] == "prefer"
+    assert prefer["timeFilter"]["mode"] == "PREFER"
     assert prefer["hits"][0]["kind"] == "DOCUMENTS"
     assert prefer["timeFilter"]["undated"] > 0  # notes and facts stay, ranked after
     require = ok(

@@ -37,14 +37,14 @@ FACT_VISIBLE: LiteralString = (
 )
 
 FACT_COLUMNS: LiteralString = """
-f {.id, .predicate, .text, .natural_key, .observed_at, .valid_at, .invalid_at, .created_at,
+f {.id, .scope, .predicate, .text, .natural_key, .observed_at, .valid_at, .invalid_at, .created_at,
    .expired_at, .supersedes, .superseded_by, .confidence, .verdict, .judge_reason,
    .judged_by, .judged_at, .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
    .compaction_generation} AS fact,
 s {.id, .type, .name} AS subject, o {.id, .type, .name} AS object,
 COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
           RETURN x {.chunk_id, .document_id, .start, .end, .text, .origin_scope, .created_at,
-                    .session_id, .run_id, .agent_name, .model, .origin}
+                    .origin}
           ORDER BY x.created_at, x.key } AS sources
 """
 
@@ -134,6 +134,15 @@ RETURN e.normalized_name AS name, collect(DISTINCT e.type) AS types
 """,
 )
 
+# Keyset paging in LIST_FACTS order: (valid_at, created_at, id), where an undated fact
+# (valid_at null) sorts after every dated one. No cursor: $after_id is null.
+_AFTER_FACT: LiteralString = """($after_id IS NULL
+    OR (f.valid_at IS NULL AND $after_valid_at IS NOT NULL)
+    OR f.valid_at > $after_valid_at
+    OR ((f.valid_at = $after_valid_at OR (f.valid_at IS NULL AND $after_valid_at IS NULL))
+        AND (f.created_at > $after_created_at
+             OR (f.created_at = $after_created_at AND f.id > $after_id))))"""
+
 LIST_FACTS = Statement(
     "LIST_FACTS",
     """
@@ -143,6 +152,9 @@ WHERE ($subject_norm IS NULL OR s.normalized_name = $subject_norm)
   AND ($predicate IS NULL OR f.predicate = $predicate)
   AND """
     + FACT_VISIBLE
+    + """
+  AND """
+    + _AFTER_FACT
     + """
 RETURN"""
     + FACT_COLUMNS

@@ -17,7 +17,7 @@ _MEMORY_LIVE: LiteralString = """
 WITH m, score
 WHERE m.scope_key = $scope_key
 RETURN score, m.key STARTS WITH $prefix AND (m.expires_at IS NULL OR m.expires_at > $now) AS live,
-       m {.key, .text, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
+       m {.key, .scope, .text, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
                  .agent_name, .model, .origin, .compaction_generation} AS row
 """
 
@@ -25,7 +25,7 @@ _CHUNK_LIVE: LiteralString = """
 WITH c, score
 WHERE c.scope_key = $scope_key
 RETURN score, c.index IS NOT NULL AS live,
-       c {.id, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
+       c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
                  .session_id, .run_id, .agent_name, .model, .origin} AS row
 """
 

@@ -9,33 +9,26 @@ from __future__ import annotations
 
 import strawberry
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.erasure import ErasureReceipt
+from palimpsest.graphql.types import AfterArg, LimitArg, Page, page_of
 from palimpsest.resolvers import erasure as ops
 from palimpsest.resolvers import erasure_audit as audit
-
-
-@strawberry.type(description="A page of erasure records, newest first.")
-class ErasurePage:
-    items: list[ErasureReceipt]
-    cursor: str | None = strawberry.field(description="Pass as `after` for the next page.")
-    has_more: bool
 
 
 @strawberry.type
 class AdminQuery:
     @strawberry.field(
         description="Admin: the tenant's erasure audit trail, newest first (counts, who asked "
-        "and when; no content)."
+        f"and when; no content), paged (limit at most {audit.MAX_LIST_LIMIT})."
     )
-    async def erasures(self, info: Info, limit: int = 50, after: str | None = None) -> ErasurePage:
+    async def erasures(
+        self, info: Info, limit: LimitArg = paging.DEFAULT_LIMIT, after: AfterArg = None
+    ) -> Page[ErasureReceipt]:
         c = info.context
-        page = await audit.list_erasures(c.services, c.principal, limit, after)
-        return ErasurePage(
-            items=[ErasureReceipt.of(r) for r in page.items],
-            cursor=page.cursor,
-            has_more=page.has_more,
-        )
+        found = await audit.list_erasures(c.services, c.principal, limit, after)
+        return page_of(found, ErasureReceipt.of)
 
 
 @strawberry.type

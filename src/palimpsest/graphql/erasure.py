@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import strawberry
+from strawberry import ID
 
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.facts import EntityInput
@@ -15,8 +16,17 @@ from palimpsest.graphql.scalars import Int64
 from palimpsest.graphql.types import Scope
 from palimpsest.resolvers import erasure as ops
 from palimpsest.resolvers import export
-from palimpsest.resolvers.erasure_jobs import Counts, Receipt
+from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, ErasureStatus, Receipt
 from palimpsest.resolvers.fact_input import EntityRef
+
+strawberry.enum(
+    ErasureKind, name="ErasureKind", description="A whole person (USER) or one SUBJECT."
+)
+strawberry.enum(
+    ErasureStatus,
+    name="ErasureStatus",
+    description="DONE, or RUNNING for an interrupted job: call it again to finish it.",
+)
 
 
 @strawberry.type(description="What an erasure removed, per plane, over all its attempts.")
@@ -53,12 +63,10 @@ class ErasureCounts:
     "when; never what was erased."
 )
 class ErasureReceipt:
-    id: str
-    kind: str = strawberry.field(description="`user` (a whole person) or `subject`.")
+    id: ID
+    kind: ErasureKind
     scope: Scope = strawberry.field(description="The scope the erasure targeted.")
-    status: str = strawberry.field(
-        description="`done`, or `running` for an interrupted job: call it again to finish."
-    )
+    status: ErasureStatus
     requested_by: str = strawberry.field(
         description="The asking admin's user id, agent or `operator`; `self` for eraseMe."
     )
@@ -70,7 +78,7 @@ class ErasureReceipt:
     @classmethod
     def of(cls, r: Receipt) -> ErasureReceipt:
         return cls(
-            id=r.id,
+            id=ID(r.id),
             kind=r.kind,
             scope=Scope(r.target_scope),
             status=r.status,

@@ -29,14 +29,12 @@ from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs, tenant_config_ref
 from palimpsest.resolvers import erasure_jobs as jobs
-from palimpsest.resolvers.erasure_jobs import Counts, Receipt, Work
+from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, Receipt, Work
 from palimpsest.resolvers.fact_input import EntityRef, normalize
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import withdraw_batch
 
 log = logging.getLogger(__name__)
-PERSON = "user"
-SUBJECT = "subject"
 MAX_PASSES = 3
 SELF = "self"
 ERASED = "erased user"
@@ -91,7 +89,7 @@ async def _erase_person(svc: Services, refs: PersonRefs, requested_by: str) -> R
     job = await jobs.open_job(
         svc,
         refs.tenant,
-        kind=PERSON,
+        kind=ErasureKind.USER,
         target_scope=Scope.USER.value,
         active_key=refs.person.scope_key,
         user_id=refs.user_id,
@@ -239,7 +237,7 @@ async def erase_subject(svc: Services, who: Principal, scope: Scope, subject: En
     job = await jobs.open_job(
         svc,
         tenant,
-        kind=SUBJECT,
+        kind=ErasureKind.SUBJECT,
         target_scope=scope.value,
         active_key=active_key,
         user_id=None,

@@ -16,6 +16,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,18 @@ from palimpsest.resolvers.services import Services
 
 RUNNING = "running"
 DONE = "done"
+
+
+class ErasureKind(StrEnum):
+    USER = "user"  # a whole person
+    SUBJECT = "subject"  # one entity in one scope
+
+
+class ErasureStatus(StrEnum):
+    RUNNING = RUNNING
+    DONE = DONE
+
+
 _JOURNAL_NAME = re.compile(r"^[0-9a-f]{32}\.json$")
 
 
@@ -58,9 +71,9 @@ _FIELDS = fields(Counts)
 @dataclass(frozen=True, slots=True)
 class Receipt:
     id: str
-    kind: str
+    kind: ErasureKind
     target_scope: str
-    status: str
+    status: ErasureStatus
     requested_by: str
     requested_at: datetime
     finished_at: datetime | None
@@ -81,9 +94,9 @@ def job_from(row: Row) -> Job:
     j = row["job"]
     receipt = Receipt(
         id=j["id"],
-        kind=j["kind"],
+        kind=ErasureKind(j["kind"]),
         target_scope=j["target_scope"],
-        status=j["status"],
+        status=ErasureStatus(j["status"]),
         requested_by=j["requested_by"],
         requested_at=j["requested_at"],
         finished_at=j["finished_at"],
@@ -97,7 +110,7 @@ async def open_job(
     svc: Services,
     tenant: ScopeRef,
     *,
-    kind: str,
+    kind: ErasureKind,
     target_scope: str,
     active_key: str,
     user_id: str | None,
@@ -107,7 +120,7 @@ async def open_job(
     params = {
         "id": new_id(),
         "active_key": active_key,
-        "kind": kind,
+        "kind": kind.value,
         "target_scope": target_scope,
         "user_id": user_id,
         "requested_by": requested_by,

@@ -12,18 +12,21 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from palimpsest import values
+from palimpsest import paging, values
 from palimpsest.cypher import memory as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import MemoryEntry, MemoryPage
+from palimpsest.schema.models import MemoryEntry
 
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
+LIST_NAME = "memories"
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
+# The model reads ~256 tokens; the rest would only cost CPU and index space.
+MAX_EMBED_TEXT_CHARS = 8192
 _EMBED_VALUE = "value"
 _EMBED_TEXT = "text"
 
@@ -45,20 +48,19 @@ async def get(svc: Services, who: Principal, scope: Scope, key: str) -> MemoryEn
 
 async def list_entries(
     svc: Services, who: Principal, scope: Scope, prefix: str, limit: int, after: str | None
-) -> MemoryPage:
+) -> paging.Page[MemoryEntry]:
     ref = resolve_scope(who, scope)
-    if not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.TEXT,))
     params = {
         "prefix": prefix,
-        "after": after or "",
+        "after": position[0] if position else "",  # keys are never empty
         "limit": limit + 1,
         "now": svc.clock(),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
-    entries = [_entry(ref, row) for row in rows[:limit]]
-    more = len(rows) > limit
-    return MemoryPage(entries=entries, next_after=entries[-1].key if more else None)
+    entries = [_entry(ref, row) for row in rows]
+    return paging.page(entries, limit, LIST_NAME, lambda e: [e.key])
 
 
 async def set_value(
@@ -81,6 +83,11 @@ async def set_value(
         raise InvalidArgument("embedText is only used with embed: true")
     if embed_text is not None and not embed_text.strip():
         raise InvalidArgument("embedText must not be blank")
+    if embed_text is not None and len(embed_text) > MAX_EMBED_TEXT_CHARS:
+        raise InvalidArgument(
+            f"embedText is {len(embed_text)} characters; the limit is {MAX_EMBED_TEXT_CHARS}",
+            limit=MAX_EMBED_TEXT_CHARS,
+        )
     embedding = await _embed(svc, embed, embed_text, value, text)
     now = svc.clock()
     expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
@@ -183,7 +190,9 @@ async def _write(
     embedding: _Embedding,
     now: datetime,
 ) -> MemoryEntry:
-    size = len(key.encode()) + len(text.encode())
+    # A separate embedText is stored (and indexed) too, so it counts against the quota.
+    extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
+    size = len(key.encode()) + len(text.encode()) + len(extra.encode())
     quota = svc.settings.max_scope_bytes
     if quota:
         used_rows = await tx.run(q.SCOPE_USAGE, {"key": key, "now": now})

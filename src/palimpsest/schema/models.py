@@ -28,7 +28,6 @@ class FactSource:
     text: str
     origin_scope: str | None
     added_at: datetime
-    agent_name: str | None
     origin: str | None
 
 
@@ -58,12 +57,6 @@ class MemoryEntry:
     updated_at: datetime
     embedded: bool
     provenance: Provenance
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryPage:
-    entries: list[MemoryEntry]
-    next_after: str | None
 
 
 @dataclass(frozen=True, slots=True)
