@@ -51,7 +51,7 @@ from palimpsest import markdown
 from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, Vector
 from palimpsest.identity import Scope
-from palimpsest.recall import Source
+from palimpsest.recall import Levers, Source
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.facts import time_view
@@ -464,6 +464,7 @@ async def ranked_units(
         fulltext_weight=svc.settings.rrf_fulltext_weight,
         mode=mode,
         pool=pool,
+        levers=Levers.of(svc.settings),
     )
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
     if ds.by_document:
