@@ -231,6 +231,12 @@ EmbedCache = Annotated[
     typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
 ]
 Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+Ablate = Annotated[
+    bool,
+    typer.Option(
+        "--ablate", help="Also print the headline metric with each recall lever removed in turn."
+    ),
+]
 
 
 def _recall_eval(
@@ -242,6 +248,7 @@ def _recall_eval(
     keep: bool,
     embed_cache: Path | None,
     limit: int | None,
+    ablation: bool,
 ) -> None:
     import asyncio
 
@@ -259,6 +266,7 @@ def _recall_eval(
         keep=keep,
         embed_cache=embed_cache,
         limit=limit,
+        ablation=ablation,
     )
     _print_json(asyncio.run(result))
 
@@ -272,8 +280,9 @@ def _recall_command(dataset: str, summary: str) -> None:
         keep: KeepDocs = False,
         embed_cache: EmbedCache = None,
         limit: Limit = None,
+        ablate: Ablate = False,
     ) -> None:
-        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit)
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate)
 
     command.__doc__ = summary
     eval_app.command(dataset)(command)

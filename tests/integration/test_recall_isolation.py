@@ -162,3 +162,45 @@ async def test_eval_figures_are_equal_with_other_tenants_loaded(
     assert first["metrics"] == second["metrics"]
     assert first["by_category"] == second["by_category"]
     assert first["metrics"]["recall@10"] > 0.5  # the harness ranks the evidence, not noise
+
+
+STATS = """
+MATCH (s:TermStats {scope_key: $key, kind: 'chunk'})
+RETURN s.term AS term, sum(s.df) AS df, sum(s.len) AS len
+"""
+KEY_OF = "MATCH (d:Document {id: $id}) RETURN d.scope_key AS key"
+DOC = """query($id: String!) { document(scope: USER, id: $id) { chunks { id revision text } } }"""
+UPDATE = """mutation($id: String!, $t: String!, $r: Int!) { updateChunk(scope: USER, id: $id,
+  text: $t, revision: $r) { id } }"""
+DELETE = """mutation($id: String!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"""
+FIND = """query($q: String!) { search(scope: USER, query: $q, sources: [DOCUMENTS]) {
+  hits { id fulltextRank } } }"""
+
+
+def test_edits_reindex_neighbours_and_deletes_empty_the_statistics(
+    gql: Gql, token: Callable[..., str], neo4j_driver: Any
+) -> None:
+    who = token(f"iso-e-{uuid.uuid4().hex[:8]}", "alice", "planner")
+    doc = ok(gql(IMPORT, who, m="First plain line.\n\nSecond plain line.\n\nThird plain line.\n"))
+    doc_id = doc["importDocument"]["summary"]["id"]
+    [record] = neo4j_driver.execute_query(KEY_OF, id=doc_id).records
+    key = record["key"]
+
+    def stats() -> dict[str, tuple[int, int]]:
+        rows = neo4j_driver.execute_query(STATS, key=key).records
+        return {r["term"]: (r["df"], r["len"]) for r in rows if r["df"] or r["len"]}
+
+    before = stats()
+    assert before[""][0] == 3  # three chunks
+    assert before["plain"][0] == 3
+    chunks = ok(gql(DOC, who, id=doc_id))["document"]["chunks"]
+    middle = chunks[1]
+    ok(gql(UPDATE, who, id=middle["id"], t="Second zanzibarite line.", r=middle["revision"]))
+    after = stats()
+    assert after["zanzibarit"][0] == 3  # the chunk itself and both neighbours quote it
+    assert after["plain"][0] == 3  # its neighbours still hold "plain" of their own
+    hits = ok(gql(FIND, who, q="zanzibarite"))["search"]["hits"]
+    assert hits[0]["id"] == middle["id"]  # twice in its own text: ranked first
+    assert {h["id"] for h in hits if h["fulltextRank"]} == {c["id"] for c in chunks}
+    ok(gql(DELETE, who, id=doc_id))
+    assert stats() == {}  # every count and length is back to zero
