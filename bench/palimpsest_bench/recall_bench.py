@@ -44,7 +44,7 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio.to_thread
@@ -63,7 +63,7 @@ from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
-from palimpsest_bench.common import gather_limited, principal
+from palimpsest_bench.common import HashEmbedder, gather_limited, principal
 from palimpsest_bench.sql import GraphQLClient
 
 Progress = Callable[[str], None]
@@ -178,12 +178,14 @@ class ScopePlan:
         return self.ref.scope_key
 
 
-def latency_plan(n: int) -> list[ScopePlan]:
+def latency_plan(n: int, synthetic: bool = False) -> list[ScopePlan]:
     """One big scope (a fifth of ``n``) and many small ones (10-500, log-uniform) over four
-    tenants; the sizes add up to ``n`` exactly and depend only on ``n``."""
+    tenants; the sizes add up to ``n`` exactly and depend only on ``n``. Synthetic-vector
+    datasets live in tenants of their own."""
     if n < 1:
         raise ValueError("n must be positive")
-    tenants = [f"bench-recall-{n}-t{i}" for i in range(LATENCY_TENANTS)]
+    name = f"bench-recall-synth-{n}" if synthetic else f"bench-recall-{n}"
+    tenants = [f"{name}-t{i}" for i in range(LATENCY_TENANTS)]
     big = max(1, round(n * BIG_SHARE))
     plans = [ScopePlan(tenants[0], "big", big, big=True)]
     rng = random.Random(f"latency-plan-{n}")
@@ -453,13 +455,20 @@ async def run_latency(
     queries: int = 300,
     warmup: int = 30,
     say: Progress = stderr,
+    synthetic: bool = False,
 ) -> dict[str, Any]:
     settings = settings.model_copy(update={"log_level": "WARNING"})
-    plans = latency_plan(n)
+    plans = latency_plan(n, synthetic)
     big = [p for p in plans if p.big]
     small = [p for p in plans if not p.big]
     async with open_services(settings) as svc:
-        dataset = await ensure_loaded(svc, plans, say)
+        loader = (
+            replace(svc, embedder=HashEmbedder(svc.embedder.model_name, svc.embedder.dimensions))
+            if synthetic
+            else svc
+        )
+        dataset = await ensure_loaded(loader, plans, say)
+        dataset["synthetic_vectors"] = synthetic
         index_rows = (await svc.db.read(COUNT_EMBEDDED))[0]["n"]
         keys = load_keys(settings)
         tokens = {

@@ -149,14 +149,26 @@ BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the
 BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
 
 
+Synthetic = Annotated[
+    bool,
+    typer.Option(
+        "--synthetic-vectors",
+        help="Load the dataset with hash-derived vectors (database speed; timings only).",
+    ),
+]
+
+
 @bench_app.command("recall-latency")
-def bench_recall_latency(chunks: BenchChunks = 10_000, queries: BenchQueries = 300) -> None:
+def bench_recall_latency(
+    chunks: BenchChunks = 10_000, queries: BenchQueries = 300, synthetic: Synthetic = False
+) -> None:
     """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms)."""
     import asyncio
 
     from palimpsest_bench import recall_bench
 
-    _print_json(asyncio.run(recall_bench.run_latency(Settings(), chunks, queries, say=_err)))
+    run = recall_bench.run_latency(Settings(), chunks, queries, say=_err, synthetic=synthetic)
+    _print_json(asyncio.run(run))
 
 
 @bench_app.command("filtered-recall")

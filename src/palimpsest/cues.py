@@ -20,7 +20,7 @@ _MONTHS["sept"] = 9
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _FULL_MONTH = "|".join(name for name in calendar.month_name if name)
 _WEEKDAYS = "|".join(name for name in calendar.day_name)
-_YEAR = re.compile(r"(?<![\d.,-])(1[5-9]\d\d|20\d\d)(?![\d,]|\.\d)")
+_YEAR = re.compile(r"(?<![\d.,])(1[5-9]\d\d|20\d\d)(?!\d|[.,]\d)")
 _SUFFIX = r"(?:st|nd|rd|th)?"
 
 _ISO = re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{1,2})-(?P<day>\d{1,2})\b")
@@ -46,7 +46,7 @@ _TIME_EXPRESSION = re.compile(
     r"winter|spring|fall|autumn|night|morning|evening|time|" + _WEEKDAYS.lower() + r")\b"
     r"|\b\d+\s+(days?|weeks?|months?|years?|hours?|decades?)\b"
     r"|\b\d{1,2}(:\d{2})?\s?(am|pm)\b|\b\d{1,2}/\d{1,2}(/\d{2,4})?\b"
-    r"|(?<![\d.,-])(1[5-9]\d\d|20\d\d)(?![\d,]|\.\d)",
+    r"|(?<![\d.,])(1[5-9]\d\d|20\d\d)(?!\d|[.,]\d)",
     re.I,
 )
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'\u2019.-]*(?: [A-Z][\w'\u2019.-]*){0,2}):\s+\S")
