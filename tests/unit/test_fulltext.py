@@ -7,7 +7,7 @@ import random
 from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palimpsest import fulltext as ft
@@ -129,6 +129,7 @@ def maxscore(rows: dict[str, Counter[str]], terms: list[str], pool: int) -> tupl
     return sorted(scored, key=lambda i: (-scored[i], i))[:pool], read
 
 
+@settings(deadline=None)  # timing depends on the machine's load; the answer must not
 @given(st.integers(min_value=0, max_value=10_000))
 def test_maxscore_finds_exactly_the_exhaustive_top_pool(seed: int) -> None:
     rng = random.Random(seed)
