@@ -204,3 +204,43 @@ def test_edits_reindex_neighbours_and_deletes_empty_the_statistics(
     assert {h["id"] for h in hits if h["fulltextRank"]} == {c["id"] for c in chunks}
     ok(gql(DELETE, who, id=doc_id))
     assert stats() == {}  # every count and length is back to zero
+
+
+EXPLAINED = """query($q: String!) { search(scope: USER, query: $q, sources: [DOCUMENTS]) {
+  hits { text score vectorRank fulltextRank
+         explain { fused legs { leg rank contribution value } boosts { lever factor } } } } }"""
+
+
+def test_explain_adds_up_and_names_the_boosts_of_a_when_question(
+    gql: Gql, token: Callable[..., str]
+) -> None:
+    who = token(f"iso-x-{uuid.uuid4().hex[:8]}", "alice", "planner")
+    turns = [
+        "Mira: I adopted a puppy last week.",
+        "Tomas: The puppy sounds lovely.",
+        "Mira: The puppy chewed my shoes in 2019 too.",
+    ]
+    ok(gql(IMPORT, who, m="\n\n".join(turns) + "\n"))
+    hits = ok(gql(EXPLAINED, who, q="When did Mira adopt the puppy?"))["search"]["hits"]
+    for h in hits:
+        h["text"] = h["text"].strip()
+    assert {h["text"] for h in hits} == set(turns)
+    for h in hits:
+        e = h["explain"]
+        assert sum(p["contribution"] for p in e["legs"]) == pytest.approx(e["fused"])
+        factor = 1.0
+        for b in e["boosts"]:
+            factor *= b["factor"]
+        assert h["score"] == pytest.approx(e["fused"] * factor)
+        ranks = {p["leg"]: p["rank"] for p in e["legs"]}
+        assert ranks.get("vector") == h["vectorRank"]
+        assert ranks.get("fulltext") == h["fulltextRank"]
+        for p in e["legs"]:
+            assert p["contribution"] == pytest.approx(1 / (60 + p["rank"]))
+    levers = {h["text"]: {b["lever"] for b in h["explain"]["boosts"]} for h in hits}
+    # Mira's turns are preferred (she is the one speaker named), and a "when" question
+    # prefers turns that carry a time expression; Tomas' turn carries neither.
+    assert levers[turns[0]] == {"speaker", "whenQuestion"}
+    assert levers[turns[2]] == {"speaker", "whenQuestion"}
+    assert levers[turns[1]] == set()
+    assert hits[0]["text"] == turns[0]
