@@ -145,6 +145,18 @@ def bench_sql(
     _print_json(sql.run(Settings(), n=n, say=_err))
 
 
+@bench_app.command("attack")
+def bench_attack(
+    requests: Annotated[int, typer.Option(min=1, help="At least this many requests.")] = 10_000,
+    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 6,
+    seed: Annotated[int, typer.Option(help="Seed of the generated arguments.")] = 1,
+) -> None:
+    """Attack matrix: canaries everywhere, every field as every principal; counts leaks."""
+    from palimpsest_bench import attack
+
+    _print_json(attack.run(Settings(), requests, concurrency, seed, say=_err))
+
+
 BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
 BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
 
