@@ -30,6 +30,7 @@ from palimpsest.graphql.metrics import OperationMetrics
 from palimpsest.graphql.schema import build_schema
 from palimpsest.graphql.view import ASSETS_PATH, AuthenticatedCaller, GraphQLView
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
+from palimpsest.ratelimit import RateLimit
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -132,5 +133,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
     middleware = [
         Middleware(AccessLog),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
+        Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

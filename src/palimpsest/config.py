@@ -74,6 +74,11 @@ class Settings(BaseSettings):
     sql_timeout_ms: int = Field(default=2000, ge=0)
     sql_max_db_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
 
+    # Per-principal rate limit (token bucket per tenant, user and agent of the verified
+    # token): requests per second and the burst saved up; a rate of 0 switches it off.
+    rate_limit_per_second: float = Field(default=100.0, ge=0)
+    rate_limit_burst: int = Field(default=200, ge=1)
+
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:
         if self.token_secret is not None and len(self.token_secret.get_secret_value()) < 32:

@@ -46,6 +46,7 @@ class Tally:
     uncoded_errors: int = 0
     foreign_id_mismatches: int = 0
     destroyed: int = 0
+    reach_disagreements: int = 0
     seen: set[str] = field(default_factory=set)
     codes: Counter[str] = field(default_factory=Counter)
     field_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -105,6 +106,8 @@ class Attack:
             for m in sorted(self.members, key=lambda m: not m.who.admin):
                 await plant.plant(client, self.garden, m, self.tokens[m])
             self.fields = await self.introspect(client)
+            for m in self.members:
+                await self.check_reach(client, m)
         finally:
             await client.close()
         self.all_canaries = frozenset(c.text for c in self.garden.canaries)
@@ -113,6 +116,21 @@ class Attack:
             f"planted {len(self.garden.canaries)} canaries for {len(self.members)} principals; "
             f"{len(self.fields)} fields"
         )
+
+    async def check_reach(self, client: WireClient, m: Member) -> None:
+        """The server's account of a token's grants must match the model the leak check uses."""
+        me = await plant.call(client, self.tokens[m], "{ me { memoryScopes sqlScopes } }")
+        for plane, said in ((Plane.MEMORY, "memoryScopes"), (Plane.SQL, "sqlScopes")):
+            expected = sorted(s.value for s in m.reach(plane))
+            if sorted(me["me"][said]) != expected:
+                self.tally.reach_disagreements += 1
+                self.tally.note(
+                    "grants unlike the model",
+                    who=m.name,
+                    plane=plane.value,
+                    server=sorted(me["me"][said]),
+                    model=expected,
+                )
 
     async def introspect(self, client: WireClient) -> list[Field]:
         token = self.tokens[self.members[0]]
@@ -154,6 +172,7 @@ class Attack:
             "uncoded_errors": t.uncoded_errors,
             "foreign_id_mismatches": t.foreign_id_mismatches,
             "destroyed": t.destroyed,
+            "reach_disagreements": t.reach_disagreements,
             "seconds": round(time.perf_counter() - started, 1),
             "rounds": rounds,
             "principals": len(self.members),
@@ -161,6 +180,8 @@ class Attack:
             "canaries": len(self.garden.canaries),
             "canaries_seen_by_kind": dict(sorted(seen_kinds.items())),
             "error_codes": dict(sorted(t.codes.items())),
+            "field_names": sorted(f.name for f in self.fields),
+            "fields_called": sorted(t.field_seconds),
             "slowest_fields": {
                 k: round(v, 1)
                 for k, v in sorted(t.field_seconds.items(), key=lambda kv: -kv[1])[:8]
