@@ -157,6 +157,19 @@ def bench_attack(
     _print_json(attack.run(Settings(), requests, concurrency, seed, say=_err))
 
 
+@bench_app.command("load")
+def bench_load(
+    rate: Annotated[float, typer.Option(min=0.1, help="Requests per second (open loop).")] = 200,
+    seconds: Annotated[float, typer.Option(min=1, help="How long to send.")] = 60,
+    principals: Annotated[int, typer.Option(min=1, help="Distinct callers.")] = 40,
+    seed: Annotated[int, typer.Option(help="Seed of the workload mix.")] = 1,
+) -> None:
+    """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
+    from palimpsest_bench import load
+
+    _print_json(load.run(Settings(), rate, seconds, principals, seed, say=_err))
+
+
 BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
 BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
 
