@@ -170,6 +170,21 @@ def bench_load(
     _print_json(load.run(Settings(), rate, seconds, principals, seed, say=_err))
 
 
+@bench_app.command("fuzz")
+def bench_fuzz(
+    operations: Annotated[int, typer.Option(min=1, help="Generated requests to send.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Hypothesis seed.")] = 1,
+) -> None:
+    """Schema-driven fuzzing (hypothesis-graphql): counts INTERNAL and untyped 5xx replies."""
+    from palimpsest.identity.tokens import load_keys
+    from palimpsest.server import serve_in_thread
+    from palimpsest_bench.fuzz import run_fuzz
+
+    settings = Settings().model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    with serve_in_thread(settings) as url:
+        _print_json(run_fuzz(url, load_keys(settings), operations, seed))
+
+
 BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
 BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
 
