@@ -24,8 +24,10 @@ def free_port() -> int:
 
 
 class ApiProcess:
-    def __init__(self, env: dict[str, str], log: Path, port: int | None = None) -> None:
-        self.env = {**os.environ, **env}
+    def __init__(
+        self, env: dict[str, str], log: Path, port: int | None = None, drop: tuple[str, ...] = ()
+    ) -> None:
+        self.env = {**{k: v for k, v in os.environ.items() if k not in drop}, **env}
         self.log = log
         self.port = port or free_port()
         self.process: subprocess.Popen[bytes] | None = None

@@ -185,6 +185,26 @@ def bench_fuzz(
         _print_json(run_fuzz(url, load_keys(settings), operations, seed))
 
 
+@bench_app.command("faults")
+def bench_faults(
+    kills: Annotated[int, typer.Option(min=1, help="SIGKILLs (Neo4j, or the API).")] = 20,
+    home: Annotated[
+        Path | None, typer.Option(help="Home of the fault server (default: a fresh temp dir).")
+    ] = None,
+    bolt_port: Annotated[int, typer.Option(help="Bolt port of the fault server.")] = 7698,
+    http_port: Annotated[int, typer.Option(help="HTTP port of the fault server.")] = 7485,
+    keep: Annotated[bool, typer.Option(help="Keep a fresh temp home afterwards.")] = False,
+) -> None:
+    """SIGKILL a separate Neo4j (and the API) during batches; count lost and half-written."""
+    from palimpsest_bench import faults
+
+    _print_json(
+        faults.run(
+            Settings(), kills, _err, home=home, bolt_port=bolt_port, http_port=http_port, keep=keep
+        )
+    )
+
+
 BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
 BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
 
