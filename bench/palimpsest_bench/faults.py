@@ -44,7 +44,7 @@ from palimpsest_bench.wire import WireClient
 
 Say = Callable[[str], None]
 SHARED_BOLT_PORT = 7687
-KINDS = ("facts", "import", "api-sql", "sql")
+KINDS = ("facts", "api-sql", "import", "sql")
 WRITERS = 3
 SIZES = {"import": 5, "facts": 20, "sql": 10, "api-sql": 10}
 
@@ -58,6 +58,7 @@ PROBE = """mutation($k: String!) { memorySet(scope: USER, key: $k, value: 1) { k
 
 # Bench-only checks on the fault server (counts per batch marker).
 COUNT_DOCUMENTS = "MATCH (d:Document) WHERE d.path STARTS WITH $prefix RETURN count(d) AS n"
+WRITABLE = "MERGE (p:FaultProbe {id: 1}) SET p.at = timestamp()"
 COUNT_FACTS = "MATCH ()-[f:FACT]->() WHERE f.natural_key STARTS WITH $prefix RETURN count(f) AS n"
 
 
@@ -78,6 +79,7 @@ class Tally:
     recovery: list[float] = field(default_factory=list)  # kill -> /readyz and a write OK
     restart: list[float] = field(default_factory=list)  # kill -> the process answers again
     api_recovery: list[float] = field(default_factory=list)  # answers again -> serving
+    db_writable: list[float] = field(default_factory=list)  # Bolt answers -> a direct write OK
     notes: list[str] = field(default_factory=list)
 
 
@@ -225,6 +227,9 @@ class Faults:
             await asyncio.to_thread(neo4j_local.start, self.s, lambda _: None)
         back = time.monotonic()
         self.tally.restart.append(back - killed)
+        if kind != "api-sql":
+            await asyncio.to_thread(self.wait_writable, back + 180)
+            self.tally.db_writable.append(time.monotonic() - back)
         if await self.recovered(deadline=back + 180):
             self.tally.recovery.append(time.monotonic() - killed)
             self.tally.api_recovery.append(time.monotonic() - back)
@@ -236,6 +241,19 @@ class Faults:
             f"kill {self.tally.kills} ({kind}): restarted in {back - killed:.1f}s, "
             f"serving again {time.monotonic() - back:.1f}s later"
         )
+
+    def wait_writable(self, deadline: float) -> None:
+        """Until the database itself takes a write (it may still be recovering its log)."""
+        auth = neo4j_local.credentials(self.s)
+        with GraphDatabase.driver(
+            self.s.bolt_uri, auth=auth, notifications_min_severity="OFF"
+        ) as driver:
+            while time.monotonic() < deadline:
+                try:
+                    driver.execute_query(WRITABLE, database_=self.s.neo4j_database)
+                    return
+                except Exception:  # any failure means not yet
+                    time.sleep(0.2)
 
     async def recovered(self, deadline: float) -> bool:
         """``/readyz`` is 200 and a write through the API succeeds again."""
@@ -335,6 +353,7 @@ def run(
         "recovery_seconds_max": round(max(t.recovery), 1) if t.recovery else None,
         "restart_seconds_p95": _p95(t.restart),
         "api_recovery_seconds_p95": _p95(t.api_recovery),
+        "neo4j_writable_seconds_p95": _p95(t.db_writable),
         "unrecovered": t.unrecovered,
         "batches": len(t.batches),
         "batches_by_kind": by_kind,
