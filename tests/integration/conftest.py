@@ -59,12 +59,13 @@ def token(settings: Settings) -> Callable[..., str]:
         agent: str | None = None,
         *,
         admin: bool = False,
+        operator: bool = False,
         isolated: bool = False,
         memory_scopes: list[Scope] | None = None,
         sql_scopes: list[Scope] | None = None,
         ttl: int = 600,
     ) -> str:
-        roles = {Role.ADMIN} if admin else set()
+        roles = {r for r, on in ((Role.ADMIN, admin), (Role.OPERATOR, operator)) if on}
         return mint(
             keys,
             tenant=tenant,

@@ -183,6 +183,11 @@ def test_only_an_operator_vouches_for_a_fact_without_a_source(
     assert code_of(gql(JUDGE, operator, id=a["id"], v="MISTYPED")) == "INVALID_ARGUMENT"
     vouched = ok(gql(JUDGE, operator, id=a["id"], v="SUPPORTED"))["judgeFact"]
     assert vouched["provenance"]["judgedBy"] == "operator"
+    # the platform operator role without an agent vouches the same way
+    platform = token(tenant, "sre", None, operator=True)
+    [b] = assert_facts(gql, platform, fact("Lemuria", "Mu"))
+    vouched = ok(gql(JUDGE, platform, id=b["id"], v="SUPPORTED"))["judgeFact"]
+    assert vouched["provenance"]["judgedBy"] == "operator"
 
 
 def test_retract_ends_a_fact_without_replacement(gql: Gql, who: str) -> None:
