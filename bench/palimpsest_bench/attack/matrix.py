@@ -15,7 +15,6 @@ from palimpsest.identity import Role, Scope
 
 AGENT, USER, TENANT, GLOBAL = Scope.AGENT, Scope.USER, Scope.TENANT, Scope.GLOBAL
 ALL_THREE = (AGENT, USER, TENANT)
-ADMIN_ROLE = Role.ADMIN
 
 
 class Plane(StrEnum):
@@ -30,7 +29,8 @@ class Who:
     role: str
     user: str | None
     agent: str | None
-    admin: bool = False
+    admin: bool = False  # tenant admin: acts within its own tenant
+    operator: bool = False  # platform operator: the only role that reaches GLOBAL
     isolated: bool = False
     memory: tuple[Scope, ...] | None = None  # the token's memory_scopes; None = defaults
     sql: tuple[Scope, ...] | None = None  # the token's sql_scopes; None = defaults
@@ -41,6 +41,7 @@ ROLES: tuple[Who, ...] = (
     Who("member", "u1", "a1", memory=ALL_THREE, sql=ALL_THREE),
     Who("member2", "u2", "a2"),
     Who("admin", "adm", None, admin=True),
+    Who("operator", "op", None, operator=True),
     Who("isolated", "iso", "a3", isolated=True, memory=ALL_THREE, sql=ALL_THREE),
     Who("tokenonly", None, None, memory=ALL_THREE, sql=ALL_THREE),
     Who("agentonly", None, "a1", memory=(AGENT, TENANT), sql=(AGENT,)),
@@ -70,19 +71,25 @@ class Member:
             owned = {USER}
             if plane is Plane.MEMORY and not w.isolated:
                 owned.add(TENANT)
-            if w.admin and not w.isolated:
+            if w.operator and not w.isolated:
                 owned.add(GLOBAL)
             declared = tuple(owned)
         scopes = set(declared)
         if w.isolated:
             scopes -= {TENANT, GLOBAL}
-        if not w.admin:
+        if not w.operator:
             scopes.discard(GLOBAL)
         if w.agent is None:
             scopes.discard(AGENT)
         if w.user is None:
             scopes.discard(USER)
         return frozenset(scopes)
+
+    @property
+    def roles(self) -> list[Role]:
+        return [
+            r for r, on in ((Role.ADMIN, self.who.admin), (Role.OPERATOR, self.who.operator)) if on
+        ]
 
     def identity(self, scope: Scope) -> Identity:
         match scope:
@@ -99,18 +106,20 @@ class Member:
         return frozenset(self.identity(s) for s in self.reach(plane))
 
     def sees_provenance_of(self, writer: Member) -> bool:
-        """Who wrote a row (run, session) shows to readers of that row in the writer's tenant."""
+        """Who wrote a row (run, session) shows to its readers in the writer's tenant, and to
+        operators; other readers of the row see it without its writer."""
         if self == writer:
             return True
         shared = self.identities(Plane.MEMORY) & writer.identities(Plane.MEMORY)
-        return self.tenant == writer.tenant and bool(shared)
+        return bool(shared) and (self.tenant == writer.tenant or self.who.operator)
 
     def lists_sql_database(self, owner: Identity, view: Scope) -> bool:
-        """Whether sqlDatabases(scope: view) lists a database: admins only, by view."""
-        if not self.who.admin:
-            return False
+        """Whether sqlDatabases(scope: view) lists a database: GLOBAL for whoever reaches it
+        on the SQL plane; TENANT (its own tenant's) for a tenant admin or an operator."""
         if view is GLOBAL:
             return GLOBAL in self.reach(Plane.SQL)
+        if not (self.who.admin or self.who.operator):
+            return False
         if view is TENANT:
             return not self.who.isolated and owner[0] == self.tenant and owner[1] is not GLOBAL
         return False

@@ -94,7 +94,7 @@ class Attack:
                 user=w.user,
                 agent=w.agent,
                 run=f"run-{run}",
-                roles=[matrix.ADMIN_ROLE] if w.admin else [],
+                roles=m.roles,
                 isolated=w.isolated,
                 memory_scopes=w.memory,
                 sql_scopes=w.sql,
