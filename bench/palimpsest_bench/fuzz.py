@@ -56,6 +56,9 @@ JSON_NODE = st.one_of(
     st.booleans().map(nodes.Boolean),
     st.lists(TEXT.map(nodes.String), max_size=3).map(_list_node),
 )
+INSTANT_NODE = (st.sampled_from(["2024", "2024-02-29", "2030-06-15T12:00:00Z"]) | TEXT).map(
+    nodes.String
+)
 RAW_BODIES = [
     b'"x"',
     b"null",
@@ -180,7 +183,7 @@ def _encode(payload: dict[str, Any]) -> bytes:
 
 
 def bodies(schema: graphql.GraphQLSchema) -> st.SearchStrategy[bytes]:
-    scalars = {"JSON": JSON_NODE}
+    scalars = {"JSON": JSON_NODE, "Instant": INSTANT_NODE}
     inline = st.one_of(
         from_schema(schema, custom_scalars=scalars, codec=None, mode=Mode.POSITIVE),
         from_schema(schema, custom_scalars=scalars, codec=None, mode=Mode.NEGATIVE),

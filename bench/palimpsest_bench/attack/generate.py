@@ -147,6 +147,8 @@ class Values:
             return self.integer(lower)
         if kind == "Float":
             return rng.choice([1.0, -2.5, 0.0])
+        if kind == "Instant":
+            return rng.choice(DATES)
         if kind == "JSON":
             if lower == "args":
                 return rng.choice([[], ["vault"], {"r": "member"}, None])

@@ -341,12 +341,10 @@ def _census_query(obj: plant.Planted) -> tuple[str, dict[str, Any]]:
                 "k": obj.ref
             }
         case "document":
-            q = "query($s: Scope!, $i: String!) { document(scope: $s, id: $i) { markdown } }"
+            q = "query($s: Scope!, $i: ID!) { document(scope: $s, id: $i) { markdown } }"
             return q, {"i": obj.ref}
         case "fact":
-            return "query($s: Scope!, $i: String!) { fact(scope: $s, id: $i) { text } }", {
-                "i": obj.ref
-            }
+            return "query($s: Scope!, $i: ID!) { fact(scope: $s, id: $i) { text } }", {"i": obj.ref}
         case _:
             q = (
                 "query($s: Scope!, $q: String!, $a: JSON) "
