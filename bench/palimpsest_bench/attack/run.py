@@ -3,7 +3,9 @@
 Checks per reply: no canary the caller may not see (``Garden.visible_to``), no ``INTERNAL``
 error, no 5xx without a coded GraphQL error, every error coded. Every request whose
 arguments hold a foreign id or key is paired with the same request holding a missing one,
-and the two replies must be identical once the ids are masked. Mutations never address a
+and the two replies must be identical once the ids are masked (the missing-id request is
+sent before and after, and the pair counts only when those two agree: other principals write
+into shared scopes meanwhile). Mutations never address a
 planted object the caller may legitimately reach, so after the destructive fields (run
 last) every planted object must still be there.
 """
@@ -34,6 +36,7 @@ from palimpsest_bench.wire import Reply, WireClient
 CANARY = re.compile(rb"cnry[0-9a-f]{20}")
 DESTRUCTIVE = re.compile(r"delete|erase|forget|purge|drop|remove|^set", re.IGNORECASE)
 MAX_FINDINGS = 25
+PAIR_ATTEMPTS = 3
 Say = Callable[[str], None]
 
 
@@ -47,6 +50,8 @@ class Tally:
     foreign_id_mismatches: int = 0
     destroyed: int = 0
     reach_disagreements: int = 0
+    pairs: int = 0
+    unstable_pairs: int = 0
     seen: set[str] = field(default_factory=set)
     codes: Counter[str] = field(default_factory=Counter)
     field_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -173,6 +178,8 @@ class Attack:
             "foreign_id_mismatches": t.foreign_id_mismatches,
             "destroyed": t.destroyed,
             "reach_disagreements": t.reach_disagreements,
+            "foreign_id_pairs": t.pairs,
+            "unstable_pairs": t.unstable_pairs,
             "seconds": round(time.perf_counter() - started, 1),
             "rounds": rounds,
             "principals": len(self.members),
@@ -218,12 +225,24 @@ class Attack:
             p: fresh_id() if len(p) == 32 else f"missing/{secrets.token_hex(6)}" for p in picked
         }
         missing_vars = orjson.loads(_replace(orjson.dumps(foreign_vars), swap))
-        foreign = await self.send(client, job, foreign_vars)
-        missing = await self.send(client, job, missing_vars)
-        if foreign is None or missing is None:
+        names_f = {p: f"<id{i}>" for i, p in enumerate(picked)}
+        names_m = {swap[p]: f"<id{i}>" for i, p in enumerate(picked)}
+        # Other principals write into shared scopes meanwhile, so a missing-id reply before and
+        # after the foreign one must agree (the scope held still) before the two are compared.
+        self.tally.pairs += 1
+        for _ in range(PAIR_ATTEMPTS):
+            before = await self.send(client, job, missing_vars)
+            foreign = await self.send(client, job, foreign_vars)
+            after = await self.send(client, job, missing_vars)
+            if before is None or foreign is None or after is None:
+                return
+            masked_m, masked_after = _mask(before, names_m), _mask(after, names_m)
+            if masked_m == masked_after:
+                break
+        else:
+            self.tally.unstable_pairs += 1
             return
-        masked_f = _mask(foreign, {p: f"<id{i}>" for i, p in enumerate(picked)})
-        masked_m = _mask(missing, {swap[p]: f"<id{i}>" for i, p in enumerate(picked)})
+        masked_f = _mask(foreign, names_f)
         if masked_f != masked_m:
             self.tally.foreign_id_mismatches += 1
             self.tally.note(
