@@ -6,6 +6,7 @@ its pid file names is killed. The shared server is checked to be untouched after
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,11 @@ def test_kills_lose_nothing_and_half_write_nothing(
     bolt, http = free_port(), free_port()
     shared_pid = neo4j_local.status(settings).pid
 
-    r = faults.run(settings, 2, lambda _: None, home=home, bolt_port=bolt, http_port=http)
+    try:
+        r = faults.run(settings, 2, lambda _: None, home=home, bolt_port=bolt, http_port=http)
+        stopped = not neo4j_local.status(faults.fault_settings(home, bolt, http)).running
+    finally:
+        shutil.rmtree(home, ignore_errors=True)  # the fault server's data, logs and SQL files
 
     assert r["kills"] == 2
     assert r["batches_by_kind"]["facts"] > 0
@@ -35,7 +40,7 @@ def test_kills_lose_nothing_and_half_write_nothing(
     assert r["half_written"] == 0, r["notes"]
     assert r["unrecovered"] == 0
     # Cleaned up: the fault server is stopped; the shared one runs on, same process.
-    assert not neo4j_local.status(faults.fault_settings(home, bolt, http)).running
+    assert stopped
     assert neo4j_local.status(settings).pid == shared_pid
     neo4j_driver.verify_connectivity()
 
