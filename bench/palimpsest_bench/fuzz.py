@@ -81,6 +81,7 @@ class Tally:
     internal: int = 0
     untyped_5xx: int = 0
     uncoded_errors: int = 0
+    succeeded: int = 0  # replies with data and no error: the operation ran through
     statuses: Counter[int] = field(default_factory=Counter)
     codes: Counter[str] = field(default_factory=Counter)
     examples: list[dict[str, Any]] = field(default_factory=list)
@@ -104,6 +105,8 @@ class Tally:
         except orjson.JSONDecodeError:
             reply = None
         errors = reply.get("errors") if isinstance(reply, dict) else None
+        if isinstance(reply, dict) and reply.get("data") and not errors:
+            self.succeeded += 1
         if status >= 500 and not (errors and all(_code(e) for e in errors)):
             self.untyped_5xx += 1
             self.keep("untyped 5xx", sent, status, body)
@@ -261,6 +264,7 @@ def run_fuzz(
         "internal": tally.internal,
         "untyped_5xx": tally.untyped_5xx,
         "uncoded_errors": tally.uncoded_errors,
+        "succeeded": tally.succeeded,
         "seconds": round(time.perf_counter() - started, 1),
         "statuses": {str(k): v for k, v in sorted(tally.statuses.items())},
         "error_codes": dict(sorted(tally.codes.items())),
