@@ -15,6 +15,7 @@ from starlette.authentication import (
     AuthenticationError,
     BaseUser,
 )
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
@@ -25,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest import logs
 from palimpsest.config import Settings
+from palimpsest.cypher import causal
 from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.metrics import OperationMetrics
 from palimpsest.graphql.schema import build_schema
@@ -91,6 +93,33 @@ class AccessLog:
             )
 
 
+class CausalBookmarks:
+    """Reads ``X-Palimpsest-Bookmark`` into the request's causal scope and returns the
+    bookmarks the request ended with in the same header (see cypher/causal.py)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            given = causal.parse(Headers(scope=scope).get(causal.HEADER))
+        except PalimpsestError as e:
+            body = {"errors": [{"message": e.message, "extensions": {"code": e.code}}]}
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
+        with causal.request_scope(given) as seen:
+
+            async def with_bookmarks(message: Message) -> None:
+                if message["type"] == "http.response.start" and (value := seen.header()):
+                    MutableHeaders(scope=message).append(causal.HEADER, value)
+                await send(message)
+
+            await self.app(scope, receive, with_bookmarks)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or Settings()
     logs.configure(settings.log_level)
@@ -131,6 +160,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     ]
     middleware = [
         Middleware(AccessLog),
+        Middleware(CausalBookmarks),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
