@@ -175,14 +175,24 @@ def _print_json(result: object) -> None:
     sys.stdout.write(orjson.dumps(result).decode() + "\n")
 
 
+class SqlBackend(StrEnum):
+    SQLITE = "sqlite"
+    POSTGRES = "postgres"
+
+
 @bench_app.command("sql")
 def bench_sql(
     n: Annotated[int, typer.Option(min=1, help="Statements per kind (insert, select).")] = 2000,
+    backend: Annotated[
+        list[SqlBackend] | None,
+        typer.Option(help="Backend to measure (repeat); default both, in one run."),
+    ] = None,
 ) -> None:
-    """SQL Memory: inserts and point selects per second, GraphQL against bare sqlite3."""
+    """SQL Memory: inserts and point selects per second, GraphQL against the bare engine."""
     from palimpsest_bench import sql
 
-    _print_json(sql.run(Settings(), n=n, say=_err))
+    chosen = [b.value for b in backend] if backend else list(sql.BACKENDS)
+    _print_json(sql.run(Settings(), n=n, say=_err, backends=chosen))
 
 
 BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
