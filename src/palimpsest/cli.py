@@ -37,6 +37,26 @@ def _err(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"palimpsest {version('palimpsest')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Long-term memory server for AI agents: GraphQL over Neo4j, scoped by signed run tokens."""
+
+
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Listen address.")] = None,
@@ -63,6 +83,8 @@ def serve(
         token = mint(load_keys(settings), tenant="dev", user="dev-user", agent="dev-agent")
         _err(f"development token (tenant dev, user dev-user, agent dev-agent):\n{token}")
     _err(f"GraphiQL: http://{settings.host}:{settings.port}/graphql")
+    if settings.metrics_port is not None:
+        _err(f"metrics: http://{settings.metrics_host}:{settings.metrics_port}/metrics")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
 
 
@@ -193,6 +215,20 @@ def bench_sql(
 
     chosen = [b.value for b in backend] if backend else list(sql.BACKENDS)
     _print_json(sql.run(Settings(), n=n, say=_err, backends=chosen))
+
+
+@bench_app.command("edge")
+def bench_edge(
+    url: Annotated[
+        str | None, typer.Option(help="A running API to measure (default: one in-process).")
+    ] = None,
+    attackers: Annotated[int, typer.Option(min=1, help="Concurrent attack threads.")] = 4,
+    rounds: Annotated[int, typer.Option(min=1, help="Attack requests per thread.")] = 2,
+) -> None:
+    """The issue-11 attack documents: time per refusal, and /healthz latency meanwhile."""
+    from palimpsest_bench import edge
+
+    _print_json(edge.run(Settings(), url=url, attackers=attackers, rounds=rounds, say=_err))
 
 
 BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
@@ -343,4 +379,38 @@ _recall_command("timeqa", "TimeQA: pages as documents, paragraphs as chunks; nDC
 
 
 def main() -> None:
-    app()
+    """Run the command; an expected failure prints one line and exits 1, never a traceback."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        _err("palimpsest: interrupted")
+        sys.exit(130)
+    except Exception as e:
+        message = expected_failure(e)
+        if message is None:
+            raise
+        _err(f"palimpsest: {message}")
+        sys.exit(1)
+
+
+def expected_failure(e: BaseException) -> str | None:
+    """One line for a failure the user can act on; None for a bug (keep its traceback)."""
+    from neo4j.exceptions import DriverError, Neo4jError
+    from pydantic import ValidationError
+
+    from palimpsest.errors import PalimpsestError
+
+    if isinstance(e, PalimpsestError):
+        return e.message
+    if isinstance(e, ValidationError):
+        problems = []
+        for err in e.errors():
+            name = "_".join(str(p) for p in err["loc"]).upper()
+            text = err["msg"].removeprefix("Value error, ")
+            problems.append(f"PALIMPSEST_{name}: {text}" if name else text)
+        return f"invalid settings: {'; '.join(problems)}"
+    if isinstance(e, DriverError | Neo4jError):
+        return f"neo4j: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+    if isinstance(e, OSError):
+        return str(e)
+    return None

@@ -73,8 +73,9 @@ mutation($scope: Scope!, $statements: [SqlStatementInput!]!) {
   sqlExec(scope: $scope, statements: $statements) { results { rowsAffected lastInsertId } }
 }"""
 DATABASES = """
-query($scope: Scope! = TENANT) {
-  sqlDatabases(scope: $scope) { id scope tenant owner bytes modifiedAt }
+query($scope: Scope! = TENANT, $after: String) {
+  sqlDatabases(scope: $scope, limit: 50, after: $after) {
+    items { id scope tenant owner bytes modifiedAt } cursor hasMore }
 }"""
 ERASE = """
 mutation($id: ID!, $scope: Scope! = TENANT) {
@@ -296,13 +297,30 @@ def test_large_row_ids_survive(gql: Gql, people: dict[str, str], backend: str) -
     assert rows(gql, people["alice"], "USER", "SELECT id FROM big") == [[9007199254740000]]
 
 
+def listing(gql: Gql, who: str, scope: str = "TENANT") -> list[dict[str, Any]]:
+    """Every database the view shows, page by page (the GLOBAL view outgrows one page)."""
+    found: list[dict[str, Any]] = []
+    after = None
+    while True:
+        body = gql(DATABASES, who, scope=scope, after=after)
+        assert "errors" not in body, body
+        page = body["data"]["sqlDatabases"]
+        found += page["items"]
+        after = page["cursor"]
+        if not page["hasMore"]:
+            assert after is None
+            ids = [d["id"] for d in found]
+            assert ids == sorted(set(ids))  # id order, each database once
+            return found
+
+
 def test_listing_and_erasure_are_admin_only_and_tenant_bound(
     gql: Gql, people: dict[str, str], tenant: str
 ) -> None:
     run(gql, people["alice"], "USER", "CREATE TABLE IF NOT EXISTS seen (a INTEGER)")
     run(gql, people["stranger"], "USER", "CREATE TABLE IF NOT EXISTS seen (a INTEGER)")
     assert code_of(gql(DATABASES, people["alice"])) == "FORBIDDEN"
-    listed = gql(DATABASES, people["admin"])["data"]["sqlDatabases"]
+    listed = listing(gql, people["admin"])
     assert listed
     assert {d["tenant"] for d in listed} == {tenant}
     mine = [d for d in listed if d["owner"] == "alice" and d["scope"] == "USER"]
@@ -310,7 +328,7 @@ def test_listing_and_erasure_are_admin_only_and_tenant_bound(
     assert mine[0]["bytes"] > 0
     # another tenant's admin neither sees it nor can erase it in the default (TENANT) view:
     # NOT_FOUND, the same answer as for no database at all
-    other = gql(DATABASES, people["other_admin"])["data"]["sqlDatabases"]
+    other = listing(gql, people["other_admin"])
     assert mine[0]["id"] not in {d["id"] for d in other}
     assert code_of(gql(ERASE, people["other_admin"], id=mine[0]["id"])) == "NOT_FOUND"
     assert code_of(gql(ERASE, people["admin"], id="0" * 32)) == "NOT_FOUND"
@@ -326,9 +344,7 @@ def test_the_global_listing_needs_the_operator_role(
     gql: Gql, people: dict[str, str], tenant: str
 ) -> None:
     run(gql, people["stranger"], "USER", "CREATE TABLE IF NOT EXISTS seen (a INTEGER)")
-    body = gql(DATABASES, people["operator"], scope="GLOBAL")
-    assert "errors" not in body, body
-    tenants = {d["tenant"] for d in body["data"]["sqlDatabases"]}
+    tenants = {d["tenant"] for d in listing(gql, people["operator"], "GLOBAL")}
     assert {tenant + "-other"} <= tenants  # another tenant's database, at least
     assert code_of(gql(DATABASES, people["admin"], scope="USER")) == "INVALID_ARGUMENT"
     # Finding 5: a tenant admin never lists other tenants, not even with GLOBAL in its token
@@ -336,7 +352,7 @@ def test_the_global_listing_needs_the_operator_role(
         assert code_of(gql(DATABASES, people[who], scope="GLOBAL")) == "FORBIDDEN", who
     assert "errors" not in gql(DATABASES, people["listing_admin"])
     # an operator's TENANT view is its own tenant's, like an admin's
-    own = gql(DATABASES, people["operator"])["data"]["sqlDatabases"]
+    own = listing(gql, people["operator"])
     assert {d["tenant"] for d in own} <= {tenant}
 
 
@@ -344,7 +360,7 @@ def test_only_an_operator_erases_across_tenants_and_only_asking_for_global(
     gql: Gql, people: dict[str, str], tenant: str
 ) -> None:
     run(gql, people["stranger"], "TENANT", "CREATE TABLE IF NOT EXISTS t (a INTEGER)")
-    listed = gql(DATABASES, people["operator"], scope="GLOBAL")["data"]["sqlDatabases"]
+    listed = listing(gql, people["operator"], "GLOBAL")
     [theirs] = [d for d in listed if d["tenant"] == tenant + "-other" and d["scope"] == "TENANT"]
     for who in ("admin", "listing_admin"):
         refused = gql(ERASE, people[who], id=theirs["id"], scope="GLOBAL")

@@ -8,9 +8,10 @@ from typing import Annotated
 import strawberry
 from strawberry.scalars import JSON
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.scalars import Int64
-from palimpsest.graphql.types import Scope
+from palimpsest.graphql.types import AfterArg, LimitArg, Page, Scope, page_of
 from palimpsest.resolvers import sql as ops
 from palimpsest.sqlmem import DatabaseInfo, ExecResult, Statement
 
@@ -110,11 +111,19 @@ class SqlQuery:
 
     @strawberry.field(
         description="Admin: the SQL databases of this tenant (scope TENANT), with their "
-        "sizes; every tenant's (scope GLOBAL) needs the platform operator role."
+        "sizes; every tenant's (scope GLOBAL) needs the platform operator role. In id order, "
+        f"paged (limit at most {ops.MAX_LIST_LIMIT})."
     )
-    async def sql_databases(self, info: Info, scope: Scope = Scope.TENANT) -> list[SqlDatabase]:
+    async def sql_databases(
+        self,
+        info: Info,
+        scope: Scope = Scope.TENANT,
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[SqlDatabase]:
         c = info.context
-        return [SqlDatabase.of(d) for d in await ops.databases(c.services, c.principal, scope)]
+        found = await ops.databases(c.services, c.principal, scope, limit, after)
+        return page_of(found, SqlDatabase.of)
 
 
 @strawberry.type
