@@ -55,9 +55,9 @@ WRITES: list[tuple[str, dict[str, Any]]] = [
 ]
 READS = [
     '{ memory(scope: USER, key: "prefs/editor") { value } }',
-    '{ memories(scope: USER, prefix: "prefs/") { entries { key value } } }',
-    '{ documents(scope: USER, pathPrefix: "/ops/") { path } }',
-    '{ facts(scope: USER, subject: {type: "service", name: "checkout"}) { text } }',
+    '{ memories(scope: USER, prefix: "prefs/") { items { key value } } }',
+    '{ documents(scope: USER, pathPrefix: "/ops/") { items { path } } }',
+    '{ facts(scope: USER, subject: {type: "service", name: "checkout"}) { items { text } } }',
     '{ sqlQuery(scope: USER, statement: "SELECT body FROM notes ORDER BY id") { rows } }',
     '{ recall(scope: USER, query: "restart the checkout service", topK: 5, '
     "sources: [DOCUMENTS, NOTES, FACTS]) { hits { kind text } } }",
@@ -102,9 +102,9 @@ def test_a_write_on_one_replica_is_read_on_the_other_and_every_answer_is_the_sam
     assert on_b == on_a
     memory, memories, documents, facts, sql, recall = (body["data"] for body in on_b)
     assert memory["memory"]["value"] == {"tabs": 4}
-    assert [e["key"] for e in memories["memories"]["entries"]] == ["prefs/editor"]
-    assert documents["documents"] == [{"path": "/ops/run"}]
-    assert [f["text"] for f in facts["facts"]] == ["checkout owned by payments"]
+    assert [e["key"] for e in memories["memories"]["items"]] == ["prefs/editor"]
+    assert documents["documents"]["items"] == [{"path": "/ops/run"}]
+    assert [f["text"] for f in facts["facts"]["items"]] == ["checkout owned by payments"]
     assert sql["sqlQuery"]["rows"] == [["written on A"]]
     assert "Restart the checkout service with care.\n" in [
         h["text"] for h in recall["recall"]["hits"]

@@ -135,9 +135,11 @@ class Admin:
                     raise Unavailable("the SQL database (PostgreSQL) is not reachable") from e
             try:
                 yield self._conn
-            except psycopg.OperationalError:
+            except psycopg.OperationalError as e:
                 self._conn.close()
-                raise
+                if e.sqlstate:  # the server answered (a lock, a cancel): the caller's to judge
+                    raise
+                raise Unavailable("the connection to the SQL database was lost; retry") from e
 
     def close(self) -> None:
         with self._lock:

@@ -357,6 +357,9 @@ class PostgresStore:
             password=role_password(self.admin.password, role),
             autocommit=True,
             connect_timeout=5,
+            # No server-side prepared statements kept per connection: agent texts vary, and a
+            # pooled connection then carries no plan across an agent's DDL.
+            prepare_threshold=None,
             options=f"-c search_path={schema} -c statement_timeout={self.timeout_ms}",
         )
         _loaders(conn)

@@ -306,3 +306,15 @@ def _databases(store: Store) -> list[DatabaseInfo]:
     if isinstance(store, PostgresStore):
         return store.admin.databases()
     return files.list_databases(store.root)
+
+
+def test_a_repeated_query_survives_a_schema_change(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice = make_store(), scopes("alice")
+    store.execute_sync(
+        alice, [Statement("CREATE TABLE w (a INTEGER)"), Statement("INSERT INTO w VALUES (1)")]
+    )
+    for _ in range(6):  # more than any driver's threshold for preparing a repeated text
+        assert store.query_sync(alice, "SELECT * FROM w", None).columns == ["a"]
+    store.execute_sync(alice, [Statement("ALTER TABLE w ADD COLUMN b INTEGER")])
+    for _ in range(2):
+        assert store.query_sync(alice, "SELECT * FROM w", None).rows == [[1, None]]
