@@ -138,6 +138,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
             app.state.services = services
             with metrics_listener(settings):
                 log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
+                dev_secret = settings.token_secret is None and not settings.token_public_key_file
+                if settings.sql_backend == "postgres" and dev_secret:
+                    # Shared SQL means replicas; the dev secret is one machine's file.
+                    log.warning(
+                        "replicas on other machines will refuse this server's tokens: the "
+                        "development token secret is local; set PALIMPSEST_TOKEN_SECRET"
+                    )
                 yield
 
     async def healthz(_: Request) -> Response:

@@ -137,7 +137,7 @@ def test_a_long_query_and_a_long_write_are_stopped_in_time(
     started = time.monotonic()
     with pytest.raises(QuotaExceeded, match="statement timeout of 300 ms exceeded") as caught:
         store.query_sync(alice, COUNT_FOREVER, None)
-    assert time.monotonic() - started < 1.3
+    assert time.monotonic() - started < 2.5  # far from "never": the limit is 0.3 s
     assert (caught.value.details["limit"], caught.value.details["timeoutMs"]) == (
         "statementTimeoutMs",
         300,
