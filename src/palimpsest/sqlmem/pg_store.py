@@ -53,8 +53,9 @@ from palimpsest.sqlmem.pg_admin import (
     role_password,
     schema_name,
 )
-from palimpsest.sqlmem.pg_errors import too_big, translate
-from palimpsest.sqlmem.pg_validator import PgChecked, check_exec, check_query
+from palimpsest.sqlmem.pg_binding import bind, guarded
+from palimpsest.sqlmem.pg_errors import translate
+from palimpsest.sqlmem.pg_validator import check_exec, check_query
 from palimpsest.sqlmem.translate import Failure
 
 MAX_BATCH = 100
@@ -62,9 +63,6 @@ _IDLE_PER_SCOPE = 2
 # Results keep these types; every other type is read as PostgreSQL's text form (json and
 # jsonb as text, like SQLite; dates, arrays, uuids as their literal text).
 _NATIVE = {"int2", "int4", "int8", "oid", "float4", "float8", "numeric", "bool", "bytea"}
-# Types whose values are small and fixed: no size guard is needed around them.
-_FIXED = {16, 20, 21, 23, 26, 700, 701, 790, 1082, 1083, 1114, 1184, 1186, 1266, 2950}
-_BYTES = {17, 18, 19, 25, 1042, 1043}  # octet_length applies directly
 
 
 def _loaders(conn: psycopg.Connection[Any]) -> None:
@@ -141,7 +139,7 @@ class PostgresStore:
 
     def query_sync(self, ref: ScopeRef, sql: str, args: Any) -> QueryResult:
         checked = check_query(sql)
-        params = self._params(checked, codec.bind(args))
+        params = bind(checked, codec.bind(args), self.max_value_bytes)
         started = time.monotonic()
         with self._session(ref, write=False) as conn:
             try:
@@ -155,7 +153,7 @@ class PostgresStore:
                 check_width(len(types), self.max_columns)
                 stream = cast(
                     "Generator[Any, None, None]",
-                    cur.stream(self._guarded(checked.sql, types), params),
+                    cur.stream(guarded(checked.sql, types, self.max_value_bytes), params),
                 )
                 try:
                     rows, truncated_by = capped_rows(stream, self.max_rows, self.max_result_bytes)
@@ -175,7 +173,10 @@ class PostgresStore:
     def execute_sync(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
         if not 1 <= len(batch) <= MAX_BATCH:
             raise InvalidArgument(f"a batch holds 1 to {MAX_BATCH} statements, not {len(batch)}")
-        work = [(c := check_exec(s.sql), self._params(c, codec.bind(s.args))) for s in batch]
+        work = [
+            (c := check_exec(s.sql), bind(c, codec.bind(s.args), self.max_value_bytes))
+            for s in batch
+        ]
         started = time.monotonic()
         results: list[ExecResult] = []
         over_quota = False
@@ -234,49 +235,6 @@ class PostgresStore:
         self.admin.close()
 
     # -- internals --------------------------------------------------------------------------
-
-    def _params(self, checked: PgChecked, bound: codec.Params) -> list[Any]:
-        if checked.names is None:
-            if isinstance(bound, dict):
-                if checked.count:
-                    raise InvalidArgument("the statement uses ? parameters: pass args as a list")
-                return []
-            values = list(bound)
-            if len(values) != checked.count:
-                raise InvalidArgument(
-                    f"the statement has {checked.count} parameters; {len(values)} were given"
-                )
-        else:
-            if not isinstance(bound, dict):
-                raise InvalidArgument("the statement uses :name parameters: pass args as an object")
-            missing = [n for n in checked.names if n not in bound]
-            if missing:
-                raise InvalidArgument(f"no value for parameter :{missing[0]}")
-            values = [bound[n] for n in checked.names]
-        for v in values:
-            size = len(v.encode()) if isinstance(v, str) else len(v) if isinstance(v, bytes) else 0
-            if size > self.max_value_bytes:
-                raise too_big(self.max_value_bytes)
-        return values
-
-    def _guarded(self, inner: str, types: list[tuple[str, int]]) -> str:
-        """The query wrapped so that no value over the cap ever leaves the server."""
-        if not types:
-            return inner
-        cap = self.max_value_bytes
-        columns = []
-        for i, (_, oid) in enumerate(types, 1):
-            ref = f"q.c{i}"
-            if oid in _FIXED:
-                columns.append(ref)
-                continue
-            size = f"octet_length({ref})" if oid in _BYTES else f"octet_length({ref}::text)"
-            columns.append(
-                f"CASE WHEN {size} <= {cap} THEN {ref} "
-                f"WHEN sqlmem_admin.too_big({size}) THEN {ref} END"
-            )
-        aliases = ", ".join(f"c{i}" for i in range(1, len(types) + 1))
-        return f"SELECT {', '.join(columns)} FROM (\n{inner}\n) AS q({aliases})"  # noqa: S608
 
     def _limit_time(self, conn: psycopg.Connection[Any], started: float) -> None:
         """The batch's remaining time becomes the next statement's own timeout."""
