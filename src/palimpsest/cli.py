@@ -295,14 +295,26 @@ BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the
 BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
 
 
+Synthetic = Annotated[
+    bool,
+    typer.Option(
+        "--synthetic-vectors",
+        help="Load the dataset with hash-derived vectors (database speed; timings only).",
+    ),
+]
+
+
 @bench_app.command("recall-latency")
-def bench_recall_latency(chunks: BenchChunks = 10_000, queries: BenchQueries = 300) -> None:
+def bench_recall_latency(
+    chunks: BenchChunks = 10_000, queries: BenchQueries = 300, synthetic: Synthetic = False
+) -> None:
     """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms)."""
     import asyncio
 
     from palimpsest_bench import recall_bench
 
-    _print_json(asyncio.run(recall_bench.run_latency(Settings(), chunks, queries, say=_err)))
+    run = recall_bench.run_latency(Settings(), chunks, queries, say=_err, synthetic=synthetic)
+    _print_json(asyncio.run(run))
 
 
 @bench_app.command("filtered-recall")
@@ -383,6 +395,12 @@ EmbedCache = Annotated[
     typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
 ]
 Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+Ablate = Annotated[
+    bool,
+    typer.Option(
+        "--ablate", help="Also print the headline metric with each recall lever removed in turn."
+    ),
+]
 
 
 def _recall_eval(
@@ -394,6 +412,7 @@ def _recall_eval(
     keep: bool,
     embed_cache: Path | None,
     limit: int | None,
+    ablation: bool,
 ) -> None:
     import asyncio
 
@@ -411,6 +430,7 @@ def _recall_eval(
         keep=keep,
         embed_cache=embed_cache,
         limit=limit,
+        ablation=ablation,
     )
     _print_json(asyncio.run(result))
 
@@ -424,8 +444,9 @@ def _recall_command(dataset: str, summary: str) -> None:
         keep: KeepDocs = False,
         embed_cache: EmbedCache = None,
         limit: Limit = None,
+        ablate: Ablate = False,
     ) -> None:
-        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit)
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate)
 
     command.__doc__ = summary
     eval_app.command(dataset)(command)
