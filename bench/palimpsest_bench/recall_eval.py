@@ -59,6 +59,7 @@ from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
+from palimpsest.timeparse import parse_optional
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_data import LOADERS, Dataset, Doc, Query, units_markdown
 
@@ -236,7 +237,13 @@ async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) ->
         text = units_markdown([line for _, line in doc.units], doc.heading)
         try:
             imported = await importer.import_document(
-                svc, who, SCOPE, text, doc.title, None, doc.observed_at
+                svc,
+                who,
+                SCOPE,
+                text,
+                doc.title,
+                None,
+                parse_optional(doc.observed_at, "observed_at"),
             )
         except (InvalidArgument, QuotaExceeded):
             loaded.refused += 1

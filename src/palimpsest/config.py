@@ -93,6 +93,25 @@ class Settings(BaseSettings):
     sql_max_value_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     sql_max_result_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     sql_max_columns: int = Field(default=100, ge=1, le=2000)
+    # Where SQL Memory lives: SQLite files under ``home/sql`` (one API process), or PostgreSQL
+    # (a schema and a login role per scope), which every API replica shares.
+    sql_backend: Literal["sqlite", "postgres"] = "sqlite"
+
+    # PostgreSQL for SQL Memory. With ``postgres_managed`` (and no password set) the CLI runs a
+    # local server from Debian's package, data under ``home/postgres``; otherwise point at any
+    # PostgreSQL 14+ with an admin role (see the README, "Running at scale").
+    postgres_managed: bool = True
+    postgres_host: str = "127.0.0.1"
+    postgres_port: int = Field(default=5433, ge=1, le=65535)
+    postgres_database: str = Field(default="palimpsest_sql", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    postgres_user: str = Field(default="palimpsest", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    postgres_password: SecretStr | None = None
+    # Directory of initdb/postgres; default: the newest /usr/lib/postgresql/<v>/bin, or PATH.
+    postgres_bin_dir: Path | None = None
+    # initdb and postgres refuse to run as root: as root they run as this system user.
+    postgres_os_user: str = "postgres"
+    # Connections one API process holds open to PostgreSQL (agent SQL runs on them).
+    postgres_pool_size: int = Field(default=16, ge=1, le=1000)
 
     # The HTTP/GraphQL edge (README "Security"). Without a token only `health`, `__typename`
     # and introspection are served, from bodies and documents this small.
@@ -113,6 +132,11 @@ class Settings(BaseSettings):
     # off unless a port is set (loopback by default).
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     metrics_host: str = "127.0.0.1"
+
+    # Per-principal rate limit (token bucket per tenant, user and agent of the verified
+    # token): requests per second and the burst saved up; a rate of 0 switches it off.
+    rate_limit_per_second: float = Field(default=100.0, ge=0)
+    rate_limit_burst: int = Field(default=200, ge=1)
 
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:
@@ -135,6 +159,10 @@ class Settings(BaseSettings):
     @property
     def graphiql_dir(self) -> Path:
         return self.home / "graphiql"
+
+    @property
+    def postgres_home(self) -> Path:
+        return self.home / "postgres"
 
     @property
     def dev_secret_file(self) -> Path:

@@ -12,7 +12,6 @@ from enum import StrEnum
 
 from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument
-from palimpsest.timeparse import parse_optional
 
 DEFAULT_RRF_K = 60
 DEFAULT_SLACK = timedelta(hours=72)
@@ -146,13 +145,11 @@ def _shifted(when: datetime, by: timedelta) -> datetime:
 
 
 def parse_window(
-    start: str | None, end: str | None, missing: str | None, slack: str | None
+    lo: datetime | None, hi: datetime | None, missing: str | None, slack: str | None
 ) -> Window | None:
     """None when no window was asked for. Bad values are refused, never ignored."""
-    if start is None and end is None and missing is None and slack is None:
+    if lo is None and hi is None and missing is None and slack is None:
         return None
-    lo = parse_optional(start, "when.from")
-    hi = parse_optional(end, "when.to")
     if lo is not None and hi is not None and hi < lo:
         raise InvalidArgument("when.to is before when.from")
     mode = Missing.PREFER

@@ -70,16 +70,20 @@ def test_sources_are_exact_and_refuse_typos() -> None:
             parse_sources(bad, RECALL_DEFAULT)
 
 
+OCT_3 = datetime(2023, 10, 3, tzinfo=UTC)
+OCT_4 = datetime(2023, 10, 4, tzinfo=UTC)
+
+
 def test_window_modes_and_slack() -> None:
-    window = parse_window("2023-10-03", "2023-10-04", "require", None)
+    window = parse_window(OCT_3, OCT_4, "require", None)
     assert window is not None
     late = datetime(2023, 10, 4, 14, tzinfo=UTC)
     assert window.contains(late) is True  # within the default 72 h slack
-    exact = parse_window("2023-10-03", "2023-10-04", "REQUIRE", "0h")
+    exact = parse_window(OCT_3, OCT_4, "REQUIRE", "0h")
     assert exact is not None
     assert exact.contains(late) is False
     assert exact.contains(None) is None
-    prefer = parse_window("2023-10-03", "2023-10-04", None, None)
+    prefer = parse_window(OCT_3, OCT_4, None, None)
     assert prefer is not None
     assert prefer.missing is Missing.PREFER
     assert prefer.contains(late) is False  # prefer ranks; its bounds are not widened
@@ -90,20 +94,17 @@ def test_window_modes_and_slack() -> None:
 @pytest.mark.parametrize(
     ("start", "end", "missing", "slack"),
     [
-        ("2023-13-01", None, None, None),
-        ("2024", "2023", None, None),
+        (OCT_4, OCT_3, None, None),
         (None, None, "prefered", None),
         (None, None, None, "-1d"),
         (None, None, None, "soon"),
         (None, None, None, "3651d"),  # over the ten-year cap
         (None, None, None, "99999999999999999999d"),  # would overflow timedelta
         (None, None, None, "\u0663d"),  # an Arabic-Indic digit is not a number here
-        ("9999-12-31T23:59:59-23:59", None, None, None),  # past year 9999 in UTC
-        (None, "0001-01-01T00:00:00+23:59", None, None),  # before year 1 in UTC
     ],
 )
 def test_bad_windows_are_refused(
-    start: str | None, end: str | None, missing: str | None, slack: str | None
+    start: datetime | None, end: datetime | None, missing: str | None, slack: str | None
 ) -> None:
     with pytest.raises(InvalidArgument):
         parse_window(start, end, missing, slack)
@@ -113,7 +114,9 @@ def test_slack_at_the_cap_fits_a_graphql_int_and_edges_do_not_overflow() -> None
     most = parse_slack("3650d")
     assert most == timedelta(days=3650)
     assert most.total_seconds() < 2**31  # reported as timeFilter.slackSeconds (Int)
-    window = parse_window("0001-01-01", "9999-12-31", "require", "3650d")
+    window = parse_window(
+        datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, tzinfo=UTC), "require", "3650d"
+    )
     assert window is not None
     # Widening bounds at the ends of the calendar holds them there instead of overflowing.
     assert window.contains(datetime(1, 1, 1, tzinfo=UTC)) is True

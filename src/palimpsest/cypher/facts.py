@@ -117,6 +117,15 @@ RETURN e.normalized_name AS name, collect(DISTINCT e.type) AS types
 """,
 )
 
+# Keyset paging in LIST_FACTS order: (valid_at, created_at, id), where an undated fact
+# (valid_at null) sorts after every dated one. No cursor: $after_id is null.
+_AFTER_FACT: LiteralString = """($after_id IS NULL
+    OR (f.valid_at IS NULL AND $after_valid_at IS NOT NULL)
+    OR f.valid_at > $after_valid_at
+    OR ((f.valid_at = $after_valid_at OR (f.valid_at IS NULL AND $after_valid_at IS NULL))
+        AND (f.created_at > $after_created_at
+             OR (f.created_at = $after_created_at AND f.id > $after_id))))"""
+
 LIST_FACTS = Statement(
     "LIST_FACTS",
     """
@@ -126,6 +135,9 @@ WHERE ($subject_norm IS NULL OR s.normalized_name = $subject_norm)
   AND ($predicate IS NULL OR f.predicate = $predicate)
   AND """
     + FACT_VISIBLE
+    + """
+  AND """
+    + _AFTER_FACT
     + """
 RETURN"""
     + FACT_COLUMNS

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import Enum
 
 import strawberry
+from strawberry import ID
 
 from palimpsest import recall as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.graphql.context import Info
-from palimpsest.graphql.facts import TIME_HELP, Fact
-from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.graphql.facts import Fact
+from palimpsest.graphql.scalars import Instant
+from palimpsest.graphql.types import ChunkType, Provenance, Scope
 from palimpsest.resolvers import facts
 from palimpsest.resolvers import recall as ops
 
@@ -25,22 +28,29 @@ strawberry.enum(
 )
 
 
+@strawberry.enum(description="Which time filter a recall applied.")
+class TimeFilterMode(Enum):
+    PREFER = "prefer"  # a `when` window that ranks in-window rows first
+    REQUIRE = "require"  # a `when` window that drops undated and out-of-window rows
+    AS_OF = "as_of"  # an asOf/knownAt read of facts
+
+
 @strawberry.input(
     description="Time filters. from/to bound observedAt; asOf/knownAt filter "
-    "facts by validity and by what was recorded then. " + TIME_HELP
+    "facts by validity and by what was recorded then."
 )
 class WhenInput:
-    from_: str | None = strawberry.field(default=None, name="from")
-    to: str | None = None
+    from_: Instant | None = strawberry.field(default=None, name="from")
+    to: Instant | None = None
     missing: pure.Missing | None = None
     slack: str | None = strawberry.field(default=None, description="e.g. 72h (default) or 3d.")
-    as_of: str | None = None
-    known_at: str | None = None
+    as_of: Instant | None = None
+    known_at: Instant | None = None
 
 
 @strawberry.type
 class TimeFilter:
-    mode: str
+    mode: TimeFilterMode
     slack_seconds: int
     in_window: int
     out_of_window: int
@@ -88,15 +98,15 @@ class Explain:
 class RecallHit:
     kind: pure.Source
     scope: Scope
-    id: str
+    id: ID = strawberry.field(description="The fact's or chunk's id, or the note's key.")
     text: str
     score: float
     cosine: float | None
     vector_rank: int | None
     fulltext_rank: int | None
     key: str | None
-    document_id: str | None
-    chunk_type: str | None
+    document_id: ID | None
+    chunk_type: ChunkType | None
     fact: Fact | None
     observed_at: datetime | None
     created_at: datetime | None
@@ -111,15 +121,15 @@ class RecallHit:
         return cls(
             kind=h.kind,
             scope=h.scope,
-            id=h.id,
+            id=ID(h.id),
             text=h.text,
             score=h.score,
             cosine=h.cosine,
             vector_rank=h.vector_rank,
             fulltext_rank=h.fulltext_rank,
             key=h.key,
-            document_id=h.document_id,
-            chunk_type=h.chunk_type,
+            document_id=ID(h.document_id) if h.document_id else None,
+            chunk_type=ChunkType(h.chunk_type) if h.chunk_type else None,
             fact=Fact.of(h.fact) if h.fact else None,
             observed_at=h.observed_at,
             created_at=h.created_at,
@@ -175,7 +185,7 @@ async def _run(
         hits=[RecallHit.of(h) for h in result.hits],
         sources_applied=result.sources_applied,
         time_filter=TimeFilter(
-            mode=report.mode,
+            mode=TimeFilterMode(report.mode),
             slack_seconds=report.slack_seconds,
             in_window=report.in_window,
             out_of_window=report.out_of_window,

@@ -26,7 +26,6 @@ from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
-from palimpsest.timeparse import parse_optional
 
 ROOT_TYPE = "document"
 MAX_TITLE = 512
@@ -40,7 +39,7 @@ class DocumentDraft:
     markdown: str
     title: str | None = None
     path: str | None = None
-    observed_at: str | None = None
+    observed_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +56,7 @@ async def import_document(
     text: str,
     title: str | None,
     path: str | None,
-    observed_at: str | None,
+    observed_at: datetime | None,
 ) -> Document:
     [doc] = await import_documents(svc, who, scope, [DocumentDraft(text, title, path, observed_at)])
     return doc
@@ -97,7 +96,7 @@ async def import_documents(
 
 async def _parse(index: int, draft: DocumentDraft) -> _Parsed:
     where = f"documents[{index}]"
-    observed = parse_optional(draft.observed_at, f"{where}.observedAt")
+    observed = draft.observed_at
     path = draft.path
     if path is not None and (
         not path.startswith("/") or len(path) > MAX_PATH or any(ord(ch) < 0x20 for ch in path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from palimpsest import markdown
+from palimpsest import markdown, paging
 from palimpsest.cypher import documents as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
@@ -19,25 +19,28 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
 
 MAX_LIST_LIMIT = 500
+LIST_NAME = "documents"
 MAX_CHUNK_TEXT = 64 * 1024
 
 
 async def list_documents(
     svc: Services, who: Principal, scope: Scope, path_prefix: str, limit: int, after: str | None
-) -> list[DocumentSummary]:
+) -> paging.Page[DocumentSummary]:
     ref = resolve_scope(who, scope)
-    if not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.ID,))
     params = {
         "path_prefix": path_prefix,
-        "after": check_id(after, "after") if after else "",
-        "limit": limit,
+        "after": position[0] if position else "",
+        "limit": limit + 1,
     }
     rows = await svc.db.scoped(ref).read(q.LIST_DOCUMENTS, params)
-    return [_summary(row["document"], row["chunk_count"]) for row in rows]
+    found = [_summary(row["document"], row["chunk_count"]) for row in rows]
+    return paging.page(found, limit, LIST_NAME, lambda d: [d.id])
 
 
-async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> Document:
+async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> Document | None:
+    """The document, or None when the scope holds no such id (another scope's reads the same)."""
     ref = resolve_scope(who, scope)
     params = {"id": check_id(doc_id, "id")}
 
@@ -46,7 +49,7 @@ async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str)
 
     docs, chunk_rows = await svc.db.scoped(ref).read_tx(work)
     if not docs:
-        raise NotFound("document not found")
+        return None
     row = docs[0]["document"]
     chunks = [_chunk(r["chunk"], r["parent_id"]) for r in chunk_rows]
     return Document(
@@ -62,13 +65,12 @@ def export_markdown(document: Document) -> str:
     return markdown.export(document.preamble, pairs)
 
 
-async def get_chunk(svc: Services, who: Principal, scope: Scope, chunk_id: str) -> Chunk:
+async def get_chunk(svc: Services, who: Principal, scope: Scope, chunk_id: str) -> Chunk | None:
+    """The chunk, or None when the scope holds no such id (another scope's reads the same)."""
     ref = resolve_scope(who, scope)
     params = {"id": check_id(chunk_id, "id")}
     rows = await svc.db.scoped(ref).read(q.GET_CHUNK, params)
-    if not rows:
-        raise NotFound("chunk not found")
-    return _chunk(rows[0]["chunk"], rows[0]["parent_id"])
+    return _chunk(rows[0]["chunk"], rows[0]["parent_id"]) if rows else None
 
 
 async def update_chunk(
@@ -107,7 +109,10 @@ async def update_chunk(
             f"chunk is at revision {current}, not {revision}; read it again and retry",
             revision=current,
         )
-    return await get_chunk(svc, who, scope, chunk_id)
+    chunk = await get_chunk(svc, who, scope, chunk_id)
+    if chunk is None:  # deleted with its document since the edit
+        raise NotFound("chunk not found")
+    return chunk
 
 
 async def delete_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> int:

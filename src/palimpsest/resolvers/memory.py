@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from palimpsest import values
+from palimpsest import paging, values
 from palimpsest.cypher import memory as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
@@ -20,10 +20,11 @@ from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import MemoryEntry, MemoryPage
+from palimpsest.schema.models import MemoryEntry
 
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
+LIST_NAME = "memories"
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
 # The model reads ~256 tokens; the rest would only cost CPU and index space.
 MAX_EMBED_TEXT_CHARS = 8192
@@ -48,20 +49,19 @@ async def get(svc: Services, who: Principal, scope: Scope, key: str) -> MemoryEn
 
 async def list_entries(
     svc: Services, who: Principal, scope: Scope, prefix: str, limit: int, after: str | None
-) -> MemoryPage:
+) -> paging.Page[MemoryEntry]:
     ref = resolve_scope(who, scope)
-    if not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.TEXT,))
     params = {
         "prefix": prefix,
-        "after": after or "",
+        "after": position[0] if position else "",  # keys are never empty
         "limit": limit + 1,
         "now": svc.clock(),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
-    entries = [_entry(ref, row) for row in rows[:limit]]
-    more = len(rows) > limit
-    return MemoryPage(entries=entries, next_after=entries[-1].key if more else None)
+    entries = [_entry(ref, row) for row in rows]
+    return paging.page(entries, limit, LIST_NAME, lambda e: [e.key])
 
 
 async def set_value(
