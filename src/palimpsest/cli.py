@@ -15,11 +15,15 @@ from palimpsest.identity.tokens import load_keys, mint
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 neo4j_app = typer.Typer(no_args_is_help=True, help="The managed local Neo4j server.")
+postgres_app = typer.Typer(
+    no_args_is_help=True, help="The managed local PostgreSQL (for PALIMPSEST_SQL_BACKEND=postgres)."
+)
 token_app = typer.Typer(no_args_is_help=True, help="Run tokens for development.")
 bench_app = typer.Typer(
     no_args_is_help=True, help="Benchmarks: one JSON object on stdout, progress on stderr."
 )
 app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(postgres_app, name="postgres")
 app.add_typer(token_app, name="token")
 app.add_typer(bench_app, name="bench")
 eval_app = typer.Typer(
@@ -70,6 +74,10 @@ def serve(
     settings = settings.model_copy(update=overrides)
     if settings.neo4j_managed and settings.neo4j_uri is None:
         neo4j_local.start(settings, say=_err)
+    if settings.sql_backend == "postgres" and settings.postgres_managed:
+        from palimpsest import postgres_local
+
+        postgres_local.start(settings, say=_err)
     install_assets(settings.graphiql_dir)
     if settings.token_secret is None and settings.token_public_key_file is None:
         token = mint(load_keys(settings), tenant="dev", user="dev-user", agent="dev-agent")
@@ -119,6 +127,34 @@ def neo4j_status() -> None:
         raise typer.Exit(1)
 
 
+@postgres_app.command("start")
+def postgres_start() -> None:
+    """Start the managed PostgreSQL (initdb on first use) and wait until it accepts logins."""
+    from palimpsest import postgres_local
+
+    s = postgres_local.start(Settings(), say=_err)
+    _err(f"postgres {s.dsn}")
+
+
+@postgres_app.command("stop")
+def postgres_stop() -> None:
+    """Stop the managed PostgreSQL (fast shutdown: open transactions roll back)."""
+    from palimpsest import postgres_local
+
+    postgres_local.stop(Settings(), say=_err)
+
+
+@postgres_app.command("status")
+def postgres_status() -> None:
+    """Say whether the managed PostgreSQL is initialised and running; exit 1 when not running."""
+    from palimpsest import postgres_local
+
+    s = postgres_local.status(Settings())
+    typer.echo(f"installed={s.installed} running={s.running} pid={s.pid} {s.dsn} home={s.home}")
+    if not s.running:
+        raise typer.Exit(1)
+
+
 @token_app.command("mint")
 def token_mint(
     tenant: Annotated[str, typer.Option(help="Tenant id.")],
@@ -161,14 +197,24 @@ def _print_json(result: object) -> None:
     sys.stdout.write(orjson.dumps(result).decode() + "\n")
 
 
+class SqlBackend(StrEnum):
+    SQLITE = "sqlite"
+    POSTGRES = "postgres"
+
+
 @bench_app.command("sql")
 def bench_sql(
     n: Annotated[int, typer.Option(min=1, help="Statements per kind (insert, select).")] = 2000,
+    backend: Annotated[
+        list[SqlBackend] | None,
+        typer.Option(help="Backend to measure (repeat); default both, in one run."),
+    ] = None,
 ) -> None:
-    """SQL Memory: inserts and point selects per second, GraphQL against bare sqlite3."""
+    """SQL Memory: inserts and point selects per second, GraphQL against the bare engine."""
     from palimpsest_bench import sql
 
-    _print_json(sql.run(Settings(), n=n, say=_err))
+    chosen = [b.value for b in backend] if backend else list(sql.BACKENDS)
+    _print_json(sql.run(Settings(), n=n, say=_err, backends=chosen))
 
 
 @bench_app.command("attack")
@@ -249,14 +295,26 @@ BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the
 BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
 
 
+Synthetic = Annotated[
+    bool,
+    typer.Option(
+        "--synthetic-vectors",
+        help="Load the dataset with hash-derived vectors (database speed; timings only).",
+    ),
+]
+
+
 @bench_app.command("recall-latency")
-def bench_recall_latency(chunks: BenchChunks = 10_000, queries: BenchQueries = 300) -> None:
+def bench_recall_latency(
+    chunks: BenchChunks = 10_000, queries: BenchQueries = 300, synthetic: Synthetic = False
+) -> None:
     """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms)."""
     import asyncio
 
     from palimpsest_bench import recall_bench
 
-    _print_json(asyncio.run(recall_bench.run_latency(Settings(), chunks, queries, say=_err)))
+    run = recall_bench.run_latency(Settings(), chunks, queries, say=_err, synthetic=synthetic)
+    _print_json(asyncio.run(run))
 
 
 @bench_app.command("filtered-recall")
@@ -337,6 +395,12 @@ EmbedCache = Annotated[
     typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
 ]
 Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+Ablate = Annotated[
+    bool,
+    typer.Option(
+        "--ablate", help="Also print the headline metric with each recall lever removed in turn."
+    ),
+]
 
 
 def _recall_eval(
@@ -348,6 +412,7 @@ def _recall_eval(
     keep: bool,
     embed_cache: Path | None,
     limit: int | None,
+    ablation: bool,
 ) -> None:
     import asyncio
 
@@ -365,6 +430,7 @@ def _recall_eval(
         keep=keep,
         embed_cache=embed_cache,
         limit=limit,
+        ablation=ablation,
     )
     _print_json(asyncio.run(result))
 
@@ -378,8 +444,9 @@ def _recall_command(dataset: str, summary: str) -> None:
         keep: KeepDocs = False,
         embed_cache: EmbedCache = None,
         limit: Limit = None,
+        ablate: Ablate = False,
     ) -> None:
-        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit)
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate)
 
     command.__doc__ = summary
     eval_app.command(dataset)(command)
