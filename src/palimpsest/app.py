@@ -39,6 +39,7 @@ from palimpsest.graphql.view import (
     PreparedDocument,
 )
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
+from palimpsest.ratelimit import RateLimit
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -174,6 +175,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Middleware(AccessLog),
         Middleware(CausalBookmarks),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
+        Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 

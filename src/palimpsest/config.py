@@ -63,6 +63,21 @@ class Settings(BaseSettings):
     # Per-leg weights in the fusion: score = sum over legs of weight / (k + rank).
     rrf_vector_weight: float = Field(default=1.0, ge=0.0, le=10.0)
     rrf_fulltext_weight: float = Field(default=1.0, ge=0.0, le=10.0)
+    # Scope-local BM25 (computed with each scope's own term statistics): its k1 and b.
+    fulltext_k1: float = Field(default=1.2, ge=0.0, le=10.0)
+    fulltext_b: float = Field(default=0.75, ge=0.0, le=1.0)
+    # Term statistics are spread over this many nodes per term, so writers rarely wait.
+    fulltext_stats_shards: int = Field(default=4, ge=1, le=64)
+    # Recall levers (README "Recall levers"); a boost of 1.0 switches that boost off.
+    fulltext_neighbours: bool = True  # chunk text x2 + previous + next in the full-text index
+    recall_question_words: bool = True  # drop question words from the full-text query
+    recall_speaker_strip: bool = True  # drop known speakers' names from the embedded query
+    recall_speaker_boost: float = Field(default=1.1, ge=1.0, le=10.0)
+    recall_date_boost: float = Field(default=1.5, ge=1.0, le=10.0)
+    recall_when_boost: float = Field(default=1.3, ge=1.0, le=10.0)
+    recall_year_boost: float = Field(default=1.3, ge=1.0, le=10.0)
+    # Vector legs scan a scope exactly up to this many rows (no approximate index search).
+    recall_exact_max_rows: int = Field(default=2000, ge=0, le=1_000_000)
 
     # Key/value quotas; 0 switches a limit off.
     max_value_bytes: int = Field(default=256 * 1024, ge=0)
@@ -117,6 +132,11 @@ class Settings(BaseSettings):
     # off unless a port is set (loopback by default).
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     metrics_host: str = "127.0.0.1"
+
+    # Per-principal rate limit (token bucket per tenant, user and agent of the verified
+    # token): requests per second and the burst saved up; a rate of 0 switches it off.
+    rate_limit_per_second: float = Field(default=100.0, ge=0)
+    rate_limit_burst: int = Field(default=200, ge=1)
 
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:

@@ -71,7 +71,9 @@ ON CREATE SET o.id = item.object_id, o.name = item.object_name, o.created_at = $
               o.model = $model, o.origin = $origin
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o)
 ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
-              f.text = item.text, f.embedding = item.embedding,
+              f.text = item.text, f.embedding = item.embedding, f.ft = item.ft,
+              f.ft_tf = item.ft_tf, f.ft_len = item.ft_len, f.years = item.years,
+              f.has_time = item.has_time,
               f.observed_at = item.observed_at, f.valid_at = item.valid_at,
               f.invalid_at = item.invalid_at, f.created_at = $now,
               f.source_chunk_id = item.source_chunk_id, f.source_start = item.source_start,

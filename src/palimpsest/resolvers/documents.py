@@ -13,6 +13,7 @@ from palimpsest.cypher import documents as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
@@ -91,7 +92,15 @@ async def update_chunk(
         "embedding": vector,
         "now": svc.clock(),
     }
-    rows = await svc.db.scoped(ref).write(q.UPDATE_CHUNK, params)
+
+    async def work(tx: ScopedTx) -> list[Row]:
+        rows = await tx.run(q.UPDATE_CHUNK, params)
+        if rows and rows[0]["fresh"]:
+            # The chunk and its neighbours (whose representation quotes it) are re-indexed.
+            await term_index.refresh_chunks(tx, svc.settings, [chunk_id])
+        return rows
+
+    rows = await svc.db.scoped(ref).write_tx(work)
     if not rows:
         raise NotFound("chunk not found")
     if not rows[0]["fresh"]:
@@ -109,7 +118,16 @@ async def update_chunk(
 async def delete_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> int:
     ref = resolve_scope(who, scope)
     params = {"id": check_id(doc_id, "id")}
-    rows = await svc.db.scoped(ref).write(q.DELETE_DOCUMENT, params)
+
+    async def work(tx: ScopedTx) -> list[Row]:
+        rows = await tx.run(q.DELETE_DOCUMENT, params)
+        if rows:
+            await term_index.apply(
+                tx, svc.settings, "chunk", term_index.removed(rows[0]["indexed"])
+            )
+        return rows
+
+    rows = await svc.db.scoped(ref).write_tx(work)
     if not rows:
         raise NotFound("document not found")
     return int(rows[0]["chunks"])
