@@ -171,10 +171,10 @@ MATCH (s:TermStats {scope_key: $key, kind: 'chunk'})
 RETURN s.term AS term, sum(s.df) AS df, sum(s.len) AS len
 """
 KEY_OF = "MATCH (d:Document {id: $id}) RETURN d.scope_key AS key"
-DOC = """query($id: String!) { document(scope: USER, id: $id) { chunks { id revision text } } }"""
-UPDATE = """mutation($id: String!, $t: String!, $r: Int!) { updateChunk(scope: USER, id: $id,
+DOC = """query($id: ID!) { document(scope: USER, id: $id) { chunks { id revision text } } }"""
+UPDATE = """mutation($id: ID!, $t: String!, $r: Int!) { updateChunk(scope: USER, id: $id,
   text: $t, revision: $r) { id } }"""
-DELETE = """mutation($id: String!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"""
+DELETE = """mutation($id: ID!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"""
 FIND = """query($q: String!) { search(scope: USER, query: $q, sources: [DOCUMENTS]) {
   hits { id fulltextRank } } }"""
 
