@@ -398,6 +398,12 @@ EmbedCache = Annotated[
     typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
 ]
 Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+Docs = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Only the first N documents and the queries answered inside them (indicative)."
+    ),
+]
 Ablate = Annotated[
     bool,
     typer.Option(
@@ -416,6 +422,7 @@ def _recall_eval(
     embed_cache: Path | None,
     limit: int | None,
     ablation: bool,
+    docs: int | None,
 ) -> None:
     import asyncio
 
@@ -434,6 +441,7 @@ def _recall_eval(
         embed_cache=embed_cache,
         limit=limit,
         ablation=ablation,
+        docs=docs,
     )
     _print_json(asyncio.run(result))
 
@@ -448,8 +456,9 @@ def _recall_command(dataset: str, summary: str) -> None:
         embed_cache: EmbedCache = None,
         limit: Limit = None,
         ablate: Ablate = False,
+        docs: Docs = None,
     ) -> None:
-        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate)
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs)
 
     command.__doc__ = summary
     eval_app.command(dataset)(command)
