@@ -185,7 +185,7 @@ def _principal(tenant: str, user: str, *, admin: bool = False) -> Principal:
 
 
 def _person(tenant: str, i: int) -> Person:
-    marker = f"zq{uuid.uuid4().hex[:12]}"
+    marker = f"zq{uuid.uuid4().hex[:12]}9"  # a digit last: stemming leaves the term whole
     user = f"user{i}-{marker}"
     return Person(user, marker, _principal(tenant, user), scope_key(tenant, Scope.USER, user))
 

@@ -111,7 +111,7 @@ def new_org(gql: Gql, token: Callable[..., str], prefix: str) -> tuple[str, str]
 def plant(gql: Gql, token: Callable[..., str], driver: Driver, tenant: str, name: str) -> Person:
     """A person with data in every plane: entries, documents, facts with one and two sources
     and none, facts placed in the tenant from their chunks, a SQL database, pending spans."""
-    marker = f"zq{uuid.uuid4().hex[:10]}"
+    marker = f"zq{uuid.uuid4().hex[:10]}9"  # a digit last: stemming leaves the term whole
     user = f"{name}-{marker}"
     who = token(tenant, user, "planner", memory_scopes=ALL, sql_scopes=ALL)
     p = Person(tenant, user, marker, who)

@@ -12,6 +12,7 @@ from neo4j import Driver
 
 from palimpsest.cypher.schema import MIGRATE_FACT_SOURCES
 from palimpsest.identity import Scope
+from palimpsest.identity.scopes import scope_key
 from tests.integration.conftest import Gql
 
 pytestmark = pytest.mark.integration
@@ -72,7 +73,7 @@ def assert_one(gql: Gql, who: str, item: dict[str, Any], **kw: Any) -> dict[str,
 
 
 def test_a_second_span_adds_a_source_and_the_fact_goes_with_the_last(
-    gql: Gql, org: dict[str, Any]
+    gql: Gql, org: dict[str, Any], neo4j_driver: Driver
 ) -> None:
     alice = org["member"]("alice")
     doc_a, chunk_a = document(gql, alice, "The ledger runs on kubernetes.")
@@ -104,6 +105,14 @@ def test_a_second_span_adds_a_source_and_the_fact_goes_with_the_last(
     assert ok(gql(FACT, alice, id=fact_id, scope="USER"))["fact"] is None
     # Both ends of the fact were only its ends: they go with it.
     assert ok(gql(ENTITIES, alice, scope="USER"))["entities"]["items"] == []
+    # No term statistic of the scope keeps a word of what was deleted.
+    key = scope_key(org["tenant"], Scope.USER, "alice")
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (s:TermStats {scope_key: $key}) WHERE s.term IN ['ledger', 'kubernet'] "
+        "RETURN count(s) AS n",
+        key=key,
+    )
+    assert records[0]["n"] == 0
 
 
 def test_a_fact_without_sources_is_not_touched_by_deleting_documents(

@@ -162,10 +162,11 @@ def test_missing_owner_ids_and_isolation_are_refused(
 
 def test_ttl_expires_and_negative_ttl_changes_nothing(gql: Gql, people: dict[str, str]) -> None:
     who = people["alice_a1"]
-    body = gql(SET, who, scope="USER", key="ttl/short", value="soon gone", ttl=1)
+    # 3 s: a busy machine may take more than one second between two requests
+    body = gql(SET, who, scope="USER", key="ttl/short", value="soon gone", ttl=3)
     assert body["data"]["memorySet"]["expiresAt"] is not None
     assert value_of(gql, who, "USER", "ttl/short") == "soon gone"
-    time.sleep(1.3)
+    time.sleep(3.3)
     assert value_of(gql, who, "USER", "ttl/short") is None
     gql(SET, who, scope="USER", key="ttl/neg", value="kept")
     refused = gql(SET, who, scope="USER", key="ttl/neg", value="replaced", ttl=-5)

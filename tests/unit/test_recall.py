@@ -11,14 +11,11 @@ from palimpsest.recall import (
     RECALL_DEFAULT,
     Missing,
     Source,
-    lucene_query,
     parse_slack,
     parse_sources,
     parse_window,
     rrf,
 )
-
-KEY = "0123456789abcdef0123456789abcdef"
 
 
 def test_rrf_scores_ranks_from_one_with_k_60() -> None:
@@ -111,32 +108,6 @@ def test_bad_windows_are_refused(
 ) -> None:
     with pytest.raises(InvalidArgument):
         parse_window(start, end, missing, slack)
-
-
-def test_lucene_query_keeps_user_text_as_text() -> None:
-    q = lucene_query(KEY, 'scope_key:"ffff" OR *:* AND (a) text:x~2 \\"')
-    assert q is not None
-    assert q.startswith(f'scope_key:"{KEY}" AND (')
-    for bad in ("*:*", "~2", "(a)", '\\"'):
-        assert bad not in q.split(" AND (", 1)[1]
-    assert lucene_query(KEY, "?!* ()") is None
-    with pytest.raises(ValueError, match="hex"):
-        lucene_query('x" OR "y', "hello")
-
-
-@given(st.text(max_size=200))
-def test_lucene_query_always_has_exactly_one_scope_clause(text: str) -> None:
-    q = lucene_query(KEY, text)
-    if q is not None:
-        assert q.count("scope_key:") == 1
-        body = q.split(" AND (", 1)[1]
-        assert all(ch.isalnum() or ch in ' _:"()' or not ch.isascii() for ch in body)
-
-
-def test_stop_words_never_reduce_the_query_to_the_bare_scope_clause() -> None:
-    assert lucene_query(KEY, "it is the a") is None
-    q = lucene_query(KEY, "what is the cat")
-    assert q == f'scope_key:"{KEY}" AND (text:"what" OR text:"cat")'
 
 
 def test_slack_at_the_cap_fits_a_graphql_int_and_edges_do_not_overflow() -> None:

@@ -172,6 +172,17 @@ RETURN count(*) AS rows, count(*) AS counted
 """,
 )
 
+# Derived from the rows above (their words as terms): the scope's statistics go with them.
+ERASE_TERM_STATS = Statement(
+    "ERASE_TERM_STATS",
+    """
+MATCH (s:TermStats {scope_key: $scope_key})
+WITH s LIMIT $batch
+DELETE s
+RETURN count(*) AS rows, 0 * count(*) AS counted
+""",
+)
+
 ERASE_SCOPE_RECORD = Statement(
     "ERASE_SCOPE_RECORD",
     """
@@ -192,6 +203,7 @@ RETURN COUNT { MATCH (x:Source {scope_key: $scope_key}) }
      + COUNT { MATCH (d:Document {scope_key: $scope_key}) }
      + COUNT { MATCH (m:Memory {scope_key: $scope_key}) }
      + COUNT { MATCH (p:PendingSpan {scope_key: $scope_key}) }
+     + COUNT { MATCH (t:TermStats {scope_key: $scope_key}) }
      + COUNT { MATCH (s:Scope {scope_key: $scope_key}) } AS left
 """,
 )
@@ -214,8 +226,11 @@ ERASE_WRITER_FACTS = Statement(
 MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, writer_key: $writer_key}]->(o:Entity)
 WHERE NOT EXISTS { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id}) }
 WITH f, s.id AS sid, o.id AS oid LIMIT $batch
+WITH f, sid, oid, CASE WHEN f.ft_len IS NULL THEN null
+                       ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed
 DELETE f
-RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entity_ids
+RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entity_ids,
+       collect(indexed) AS indexed
 """,
 )
 
@@ -261,10 +276,13 @@ ERASE_SUBJECT_FACTS = Statement(
 MATCH (e:Entity {scope_key: $scope_key, id: $id})-[f:FACT {scope_key: $scope_key}]-(other)
 WITH DISTINCT f, other.id AS other_id LIMIT $batch
 OPTIONAL MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
-WITH f, other_id, collect(x) AS xs
+WITH f, other_id, collect(x) AS xs,
+     CASE WHEN f.ft_len IS NULL THEN null
+          ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed
 FOREACH (x IN xs | DELETE x)
 DELETE f
-RETURN count(*) AS facts, sum(size(xs)) AS sources, collect(DISTINCT other_id) AS entity_ids
+RETURN count(*) AS facts, sum(size(xs)) AS sources, collect(DISTINCT other_id) AS entity_ids,
+       collect(indexed) AS indexed
 """,
 )
 

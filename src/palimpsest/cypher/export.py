@@ -205,6 +205,8 @@ IMPORT_TENANT_FACTS = Statement(
     "IMPORT_TENANT_FACTS",
     """
 UNWIND $rows AS r
+OPTIONAL MATCH ()-[old:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->()
+WITH r, old IS NULL AS fresh
 MERGE (s:Entity {scope_key: $scope_key, type: r.subject.type,
                  normalized_name: r.subject.normalized_name})
 ON CREATE SET s = r.subject, """
@@ -219,9 +221,14 @@ MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->(o
 ON CREATE SET f = r.props, f.embedding = r.embedding, f.writer_key = r.writer_key, """
     + _stamp("f")
     + """
-WITH f, r
-UNWIND r.sources AS x
-MERGE (y:Source {scope_key: $scope_key, fact_id: f.id, key: x.key})
-ON CREATE SET y = x, y.fact_id = f.id, y.origin_key = $person_key, """
-    + _stamp("y"),
+WITH f, r, fresh
+CALL (f, r) {
+  UNWIND r.sources AS x
+  MERGE (y:Source {scope_key: $scope_key, fact_id: f.id, key: x.key})
+  ON CREATE SET y = x, y.fact_id = f.id, y.origin_key = $person_key, """
+    + _stamp("y")
+    + """
+}
+RETURN r.props.natural_key AS natural_key, fresh
+""",
 )

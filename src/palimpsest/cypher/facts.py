@@ -82,7 +82,9 @@ ON CREATE SET o.id = item.object_id, o.name = item.object_name, o.created_at = $
               o.model = $model, o.origin = $origin
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o)
 ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
-              f.text = item.text, f.embedding = item.embedding,
+              f.text = item.text, f.embedding = item.embedding, f.ft = item.ft,
+              f.ft_tf = item.ft_tf, f.ft_len = item.ft_len, f.years = item.years,
+              f.has_time = item.has_time,
               f.observed_at = item.observed_at, f.valid_at = item.valid_at,
               f.invalid_at = item.invalid_at, f.created_at = $now, f.writer_key = $writer_key,
               f.tenant_id = $tenant_id, f.scope = $scope, f.owner_id = $owner_id,
@@ -252,16 +254,20 @@ RETURN size(xs) AS sources, fact_ids
 """,
 )
 
-# A fact goes with its last source: of the given facts, those left without any are deleted.
+# A fact goes with its last source: of the given facts, those left without any are deleted;
+# ``indexed`` is what their full-text representation added to the scope's term statistics.
 DROP_UNSOURCED_FACTS = Statement(
     "DROP_UNSOURCED_FACTS",
     """
 UNWIND $fact_ids AS id
 MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, id: id}]->(o:Entity)
 WHERE NOT EXISTS { MATCH (x:Source {scope_key: $scope_key, fact_id: id}) }
-WITH f, s.id AS sid, o.id AS oid
+WITH f, s.id AS sid, o.id AS oid,
+     CASE WHEN f.ft_len IS NULL THEN null
+          ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed
 DELETE f
-RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entity_ids
+RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entity_ids,
+       collect(indexed) AS indexed
 """,
 )
 

@@ -57,6 +57,40 @@ class TimeFilter:
     undated: int
 
 
+@strawberry.type(description="One ranked list's share of a hit's score: weight / (k + rank).")
+class ScoreLeg:
+    leg: str = strawberry.field(description="vector or fulltext")
+    rank: int
+    contribution: float
+    value: float = strawberry.field(
+        description="The leg's own score: the cosine, or BM25 with the scope's own statistics."
+    )
+
+
+@strawberry.type(description="A preference read from the question that multiplied the score.")
+class ScoreBoost:
+    lever: str = strawberry.field(description="observedDate, whenQuestion, yearRange or speaker")
+    factor: float
+
+
+@strawberry.type(description="Why a hit scored what it did: score = fused x every factor.")
+class Explain:
+    legs: list[ScoreLeg]
+    boosts: list[ScoreBoost]
+    fused: float = strawberry.field(description="The RRF sum over the legs, before boosts.")
+
+    @classmethod
+    def of(cls, e: ops.Explain) -> Explain:
+        return cls(
+            legs=[
+                ScoreLeg(leg=p.leg, rank=p.rank, contribution=p.contribution, value=p.value)
+                for p in e.legs
+            ],
+            boosts=[ScoreBoost(lever=b.lever, factor=b.factor) for b in e.boosts],
+            fused=e.fused,
+        )
+
+
 @strawberry.type(
     description="One recalled row with its fused score, the raw cosine and its "
     "rank in each leg (null when the leg did not return it)."
@@ -78,6 +112,9 @@ class RecallHit:
     created_at: datetime | None
     in_window: bool | None
     provenance: Provenance | None
+    explain: Explain | None = strawberry.field(
+        description="Which legs and boosts made the score (null only for rows never fused)."
+    )
 
     @classmethod
     def of(cls, h: ops.Hit) -> RecallHit:
@@ -98,6 +135,7 @@ class RecallHit:
             created_at=h.created_at,
             in_window=h.in_window,
             provenance=Provenance.of(h.provenance) if h.provenance else None,
+            explain=Explain.of(h.explain) if h.explain else None,
         )
 
 
@@ -139,6 +177,7 @@ async def _run(
         pool_factor=c.services.settings.recall_pool_factor,
         vector_weight=c.services.settings.rrf_vector_weight,
         fulltext_weight=c.services.settings.rrf_fulltext_weight,
+        levers=pure.Levers.of(c.services.settings),
     )
     result = await ops.recall(c.services, c.principal, [scope, *(also_scopes or [])], req)
     report = result.time_filter

@@ -94,7 +94,7 @@ class SqlEraseResult:
 class SqlQuery:
     @strawberry.field(
         description="Run one read-only statement (SELECT, or WITH ... SELECT) in the scope's "
-        "own SQLite database. Rows are capped; `truncated` says when more existed."
+        "own SQL database. Rows are capped; `truncated` says when more existed."
     )
     async def sql_query(
         self,
@@ -129,7 +129,7 @@ class SqlQuery:
 @strawberry.type
 class SqlMutation:
     @strawberry.mutation(
-        description="Run DDL/DML statements in the scope's own SQLite database as one atomic "
+        description="Run DDL/DML statements in the scope's own SQL database as one atomic "
         "batch: if any statement fails, none of them has any effect."
     )
     async def sql_exec(

@@ -14,9 +14,10 @@ from palimpsest.cypher import documents as q
 from palimpsest.cypher.executor import Row, ScopedTx, Tx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
-from palimpsest.resolvers.sources import Withdrawn, holder_scopes, withdraw_all
+from palimpsest.resolvers.sources import Withdrawn, forget_terms, holder_scopes, withdraw_all
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
 
 MAX_LIST_LIMIT = 500
@@ -93,7 +94,15 @@ async def update_chunk(
         "embedding": vector,
         "now": svc.clock(),
     }
-    rows = await svc.db.scoped(ref).write(q.UPDATE_CHUNK, params)
+
+    async def work(tx: ScopedTx) -> list[Row]:
+        rows = await tx.run(q.UPDATE_CHUNK, params)
+        if rows and rows[0]["fresh"]:
+            # The chunk and its neighbours (whose representation quotes it) are re-indexed.
+            await term_index.refresh_chunks(tx, svc.settings, [chunk_id])
+        return rows
+
+    rows = await svc.db.scoped(ref).write_tx(work)
     if not rows:
         raise NotFound("chunk not found")
     if not rows[0]["fresh"]:
@@ -124,12 +133,15 @@ async def delete_document(
     holders = holder_scopes(who, ref)
 
     async def work(tx: Tx) -> DeletedDocument | None:
-        rows = await tx.scoped(ref).run(q.DELETE_DOCUMENT, params)
+        home = tx.scoped(ref)
+        rows = await home.run(q.DELETE_DOCUMENT, params)
         if not rows:
             return None
+        await forget_terms(home, svc.settings, "chunk", term_index.removed(rows[0]["indexed"]))
         withdrawn = Withdrawn()
         for holder in holders:
-            withdrawn += await withdraw_all(tx.scoped(holder), ref.scope_key, doc_id)
+            scoped = tx.scoped(holder)
+            withdrawn += await withdraw_all(scoped, svc.settings, ref.scope_key, doc_id)
         return DeletedDocument(int(rows[0]["chunks"]), withdrawn)
 
     deleted = await svc.db.write_tx(work)

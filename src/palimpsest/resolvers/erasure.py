@@ -21,8 +21,8 @@ from __future__ import annotations
 import hashlib
 import logging
 
+from palimpsest.config import Settings
 from palimpsest.cypher import erasure as q
-from palimpsest.cypher import facts as fq
 from palimpsest.cypher.executor import Statement, Tx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound, PalimpsestError
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
@@ -32,7 +32,7 @@ from palimpsest.resolvers import erasure_jobs as jobs
 from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, Receipt, Work
 from palimpsest.resolvers.fact_input import EntityRef, normalize
 from palimpsest.resolvers.services import Services
-from palimpsest.resolvers.sources import withdraw_batch
+from palimpsest.resolvers.sources import forget_facts, withdraw_batch
 
 log = logging.getLogger(__name__)
 MAX_PASSES = 3
@@ -49,6 +49,7 @@ PERSON_LABELS: tuple[tuple[str, Statement, str | None], ...] = (
     ("Document", q.ERASE_DOCUMENTS, "documents"),
     ("Memory", q.ERASE_MEMORY, "entries"),
     ("PendingSpan", q.ERASE_SPANS, "spans"),
+    ("TermStats", q.ERASE_TERM_STATS, None),
     ("Scope", q.ERASE_SCOPE_RECORD, None),
 )
 
@@ -105,7 +106,7 @@ async def _erase_person(svc: Services, refs: PersonRefs, requested_by: str) -> R
 async def _run_person(svc: Services, refs: PersonRefs, job_id: str) -> Receipt:
     batch = svc.settings.erasure_batch
     for _ in range(MAX_PASSES):
-        for work in _person_work(refs, batch):
+        for work in _person_work(refs, svc.settings, batch):
             await _drain(svc, refs.tenant, job_id, work, batch)
         await _erase_sql(svc, refs, job_id)
         if not await _anything_left(svc, refs):
@@ -116,11 +117,11 @@ async def _run_person(svc: Services, refs: PersonRefs, job_id: str) -> Receipt:
     )
 
 
-def _person_work(refs: PersonRefs, batch: int) -> list[Work]:
+def _person_work(refs: PersonRefs, settings: Settings, batch: int) -> list[Work]:
     person, tenant = refs.person, refs.tenant
 
     async def tenant_sources(tx: Tx) -> tuple[int, Counts]:
-        w = await withdraw_batch(tx.scoped(tenant), person.scope_key, None, batch)
+        w = await withdraw_batch(tx.scoped(tenant), settings, person.scope_key, None, batch)
         return w.sources, Counts(fact_sources=w.sources, facts=w.facts, entities=w.entities)
 
     params = {"writer_key": person.scope_key, "batch": batch}
@@ -128,11 +129,8 @@ def _person_work(refs: PersonRefs, batch: int) -> list[Work]:
     async def tenant_writer_facts(tx: Tx) -> tuple[int, Counts]:
         scoped = tx.scoped(tenant)
         [row] = await scoped.run(q.ERASE_WRITER_FACTS, params)
-        entities = 0
-        if row["entity_ids"]:
-            [gone] = await scoped.run(fq.DROP_ORPHAN_ENTITIES, {"ids": row["entity_ids"]})
-            entities = int(gone["entities"])
-        return int(row["facts"]), Counts(facts=int(row["facts"]), entities=entities)
+        ends = await forget_facts(scoped, settings, row)
+        return int(row["facts"]), Counts(facts=int(row["facts"]), entities=ends.entities)
 
     async def tenant_writer_scrub(tx: Tx) -> tuple[int, Counts]:
         [row] = await tx.scoped(tenant).run(q.SCRUB_WRITER_FACTS, params)
@@ -245,20 +243,18 @@ async def erase_subject(svc: Services, who: Principal, scope: Scope, subject: En
     )
     job_id, entity_id = job.receipt.id, found[0]["id"]
     batch = svc.settings.erasure_batch
-    await _drain(svc, tenant, job_id, _subject_facts(ref, entity_id, batch), batch)
+    facts = _subject_facts(ref, svc.settings, entity_id, batch)
+    await _drain(svc, tenant, job_id, facts, batch)
     await jobs.run_batch(svc, tenant, job_id, _subject_entity(ref, entity_id))
     return await jobs.finish(svc, tenant, job_id)
 
 
-def _subject_facts(ref: ScopeRef, entity_id: str, batch: int) -> Work:
+def _subject_facts(ref: ScopeRef, settings: Settings, entity_id: str, batch: int) -> Work:
     async def work(tx: Tx) -> tuple[int, Counts]:
         scoped = tx.scoped(ref)
         [row] = await scoped.run(q.ERASE_SUBJECT_FACTS, {"id": entity_id, "batch": batch})
         others = [i for i in row["entity_ids"] if i != entity_id]
-        entities = 0
-        if others:
-            [gone] = await scoped.run(fq.DROP_ORPHAN_ENTITIES, {"ids": others})
-            entities = int(gone["entities"])
+        entities = (await forget_facts(scoped, settings, {**row, "entity_ids": others})).entities
         facts = int(row["facts"])
         return facts, Counts(facts=facts, fact_sources=int(row["sources"] or 0), entities=entities)
 

@@ -16,6 +16,7 @@ from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_key, writer_params
 from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
@@ -113,6 +114,8 @@ async def write_batch(
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
         raise Conflict(f"natural key already names a different fact: {keys}")
+    for row in rows:
+        row.update(term_index.row_fields(row["text"]))
     params = {
         **writer_params(who),
         "writer_key": writer_key(who),
@@ -120,6 +123,13 @@ async def write_batch(
         "facts": rows,
     }
     written = await tx.run(q.ASSERT_FACTS, params)
+    # Only new facts count: a re-assertion matches the stored fact and keeps its text.
+    by_index = {r["index"]: r for r in rows}
+    created = {
+        by_index[r["index"]]["natural_key"]: by_index[r["index"]] for r in written if r["created"]
+    }
+    fresh = list(created.values())  # one batch may name one new fact twice
+    await term_index.apply(tx, svc.settings, "fact", term_index.added(fresh))
     return [(r["index"], Asserted(fact_from(tx.ref.scope, r), bool(r["created"]))) for r in written]
 
 

@@ -16,9 +16,11 @@ from typing import Any
 
 from palimpsest.cypher import erasure as eq
 from palimpsest.cypher import export as q
+from palimpsest.cypher.executor import ScopedTx, Statement
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.export import FORMAT, VERSION, loads
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import dump
@@ -144,6 +146,17 @@ class _Loader:
             found[i] = vector
         return found
 
+    async def _rows(self, statement: Statement, rows: list[Record], kind: str | None) -> None:
+        """Write rows into the person's scope and add the indexed ones to its statistics."""
+        indexed = [r["props"] for r in rows if r["props"].get("ft_len") is not None]
+
+        async def work(tx: ScopedTx) -> None:
+            await tx.run(statement, {"rows": rows})
+            if kind is not None:
+                await term_index.apply(tx, self.svc.settings, kind, term_index.added(indexed))
+
+        await self.person.write_tx(work)
+
     async def memory(self, batch: list[Record]) -> None:
         def text(r: Record) -> str | None:
             props = r["props"]
@@ -151,7 +164,7 @@ class _Loader:
 
         vectors = await self._embedded(batch, text)
         rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
-        await self.person.write(q.IMPORT_MEMORY, {"rows": rows})
+        await self._rows(q.IMPORT_MEMORY, rows, "memory")
 
     async def documents(self, batch: list[Record]) -> None:
         await self.person.write(
@@ -165,7 +178,7 @@ class _Loader:
 
         vectors = await self._embedded(batch, text)
         rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
-        await self.person.write(q.IMPORT_CHUNKS, {"rows": rows})
+        await self._rows(q.IMPORT_CHUNKS, rows, "chunk")
         self.edges += [
             {"id": r["props"]["id"], "parent_id": r["parent_id"], "next_id": r["next_id"]}
             for r in batch
@@ -187,7 +200,7 @@ class _Loader:
             }
             for r, v in zip(batch, vectors, strict=True)
         ]
-        await self.person.write(q.IMPORT_FACTS, {"rows": rows})
+        await self._rows(q.IMPORT_FACTS, rows, "fact")
 
     async def spans(self, batch: list[Record]) -> None:
         await self.person.write(q.IMPORT_SPANS, {"rows": [{"props": r["props"]} for r in batch]})
@@ -207,7 +220,18 @@ class _Loader:
             for r, v in zip(batch, vectors, strict=True)
         ]
         params = {"rows": rows, "person_key": key}
-        await self.svc.db.scoped(self.refs.tenant).write(q.IMPORT_TENANT_FACTS, params)
+
+        async def work(tx: ScopedTx) -> None:
+            written = await tx.run(q.IMPORT_TENANT_FACTS, params)
+            fresh = {w["natural_key"] for w in written if w["fresh"]}
+            new = [
+                r["props"]
+                for r in rows
+                if r["props"]["natural_key"] in fresh and r["props"].get("ft_len") is not None
+            ]
+            await term_index.apply(tx, self.svc.settings, "fact", term_index.added(new))
+
+        await self.svc.db.scoped(self.refs.tenant).write_tx(work)
 
     async def sql(self, batch: list[Record]) -> None:
         for statements in dump.load_statements(batch):

@@ -10,11 +10,16 @@ touched here: they belong to their writer (see ``erasure``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from palimpsest.config import Settings
 from palimpsest.cypher import facts as q
+from palimpsest.cypher import terms as tq
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.errors import Forbidden
+from palimpsest.fulltext import StatsDelta
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers import term_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +37,7 @@ class Withdrawn:
 
 
 async def withdraw_batch(
-    tx: ScopedTx, origin_key: str, document_id: str | None, batch: int
+    tx: ScopedTx, settings: Settings, origin_key: str, document_id: str | None, batch: int
 ) -> Withdrawn:
     """Withdraw up to ``batch`` sources from the facts of ``tx``'s scope, and what they leave
     unsupported."""
@@ -41,26 +46,44 @@ async def withdraw_batch(
     )
     if not row["sources"]:
         return Withdrawn()
-    return Withdrawn(int(row["sources"])) + await drop_unsourced(tx, row["fact_ids"])
+    return Withdrawn(int(row["sources"])) + await drop_unsourced(tx, settings, row["fact_ids"])
 
 
-async def drop_unsourced(tx: ScopedTx, fact_ids: list[str]) -> Withdrawn:
+async def drop_unsourced(tx: ScopedTx, settings: Settings, fact_ids: list[str]) -> Withdrawn:
     """Of ``fact_ids``, delete those left without a source, then their orphaned entities."""
     [dropped] = await tx.run(q.DROP_UNSOURCED_FACTS, {"fact_ids": fact_ids})
+    return Withdrawn(facts=int(dropped["facts"])) + await forget_facts(tx, settings, dropped)
+
+
+async def forget_facts(tx: ScopedTx, settings: Settings, dropped: dict[str, Any]) -> Withdrawn:
+    """After facts were deleted (``dropped``: their ``entity_ids`` ends and ``indexed``
+    term fields): their ends left with nothing, and their terms in the scope's statistics."""
     entities = 0
     if dropped["entity_ids"]:
         [row] = await tx.run(q.DROP_ORPHAN_ENTITIES, {"ids": dropped["entity_ids"]})
         entities = int(row["entities"])
-    return Withdrawn(facts=int(dropped["facts"]), entities=entities)
+    await forget_terms(tx, settings, "fact", term_index.removed(dropped["indexed"]))
+    return Withdrawn(entities=entities)
+
+
+async def forget_terms(tx: ScopedTx, settings: Settings, kind: str, delta: StatsDelta) -> None:
+    """Take deleted rows out of the scope's term statistics, and drop the terms that no row
+    of the scope holds any more, so no count keeps a deleted word."""
+    changes = delta.changes(kind)
+    if not changes:
+        return
+    await term_index.apply(tx, settings, kind, delta)
+    terms = [{"kind": c["kind"], "term": c["term"]} for c in changes]
+    await tx.run(tq.PRUNE_TERM_STATS, {"terms": terms})
 
 
 async def withdraw_all(
-    tx: ScopedTx, origin_key: str, document_id: str | None, batch: int = 1000
+    tx: ScopedTx, settings: Settings, origin_key: str, document_id: str | None, batch: int = 1000
 ) -> Withdrawn:
     """Withdraw every matching source inside one transaction (a document's are few)."""
     total = Withdrawn()
     while True:
-        step = await withdraw_batch(tx, origin_key, document_id, batch)
+        step = await withdraw_batch(tx, settings, origin_key, document_id, batch)
         total += step
         if step.sources < batch:
             return total

@@ -19,6 +19,7 @@ SCOPED = (
     "Source",
     "PendingSpan",
     "Ontology",
+    "TermStats",
     "Erasure",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
