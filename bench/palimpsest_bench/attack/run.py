@@ -35,6 +35,9 @@ from palimpsest_bench.wire import Reply, WireClient
 
 CANARY = re.compile(rb"cnry[0-9a-f]{20}")
 DESTRUCTIVE = re.compile(r"delete|erase|forget|purge|drop|remove|^set", re.IGNORECASE)
+# Fields that erase everything the caller owns, by design: they run as a bystander (the same
+# claims for a user with nothing planted), so the census still proves nobody else lost a row.
+SELF_ERASING = frozenset({"eraseMe"})
 MAX_FINDINGS = 25
 PAIR_ATTEMPTS = 3
 Say = Callable[[str], None]
@@ -81,6 +84,7 @@ class Attack:
         self.members = matrix.members(self.tenants)
         self.garden = Garden()
         self.tokens: dict[Member, str] = {}
+        self.bystanders: dict[Member, str] = {}
         self.visible: dict[Member, frozenset[str]] = {}
         self.all_canaries: frozenset[str] = frozenset()
         self.tally = Tally()
@@ -93,18 +97,19 @@ class Attack:
             run = plant.new_canary()
             self.garden.run_canary[m] = run
             w = m.who
-            self.tokens[m] = mint(
-                self.keys,
-                tenant=m.tenant,
-                user=w.user,
-                agent=w.agent,
-                run=f"run-{run}",
-                roles=m.roles,
-                isolated=w.isolated,
-                memory_scopes=w.memory,
-                sql_scopes=w.sql,
-                ttl_seconds=6 * 3600,
-            )
+            for tokens, user in ((self.tokens, w.user), (self.bystanders, _bystander(w.user))):
+                tokens[m] = mint(
+                    self.keys,
+                    tenant=m.tenant,
+                    user=user,
+                    agent=w.agent,
+                    run=f"run-{run}",
+                    roles=m.roles,
+                    isolated=w.isolated,
+                    memory_scopes=w.memory,
+                    sql_scopes=w.sql,
+                    ttl_seconds=6 * 3600,
+                )
         client = WireClient.for_url(self.url)
         try:
             # Admins first: their ontology is in place before anyone else writes.
@@ -291,7 +296,8 @@ class Attack:
         provided = list(variables)
         document = job.field.document(provided)
         started = time.perf_counter()
-        reply = await client.post_graphql(document, variables, self.tokens[job.member])
+        tokens = self.bystanders if job.field.name in SELF_ERASING else self.tokens
+        reply = await client.post_graphql(document, variables, tokens[job.member])
         self.tally.requests += 1
         self.tally.field_seconds[job.field.name] += time.perf_counter() - started
         return self.check(job, reply)
@@ -346,6 +352,10 @@ class Attack:
                     self.tally.note("planted object gone", kind=obj.kind, scope=scope.value)
         finally:
             await client.close()
+
+
+def _bystander(user: str | None) -> str | None:
+    return f"{user}-bystander" if user else None
 
 
 def _describe(c: plant.Canary) -> str:
