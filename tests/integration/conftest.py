@@ -63,6 +63,9 @@ def token(settings: Settings) -> Callable[..., str]:
         memory_scopes: list[Scope] | None = None,
         sql_scopes: list[Scope] | None = None,
         ttl: int = 600,
+        session: str | None = None,
+        run: str | None = None,
+        model: str | None = None,
     ) -> str:
         roles = {Role.ADMIN} if admin else set()
         return mint(
@@ -70,6 +73,9 @@ def token(settings: Settings) -> Callable[..., str]:
             tenant=tenant,
             user=user,
             agent=agent,
+            session=session,
+            run=run,
+            model=model,
             roles=roles,
             isolated=isolated,
             memory_scopes=memory_scopes,

@@ -109,6 +109,10 @@ RANGE_INDEXES = (
         "CREATE INDEX pending_queue IF NOT EXISTS "
         "FOR (p:PendingSpan) ON (p.status, p.lease_expires_at)",
     ),
+    _unscoped(
+        "INDEX_PENDING_SCOPE",
+        "CREATE INDEX pending_scope IF NOT EXISTS FOR (p:PendingSpan) ON (p.scope_key, p.status)",
+    ),
 )
 
 # Vector indexes: cosine, unquantized so the score returned is the raw cosine similarity.

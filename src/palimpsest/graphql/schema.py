@@ -13,6 +13,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
 from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.facts import FactMutation, FactQuery
+from palimpsest.graphql.harvest import HarvestMutation
 from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
 from palimpsest.graphql.placement import PlacementMutation, PlacementQuery
 from palimpsest.graphql.recall import RecallQuery
@@ -37,7 +38,15 @@ Query = merge_types(
     (CoreQuery, MemoryQuery, DocumentQuery, FactQuery, PlacementQuery, RecallQuery, SqlQuery),
 )
 Mutation = merge_types(
-    "Mutation", (MemoryMutation, DocumentMutation, FactMutation, PlacementMutation, SqlMutation)
+    "Mutation",
+    (
+        MemoryMutation,
+        DocumentMutation,
+        FactMutation,
+        PlacementMutation,
+        SqlMutation,
+        HarvestMutation,
+    ),
 )
 
 
