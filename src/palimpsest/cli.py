@@ -58,6 +58,28 @@ def serve(
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
 
 
+@app.command()
+def consolidate(
+    once: Annotated[bool, typer.Option(help="Drain what is leasable now, then exit.")] = False,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Worker loops here.")] = 1,
+    lease_seconds: Annotated[
+        float | None,
+        typer.Option(min=1, help="Lease length (default PALIMPSEST_CONSOLIDATE_LEASE_SECONDS)."),
+    ] = None,
+) -> None:
+    """Run consolidator workers: turn harvested spans into memory. Prints a JSON summary."""
+    import asyncio
+
+    from palimpsest import consolidator, logs
+
+    settings = Settings()
+    logs.configure(settings.log_level)
+    result = consolidator.run(
+        settings, workers=workers, once=once, lease_seconds=lease_seconds, say=_err
+    )
+    _print_json(asyncio.run(result))
+
+
 @neo4j_app.command("install")
 def neo4j_install() -> None:
     """Fetch the Neo4j jars from Maven Central and write the configuration."""
@@ -177,6 +199,37 @@ def bench_ingest(chunks: BenchChunks = 2000) -> None:
     from palimpsest_bench import recall_bench
 
     _print_json(asyncio.run(recall_bench.run_ingest(Settings(), chunks, say=_err)))
+
+
+@bench_app.command("consolidate-crash")
+def bench_consolidate_crash(
+    kills: Annotated[int, typer.Option(min=0, help="SIGKILLs of workers holding a lease.")] = 20,
+    spans: Annotated[int, typer.Option(min=1, help="Spans to harvest and drain.")] = 3000,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 3,
+    lease_seconds: Annotated[float, typer.Option(min=1, help="Lease length.")] = 5.0,
+) -> None:
+    """Drain a queue while killing workers mid-lease: {accepted, consolidated, lost, ...}."""
+    import asyncio
+
+    from palimpsest_bench import cycle_bench
+
+    run = cycle_bench.run_crash(
+        Settings(), spans=spans, kills=kills, workers=workers, lease_seconds=lease_seconds, say=_err
+    )
+    _print_json(asyncio.run(run))
+
+
+@bench_app.command("harvest")
+def bench_harvest(
+    spans: Annotated[int, typer.Option(min=1, help="Spans to harvest.")] = 2000,
+    batch: Annotated[int, typer.Option(min=1, max=1000, help="Spans per harvest call.")] = 50,
+) -> None:
+    """Harvest spans/s through GraphQL; consolidation against embedding-only spans/s."""
+    import asyncio
+
+    from palimpsest_bench import cycle_bench
+
+    _print_json(asyncio.run(cycle_bench.run_harvest(Settings(), spans, batch, say=_err)))
 
 
 DataDir = Annotated[

@@ -74,11 +74,27 @@ class Settings(BaseSettings):
     sql_timeout_ms: int = Field(default=2000, ge=0)
     sql_max_db_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
 
+    # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
+    # leases per span before it becomes a dead letter, the wait before a failed span is
+    # retried (x its attempts), and how often an idle worker looks for work.
+    consolidate_batch_size: int = Field(default=32, ge=1, le=500)
+    consolidate_lease_seconds: float = Field(default=60.0, gt=0, le=3600)
+    consolidate_max_attempts: int = Field(default=5, ge=1, le=100)
+    consolidate_backoff_seconds: float = Field(default=30.0, ge=0, le=86400)
+    consolidate_poll_seconds: float = Field(default=2.0, gt=0, le=300)
+    # Extractors run on consolidated spans, in order (built-in: mentions, provided; others
+    # by ``palimpsest.extractors`` entry point name). Comma-separated.
+    extractors: str = "mentions,provided"
+
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:
         if self.token_secret is not None and len(self.token_secret.get_secret_value()) < 32:
             raise ValueError("PALIMPSEST_TOKEN_SECRET must be at least 32 bytes")
         return self
+
+    @property
+    def extractor_names(self) -> list[str]:
+        return [n.strip() for n in self.extractors.split(",") if n.strip()]
 
     @property
     def bolt_uri(self) -> str:

@@ -26,7 +26,8 @@ WITH c, score
 WHERE c.scope_key = $scope_key
 RETURN score, c.index IS NOT NULL AS live,
        c {.id, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
-                 .session_id, .run_id, .agent_name, .model, .origin} AS row
+                 .session_id, .run_id, .agent_name, .model, .origin,
+                 .compaction_generation} AS row
 """
 
 _FACT_LIVE: LiteralString = (

@@ -91,14 +91,16 @@ async def resolve_sources(tx: ScopedTx, rows: list[dict[str, Any]]) -> None:
 
 
 async def write_batch(
-    tx: ScopedTx, svc: Services, who: Principal, rows: list[dict[str, Any]]
+    tx: ScopedTx, svc: Services, stamp: dict[str, Any], rows: list[dict[str, Any]]
 ) -> list[tuple[int, Asserted]]:
-    """Write rows into the transaction's scope; a natural key naming another fact conflicts."""
+    """Write rows into the transaction's scope; a natural key naming another fact conflicts.
+
+    ``stamp`` is the writer's provenance (``common.writer_params``, or a harvested run's)."""
     clashes = await tx.run(q.KEY_CONFLICTS, {"facts": rows})
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
         raise Conflict(f"natural key already names a different fact: {keys}")
-    params = {**writer_params(who), "now": svc.clock(), "facts": rows}
+    params = {**stamp, "now": svc.clock(), "facts": rows}
     written = await tx.run(q.ASSERT_FACTS, params)
     return [(r["index"], Asserted(fact_from(tx.ref.scope, r), bool(r["created"]))) for r in written]
 
@@ -121,7 +123,7 @@ async def assert_facts(
         for row in rows:
             row["mention_chunk_id"] = None
         await resolve_sources(tx, rows)
-        return await write_batch(tx, svc, who, rows)
+        return await write_batch(tx, svc, writer_params(who), rows)
 
     written = await svc.db.scoped(ref).write_tx(work)
     return [a for _, a in sorted(written, key=lambda pair: pair[0])]

@@ -1,0 +1,299 @@
+"""Turn leased spans into durable memory (SPEC section 7), one user scope at a time.
+
+A leased batch becomes, in one transaction: a ``turn`` chunk per span in its session's
+conversation document (chunk id = span id), the extractors' mention edges and placed facts,
+and the spans' acknowledgement. The transaction first re-checks, under the spans' locks, that
+this worker still holds them; a span another worker finished is skipped. So a span is written
+once, whatever crashes or expired leases happen around it.
+
+A batch that fails is retried span by span, so one bad span cannot hold back the others; each
+failure is recorded on its span, which is retried after a back-off and becomes a dead letter
+after ``max_attempts`` leases.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from neo4j.exceptions import Neo4jError
+
+from palimpsest import conversation
+from palimpsest.cypher import conversations as q
+from palimpsest.cypher.executor import ScopedTx, Tx
+from palimpsest.errors import PalimpsestError
+from palimpsest.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
+from palimpsest.identity import Origin, Scope, ScopeRef, resolve_scope
+from palimpsest.identity.acting import HarvestedRun, act_for_user
+from palimpsest.resolvers import ontology, queue
+from palimpsest.resolvers.common import new_id
+from palimpsest.resolvers.fact_input import VALUE_TYPE, FactDraft, normalize
+from palimpsest.resolvers.harvest import fact_draft
+from palimpsest.resolvers.services import Services
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    owner: str  # the lease owner: unique per worker
+    extractors: Sequence[Extractor]
+    batch_size: int = 32
+    lease_seconds: float = 60.0
+    max_attempts: int = 5
+    backoff_seconds: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    leased: int = 0
+    consolidated: int = 0
+    failed: int = 0
+    dead: int = 0
+    takeovers: int = 0
+
+
+class LeaseLost(Exception):
+    """Some spans of the batch were finished or taken by another worker meanwhile."""
+
+    def __init__(self, held: set[str]) -> None:
+        super().__init__("lease lost")
+        self.held = held
+
+
+class _EntityView:
+    """What an extractor may read: the scope's entities, by normalised name or alias."""
+
+    def __init__(self, svc: Services, ref: ScopeRef) -> None:
+        self.svc, self.ref = svc, ref
+
+    async def entities_named(self, names: Collection[str]) -> list[KnownEntity]:
+        params = {"names": sorted(names), "value_type": VALUE_TYPE}
+        rows = await self.svc.db.scoped(self.ref).read(q.ENTITIES_NAMED, params)
+        return [KnownEntity(r["type"], r["name"], r["norm"], tuple(r["aliases"])) for r in rows]
+
+
+async def consolidate_scope(
+    svc: Services, cfg: WorkerConfig, tenant_id: str, user_id: str, scope_key: str
+) -> Outcome:
+    """Lease one batch of the user's spans and consolidate it."""
+    ref = resolve_scope(act_for_user(tenant_id, user_id), Scope.USER)
+    if ref.scope_key != scope_key:
+        log.error("queue row names a scope its owner does not resolve to; skipped")
+        return Outcome()
+    lease = await queue.lease(
+        svc, ref, cfg.owner, cfg.batch_size, cfg.lease_seconds, cfg.max_attempts
+    )
+    spans = lease.spans
+    if not spans:
+        return Outcome(dead=len(lease.dead))
+    takeovers = sum(1 for s in spans if s.takeovers and s.attempts > 1)
+    failures: list[tuple[str, str]] = []
+    done = 0
+    try:
+        done = await _consolidate(svc, cfg, ref, spans)
+    except (PalimpsestError, Neo4jError, LeaseLost) as e:
+        log.info("batch failed (%s); retrying span by span", type(e).__name__)
+        for span in spans:
+            try:
+                done += await _consolidate(svc, cfg, ref, [span])
+            except LeaseLost:
+                continue
+            except (PalimpsestError, Neo4jError) as err:
+                failures.append((span.id, _describe(err)))
+    dead = len(lease.dead)
+    if failures:
+        recorded = await queue.fail(
+            svc, ref, cfg.owner, failures, cfg.max_attempts, cfg.backoff_seconds
+        )
+        dead += sum(1 for _, exhausted in recorded if exhausted)
+    return Outcome(len(spans), done, len(failures), dead, takeovers)
+
+
+async def _consolidate(
+    svc: Services, cfg: WorkerConfig, ref: ScopeRef, spans: Sequence[queue.LeasedSpan]
+) -> int:
+    turns = [_turn(s) for s in spans]
+    vectors = await svc.embed([t.text for t in turns])
+    extraction = await _extract(cfg.extractors, turns, _EntityView(svc, ref))
+    plans = await _plan_facts(svc, ref, spans, extraction.facts)
+    by_id = {s.id: s for s in spans}
+    now = svc.clock()
+
+    async def work(tx: Tx) -> int:
+        user = tx.scoped(ref)
+        still = await queue.held(user, list(by_id), cfg.owner)
+        if still != set(by_id):
+            raise LeaseLost(still)
+        documents: dict[str, str] = {}
+        for session, group in _sessions(spans).items():
+            doc = await _write_turns(user, session, group, turns, vectors, now)
+            documents.update({s.id: doc for s in group})
+        mentions = [_mention_row(m, by_id[m.turn_id]) for m in extraction.mentions]
+        if mentions:
+            await user.run(q.WRITE_MENTIONS, {"mentions": mentions, "now": now})
+        for plan in plans:
+            await ontology.write_placed(tx, svc, plan)
+        return len(await queue.ack(user, cfg.owner, documents, now))
+
+    try:
+        return await svc.db.write_tx(work)
+    except LeaseLost as lost:
+        if lost.held and len(lost.held) < len(spans):
+            return await _consolidate(svc, cfg, ref, [s for s in spans if s.id in lost.held])
+        raise
+
+
+async def _extract(
+    extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView
+) -> Extraction:
+    mentions: list[Mention] = []
+    facts: list[tuple[str, FactDraft]] = []
+    for extractor in extractors:
+        found = await extractor.extract(turns, view)
+        known = {t.id for t in turns}
+        # An extractor may only speak about the turns it was given.
+        mentions += [m for m in found.mentions if m.turn_id in known]
+        facts += [(i, f) for i, f in found.facts if i in known]
+    return Extraction(mentions, facts)
+
+
+async def _plan_facts(
+    svc: Services,
+    ref: ScopeRef,
+    spans: Sequence[queue.LeasedSpan],
+    facts: Sequence[tuple[str, FactDraft]],
+) -> list[ontology.PlacedPlan]:
+    """Facts placed as their harvesting run would place them with ``assertFacts``."""
+    by_id = {s.id: s for s in spans}
+    groups: dict[tuple[HarvestedRun, int | None], list[FactDraft]] = {}
+    for span_id, draft in facts:
+        span = by_id[span_id]
+        groups.setdefault((span.run, span.compaction_generation), []).append(draft)
+    plans = []
+    for (run, generation), drafts in groups.items():
+        who = act_for_user(ref.tenant_id, ref.owner_id, run)
+        stamp = {**_stamp(run), "compaction_generation": generation}
+        plan = await ontology.plan_placed(svc, who, Scope.USER, drafts, True, stamp)
+        for row in plan.rows:
+            row["compaction_generation"] = generation
+        plans.append(plan)
+    return plans
+
+
+async def _write_turns(
+    tx: ScopedTx,
+    session: str | None,
+    group: Sequence[queue.LeasedSpan],
+    turns: Sequence[Turn],
+    vectors: Sequence[list[float]],
+    now: Any,
+) -> str:
+    doc = conversation.document_id(tx.ref.scope_key, session)
+    root = conversation.root_id(doc)
+    first = group[0]
+    await tx.run(
+        q.OPEN_CONVERSATION,
+        {
+            **_stamp(first.run),
+            "compaction_generation": first.compaction_generation,
+            "id": doc,
+            "root_id": root,
+            "root_type": "document",
+            "title": conversation.title(session),
+            "path": conversation.path(session),
+            "kind": conversation.KIND,
+            "now": now,
+        },
+    )
+    existing = [(r["id"], int(r["index"])) for r in await tx.run(q.CONVERSATION_TURNS, {"id": doc})]
+    have = {i for i, _ in existing}
+    index = {t.id: (t, v) for t, v in zip(turns, vectors, strict=True)}
+    added = [s for s in group if s.id not in have]
+    rows = [_turn_row(s, *index[s.id]) for s in added]
+    if rows:
+        await tx.run(q.WRITE_TURNS, {"id": doc, "root_id": root, "turns": rows, "now": now})
+    cut, draw = conversation.relink(existing, [(s.id, s.seq) for s in added])
+    if cut:
+        await tx.run(q.UNLINK_TURNS, {"pairs": cut})
+    if draw:
+        await tx.run(q.LINK_TURNS, {"pairs": draw})
+    return doc
+
+
+def _turn(span: queue.LeasedSpan) -> Turn:
+    text, start = conversation.turn_text(span.speaker, span.text)
+    return Turn(
+        id=span.id,
+        text=text,
+        quote_start=start,
+        speaker=span.speaker,
+        role=span.role,
+        observed_at=span.observed_at,
+        session_id=span.run.session_id,
+        facts=tuple(fact_draft(f) for f in span.facts),
+    )
+
+
+def _turn_row(span: queue.LeasedSpan, turn: Turn, vector: list[float]) -> dict[str, Any]:
+    lines = turn.text.count("\n") + 1
+    return {
+        "id": span.id,
+        "type": conversation.TURN_TYPE,
+        "text": turn.text,
+        "separator": conversation.SEPARATOR,
+        "position": span.seq,
+        "index": span.seq,
+        "start_line": 0,
+        "end_line": lines,
+        "start_char": 0,
+        "end_char": len(turn.text),
+        "embedding": vector,
+        "observed_at": span.observed_at,
+        "speaker": span.speaker,
+        "role": span.role,
+        "source_id": span.source_id,
+        **_stamp(span.run),
+        "compaction_generation": span.compaction_generation,
+    }
+
+
+def _mention_row(m: Mention, span: queue.LeasedSpan) -> dict[str, Any]:
+    return {
+        "chunk_id": m.turn_id,
+        "type": normalize(m.type),
+        "name": " ".join(m.name.split()),
+        "norm": normalize(m.name),
+        "entity_id": new_id(),
+        "start": m.start,
+        "end": m.end,
+        **_stamp(span.run),
+        "compaction_generation": span.compaction_generation,
+    }
+
+
+def _stamp(run: HarvestedRun) -> dict[str, Any]:
+    """Provenance of everything made from a span: the harvesting run, origin compaction."""
+    return {
+        "session_id": run.session_id,
+        "run_id": run.run_id,
+        "agent_name": run.agent_name,
+        "model": run.model,
+        "origin": Origin.COMPACTION.value,
+    }
+
+
+def _sessions(spans: Sequence[queue.LeasedSpan]) -> dict[str | None, list[queue.LeasedSpan]]:
+    groups: dict[str | None, list[queue.LeasedSpan]] = {}
+    for span in spans:
+        groups.setdefault(span.run.session_id, []).append(span)
+    return groups
+
+
+def _describe(error: Exception) -> str:
+    """What a dead letter says: the error's class and, for our own errors, the message."""
+    if isinstance(error, PalimpsestError):
+        return f"{error.code.value}: {error.message}"
+    return f"{type(error).__name__}: {getattr(error, 'code', '') or 'database error'}"
