@@ -7,7 +7,7 @@ server these tests fail loudly; they are never skipped.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -19,6 +19,8 @@ from palimpsest.graphql.ide import install_assets
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.neo4j_local import credentials
+from palimpsest.resolvers.services import Services
+from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
 
 Gql = Callable[..., dict[str, Any]]
@@ -114,6 +116,13 @@ def gql(http: httpx.Client) -> Gql:
 def neo4j_driver(settings: Settings) -> Iterator[Driver]:
     with GraphDatabase.driver(settings.bolt_uri, auth=credentials(settings)) as driver:
         yield driver
+
+
+@pytest.fixture(scope="session")
+async def svc(settings: Settings) -> AsyncIterator[Services]:
+    """The services a consolidator worker opens, for tests that steer it in-process."""
+    async with open_services(settings) as services:
+        yield services
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -11,30 +11,27 @@ import asyncio
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from neo4j import Driver
 
-from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument
-from palimpsest.extractors import Extraction, MentionsExtractor, ProvidedExtractor, ScopeView, Turn
+from palimpsest.extractors import Extraction, ScopeView, Turn
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
 from palimpsest.resolvers import consolidate, queue
-from palimpsest.resolvers.consolidate import WorkerConfig, consolidate_scope
-from palimpsest.resolvers.services import Services, utc_now
-from palimpsest.runtime import open_services
+from palimpsest.resolvers.consolidate import consolidate_scope
+from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
+from tests.integration.cycle import Clock, config, harvest, ok, scope_of
 
 pytestmark = pytest.mark.integration
 
-HARVEST = """mutation($spans: [SpanInput!]!, $gen: Int!) {
-  harvest(spans: $spans, compactionGeneration: $gen) { accepted spanIds } }"""
 SEARCH = """query($q: String!) { search(scope: USER, query: $q, topK: 5, sources: [DOCUMENTS]) {
   hits { id kind text documentId chunkType observedAt
          provenance { origin compactionGeneration session run agent } } } }"""
@@ -54,12 +51,6 @@ RETURN c.id AS id, c.index AS index, c.text AS text, d.id AS next ORDER BY c.ind
 """
 
 
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
 def rows(driver: Driver, query: str, tenant: str) -> list[dict[str, Any]]:
     records, _, _ = driver.execute_query(query, tenant=tenant)
     return [dict(r) for r in records]
@@ -69,57 +60,16 @@ def spans_of(driver: Driver, tenant: str) -> list[dict[str, Any]]:
     return [r["span"] for r in rows(driver, SPANS, tenant)]
 
 
-def assert_one_chain(driver: Driver, tenant: str, texts: Sequence[str]) -> None:
-    """Exactly one turn per span, in span order, linked by NEXT in that order."""
-    turns = rows(driver, TURNS, tenant)
-    assert [t["text"] for t in turns] == list(texts)
-    assert [t["next"] for t in turns] == [t["id"] for t in turns[1:]] + [None]
-
-
-@pytest.fixture(scope="module")
-async def svc(settings: Settings) -> AsyncIterator[Services]:
-    async with open_services(settings) as services:
-        yield services
-
-
-class Clock:
-    """A clock a test moves forward, to let leases and back-offs run out."""
-
-    def __init__(self) -> None:
-        self.offset = timedelta()
-
-    def __call__(self) -> datetime:
-        return utc_now() + self.offset
-
-
-def config(owner: str, *extractors: Any, **changes: Any) -> WorkerConfig:
-    base = WorkerConfig(
-        owner=owner,
-        extractors=list(extractors) or [MentionsExtractor(), ProvidedExtractor()],
-        batch_size=50,
-        lease_seconds=60,
-        max_attempts=3,
-        backoff_seconds=0,
-    )
-    return replace(base, **changes)
-
-
-def scope_of(tenant: str, user: str) -> tuple[str, str, str]:
-    ref = resolve_scope(act_for_user(tenant, user), Scope.USER)
-    return tenant, user, ref.scope_key
-
-
 @pytest.fixture
 def tenant_id() -> str:
     return f"cs-{uuid.uuid4().hex[:10]}"
 
 
-def harvest(gql: Gql, who: str, texts: Sequence[str], gen: int = 1, **span: Any) -> list[str]:
-    spans = [{"text": t, "speaker": "Alice", "sourceId": t, **span} for t in texts]
-    receipt = ok(gql(HARVEST, who, spans=spans, gen=gen))["harvest"]
-    assert receipt["accepted"] == len(texts)
-    ids: list[str] = receipt["spanIds"]
-    return ids
+def assert_one_chain(driver: Driver, tenant: str, texts: Sequence[str]) -> None:
+    """Exactly one turn per span, in span order, linked by NEXT in that order."""
+    turns = rows(driver, TURNS, tenant)
+    assert [t["text"] for t in turns] == list(texts)
+    assert [t["next"] for t in turns] == [t["id"] for t in turns[1:]] + [None]
 
 
 def test_harvested_spans_are_found_by_search_after_consolidate_once(

@@ -35,7 +35,10 @@ f {.id, .predicate, .text, .natural_key, .observed_at, .valid_at, .invalid_at, .
    .judged_by, .judged_at, .source_chunk_id, .source_start, .source_end, .source_text,
    .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
    .compaction_generation} AS fact,
-s {.id, .type, .name} AS subject, o {.id, .type, .name} AS object
+s {.id, .type, .name, .aliases, .tenant_id, .session_id, .run_id, .agent_name, .model,
+   .origin, .compaction_generation} AS subject,
+o {.id, .type, .name, .aliases, .tenant_id, .session_id, .run_id, .agent_name, .model,
+   .origin, .compaction_generation} AS object
 """
 
 KEY_CONFLICTS = Statement(

@@ -3,7 +3,9 @@
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
 
-_ENTITY = "RETURN e.id AS id, e.type AS type, e.name AS name"
+_ENTITY = """RETURN e.id AS id, e.type AS type, e.name AS name, e.aliases AS aliases,
+       e {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+          .compaction_generation} AS provenance"""
 
 FIND_ENTITIES = Statement(
     "FIND_ENTITIES",
@@ -25,6 +27,16 @@ ENTITIES_BY_ID = Statement(
     """
 MATCH (e:Entity {scope_key: $scope_key})
 WHERE e.id IN $ids
+"""
+    + _ENTITY,
+)
+
+# Names a mentions extractor also finds the entity by (normalised in ``alias_norms``).
+SET_ENTITY_ALIASES = Statement(
+    "SET_ENTITY_ALIASES",
+    """
+MATCH (e:Entity {scope_key: $scope_key, id: $id})
+SET e.aliases = $aliases, e.alias_norms = $norms
 """
     + _ENTITY,
 )

@@ -276,9 +276,9 @@ def fact_from(scope: Scope, row: Row) -> Fact:
     return Fact(
         scope=scope,
         id=f["id"],
-        subject=Entity(s["id"], s["type"], s["name"]),
+        subject=entity_from(s),
         predicate=f["predicate"],
-        object=Entity(o["id"], o["type"], o["name"]),
+        object=entity_from(o),
         text=f["text"],
         natural_key=f["natural_key"],
         observed_at=f["observed_at"],
@@ -293,3 +293,11 @@ def fact_from(scope: Scope, row: Row) -> Fact:
         judge_reason=f["judge_reason"],
         provenance=provenance_from(f),
     )
+
+
+def entity_from(row: Row) -> Entity:
+    """An entity from a projection with ``id``, ``type``, ``name``, ``aliases`` and the
+    provenance keys (flat, or under ``provenance``)."""
+    stamp = row.get("provenance") or row
+    provenance = provenance_from(stamp) if stamp.get("tenant_id") else None
+    return Entity(row["id"], row["type"], row["name"], tuple(row.get("aliases") or ()), provenance)

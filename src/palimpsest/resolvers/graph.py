@@ -6,15 +6,16 @@ from dataclasses import dataclass
 
 from palimpsest.cypher import graph as q
 from palimpsest.cypher.executor import Row
-from palimpsest.errors import InvalidArgument
+from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id
-from palimpsest.resolvers.fact_input import normalize
-from palimpsest.resolvers.facts import TimeView, fact_from
+from palimpsest.resolvers.fact_input import MAX_NAME, normalize
+from palimpsest.resolvers.facts import TimeView, entity_from, fact_from
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact
 
 MAX_HOPS = 3
+MAX_ALIASES = 50
 MAX_SEEDS = 500
 MAX_LIMIT = 200
 MAX_CHUNKS = 50
@@ -56,6 +57,25 @@ async def find_entities(
         "limit": limit,
     }
     return [_entity(r) for r in await svc.db.scoped(ref).read(q.FIND_ENTITIES, params)]
+
+
+async def set_aliases(
+    svc: Services, who: Principal, scope: Scope, entity_id: str, aliases: list[str]
+) -> Entity:
+    """Replace an entity's aliases: other names the mentions extractor finds it by."""
+    ref = resolve_scope(who, scope)
+    check_id(entity_id, "id")
+    if len(aliases) > MAX_ALIASES:
+        raise InvalidArgument(f"{len(aliases)} aliases, over the {MAX_ALIASES} limit")
+    clean = list(dict.fromkeys(" ".join(a.split()) for a in aliases))
+    for alias in clean:
+        if not alias or len(alias) > MAX_NAME:
+            raise InvalidArgument(f"each alias must be 1-{MAX_NAME} characters, not blank")
+    params = {"id": entity_id, "aliases": clean, "norms": sorted({normalize(a) for a in clean})}
+    rows = await svc.db.scoped(ref).write(q.SET_ENTITY_ALIASES, params)
+    if not rows:
+        raise NotFound("entity not found")
+    return _entity(rows[0])
 
 
 async def recall(
@@ -130,4 +150,4 @@ def _take(scope: Scope, row: Row, facts: dict[str, Fact], entities: dict[str, En
 
 
 def _entity(row: Row) -> Entity:
-    return Entity(row["id"], row["type"], row["name"])
+    return entity_from(row)

@@ -105,6 +105,8 @@ class Entity:
     id: str
     type: str
     name: str
+    aliases: tuple[str, ...] = ()
+    provenance: Provenance | None = None
 
 
 @dataclass(frozen=True, slots=True)
