@@ -30,6 +30,7 @@ from palimpsest.graphql.metrics import OperationMetrics
 from palimpsest.graphql.schema import build_schema
 from palimpsest.graphql.view import ASSETS_PATH, AuthenticatedCaller, GraphQLView
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
+from palimpsest.queue_metrics import QueueGauges
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -117,7 +118,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
             return JSONResponse({"status": "neo4j unreachable"}, status_code=503)
         return JSONResponse({"status": "ready", "model": services.embedder.model_name})
 
-    async def metrics(_: Request) -> Response:
+    queue_gauges = QueueGauges(settings.queue_metrics_seconds)
+
+    async def metrics(request: Request) -> Response:
+        services: Services | None = getattr(request.app.state, "services", None)
+        if services is not None:
+            await queue_gauges.refresh(services)
         return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     schema = build_schema(extensions=[OperationMetrics])

@@ -85,6 +85,8 @@ class Settings(BaseSettings):
     # Extractors run on consolidated spans, in order (built-in: mentions, provided; others
     # by ``palimpsest.extractors`` entry point name). Comma-separated.
     extractors: str = "mentions,provided"
+    # The queue gauges on /metrics are recounted at most this often (0 switches them off).
+    queue_metrics_seconds: float = Field(default=10.0, ge=0, le=3600)
 
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:

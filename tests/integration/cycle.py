@@ -8,7 +8,14 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from palimpsest.extractors import MentionsExtractor, ProvidedExtractor
+from palimpsest.errors import InvalidArgument
+from palimpsest.extractors import (
+    Extraction,
+    MentionsExtractor,
+    ProvidedExtractor,
+    ScopeView,
+    Turn,
+)
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
 from palimpsest.resolvers.consolidate import Outcome, WorkerConfig, consolidate_scope
@@ -75,3 +82,18 @@ def harvest(gql: Gql, who: str, texts: Sequence[str], gen: int = 1, **span: Any)
     assert receipt["accepted"] == len(texts)
     ids: list[str] = receipt["spanIds"]
     return ids
+
+
+class FailingExtractor:
+    """Refuses turns whose text contains ``marker``, ``times`` times each (forever: -1)."""
+
+    name = "failing"
+
+    def __init__(self, marker: str, times: int) -> None:
+        self.marker, self.left = marker, times
+
+    async def extract(self, turns: Sequence[Turn], scope: ScopeView) -> Extraction:
+        if self.left != 0 and any(self.marker in t.text for t in turns):
+            self.left -= 1
+            raise InvalidArgument("the test extractor refuses this span")
+        return Extraction()

@@ -20,15 +20,13 @@ from typing import Any
 import pytest
 from neo4j import Driver
 
-from palimpsest.errors import InvalidArgument
-from palimpsest.extractors import Extraction, ScopeView, Turn
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
 from palimpsest.resolvers import consolidate, queue
 from palimpsest.resolvers.consolidate import consolidate_scope
 from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
-from tests.integration.cycle import Clock, config, harvest, ok, scope_of
+from tests.integration.cycle import Clock, FailingExtractor, config, harvest, ok, scope_of
 
 pytestmark = pytest.mark.integration
 
@@ -158,21 +156,6 @@ async def test_an_expired_lease_is_taken_over_and_nothing_is_written_twice(
     spans = spans_of(neo4j_driver, tenant_id)
     assert {s["status"] for s in spans} == {"done"}
     assert {s["takeovers"] for s in spans} == {1}
-
-
-class FailingExtractor:
-    """Refuses turns whose text contains ``marker``, ``times`` times each (forever: -1)."""
-
-    name = "failing"
-
-    def __init__(self, marker: str, times: int) -> None:
-        self.marker, self.left = marker, times
-
-    async def extract(self, turns: Sequence[Turn], scope: ScopeView) -> Extraction:
-        if self.left != 0 and any(self.marker in t.text for t in turns):
-            self.left -= 1
-            raise InvalidArgument("the test extractor refuses this span")
-        return Extraction()
 
 
 async def test_a_failing_span_waits_and_is_placed_in_order_when_it_succeeds(

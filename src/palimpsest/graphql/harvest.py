@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import strawberry
 
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.facts import TIME_HELP, FactInput
+from palimpsest.graphql.types import Scope
 from palimpsest.resolvers import harvest as ops
+from palimpsest.resolvers import pending
 
 
 @strawberry.input(description="One span of dialogue the runtime evicted from its context.")
@@ -49,8 +53,74 @@ class HarvestReceipt:
     compaction_generation: int
 
 
+@strawberry.type(description="A span the consolidator gave up on, with the error that stopped it.")
+class DeadLetter:
+    span_id: str
+    source_id: str | None
+    session: str | None
+    attempts: int
+    error: str | None
+    dead_at: datetime | None
+
+
+@strawberry.type(description="Spans on the consolidator's queue, by state.")
+class PendingWork:
+    scope: Scope
+    queued: int = strawberry.field(description="Waiting for a worker.")
+    leased: int = strawberry.field(description="Being consolidated under a live lease.")
+    done: int
+    dead: int = strawberry.field(description="Dead letters: failed too often.")
+    oldest_queued_seconds: float | None = strawberry.field(
+        description="Age of the oldest span not yet consolidated; null when none waits."
+    )
+    dead_letters: list[DeadLetter] = strawberry.field(
+        description="Your newest dead letters (USER only; at most 100)."
+    )
+
+    @classmethod
+    def of(cls, w: pending.PendingWork) -> PendingWork:
+        return cls(
+            scope=w.scope,
+            queued=w.queued,
+            leased=w.leased,
+            done=w.done,
+            dead=w.dead,
+            oldest_queued_seconds=w.oldest_queued_seconds,
+            dead_letters=[
+                DeadLetter(
+                    span_id=d.span_id,
+                    source_id=d.source_id,
+                    session=d.session_id,
+                    attempts=d.attempts,
+                    error=d.error,
+                    dead_at=d.dead_at,
+                )
+                for d in w.dead_letters
+            ],
+        )
+
+
+@strawberry.type
+class HarvestQuery:
+    @strawberry.field(
+        description="Your harvested spans by state (scope USER), or, for tenant admins, the "
+        "tenant's counts (scope TENANT)."
+    )
+    async def pending_work(self, info: Info, scope: Scope = Scope.USER) -> PendingWork:
+        c = info.context
+        return PendingWork.of(await pending.pending_work(c.services, c.principal, scope))
+
+
 @strawberry.type
 class HarvestMutation:
+    @strawberry.mutation(
+        description="Queue your dead letters again, with fresh attempts; returns the ids "
+        "requeued (ids that are not your dead letters are left out)."
+    )
+    async def requeue_dead_letters(self, info: Info, span_ids: list[str]) -> list[str]:
+        c = info.context
+        return await pending.requeue(c.services, c.principal, span_ids)
+
     @strawberry.mutation(
         description="Bank the spans a distillation evicted, for the consolidator to turn into "
         "memory in the run user's USER scope. Needs USER granted and a user in the token; "

@@ -13,7 +13,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
 from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.facts import FactMutation, FactQuery
-from palimpsest.graphql.harvest import HarvestMutation
+from palimpsest.graphql.harvest import HarvestMutation, HarvestQuery
 from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
 from palimpsest.graphql.placement import PlacementMutation, PlacementQuery
 from palimpsest.graphql.recall import RecallQuery
@@ -35,7 +35,16 @@ class CoreQuery:
 
 Query = merge_types(
     "Query",
-    (CoreQuery, MemoryQuery, DocumentQuery, FactQuery, PlacementQuery, RecallQuery, SqlQuery),
+    (
+        CoreQuery,
+        MemoryQuery,
+        DocumentQuery,
+        FactQuery,
+        PlacementQuery,
+        RecallQuery,
+        SqlQuery,
+        HarvestQuery,
+    ),
 )
 Mutation = merge_types(
     "Mutation",
