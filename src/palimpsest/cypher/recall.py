@@ -12,14 +12,24 @@ from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
+from palimpsest.cypher.memory import NOTE_VALID
 
-_MEMORY_LIVE: LiteralString = """
+# ``live``: kept by every filter. ``untimely``: kept but for the time view (a note not valid at
+# ``$as_of``), which the time-filter report counts like a fact the time view dropped.
+_MEMORY_LIVE: LiteralString = (
+    """
 WITH m, score
 WHERE m.scope_key = $scope_key
-RETURN score, m.key STARTS WITH $prefix AND (m.expires_at IS NULL OR m.expires_at > $now) AS live,
-       m {.key, .text, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
-                 .agent_name, .model, .origin, .compaction_generation} AS row
+WITH m, score, m.key STARTS WITH $prefix AND (m.expires_at IS NULL OR m.expires_at > $now)
+     AS kept, ($include_retired OR """
+    + NOTE_VALID
+    + """) AS timely
+RETURN score, kept AND timely AS live, kept AND NOT timely AS untimely,
+       m {.key, .text, .created_at, .updated_at, .observed_at, .valid_at, .invalid_at,
+          .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+          .compaction_generation} AS row
 """
+)
 
 _CHUNK_LIVE: LiteralString = """
 WITH c, score

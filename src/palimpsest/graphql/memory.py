@@ -9,11 +9,20 @@ import strawberry
 from strawberry.scalars import JSON
 
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.facts import TIME_HELP
 from palimpsest.graphql.types import Provenance, Scope
 from palimpsest.resolvers import memory as ops
 from palimpsest.schema import models
 
 KeyArg = Annotated[str, strawberry.argument(description="The entry's key (1-512 bytes).")]
+TimeArg = Annotated[str | None, strawberry.argument(description=TIME_HELP)]
+AsOfArg = Annotated[
+    str | None,
+    strawberry.argument(
+        description="Read the notes valid at this time (default now): validAt null or <= "
+        "asOf, and invalidAt null or after it. " + TIME_HELP
+    ),
+]
 
 
 @strawberry.type(description="One key/value entry. Values are any JSON.")
@@ -25,6 +34,13 @@ class MemoryEntry:
     created_at: datetime
     updated_at: datetime
     embedded: bool = strawberry.field(description="True when the entry has a vector embedding.")
+    observed_at: datetime | None = strawberry.field(description="When it was said or written.")
+    valid_at: datetime | None = strawberry.field(
+        description="When it became true in the world (null: always, as far as known)."
+    )
+    invalid_at: datetime | None = strawberry.field(
+        description="When it stopped being true (exclusive; null: still true)."
+    )
     provenance: Provenance
 
     @classmethod
@@ -37,6 +53,9 @@ class MemoryEntry:
             created_at=e.created_at,
             updated_at=e.updated_at,
             embedded=e.embedded,
+            observed_at=e.observed_at,
+            valid_at=e.valid_at,
+            invalid_at=e.invalid_at,
             provenance=Provenance.of(e.provenance),
         )
 
@@ -68,10 +87,15 @@ class BoundedListResult:
 
 @strawberry.type
 class MemoryQuery:
-    @strawberry.field(description="Read one entry; a missing or expired key reads as null.")
-    async def memory(self, info: Info, scope: Scope, key: KeyArg) -> MemoryEntry | None:
+    @strawberry.field(
+        description="Read one entry; a missing or expired key, or a note not valid at "
+        "`asOf`, reads as null."
+    )
+    async def memory(
+        self, info: Info, scope: Scope, key: KeyArg, as_of: AsOfArg = None
+    ) -> MemoryEntry | None:
         c = info.context
-        entry = await ops.get(c.services, c.principal, scope, key)
+        entry = await ops.get(c.services, c.principal, scope, key, as_of)
         return MemoryEntry.of(entry) if entry else None
 
     @strawberry.field(description="List live entries by key prefix, in key order, paged.")
@@ -82,9 +106,10 @@ class MemoryQuery:
         prefix: str = "",
         limit: int = 100,
         after: str | None = None,
+        as_of: AsOfArg = None,
     ) -> MemoryPage:
         c = info.context
-        page = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after)
+        page = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after, as_of)
         return MemoryPage(
             entries=[MemoryEntry.of(e) for e in page.entries], next_after=page.next_after
         )
@@ -93,9 +118,9 @@ class MemoryQuery:
 @strawberry.type
 class MemoryMutation:
     @strawberry.mutation(
-        description="Write a value, replacing any entry (and its expiry) under the key. "
-        "`ttlSeconds` 0 or null means no expiry. `embed` stores a vector of `embedText`, "
-        "or of the value itself."
+        description="Write a value, replacing any entry (its expiry and times too) under the "
+        "key. `ttlSeconds` 0 or null means no expiry. `embed` stores a vector of `embedText`, "
+        "or of the value itself. `observedAt`, `validAt`, `invalidAt` date the note like a fact."
     )
     async def memory_set(
         self,
@@ -106,10 +131,23 @@ class MemoryMutation:
         ttl_seconds: int | None = None,
         embed: bool = False,
         embed_text: str | None = None,
+        observed_at: TimeArg = None,
+        valid_at: TimeArg = None,
+        invalid_at: TimeArg = None,
     ) -> MemoryEntry:
         c = info.context
         entry = await ops.set_value(
-            c.services, c.principal, scope, key, value, ttl_seconds, embed, embed_text
+            c.services,
+            c.principal,
+            scope,
+            key,
+            value,
+            ttl_seconds,
+            embed,
+            embed_text,
+            observed_at,
+            valid_at,
+            invalid_at,
         )
         return MemoryEntry.of(entry)
 

@@ -20,6 +20,7 @@ from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryEntry, MemoryPage
+from palimpsest.timeparse import check_interval, parse_optional
 
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
@@ -29,31 +30,70 @@ _EMBED_TEXT = "text"
 
 
 @dataclass(frozen=True, slots=True)
+class NoteTimes:
+    """When a note was said (``observed_at``) and when it holds in the world (half-open)."""
+
+    observed_at: datetime | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+
+    @classmethod
+    def parse(
+        cls, observed_at: str | None, valid_at: str | None, invalid_at: str | None
+    ) -> NoteTimes:
+        times = cls(
+            parse_optional(observed_at, "observedAt"),
+            parse_optional(valid_at, "validAt"),
+            parse_optional(invalid_at, "invalidAt"),
+        )
+        check_interval(times.valid_at, times.invalid_at)
+        return times
+
+    def params(self) -> dict[str, datetime | None]:
+        return {
+            "observed_at": self.observed_at,
+            "valid_at": self.valid_at,
+            "invalid_at": self.invalid_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class _Embedding:
     mode: str | None
     text: str | None
     vector: list[float] | None
 
 
-async def get(svc: Services, who: Principal, scope: Scope, key: str) -> MemoryEntry | None:
+async def get(
+    svc: Services, who: Principal, scope: Scope, key: str, as_of: str | None = None
+) -> MemoryEntry | None:
+    """The entry under ``key`` if it is live and valid at ``as_of`` (default now)."""
     ref = resolve_scope(who, scope)
-    rows = await svc.db.scoped(ref).read(
-        q.GET_MEMORY, {"key": values.check_key(key), "now": svc.clock()}
-    )
+    now = svc.clock()
+    params = {"key": values.check_key(key), "now": now, "as_of": _as_of(as_of, now)}
+    rows = await svc.db.scoped(ref).read(q.GET_MEMORY, params)
     return _entry(ref, rows[0]) if rows else None
 
 
 async def list_entries(
-    svc: Services, who: Principal, scope: Scope, prefix: str, limit: int, after: str | None
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    prefix: str,
+    limit: int,
+    after: str | None,
+    as_of: str | None = None,
 ) -> MemoryPage:
     ref = resolve_scope(who, scope)
     if not 1 <= limit <= MAX_LIST_LIMIT:
         raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    now = svc.clock()
     params = {
         "prefix": prefix,
         "after": after or "",
         "limit": limit + 1,
-        "now": svc.clock(),
+        "now": now,
+        "as_of": _as_of(as_of, now),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
     entries = [_entry(ref, row) for row in rows[:limit]]
@@ -70,9 +110,13 @@ async def set_value(
     ttl_seconds: int | None,
     embed: bool,
     embed_text: str | None,
+    observed_at: str | None = None,
+    valid_at: str | None = None,
+    invalid_at: str | None = None,
 ) -> MemoryEntry:
     ref = resolve_scope(who, scope)
     key = values.check_key(key)
+    times = NoteTimes.parse(observed_at, valid_at, invalid_at)
     text = values.encode(value)
     _check_value_size(svc, key, text)
     if ttl_seconds is not None and not 0 <= ttl_seconds <= MAX_TTL_SECONDS:
@@ -87,7 +131,7 @@ async def set_value(
 
     async def work(tx: ScopedTx) -> MemoryEntry:
         await _lock(tx, key, now)
-        return await _write(tx, svc, who, key, text, expires, embedding, now)
+        return await _write(tx, svc, who, key, text, expires, embedding, now, times)
 
     return await svc.db.scoped(ref).write_tx(work)
 
@@ -147,7 +191,7 @@ async def _reduce(
     key: str,
     step: Callable[[Any], tuple[Any, R]],
 ) -> tuple[MemoryEntry, R]:
-    """Read, transform and write one value atomically; the expiry and embedding mode stay."""
+    """Read, transform and write one value atomically; expiry, embedding mode and times stay."""
     ref = resolve_scope(who, scope)
     key = values.check_key(key)
     now = svc.clock()
@@ -162,7 +206,12 @@ async def _reduce(
         kept_text = current["text"] if mode == _EMBED_TEXT and current else None
         embedding = await _embed(svc, mode is not None, kept_text, new, text)
         expires = current["expires_at"] if current else None
-        entry = await _write(tx, svc, who, key, text, expires, embedding, now)
+        kept = (
+            NoteTimes(current["observed_at"], current["valid_at"], current["invalid_at"])
+            if current
+            else NoteTimes()
+        )
+        entry = await _write(tx, svc, who, key, text, expires, embedding, now, kept)
         return entry, extra
 
     return await svc.db.scoped(ref).write_tx(work)
@@ -182,6 +231,7 @@ async def _write(
     expires: datetime | None,
     embedding: _Embedding,
     now: datetime,
+    times: NoteTimes,
 ) -> MemoryEntry:
     size = len(key.encode()) + len(text.encode())
     quota = svc.settings.max_scope_bytes
@@ -206,6 +256,7 @@ async def _write(
         "embedding": embedding.vector,
         "embed_mode": embedding.mode,
         **writer_params(who),
+        **times.params(),
         "compaction_generation": None,
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
@@ -242,4 +293,11 @@ def _entry(ref: ScopeRef, row: Row) -> MemoryEntry:
         updated_at=row["updated_at"],
         embedded=bool(row["embedded"]),
         provenance=provenance_from(row),
+        observed_at=row["observed_at"],
+        valid_at=row["valid_at"],
+        invalid_at=row["invalid_at"],
     )
+
+
+def _as_of(as_of: str | None, now: datetime) -> datetime:
+    return parse_optional(as_of, "asOf") or now

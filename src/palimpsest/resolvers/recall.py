@@ -83,6 +83,7 @@ class Hit:
     created_at: datetime | None = None
     provenance: Provenance | None = None
     in_window: bool | None = None
+    dated: bool = False  # has a validity interval (facts and notes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,12 +204,12 @@ async def _leg(
             continue
         k = min(k * 4, MAX_FETCH)  # filters thinned a full page: over-fetch
     hits = [_hit(kind, ref.scope, r, fulltext) for r in live[:pool]]
-    # Only facts have a validity to be outside of; other rows are dropped for expiry or prefix.
-    filtered = (
-        {(kind.value, ref.scope.value, r["fact"]["id"]) for r in rows if not r["live"]}
-        if kind is pure.Source.FACTS
-        else set()
-    )
+    # Facts and notes have a validity to be outside of; chunks are dropped only as roots.
+    filtered: set[tuple[str, str, str]] = set()
+    if kind is pure.Source.FACTS:
+        filtered = {(kind.value, ref.scope.value, r["fact"]["id"]) for r in rows if not r["live"]}
+    elif kind is pure.Source.NOTES:
+        filtered = {(kind.value, ref.scope.value, r["row"]["key"]) for r in rows if r["untimely"]}
     return fulltext, hits, filtered
 
 
@@ -225,6 +226,7 @@ def _hit(kind: pure.Source, scope: Scope, row: Row, fulltext: bool) -> Hit:
             fact.id,
             fact.text,
             fact=fact,
+            dated=fact.valid_at is not None or fact.invalid_at is not None,
             observed_at=fact.observed_at,
             created_at=fact.created_at,
             provenance=fact.provenance,
@@ -238,8 +240,10 @@ def _hit(kind: pure.Source, scope: Scope, row: Row, fulltext: bool) -> Hit:
             r["key"],
             r["text"] or "",
             key=r["key"],
+            observed_at=r["observed_at"],
             created_at=r["created_at"],
             provenance=provenance_from(r),
+            dated=r["valid_at"] is not None or r["invalid_at"] is not None,
             **signal,
         )
     return Hit(
@@ -275,9 +279,9 @@ def _apply_window(window: pure.Window, found: dict[tuple[str, str, str], Hit]) -
 def _as_of_report(
     found: dict[tuple[str, str, str], Hit], dropped: set[tuple[str, str, str]]
 ) -> TimeFilterReport:
-    """For an as_of/known_at read: kept facts with an interval, facts the time view (or a
-    refuting verdict) dropped, and candidates with no interval at all."""
-    dated = sum(1 for h in found.values() if h.fact and (h.fact.valid_at or h.fact.invalid_at))
+    """For an as_of/known_at read: kept facts and notes with an interval, those the time view
+    (or, for facts, a refuting verdict) dropped, and candidates with no interval at all."""
+    dated = sum(1 for h in found.values() if h.dated)
     return TimeFilterReport(
         mode="as_of",
         slack_seconds=0,

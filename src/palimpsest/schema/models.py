@@ -43,6 +43,9 @@ class MemoryEntry:
     updated_at: datetime
     embedded: bool
     provenance: Provenance
+    observed_at: datetime | None = None  # when it was said or written
+    valid_at: datetime | None = None  # world time, half-open like a fact's
+    invalid_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
