@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
@@ -25,12 +26,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest import logs
 from palimpsest.config import Settings
-from palimpsest.errors import ErrorCode, PalimpsestError
+from palimpsest.errors import ErrorCode, PalimpsestError, Unavailable
+from palimpsest.graphql.limits import EdgeLimits
 from palimpsest.graphql.metrics import OperationMetrics
 from palimpsest.graphql.schema import build_schema
-from palimpsest.graphql.view import ASSETS_PATH, AuthenticatedCaller, GraphQLView
+from palimpsest.graphql.view import (
+    ASSETS_PATH,
+    AuthenticatedCaller,
+    GraphQLView,
+    PreparedDocument,
+)
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
-from palimpsest.queue_metrics import QueueGauges
+from palimpsest.queue_metrics import refreshing
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -55,7 +62,7 @@ class TokenBackend(AuthenticationBackend):
         return AuthCredentials(["authenticated"]), AuthenticatedCaller(principal)
 
 
-def _refuse(_: HTTPConnection, exc: Exception) -> Response:
+def _refuse(_: HTTPConnection, exc: AuthenticationError) -> Response:
     # One clear error, shaped like a GraphQL response, and nothing runs.
     body = {"errors": [{"message": str(exc), "extensions": {"code": ErrorCode.UNAUTHENTICATED}}]}
     return JSONResponse(body, status_code=401)
@@ -101,8 +108,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with open_services(settings) as services:
             app.state.services = services
-            log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
-            yield
+            with metrics_listener(settings):
+                async with refreshing(services, settings):
+                    log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
+                    yield
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -118,25 +127,60 @@ def create_app(settings: Settings | None = None) -> Starlette:
             return JSONResponse({"status": "neo4j unreachable"}, status_code=503)
         return JSONResponse({"status": "ready", "model": services.embedder.model_name})
 
-    queue_gauges = QueueGauges(settings.queue_metrics_seconds)
-
-    async def metrics(request: Request) -> Response:
-        services: Services | None = getattr(request.app.state, "services", None)
-        if services is not None:
-            await queue_gauges.refresh(services)
-        return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
-
-    schema = build_schema(extensions=[OperationMetrics])
-    graphql = GraphQLView(schema)
+    schema = build_schema(extensions=[OperationMetrics, PreparedDocument])
+    graphql = GraphQLView(schema, EdgeLimits.of(settings))
     routes = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
-        Route("/metrics", metrics),
         Mount(ASSETS_PATH, app=StaticFiles(directory=settings.graphiql_dir, check_dir=False)),
-        Route("/graphql", graphql, methods=["GET", "POST"]),
+        # Every method reaches the view, so even a PUT is refused with a coded JSON 405.
+        Route("/graphql", graphql),
     ]
     middleware = [
         Middleware(AccessLog),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+def metrics_app() -> Starlette:
+    """Prometheus metrics alone: they count every tenant's traffic, so never on the API port."""
+
+    async def metrics(_: Request) -> Response:
+        return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return Starlette(routes=[Route("/metrics", metrics)])
+
+
+@contextmanager
+def metrics_listener(settings: Settings) -> Iterator[None]:
+    """Serve ``/metrics`` on ``metrics_host:metrics_port`` while the API runs (off when unset)."""
+    if settings.metrics_port is None:
+        yield
+        return
+    import uvicorn
+
+    config = uvicorn.Config(
+        metrics_app(),
+        host=settings.metrics_host,
+        port=settings.metrics_port,
+        log_level="warning",
+        lifespan="off",
+    )
+    server = uvicorn.Server(config)
+    # Its own thread and loop: uvicorn only takes over signals on the main thread.
+    thread = threading.Thread(target=server.run, name="metrics", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if not server.started:
+        raise Unavailable(
+            f"metrics listener could not start on {settings.metrics_host}:{settings.metrics_port}"
+        )
+    log.info("metrics on http://%s:%s/metrics", settings.metrics_host, settings.metrics_port)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

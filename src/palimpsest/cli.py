@@ -33,6 +33,26 @@ def _err(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"palimpsest {version('palimpsest')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Long-term memory server for AI agents: GraphQL over Neo4j, scoped by signed run tokens."""
+
+
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Listen address.")] = None,
@@ -55,6 +75,8 @@ def serve(
         token = mint(load_keys(settings), tenant="dev", user="dev-user", agent="dev-agent")
         _err(f"development token (tenant dev, user dev-user, agent dev-agent):\n{token}")
     _err(f"GraphiQL: http://{settings.host}:{settings.port}/graphql")
+    if settings.metrics_port is not None:
+        _err(f"metrics: http://{settings.metrics_host}:{settings.metrics_port}/metrics")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
 
 
@@ -66,18 +88,24 @@ def consolidate(
         float | None,
         typer.Option(min=1, help="Lease length (default PALIMPSEST_CONSOLIDATE_LEASE_SECONDS)."),
     ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(min=1, max=65535, help="Serve the workers' counters on this port."),
+    ] = None,
 ) -> None:
     """Run consolidator workers: turn harvested spans into memory. Prints a JSON summary."""
     import asyncio
 
     from palimpsest import consolidator, logs
+    from palimpsest.app import metrics_listener
 
     settings = Settings()
     logs.configure(settings.log_level)
     result = consolidator.run(
         settings, workers=workers, once=once, lease_seconds=lease_seconds, say=_err
     )
-    _print_json(asyncio.run(result))
+    with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
+        _print_json(asyncio.run(result))
 
 
 @neo4j_app.command("install")
@@ -124,7 +152,10 @@ def token_mint(
     tenant: Annotated[str, typer.Option(help="Tenant id.")],
     user: Annotated[str | None, typer.Option(help="User id.")] = None,
     agent: Annotated[str | None, typer.Option(help="Agent name.")] = None,
-    admin: Annotated[bool, typer.Option(help="Grant the admin role.")] = False,
+    admin: Annotated[bool, typer.Option(help="Grant the tenant admin role.")] = False,
+    operator: Annotated[
+        bool, typer.Option(help="Grant the platform operator role (the only one with GLOBAL).")
+    ] = False,
     consolidator: Annotated[bool, typer.Option(help="Grant the consolidator role.")] = False,
     isolated: Annotated[bool, typer.Option(help="Mark the member isolated.")] = False,
     memory_scope: Annotated[
@@ -136,7 +167,8 @@ def token_mint(
     ttl: Annotated[int, typer.Option(min=1, help="Lifetime in seconds.")] = 3600,
 ) -> None:
     """Print a signed run token (only the token) on stdout."""
-    roles = {r for r, on in ((Role.ADMIN, admin), (Role.CONSOLIDATOR, consolidator)) if on}
+    flags = ((Role.ADMIN, admin), (Role.OPERATOR, operator), (Role.CONSOLIDATOR, consolidator))
+    roles = {r for r, on in flags if on}
     token = mint(
         load_keys(Settings()),
         tenant=tenant,
@@ -165,6 +197,20 @@ def bench_sql(
     from palimpsest_bench import sql
 
     _print_json(sql.run(Settings(), n=n, say=_err))
+
+
+@bench_app.command("edge")
+def bench_edge(
+    url: Annotated[
+        str | None, typer.Option(help="A running API to measure (default: one in-process).")
+    ] = None,
+    attackers: Annotated[int, typer.Option(min=1, help="Concurrent attack threads.")] = 4,
+    rounds: Annotated[int, typer.Option(min=1, help="Attack requests per thread.")] = 2,
+) -> None:
+    """The issue-11 attack documents: time per refusal, and /healthz latency meanwhile."""
+    from palimpsest_bench import edge
+
+    _print_json(edge.run(Settings(), url=url, attackers=attackers, rounds=rounds, say=_err))
 
 
 BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
@@ -244,24 +290,30 @@ DataDir = Annotated[
 KeepData = Annotated[bool, typer.Option(help="Keep the eval tenant's facts afterwards.")]
 
 
+RecordLimit = Annotated[
+    int | None, typer.Option(min=1, help="Only the first N records of each file (smoke runs).")
+]
+
+
 @eval_app.command("situatedqa")
-def eval_situatedqa(data: DataDir, keep: KeepData = False) -> None:
+def eval_situatedqa(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
     """SituatedQA: load timelines as facts, answer as-of queries, exact match by date type."""
     import asyncio
 
     from palimpsest_bench import temporal
 
-    _print_json(asyncio.run(temporal.run_situatedqa(Settings(), data, _err, keep=keep)))
+    run = temporal.run_situatedqa(Settings(), data, _err, keep=keep, limit=limit)
+    _print_json(asyncio.run(run))
 
 
 @eval_app.command("yago11k")
-def eval_yago11k(data: DataDir, keep: KeepData = False) -> None:
+def eval_yago11k(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
     """YAGO11k: load temporal KG facts, answer point-in-time probes, exact set match."""
     import asyncio
 
     from palimpsest_bench import temporal
 
-    _print_json(asyncio.run(temporal.run_yago11k(Settings(), data, _err, keep=keep)))
+    _print_json(asyncio.run(temporal.run_yago11k(Settings(), data, _err, keep=keep, limit=limit)))
 
 
 class RecallMode(StrEnum):
@@ -340,4 +392,38 @@ _recall_command("timeqa", "TimeQA: pages as documents, paragraphs as chunks; nDC
 
 
 def main() -> None:
-    app()
+    """Run the command; an expected failure prints one line and exits 1, never a traceback."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        _err("palimpsest: interrupted")
+        sys.exit(130)
+    except Exception as e:
+        message = expected_failure(e)
+        if message is None:
+            raise
+        _err(f"palimpsest: {message}")
+        sys.exit(1)
+
+
+def expected_failure(e: BaseException) -> str | None:
+    """One line for a failure the user can act on; None for a bug (keep its traceback)."""
+    from neo4j.exceptions import DriverError, Neo4jError
+    from pydantic import ValidationError
+
+    from palimpsest.errors import PalimpsestError
+
+    if isinstance(e, PalimpsestError):
+        return e.message
+    if isinstance(e, ValidationError):
+        problems = []
+        for err in e.errors():
+            name = "_".join(str(p) for p in err["loc"]).upper()
+            text = err["msg"].removeprefix("Value error, ")
+            problems.append(f"PALIMPSEST_{name}: {text}" if name else text)
+        return f"invalid settings: {'; '.join(problems)}"
+    if isinstance(e, DriverError | Neo4jError):
+        return f"neo4j: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+    if isinstance(e, OSError):
+        return str(e)
+    return None

@@ -73,6 +73,31 @@ class Settings(BaseSettings):
     sql_max_rows: int = Field(default=1000, ge=1, le=100_000)
     sql_timeout_ms: int = Field(default=2000, ge=0)
     sql_max_db_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    # Result limits, enforced while rows are produced (sqlmem/store.py). A value (string, blob,
+    # or a stored row) larger than sql_max_value_bytes is never built: SQLite refuses it.
+    sql_max_value_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+    sql_max_result_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    sql_max_columns: int = Field(default=100, ge=1, le=2000)
+
+    # The HTTP/GraphQL edge (README "Security"). Without a token only `health`, `__typename`
+    # and introspection are served, from bodies and documents this small.
+    max_request_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    anonymous_max_bytes: int = Field(default=4096, ge=64, le=65536)
+    anonymous_max_tokens: int = Field(default=400, ge=8, le=10_000)
+    max_query_tokens: int = Field(default=5000, ge=100)
+    max_query_depth: int = Field(default=20, ge=2)
+    max_query_aliases: int = Field(default=30, ge=0)
+    max_query_fields: int = Field(default=300, ge=10)
+    # Work one operation may ask for: root fields, embedding calls, vector/full-text index calls.
+    max_root_fields: int = Field(default=20, ge=1)
+    max_operation_embeddings: int = Field(default=10, ge=1)
+    max_operation_index_calls: int = Field(default=60, ge=1)
+    # Run tokens longer than this are refused before any decoding or signature check.
+    max_token_bytes: int = Field(default=8192, ge=256, le=1_048_576)
+    # Prometheus metrics show every tenant's traffic, so they get their own listener,
+    # off unless a port is set (loopback by default).
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
 
     # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
     # leases per span before it becomes a dead letter, the wait before a failed span is

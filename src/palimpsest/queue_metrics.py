@@ -1,18 +1,24 @@
-"""Prometheus gauges of the harvest queue, refreshed when ``/metrics`` is scraped.
+"""Prometheus gauges of the harvest queue, recounted in the background while ``/metrics`` is
+served.
 
 The figures come from one count over the queue (``QUEUE_GAUGES``: counts and the oldest
-age, no content), at most once per ``queue_metrics_seconds``, so a busy scraper costs the
-database one small query per interval. Workers count their own events (consolidated spans,
-failures, dead letters, lease takeovers) as counters in ``consolidator.py``.
+age, no content) every ``queue_metrics_seconds``, on the API's own event loop (the metrics
+listener runs on another thread and loop, and cannot use the database driver). Workers
+count their own events (consolidated spans, failures, dead letters, lease takeovers) as
+counters in ``consolidator.py``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 
 from prometheus_client import Gauge
 
+from palimpsest.config import Settings
 from palimpsest.cypher import queue as q
 from palimpsest.resolvers.harvest import STATUS_PARAMS, Status
 from palimpsest.resolvers.services import Services
@@ -54,3 +60,25 @@ class QueueGauges:
         EXPIRED.set(expired)
         oldest = queued.get("oldest")
         OLDEST.set((now - oldest).total_seconds() if oldest else 0)
+
+
+@contextlib.asynccontextmanager
+async def refreshing(svc: Services, settings: Settings) -> AsyncIterator[None]:
+    """Keep the gauges fresh while the metrics listener is on (and the interval is not 0)."""
+    if settings.metrics_port is None or settings.queue_metrics_seconds <= 0:
+        yield
+        return
+    gauges = QueueGauges(settings.queue_metrics_seconds)
+
+    async def loop() -> None:
+        while True:
+            await gauges.refresh(svc)
+            await asyncio.sleep(settings.queue_metrics_seconds)
+
+    task = asyncio.create_task(loop())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

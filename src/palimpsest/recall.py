@@ -57,7 +57,9 @@ STOP_WORDS = frozenset(
 )
 _HEX = re.compile(r"^[0-9a-f]{8,64}$")
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SLACK = re.compile(r"^(\d+)\s*([smhd])$")
+_SLACK = re.compile(r"^(\d{1,12})\s*([smhd])$", re.ASCII)
+# Ten years: far more than any window needs, and its seconds fit a GraphQL Int.
+MAX_SLACK = timedelta(days=3650)
 
 
 class Source(StrEnum):
@@ -139,9 +141,18 @@ class Window:
         if observed is None:
             return None
         slack = self.slack if self.missing is Missing.REQUIRE else timedelta(0)
-        if self.start is not None and observed < self.start - slack:
+        if self.start is not None and observed < _shifted(self.start, -slack):
             return False
-        return not (self.end is not None and observed >= self.end + slack)
+        return not (self.end is not None and observed >= _shifted(self.end, slack))
+
+
+def _shifted(when: datetime, by: timedelta) -> datetime:
+    """``when + by``, held at the ends of the calendar (a bound near year 1 or 9999)."""
+    try:
+        return when + by
+    except OverflowError:
+        edge = datetime.max if by > timedelta(0) else datetime.min
+        return edge.replace(tzinfo=when.tzinfo)
 
 
 def parse_window(
@@ -168,9 +179,11 @@ def parse_slack(text: str | None) -> timedelta:
         return DEFAULT_SLACK
     m = _SLACK.match(text.strip().lower())
     if m is None:
-        raise InvalidArgument(f"when.slack must look like 72h, 3d, 90m or 30s, not {text!r}")
-    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m[2]]
-    return timedelta(**{unit: int(m[1])})
+        raise InvalidArgument(f"when.slack must look like 72h, 3d, 90m or 30s, not {text[:40]!r}")
+    seconds = int(m[1]) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m[2]]
+    if seconds > MAX_SLACK.total_seconds():
+        raise InvalidArgument(f"when.slack must be at most {MAX_SLACK.days}d")
+    return timedelta(seconds=seconds)
 
 
 def lucene_query(scope_key: str, text: str) -> str | None:

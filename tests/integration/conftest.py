@@ -61,6 +61,7 @@ def token(settings: Settings) -> Callable[..., str]:
         agent: str | None = None,
         *,
         admin: bool = False,
+        operator: bool = False,
         isolated: bool = False,
         memory_scopes: list[Scope] | None = None,
         sql_scopes: list[Scope] | None = None,
@@ -69,7 +70,7 @@ def token(settings: Settings) -> Callable[..., str]:
         run: str | None = None,
         model: str | None = None,
     ) -> str:
-        roles = {Role.ADMIN} if admin else set()
+        roles = {r for r, on in ((Role.ADMIN, admin), (Role.OPERATOR, operator)) if on}
         return mint(
             keys,
             tenant=tenant,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,12 @@ def people(token: Callable[..., str], tenant: str) -> dict[str, str]:
         "other_tenant": token(tenant + "-other", "alice", "planner", memory_scopes=grants),
         "admin": token(tenant, "root", "ops", admin=True),
         "other_admin": token(tenant + "-other", "root", "ops", admin=True),
+        "listing_admin": token(
+            tenant, "root", "ops", admin=True, memory_scopes=[Scope.USER, Scope.GLOBAL]
+        ),
+        "operator": token(tenant, "sre", "ops-bot", operator=True),
+        "other_operator": token(tenant + "-other", "sre2", None, operator=True),
+        "isolated_operator": token(tenant, "sre", "ops-bot", operator=True, isolated=True),
     }
 
 
@@ -82,19 +89,45 @@ def test_tenant_scope_is_shared_inside_the_tenant_only(gql: Gql, people: dict[st
     assert value_of(gql, people["other_tenant"], "TENANT", "house/style") is None
 
 
-def test_global_scope_is_admin_only_and_spans_tenants(
+PROVENANCE = """query($scope: Scope!, $key: String!) {
+  memory(scope: $scope, key: $key) { value provenance { tenant session run agent model origin } }
+}"""
+
+
+def test_global_scope_is_operator_only_and_spans_tenants(
     gql: Gql, people: dict[str, str], tenant: str
 ) -> None:
+    """Finding 5: GLOBAL (every tenant) needs the platform operator role; a tenant admin acts
+    within its own tenant, even when its token lists GLOBAL."""
     key = f"global/{tenant}"
-    refused = gql(SET, people["alice_a1"], scope="GLOBAL", key=key, value="x")
-    assert code_of(refused) == "FORBIDDEN"
-    assert refused["data"] is None
-    gql(SET, people["admin"], scope="GLOBAL", key=key, value="shared")
-    assert value_of(gql, people["other_admin"], "GLOBAL", key) == "shared"
-    assert code_of(gql(GET, people["bob_a1"], scope="GLOBAL", key=key)) == "FORBIDDEN"
+    for who in ("alice_a1", "admin", "listing_admin", "other_admin", "isolated_operator"):
+        refused = gql(SET, people[who], scope="GLOBAL", key=key, value="x")
+        assert code_of(refused) == "FORBIDDEN", who
+        assert refused["data"] is None
+        assert code_of(gql(GET, people[who], scope="GLOBAL", key=key)) == "FORBIDDEN", who
+    assert (
+        "operator role"
+        in gql(GET, people["admin"], scope="GLOBAL", key=key)["errors"][0]["message"]
+    )
+    written = gql(SET, people["operator"], scope="GLOBAL", key=key, value="shared")
+    stamp = written["data"]["memorySet"]["provenance"]
+    assert (stamp["agent"], stamp["origin"]) == ("ops-bot", "agent")
+    # Another tenant's operator reads it with the writer in full: operators are the platform's.
+    seen = gql(PROVENANCE, people["other_operator"], scope="GLOBAL", key=key)["data"]["memory"]
+    assert seen["value"] == "shared"
+    assert seen["provenance"]["agent"] == "ops-bot"
+    assert seen["provenance"]["run"] == stamp["run"]
+    assert seen["provenance"]["session"] == stamp["session"]
+    assert seen["provenance"]["tenant"] == ""  # a GLOBAL row belongs to no tenant
+    # An operator without an agent writes as origin operator.
+    gql(SET, people["other_operator"], scope="GLOBAL", key=key + "/2", value=1)
+    mine = gql(PROVENANCE, people["operator"], scope="GLOBAL", key=key + "/2")["data"]["memory"]
+    assert (mine["provenance"]["origin"], mine["provenance"]["agent"]) == ("operator", None)
     # A tenant row and a global row under the same key are different rows.
     gql(SET, people["admin"], scope="TENANT", key=key, value="tenant-only")
-    assert value_of(gql, people["admin"], "GLOBAL", key) == "shared"
+    assert value_of(gql, people["operator"], "GLOBAL", key) == "shared"
+    assert value_of(gql, people["operator"], "TENANT", key) == "tenant-only"
+    assert value_of(gql, people["other_operator"], "TENANT", key) is None
 
 
 def test_another_scopes_key_reads_exactly_like_a_missing_key(
@@ -235,3 +268,35 @@ def test_set_with_embedding_stores_a_vector(
         tenant=tenant,
     )
     assert [r["dims"] for r in records] == [384]
+
+
+EMBED_TEXT = """mutation($key: String!, $text: String!) {
+  memorySet(scope: USER, key: $key, value: 1, embed: true, embedText: $text) { key } }"""
+
+
+def test_embed_text_is_capped_and_counted_against_the_quota(
+    gql: Gql, token: Callable[..., str], neo4j_driver: Any
+) -> None:
+    tenant = f"q-{uuid.uuid4().hex[:8]}"
+    who = token(tenant, "alice", "a1")
+    huge = gql(EMBED_TEXT, who, key="big", text="word " * 2000)  # 10,000 characters
+    assert code_of(huge) == "INVALID_ARGUMENT"
+    assert "8192" in huge["errors"][0]["message"]
+    assert gql('{ memory(scope: USER, key: "big") { key } }', who)["data"]["memory"] is None
+    text = "sardines " * 100  # 900 bytes stored beside a 1-byte value
+    assert "errors" not in gql(EMBED_TEXT, who, key="k", text=text)
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (m:Memory {key: 'k', tenant_id: $tenant}) RETURN m.bytes AS b",
+        tenant=tenant,
+    )
+    assert [r["b"] for r in records] == [len("k") + len("1") + len(text)]
+
+
+def test_graph_recall_query_is_capped(gql: Gql, token: Callable[..., str]) -> None:
+    who = token(f"q-{uuid.uuid4().hex[:8]}", "alice", "a1")
+    body = gql(
+        "query($q: String!) { graphRecall(scope: USER, query: $q) { facts { id } } }",
+        who,
+        q="x" * 4001,
+    )
+    assert code_of(body) == "INVALID_ARGUMENT"

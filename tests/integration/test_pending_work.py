@@ -3,20 +3,25 @@ admins, requeueing, and the Prometheus gauges."""
 
 from __future__ import annotations
 
+import socket
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import pytest
 from prometheus_client import REGISTRY
 
+from palimpsest.config import Settings
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
-from palimpsest.queue_metrics import QueueGauges
+from palimpsest.queue_metrics import SPANS, QueueGauges
 from palimpsest.resolvers import queue
 from palimpsest.resolvers.services import Services
+from palimpsest.server import serve_in_thread
 from tests.integration.conftest import Gql
 from tests.integration.cycle import Clock, FailingExtractor, config, drain, harvest, ok
 
@@ -41,16 +46,30 @@ def tenant_id() -> str:
     return f"pw-{uuid.uuid4().hex[:10]}"
 
 
-def test_metrics_endpoint_shows_the_queue_gauges(http: Any) -> None:
-    # First in this module: the gauges below are set by the endpoint's own refresh.
-    body = http.get("/metrics").text
+def test_the_api_keeps_the_queue_gauges_fresh_on_the_metrics_listener(
+    settings: Settings,
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    custom = settings.model_copy(update={"metrics_port": port, "queue_metrics_seconds": 0.2})
+    SPANS.labels("queued").set(-1)  # only a refresh by the server can make it a count again
+    with serve_in_thread(custom):
+        deadline = time.monotonic() + 30
+        while True:
+            text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+            if 'palimpsest_queue_spans{state="queued"} -1.0' not in text:
+                break
+            assert time.monotonic() < deadline, "the gauges were never refreshed"
+            time.sleep(0.1)
     for name in (
         'palimpsest_queue_spans{state="queued"}',
+        'palimpsest_queue_spans{state="leased"}',
         'palimpsest_queue_spans{state="dead"}',
         "palimpsest_queue_oldest_pending_seconds",
         "palimpsest_queue_expired_leases",
     ):
-        assert name in body
+        assert name in text
 
 
 async def test_a_user_sees_their_own_queue_and_dead_letters(

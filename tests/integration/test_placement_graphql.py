@@ -140,7 +140,7 @@ def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> 
     for who, reason in (
         (isolated, "ISOLATED"),
         (no_sql, "SCOPE_NOT_GRANTED"),
-        (narrow, "SCOPE_NOT_GRANTED"),
+        (narrow, "NO_TENANT_ACCESS"),
     ):
         [d] = ok(gql(PLACEMENT, who, items=item))["placement"]
         assert (d["scope"], d["moved"], d["reason"]) == ("USER", False, reason)
@@ -149,6 +149,62 @@ def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> 
     # The ontology lives in the tenant scope: an isolated member cannot read it.
     refused = gql("{ ontology { status } }", isolated)
     assert refused["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+
+
+DRY_RUN = """query($scope: Scope!, $items: [PlacementItemInput!]!) {
+  placement(scope: $scope, items: $items) { scope moved reason message advisory entityType } }"""
+PLACED = """mutation($scope: Scope!, $facts: [FactInput!]!) { assertFacts(scope: $scope,
+  facts: $facts) { fact { scope }
+  placement { scope moved reason message advisory entityType } } }"""
+
+
+def test_without_tenant_access_answers_tell_nothing_of_the_ontology(
+    gql: Gql, org: dict[str, Any], token: Callable[..., str]
+) -> None:
+    """Finding 7: type names, aliases and declared scopes reached isolated members and tokens
+    granted only USER. Their answers now say only that each fact stays."""
+    kinds = ["service", "internal-service", "person", "location", "spaceship", None]
+    items = [{"entityType": k, "subject": "checkout-api"} for k in kinds]
+    facts = [
+        {"subject": {"type": k or "thing", "name": "Bob"}, "predicate": "is", "objectValue": "x"}
+        for k in kinds
+    ]
+    callers = {
+        "ISOLATED": org["member"]("iso", isolated=True),
+        "NO_TENANT_ACCESS": org["member"]("only-user", memory_scopes=[Scope.USER]),
+    }
+    narrow = org["member"]("narrow", memory_scopes=[Scope.AGENT, Scope.USER])
+    for reason, who in callers.items():
+        why = (
+            "the caller is isolated from the tenant, so the tenant ontology does not apply"
+            if reason == "ISOLATED"
+            else "placement follows the tenant ontology, which needs TENANT in this token's "
+            "memory_scopes"
+        )
+        generic = {
+            "scope": "USER",
+            "moved": False,
+            "reason": reason,
+            "message": f"{why}; it stays in USER",
+            "advisory": None,
+            "entityType": None,
+        }
+        decided = ok(gql(DRY_RUN, who, scope="USER", items=items))["placement"]
+        assert decided == [generic] * len(items), reason
+        written = ok(gql(PLACED, who, scope="USER", facts=facts))["assertFacts"]
+        assert [w["placement"] for w in written] == [generic] * len(facts)
+        assert {w["fact"]["scope"] for w in written} == {"USER"}
+    # A person fact asked for AGENT would have moved to USER: it stays, and says nothing more.
+    [d] = ok(gql(DRY_RUN, narrow, scope="AGENT", items=items[2:3]))["placement"]
+    assert (d["scope"], d["moved"], d["reason"], d["entityType"]) == (
+        "AGENT",
+        False,
+        "NO_TENANT_ACCESS",
+        None,
+    )
+    # a member with TENANT still gets the full decision
+    [d] = ok(gql(DRY_RUN, org["member"]("alice"), scope="USER", items=items[1:2]))["placement"]
+    assert (d["scope"], d["reason"], d["entityType"]) == ("TENANT", "PLACED", "internal-service")
 
 
 def test_only_admins_set_the_ontology_and_bad_ones_change_nothing(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from palimpsest.config import Settings
+from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.identity import Scope
 from tests.integration.conftest import Gql
 
@@ -35,6 +38,16 @@ def ok(body: dict[str, Any]) -> dict[str, Any]:
     assert "errors" not in body, body
     data: dict[str, Any] = body["data"]
     return data
+
+
+@pytest.fixture(scope="module")
+def embedder(settings: Settings) -> Embedder:
+    return load_embedder(
+        settings.embedding_model,
+        settings.embedding_dimensions,
+        settings.model_dir,
+        settings.embedding_threads,
+    )
 
 
 @pytest.fixture
@@ -80,13 +93,20 @@ def seeded(gql: Gql, who: str) -> str:
     return who
 
 
-def test_recall_fuses_legs_and_reports_ranks(gql: Gql, seeded: str) -> None:
+def test_recall_fuses_legs_and_reports_ranks(gql: Gql, seeded: str, embedder: Embedder) -> None:
     result = ok(gql(RECALL, seeded, q="what does the cat like to eat"))["recall"]
     assert result["sourcesApplied"] is True
     assert result["timeFilter"] is None
     top = result["hits"][0]
     assert (top["kind"], top["key"]) == ("NOTES", "pets/cat")
-    assert -1.0 <= top["cosine"] <= 1.0
+    # The raw cosine, untouched: the same model here gives the same number.
+    query, note = embedder.embed(
+        ["what does the cat like to eat", "Alice's cat Miso loves sardines"]
+    )
+    expected = sum(a * b for a, b in zip(query, note, strict=True)) / (
+        math.sqrt(sum(a * a for a in query)) * math.sqrt(sum(b * b for b in note))
+    )
+    assert top["cosine"] == pytest.approx(expected, abs=1e-4)
     assert top["vectorRank"] == 1
     assert top["score"] == pytest.approx(
         sum(1 / (60 + r) for r in (top["vectorRank"], top["fulltextRank"]) if r)

@@ -62,7 +62,12 @@ def people(token: Callable[..., str], tenant: str) -> dict[str, str]:
         "stranger": token(tenant + "-other", "alice", "planner", sql_scopes=both),
         "admin": token(tenant, "root", "ops", admin=True),
         "other_admin": token(tenant + "-other", "root", "ops", admin=True),
-        "tenant_admin": token(tenant, "root", "ops", admin=True, sql_scopes=[Scope.USER]),
+        "listing_admin": token(
+            tenant, "root", "ops", admin=True, sql_scopes=[Scope.USER, Scope.GLOBAL]
+        ),
+        "operator": token(tenant, "sre", None, operator=True),
+        "narrow_operator": token(tenant, "sre", None, operator=True, sql_scopes=[Scope.USER]),
+        "isolated_operator": token(tenant, "sre", None, operator=True, isolated=True),
     }
 
 
@@ -189,6 +194,43 @@ def test_rows_are_capped_and_blobs_are_base64(gql: Gql, people: dict[str, str]) 
     assert blob == [[4]]
 
 
+def test_result_limits_hold_while_rows_are_produced(gql: Gql, people: dict[str, str]) -> None:
+    """Finding 4: 8 x zeroblob(15 MB) once built a 160 MB response."""
+    wide = "SELECT " + ", ".join(["zeroblob(15000000)"] * 8)
+    body = gql(QUERY, people["alice"], scope="USER", sql=wide)
+    assert code_of(body) == "QUOTA_EXCEEDED"
+    extensions = body["errors"][0]["extensions"]
+    assert (extensions["limit"], extensions["maxValueBytes"]) == ("sqlMaxValueBytes", 1048576)
+    columns = "SELECT " + ", ".join(str(i) for i in range(101))
+    body = gql(QUERY, people["alice"], scope="USER", sql=columns)
+    assert body["errors"][0]["extensions"]["limit"] == "sqlMaxColumns"
+    # 1 MiB blobs are 1.4 MB as base64: five fit in 8 MiB, the sixth would not
+    many = (
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 40) "
+        "SELECT n, zeroblob(1048576) FROM c"
+    )
+    query = QUERY.replace("truncated }", "truncated truncatedBy }")
+    result = gql(query, people["alice"], scope="USER", sql=many)["data"]["sqlQuery"]
+    assert [r[0] for r in result["rows"]] == [1, 2, 3, 4, 5]
+    assert (result["truncated"], result["truncatedBy"]) == (True, "sqlMaxResultBytes")
+    few = gql(query, people["alice"], scope="USER", sql="SELECT 1")["data"]["sqlQuery"]
+    assert (few["truncated"], few["truncatedBy"]) == (False, None)
+
+
+def test_a_view_over_a_pragma_function_is_refused(gql: Gql, people: dict[str, str]) -> None:
+    body = run(
+        gql,
+        people["alice"],
+        "USER",
+        "CREATE TABLE IF NOT EXISTS kept (a)",
+        "CREATE VIEW leak AS SELECT * FROM pragma_database_list",
+    )
+    assert code_of(body) == "INVALID_ARGUMENT"
+    assert "PRAGMA functions" in body["errors"][0]["extensions"]["reason"]
+    names = rows(gql, people["alice"], "USER", "SELECT name FROM sqlite_master WHERE name = 'leak'")
+    assert names == []
+
+
 def test_large_row_ids_survive(gql: Gql, people: dict[str, str]) -> None:
     body = run(
         gql,
@@ -226,23 +268,37 @@ def test_listing_and_erasure_are_admin_only_and_tenant_bound(
     assert "no such table" in body["errors"][0]["message"]
 
 
-def test_the_global_listing_needs_the_global_grant(gql: Gql, people: dict[str, str]) -> None:
-    body = gql(DATABASES, people["admin"], scope="GLOBAL")
+def test_the_global_listing_needs_the_operator_role(
+    gql: Gql, people: dict[str, str], tenant: str
+) -> None:
+    run(gql, people["stranger"], "USER", "CREATE TABLE IF NOT EXISTS seen (a)")
+    body = gql(DATABASES, people["operator"], scope="GLOBAL")
     assert "errors" not in body, body
     tenants = {d["tenant"] for d in body["data"]["sqlDatabases"]}
-    assert len(tenants) >= 2  # this tenant and the other one, at least
+    assert {tenant + "-other"} <= tenants  # another tenant's database, at least
     assert code_of(gql(DATABASES, people["admin"], scope="USER")) == "INVALID_ARGUMENT"
-    # an admin whose sql_scopes leave out GLOBAL keeps to the own tenant
-    assert code_of(gql(DATABASES, people["tenant_admin"], scope="GLOBAL")) == "FORBIDDEN"
-    assert "errors" not in gql(DATABASES, people["tenant_admin"])
+    # Finding 5: a tenant admin never lists other tenants, not even with GLOBAL in its token
+    for who in ("admin", "listing_admin", "narrow_operator", "isolated_operator", "alice"):
+        assert code_of(gql(DATABASES, people[who], scope="GLOBAL")) == "FORBIDDEN", who
+    assert "errors" not in gql(DATABASES, people["listing_admin"])
+    # an operator's TENANT view is its own tenant's, like an admin's
+    own = gql(DATABASES, people["operator"])["data"]["sqlDatabases"]
+    assert {d["tenant"] for d in own} <= {tenant}
 
 
-def test_a_global_admin_erases_across_tenants_only_when_asking_for_global(
+def test_only_an_operator_erases_across_tenants_and_only_asking_for_global(
     gql: Gql, people: dict[str, str], tenant: str
 ) -> None:
     run(gql, people["stranger"], "TENANT", "CREATE TABLE IF NOT EXISTS t (a)")
-    listed = gql(DATABASES, people["admin"], scope="GLOBAL")["data"]["sqlDatabases"]
+    listed = gql(DATABASES, people["operator"], scope="GLOBAL")["data"]["sqlDatabases"]
     [theirs] = [d for d in listed if d["tenant"] == tenant + "-other" and d["scope"] == "TENANT"]
-    assert code_of(gql(ERASE, people["admin"], id=theirs["id"])) == "NOT_FOUND"
-    body = gql(ERASE, people["admin"], id=theirs["id"], scope="GLOBAL")
+    for who in ("admin", "listing_admin"):
+        refused = gql(ERASE, people[who], id=theirs["id"], scope="GLOBAL")
+        assert code_of(refused) == "FORBIDDEN", who
+        assert code_of(gql(ERASE, people[who], id=theirs["id"])) == "NOT_FOUND", who
+    assert code_of(gql(ERASE, people["operator"], id=theirs["id"])) == "NOT_FOUND"
+    assert rows(gql, people["stranger"], "TENANT", "SELECT count(*) FROM t") == [[0]]
+    body = gql(ERASE, people["operator"], id=theirs["id"], scope="GLOBAL")
     assert body["data"]["sqlErase"]["erased"] is True
+    gone = gql(QUERY, people["stranger"], scope="TENANT", sql="SELECT count(*) FROM t")
+    assert "no such table" in gone["errors"][0]["message"]

@@ -98,6 +98,11 @@ def test_window_modes_and_slack() -> None:
         (None, None, "prefered", None),
         (None, None, None, "-1d"),
         (None, None, None, "soon"),
+        (None, None, None, "3651d"),  # over the ten-year cap
+        (None, None, None, "99999999999999999999d"),  # would overflow timedelta
+        (None, None, None, "\u0663d"),  # an Arabic-Indic digit is not a number here
+        ("9999-12-31T23:59:59-23:59", None, None, None),  # past year 9999 in UTC
+        (None, "0001-01-01T00:00:00+23:59", None, None),  # before year 1 in UTC
     ],
 )
 def test_bad_windows_are_refused(
@@ -131,3 +136,14 @@ def test_stop_words_never_reduce_the_query_to_the_bare_scope_clause() -> None:
     assert lucene_query(KEY, "it is the a") is None
     q = lucene_query(KEY, "what is the cat")
     assert q == f'scope_key:"{KEY}" AND (text:"what" OR text:"cat")'
+
+
+def test_slack_at_the_cap_fits_a_graphql_int_and_edges_do_not_overflow() -> None:
+    most = parse_slack("3650d")
+    assert most == timedelta(days=3650)
+    assert most.total_seconds() < 2**31  # reported as timeFilter.slackSeconds (Int)
+    window = parse_window("0001-01-01", "9999-12-31", "require", "3650d")
+    assert window is not None
+    # Widening bounds at the ends of the calendar holds them there instead of overflowing.
+    assert window.contains(datetime(1, 1, 1, tzinfo=UTC)) is True
+    assert window.contains(datetime(9999, 12, 31, 23, tzinfo=UTC)) is True

@@ -30,7 +30,7 @@ FACT_VISIBLE: LiteralString = (
 )
 
 FACT_COLUMNS: LiteralString = """
-f {.id, .predicate, .text, .natural_key, .observed_at, .valid_at, .invalid_at, .created_at,
+f {.id, .scope, .predicate, .text, .natural_key, .observed_at, .valid_at, .invalid_at, .created_at,
    .expired_at, .supersedes, .superseded_by, .confidence, .verdict, .judge_reason,
    .judged_by, .judged_at, .source_chunk_id, .source_start, .source_end, .source_text,
    .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,

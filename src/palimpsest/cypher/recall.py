@@ -25,7 +25,7 @@ WITH m, score, m.key STARTS WITH $prefix AND (m.expires_at IS NULL OR m.expires_
     + NOTE_VALID
     + """) AS timely
 RETURN score, kept AND timely AS live, kept AND NOT timely AS untimely,
-       m {.key, .text, .created_at, .updated_at, .observed_at, .valid_at, .invalid_at,
+       m {.key, .scope, .text, .created_at, .updated_at, .observed_at, .valid_at, .invalid_at,
           .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
           .compaction_generation} AS row
 """
@@ -35,7 +35,7 @@ _CHUNK_LIVE: LiteralString = """
 WITH c, score
 WHERE c.scope_key = $scope_key
 RETURN score, c.index IS NOT NULL AS live,
-       c {.id, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
+       c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
                  .session_id, .run_id, .agent_name, .model, .origin,
                  .compaction_generation} AS row
 """

@@ -29,7 +29,8 @@ class OntologyInfo:
 
 @strawberry.type(
     description="Where one fact goes and why; it stays in the requested scope "
-    "whenever anything is uncertain."
+    "whenever anything is uncertain. A caller without TENANT on the memory plane (where the "
+    "ontology lives) gets only `ISOLATED` or `NO_TENANT_ACCESS`, with no ontology detail."
 )
 class PlacementResult:
     scope: Scope

@@ -34,7 +34,13 @@ class SqlQueryResult:
         '`{"$float": "Infinity"}`.'
     )
     truncated: bool = strawberry.field(
-        description="True when more rows existed than the row cap (or the result size cap)."
+        description="True when the rows stop early: more rows existed than the row cap, or the "
+        "next row would have taken the result past its size cap."
+    )
+    truncated_by: str | None = strawberry.field(
+        default=None,
+        description="The limit that stopped the rows (`sqlMaxRows` or `sqlMaxResultBytes`); "
+        "null when the result is whole.",
     )
 
 
@@ -98,11 +104,13 @@ class SqlQuery:
     ) -> SqlQueryResult:
         c = info.context
         r = await ops.query(c.services, c.principal, scope, statement, args)
-        return SqlQueryResult(columns=r.columns, rows=r.rows, truncated=r.truncated)
+        return SqlQueryResult(
+            columns=r.columns, rows=r.rows, truncated=r.truncated, truncated_by=r.truncated_by
+        )
 
     @strawberry.field(
-        description="Admin: the SQL databases of this tenant (scope TENANT) or of every "
-        "tenant (scope GLOBAL), with their sizes."
+        description="Admin: the SQL databases of this tenant (scope TENANT), with their "
+        "sizes; every tenant's (scope GLOBAL) needs the platform operator role."
     )
     async def sql_databases(self, info: Info, scope: Scope = Scope.TENANT) -> list[SqlDatabase]:
         c = info.context
@@ -125,7 +133,7 @@ class SqlMutation:
 
     @strawberry.mutation(
         description="Admin: delete one SQL database, by an id from sqlDatabases listed with the "
-        "same `scope` (TENANT: this tenant's; GLOBAL: any tenant's)."
+        "same `scope` (TENANT: this tenant's; GLOBAL: any tenant's, operators only)."
     )
     async def sql_erase(
         self, info: Info, id: strawberry.ID, scope: Scope = Scope.TENANT

@@ -19,6 +19,7 @@ MAX_ALIASES = 50
 MAX_SEEDS = 500
 MAX_LIMIT = 200
 MAX_CHUNKS = 50
+MAX_QUERY_CHARS = 4000  # as recall's
 QUERY_SEED_FACTS = 10
 
 
@@ -99,6 +100,8 @@ async def recall(
         raise InvalidArgument(f"at most {MAX_SEEDS} seed ids")
     if not seed_ids and not (query and query.strip()):
         raise InvalidArgument("give a query or seed ids")
+    if query is not None and len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgument(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
     for seed in seed_ids:
         check_id(seed, "seedIds")
     base = view.params()

@@ -25,6 +25,8 @@ from palimpsest.timeparse import check_interval, parse_optional
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
+# The model reads ~256 tokens; the rest would only cost CPU and index space.
+MAX_EMBED_TEXT_CHARS = 8192
 _EMBED_VALUE = "value"
 _EMBED_TEXT = "text"
 
@@ -125,6 +127,11 @@ async def set_value(
         raise InvalidArgument("embedText is only used with embed: true")
     if embed_text is not None and not embed_text.strip():
         raise InvalidArgument("embedText must not be blank")
+    if embed_text is not None and len(embed_text) > MAX_EMBED_TEXT_CHARS:
+        raise InvalidArgument(
+            f"embedText is {len(embed_text)} characters; the limit is {MAX_EMBED_TEXT_CHARS}",
+            limit=MAX_EMBED_TEXT_CHARS,
+        )
     embedding = await _embed(svc, embed, embed_text, value, text)
     now = svc.clock()
     expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
@@ -233,7 +240,9 @@ async def _write(
     now: datetime,
     times: NoteTimes,
 ) -> MemoryEntry:
-    size = len(key.encode()) + len(text.encode())
+    # A separate embedText is stored (and indexed) too, so it counts against the quota.
+    extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
+    size = len(key.encode()) + len(text.encode()) + len(extra.encode())
     quota = svc.settings.max_scope_bytes
     if quota:
         used_rows = await tx.run(q.SCOPE_USAGE, {"key": key, "now": now})

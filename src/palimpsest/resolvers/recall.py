@@ -203,7 +203,7 @@ async def _leg(
             statement = exact  # fewer rows than asked: small scope or a short ANN read
             continue
         k = min(k * 4, MAX_FETCH)  # filters thinned a full page: over-fetch
-    hits = [_hit(kind, ref.scope, r, fulltext) for r in live[:pool]]
+    hits = [_hit(kind, r, fulltext) for r in live[:pool]]
     # Facts and notes have a validity to be outside of; chunks are dropped only as roots.
     filtered: set[tuple[str, str, str]] = set()
     if kind is pure.Source.FACTS:
@@ -213,16 +213,17 @@ async def _leg(
     return fulltext, hits, filtered
 
 
-def _hit(kind: pure.Source, scope: Scope, row: Row, fulltext: bool) -> Hit:
+def _hit(kind: pure.Source, row: Row, fulltext: bool) -> Hit:
+    """A hit names the scope its row is stored in (not the scope that was asked for)."""
     score = float(row["score"])
     signal: dict[str, Any] = (
         {"fulltext_score": score} if fulltext else {"cosine": 2.0 * score - 1.0}
     )
     if kind is pure.Source.FACTS:
-        fact = fact_from(scope, row)
+        fact = fact_from(Scope(row["fact"]["scope"]), row)
         return Hit(
             kind,
-            scope,
+            fact.scope,
             fact.id,
             fact.text,
             fact=fact,
@@ -233,6 +234,7 @@ def _hit(kind: pure.Source, scope: Scope, row: Row, fulltext: bool) -> Hit:
             **signal,
         )
     r = row["row"]
+    scope = Scope(r["scope"])
     if kind is pure.Source.NOTES:
         return Hit(
             kind,

@@ -3,10 +3,12 @@
 Agent calls resolve their scope on the SQL plane (``sql_scopes``) and reach only that scope's
 database. Admin calls see databases by their owner record, failing closed:
 
-- ``TENANT`` view: a non-isolated admin sees the databases of their own tenant (agent, user and
-  tenant scopes); never another tenant's, never GLOBAL's, never a file without an owner record.
-- ``GLOBAL`` view: everything, only when ``resolve_scope(GLOBAL, SQL)`` succeeds (admin, not
-  isolated, GLOBAL granted in ``sql_scopes``).
+- ``TENANT`` view: a non-isolated admin (or operator) sees the databases of their own tenant
+  (agent, user and tenant scopes); never another tenant's, never GLOBAL's, never a file
+  without an owner record.
+- ``GLOBAL`` view: everything, only when ``resolve_scope(GLOBAL, SQL)`` succeeds: the platform
+  operator role, not isolated, GLOBAL not left out of ``sql_scopes``. A tenant admin never
+  reaches other tenants.
 
 Erasure takes a database id from the listing and the same view (TENANT unless GLOBAL is asked
 for), so reaching outside the own tenant is always explicit; an id outside the view gets the
@@ -59,11 +61,11 @@ async def erase(svc: Services, who: Principal, database_id: str, view: Scope) ->
 
 
 def _view(who: Principal, view: Scope) -> Visible:
-    if not who.is_admin:
-        raise Forbidden("listing or erasing SQL databases needs the admin role")
     if view is Scope.GLOBAL:
-        resolve_scope(who, Scope.GLOBAL, Plane.SQL)  # raises unless GLOBAL is really granted
+        resolve_scope(who, Scope.GLOBAL, Plane.SQL)  # raises unless an operator has GLOBAL
         return lambda d: True
+    if not (who.is_admin or who.is_operator):
+        raise Forbidden("listing or erasing SQL databases needs the admin role")
     if view is Scope.TENANT:
         if who.isolated:
             raise Forbidden("isolated member: the tenant's SQL databases are not visible")

@@ -25,6 +25,8 @@ class QueryResult:
     columns: list[str]
     rows: list[list[Any]]  # JSON-safe values (see codec.py)
     truncated: bool
+    # The limit that stopped the rows: "sqlMaxRows" or "sqlMaxResultBytes"; None when whole.
+    truncated_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,12 +13,15 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from palimpsest.errors import InvalidArgument
 
 BLOB = "$base64"
 FLOAT = "$float"
 MAX_ARGS = 1000
 _INT64 = (-(2**63), 2**63 - 1)
+_BLOB_WRAPPER = len('{"$base64":""},')
 
 Params = Sequence[Any] | Mapping[str, Any]
 
@@ -48,11 +51,16 @@ def to_json(value: Any) -> Any:
     return value
 
 
-def size_of(value: Any) -> int:
-    """Rough bytes a value adds to a response, for the result size cap."""
-    if isinstance(value, str | bytes):
-        return len(value) + 8
-    return 8
+def row_size(row: Sequence[Any]) -> int:
+    """The bytes one raw result row takes in the JSON response (``[a,b],``), computed without
+    encoding its blobs: a blob becomes ``{"$base64":"..."}`` of 4/3 its length."""
+    size = 3
+    for value in row:
+        if isinstance(value, bytes):
+            size += _BLOB_WRAPPER + 4 * ((len(value) + 2) // 3)
+        else:
+            size += len(orjson.dumps(to_json(value))) + 1
+    return size
 
 
 def _value(value: Any, where: str) -> Any:

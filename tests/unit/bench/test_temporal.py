@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from palimpsest.timeparse import parse_time
-from palimpsest_bench import temporal as t
+from palimpsest_bench import temporal_data as t
 
 
 def holds(valid_at: str | None, invalid_at: str | None, as_of: str) -> bool:

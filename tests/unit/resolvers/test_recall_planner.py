@@ -30,6 +30,7 @@ def chunk_rows(n: int, live: int, prefix: str = "c") -> list[Row]:
                 "observed_at": None,
                 "created_at": NOW,
                 "tenant_id": "acme",
+                "scope": "USER",
             },
         }
         for i in range(n)
