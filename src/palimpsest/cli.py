@@ -338,6 +338,17 @@ EmbedCache = Annotated[
 Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
 
 
+class IngestVia(StrEnum):
+    IMPORT = "import"
+    HARVEST = "harvest"
+
+
+Via = Annotated[
+    IngestVia | None,
+    typer.Option(help="How the data gets in: importDocument, or harvest + consolidate."),
+]
+
+
 def _recall_eval(
     dataset: str,
     data: Path,
@@ -347,6 +358,7 @@ def _recall_eval(
     keep: bool,
     embed_cache: Path | None,
     limit: int | None,
+    via: Via = None,
 ) -> None:
     import asyncio
 
@@ -364,6 +376,7 @@ def _recall_eval(
         keep=keep,
         embed_cache=embed_cache,
         limit=limit,
+        via=(via or IngestVia.IMPORT).value,
     )
     _print_json(asyncio.run(result))
 
@@ -384,9 +397,23 @@ def _recall_command(dataset: str, summary: str) -> None:
     eval_app.command(dataset)(command)
 
 
-_recall_command(
-    "locomo", "LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10."
-)
+@eval_app.command("locomo")
+def eval_locomo(
+    data: DataDir,
+    mode: RecallModeOpt = RecallMode.HYBRID,
+    top_k: TopK = None,
+    pool: Pool = None,
+    keep: KeepDocs = False,
+    embed_cache: EmbedCache = None,
+    limit: Limit = None,
+    via: Via = None,
+) -> None:
+    """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10.
+
+    --via harvest sends the turns through harvest and the consolidator instead."""
+    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit, via)
+
+
 _recall_command("scifact", "SciFact: one document per abstract; nDCG@10 and recall@100.")
 _recall_command("timeqa", "TimeQA: pages as documents, paragraphs as chunks; nDCG@10 and MRR@10.")
 

@@ -150,8 +150,10 @@ async def test_an_expired_lease_is_taken_over_and_nothing_is_written_twice(
     assert (later.leased, later.consolidated, later.takeovers) == (3, 3, 3)
 
     # The crashed worker wakes up and tries to write its batch: refused, nothing written.
+    turns = [consolidate._turn(s) for s in lease.spans]
+    vectors = await svc.embed([t.text for t in turns])
     with pytest.raises(consolidate.LeaseLost):
-        await consolidate._consolidate(timed, crashed, ref, lease.spans)
+        await consolidate._write(timed, crashed, ref, lease.spans, turns, vectors)
     assert_one_chain(neo4j_driver, tenant_id, [f"Alice: {t}" for t in texts])
     spans = spans_of(neo4j_driver, tenant_id)
     assert {s["status"] for s in spans} == {"done"}

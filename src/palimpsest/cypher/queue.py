@@ -73,8 +73,9 @@ RETURN p.id AS id
 EXHAUST_SPANS = Statement(
     "EXHAUST_SPANS",
     """
-MATCH (p:PendingSpan {scope_key: $scope_key})
-WHERE p.id IN $ids AND p.status = $queued AND p.lease_expires_at <= $now
+UNWIND $ids AS id
+MATCH (p:PendingSpan {id: id})
+WHERE p.scope_key = $scope_key AND p.status = $queued AND p.lease_expires_at <= $now
   AND p.attempts >= $max_attempts
 SET p.status = $dead, p.dead_at = $now, p.lease_owner = null,
     p.last_error = coalesce(p.last_error, $lost_error)
@@ -85,8 +86,9 @@ RETURN p.id AS id
 LEASE_SPANS = Statement(
     "LEASE_SPANS",
     """
-MATCH (p:PendingSpan {scope_key: $scope_key})
-WHERE p.id IN $ids AND p.status = $queued AND p.lease_expires_at <= $now
+UNWIND $ids AS id
+MATCH (p:PendingSpan {id: id})
+WHERE p.scope_key = $scope_key AND p.status = $queued AND p.lease_expires_at <= $now
 SET p.takeovers = p.takeovers + CASE WHEN p.lease_owner IS NULL THEN 0 ELSE 1 END,
     p.attempts = p.attempts + 1, p.lease_owner = $owner, p.leased_at = $now,
     p.lease_expires_at = $until
@@ -100,8 +102,9 @@ ORDER BY p.seq
 LOCK_SPANS = Statement(
     "LOCK_SPANS",
     """
-MATCH (p:PendingSpan {scope_key: $scope_key})
-WHERE p.id IN $ids
+UNWIND $ids AS id
+MATCH (p:PendingSpan {id: id})
+WHERE p.scope_key = $scope_key
 SET p.lease_probe = $owner
 RETURN p.id AS id
 """,
@@ -111,8 +114,9 @@ RETURN p.id AS id
 HELD_SPANS = Statement(
     "HELD_SPANS",
     """
-MATCH (p:PendingSpan {scope_key: $scope_key})
-WHERE p.id IN $ids AND p.status = $queued AND p.lease_owner = $owner
+UNWIND $ids AS id
+MATCH (p:PendingSpan {id: id})
+WHERE p.scope_key = $scope_key AND p.status = $queued AND p.lease_owner = $owner
 RETURN p.id AS id
 """,
 )
@@ -121,8 +125,9 @@ RETURN p.id AS id
 ACK_SPANS = Statement(
     "ACK_SPANS",
     """
-MATCH (p:PendingSpan {scope_key: $scope_key})
-WHERE p.id IN $ids AND p.status = $queued AND p.lease_owner = $owner
+UNWIND $ids AS id
+MATCH (p:PendingSpan {id: id})
+WHERE p.scope_key = $scope_key AND p.status = $queued AND p.lease_owner = $owner
 SET p.status = $done, p.done_at = $now, p.consolidated_by = $owner, p.lease_owner = null,
     p.chunk_id = p.id, p.document_id = $documents[p.id]
 REMOVE p.text, p.facts
@@ -135,8 +140,8 @@ FAIL_SPANS = Statement(
     "FAIL_SPANS",
     """
 UNWIND $failures AS failure
-MATCH (p:PendingSpan {scope_key: $scope_key, id: failure.id})
-WHERE p.status = $queued AND p.lease_owner = $owner
+MATCH (p:PendingSpan {id: failure.id})
+WHERE p.scope_key = $scope_key AND p.status = $queued AND p.lease_owner = $owner
 WITH p, failure, p.attempts >= $max_attempts AS exhausted
 SET p.status = CASE WHEN exhausted THEN $dead ELSE $queued END,
     p.dead_at = CASE WHEN exhausted THEN $now ELSE null END,
@@ -151,8 +156,9 @@ RETURN p.id AS id, exhausted
 RELEASE_SPANS = Statement(
     "RELEASE_SPANS",
     """
-MATCH (p:PendingSpan {scope_key: $scope_key})
-WHERE p.id IN $ids AND p.status = $queued AND p.lease_owner = $owner
+UNWIND $ids AS id
+MATCH (p:PendingSpan {id: id})
+WHERE p.scope_key = $scope_key AND p.status = $queued AND p.lease_owner = $owner
 SET p.lease_owner = null, p.lease_expires_at = $now, p.attempts = p.attempts - 1
 RETURN p.id AS id
 """,
@@ -162,8 +168,9 @@ RETURN p.id AS id
 REQUEUE_DEAD = Statement(
     "REQUEUE_DEAD",
     """
-MATCH (p:PendingSpan {scope_key: $scope_key})
-WHERE p.id IN $ids AND p.status = $dead
+UNWIND $ids AS id
+MATCH (p:PendingSpan {id: id})
+WHERE p.scope_key = $scope_key AND p.status = $dead
 SET p.status = $queued, p.attempts = 0, p.lease_expires_at = $now, p.dead_at = null,
     p.requeued_at = $now
 RETURN p.id AS id

@@ -85,6 +85,10 @@ RANGE_INDEXES = (
         "CREATE INDEX fact_lineage IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.lineage)",
     ),
     _unscoped(
+        "INDEX_ENTITY_SCOPE",
+        "CREATE INDEX entity_scope IF NOT EXISTS FOR (e:Entity) ON (e.scope_key)",
+    ),
+    _unscoped(
         "INDEX_ENTITY_NAME",
         "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.normalized_name)",
     ),

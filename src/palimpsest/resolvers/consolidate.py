@@ -13,9 +13,11 @@ after ``max_attempts`` leases.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from neo4j.exceptions import Neo4jError
@@ -23,6 +25,7 @@ from neo4j.exceptions import Neo4jError
 from palimpsest import conversation
 from palimpsest.cypher import conversations as q
 from palimpsest.cypher.executor import ScopedTx, Tx
+from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
 from palimpsest.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
 from palimpsest.identity import Origin, Scope, ScopeRef, resolve_scope
@@ -34,6 +37,8 @@ from palimpsest.resolvers.harvest import fact_draft
 from palimpsest.resolvers.services import Services
 
 log = logging.getLogger(__name__)
+# Batches one call consolidates before the worker looks at other scopes again.
+PIPELINE_BATCHES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,15 @@ class Outcome:
     failed: int = 0
     dead: int = 0
     takeovers: int = 0
+
+    def __add__(self, o: Outcome) -> Outcome:
+        return Outcome(
+            self.leased + o.leased,
+            self.consolidated + o.consolidated,
+            self.failed + o.failed,
+            self.dead + o.dead,
+            self.takeovers + o.takeovers,
+        )
 
 
 class LeaseLost(Exception):
@@ -76,47 +90,112 @@ class _EntityView:
 
 
 async def consolidate_scope(
-    svc: Services, cfg: WorkerConfig, tenant_id: str, user_id: str, scope_key: str
+    svc: Services,
+    cfg: WorkerConfig,
+    tenant_id: str,
+    user_id: str,
+    scope_key: str,
+    max_batches: int = PIPELINE_BATCHES,
 ) -> Outcome:
-    """Lease one batch of the user's spans and consolidate it."""
+    """Consolidate up to ``max_batches`` leased batches of the user's spans.
+
+    Pipelined: the next batch is leased and embedded (CPU) while the current one is written
+    (database), so a worker spends its time embedding, not waiting. Extraction reads the
+    scope only after the previous batch committed, so it sees what that batch created.
+    """
     ref = resolve_scope(act_for_user(tenant_id, user_id), Scope.USER)
     if ref.scope_key != scope_key:
         log.error("queue row names a scope its owner does not resolve to; skipped")
         return Outcome()
+    total = Outcome()
+    batch: _Batch | None = await _lease_and_embed(svc, cfg, ref)
+    rounds = 0
+    while batch is not None:
+        total += Outcome(dead=len(batch.lease.dead))
+        if not batch.spans:
+            break
+        rounds += 1
+        upcoming = (
+            asyncio.create_task(_lease_and_embed(svc, cfg, ref)) if rounds < max_batches else None
+        )
+        try:
+            total += await _settle(svc, cfg, ref, batch)
+        except BaseException:
+            await _abandon(svc, ref, cfg.owner, upcoming)
+            raise
+        batch = await upcoming if upcoming else None
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    lease: queue.Lease
+    turns: list[Turn]
+    vectors: list[Vector]
+
+    @property
+    def spans(self) -> list[queue.LeasedSpan]:
+        return self.lease.spans
+
+
+async def _lease_and_embed(svc: Services, cfg: WorkerConfig, ref: ScopeRef) -> _Batch:
     lease = await queue.lease(
         svc, ref, cfg.owner, cfg.batch_size, cfg.lease_seconds, cfg.max_attempts
     )
-    spans = lease.spans
-    if not spans:
-        return Outcome(dead=len(lease.dead))
+    turns = [_turn(s) for s in lease.spans]
+    vectors = await svc.embed([t.text for t in turns]) if turns else []
+    return _Batch(lease, turns, vectors)
+
+
+async def _abandon(
+    svc: Services, ref: ScopeRef, owner: str, upcoming: asyncio.Task[_Batch] | None
+) -> None:
+    """Hand back a prefetched batch the worker will not write (its lease would only expire)."""
+    if upcoming is None:
+        return
+    try:
+        batch = await upcoming
+    except Exception:
+        return
+    if batch.spans:
+        await queue.release(svc, ref, owner, [s.id for s in batch.spans])
+
+
+async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch) -> Outcome:
+    """Write a batch; if it fails, write its spans one by one and record each failure."""
+    spans = batch.spans
     takeovers = sum(1 for s in spans if s.takeovers and s.attempts > 1)
     failures: list[tuple[str, str]] = []
     done = 0
     try:
-        done = await _consolidate(svc, cfg, ref, spans)
+        done = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors)
     except (PalimpsestError, Neo4jError, LeaseLost) as e:
         log.info("batch failed (%s); retrying span by span", type(e).__name__)
-        for span in spans:
+        for span, turn, vector in zip(spans, batch.turns, batch.vectors, strict=True):
             try:
-                done += await _consolidate(svc, cfg, ref, [span])
+                done += await _write(svc, cfg, ref, [span], [turn], [vector])
             except LeaseLost:
                 continue
             except (PalimpsestError, Neo4jError) as err:
                 failures.append((span.id, _describe(err)))
-    dead = len(lease.dead)
+    dead = 0
     if failures:
         recorded = await queue.fail(
             svc, ref, cfg.owner, failures, cfg.max_attempts, cfg.backoff_seconds
         )
-        dead += sum(1 for _, exhausted in recorded if exhausted)
+        dead = sum(1 for _, exhausted in recorded if exhausted)
     return Outcome(len(spans), done, len(failures), dead, takeovers)
 
 
-async def _consolidate(
-    svc: Services, cfg: WorkerConfig, ref: ScopeRef, spans: Sequence[queue.LeasedSpan]
+async def _write(
+    svc: Services,
+    cfg: WorkerConfig,
+    ref: ScopeRef,
+    spans: Sequence[queue.LeasedSpan],
+    turns: Sequence[Turn],
+    vectors: Sequence[Vector],
 ) -> int:
-    turns = [_turn(s) for s in spans]
-    vectors = await svc.embed([t.text for t in turns])
+    """Extract, then write the turns, extractions and acknowledgement in one transaction."""
     extraction = await _extract(cfg.extractors, turns, _EntityView(svc, ref))
     plans = await _plan_facts(svc, ref, spans, extraction.facts)
     by_id = {s.id: s for s in spans}
@@ -142,7 +221,15 @@ async def _consolidate(
         return await svc.db.write_tx(work)
     except LeaseLost as lost:
         if lost.held and len(lost.held) < len(spans):
-            return await _consolidate(svc, cfg, ref, [s for s in spans if s.id in lost.held])
+            kept = [i for i, s in enumerate(spans) if s.id in lost.held]
+            return await _write(
+                svc,
+                cfg,
+                ref,
+                [spans[i] for i in kept],
+                [turns[i] for i in kept],
+                [vectors[i] for i in kept],
+            )
         raise
 
 
@@ -188,8 +275,8 @@ async def _write_turns(
     session: str | None,
     group: Sequence[queue.LeasedSpan],
     turns: Sequence[Turn],
-    vectors: Sequence[list[float]],
-    now: Any,
+    vectors: Sequence[Vector],
+    now: datetime,
 ) -> str:
     doc = conversation.document_id(tx.ref.scope_key, session)
     root = conversation.root_id(doc)
@@ -237,7 +324,7 @@ def _turn(span: queue.LeasedSpan) -> Turn:
     )
 
 
-def _turn_row(span: queue.LeasedSpan, turn: Turn, vector: list[float]) -> dict[str, Any]:
+def _turn_row(span: queue.LeasedSpan, turn: Turn, vector: Vector) -> dict[str, Any]:
     lines = turn.text.count("\n") + 1
     return {
         "id": span.id,
