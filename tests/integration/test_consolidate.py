@@ -22,7 +22,7 @@ from neo4j import Driver
 
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
-from palimpsest.resolvers import consolidate, queue
+from palimpsest.resolvers import consolidate, queue, turn_rows
 from palimpsest.resolvers.consolidate import consolidate_scope
 from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
@@ -150,7 +150,7 @@ async def test_an_expired_lease_is_taken_over_and_nothing_is_written_twice(
     assert (later.leased, later.consolidated, later.takeovers) == (3, 3, 3)
 
     # The crashed worker wakes up and tries to write its batch: refused, nothing written.
-    turns = [consolidate._turn(s) for s in lease.spans]
+    turns = [turn_rows.turn(s) for s in lease.spans]
     vectors = await svc.embed([t.text for t in turns])
     with pytest.raises(consolidate.LeaseLost):
         await consolidate._write(timed, crashed, ref, lease.spans, turns, vectors)

@@ -17,23 +17,18 @@ import asyncio
 import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 from neo4j.exceptions import Neo4jError
 
-from palimpsest import conversation
 from palimpsest.cypher import conversations as q
-from palimpsest.cypher.executor import ScopedTx, Tx
+from palimpsest.cypher.executor import Tx
 from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
 from palimpsest.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
-from palimpsest.identity import Origin, Scope, ScopeRef, resolve_scope
+from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
-from palimpsest.resolvers import ontology, queue
-from palimpsest.resolvers.common import new_id
-from palimpsest.resolvers.fact_input import VALUE_TYPE, FactDraft, normalize
-from palimpsest.resolvers.harvest import fact_draft
+from palimpsest.resolvers import ontology, queue, turn_rows
+from palimpsest.resolvers.fact_input import VALUE_TYPE, FactDraft
 from palimpsest.resolvers.services import Services
 
 log = logging.getLogger(__name__)
@@ -142,7 +137,7 @@ async def _lease_and_embed(svc: Services, cfg: WorkerConfig, ref: ScopeRef) -> _
     lease = await queue.lease(
         svc, ref, cfg.owner, cfg.batch_size, cfg.lease_seconds, cfg.max_attempts
     )
-    turns = [_turn(s) for s in lease.spans]
+    turns = [turn_rows.turn(s) for s in lease.spans]
     vectors = await svc.embed([t.text for t in turns]) if turns else []
     return _Batch(lease, turns, vectors)
 
@@ -207,10 +202,10 @@ async def _write(
         if still != set(by_id):
             raise LeaseLost(still)
         documents: dict[str, str] = {}
-        for session, group in _sessions(spans).items():
-            doc = await _write_turns(user, session, group, turns, vectors, now)
+        for session, group in turn_rows.sessions(spans).items():
+            doc = await turn_rows.write_turns(user, session, group, turns, vectors, now)
             documents.update({s.id: doc for s in group})
-        mentions = [_mention_row(m, by_id[m.turn_id]) for m in extraction.mentions]
+        mentions = [turn_rows.mention_row(m, by_id[m.turn_id]) for m in extraction.mentions]
         if mentions:
             await user.run(q.WRITE_MENTIONS, {"mentions": mentions, "now": now})
         for plan in plans:
@@ -262,121 +257,12 @@ async def _plan_facts(
     plans = []
     for (run, generation), drafts in groups.items():
         who = act_for_user(ref.tenant_id, ref.owner_id, run)
-        stamp = {**_stamp(run), "compaction_generation": generation}
+        stamp = {**turn_rows.stamp(run), "compaction_generation": generation}
         plan = await ontology.plan_placed(svc, who, Scope.USER, drafts, True, stamp)
         for row in plan.rows:
             row["compaction_generation"] = generation
         plans.append(plan)
     return plans
-
-
-async def _write_turns(
-    tx: ScopedTx,
-    session: str | None,
-    group: Sequence[queue.LeasedSpan],
-    turns: Sequence[Turn],
-    vectors: Sequence[Vector],
-    now: datetime,
-) -> str:
-    doc = conversation.document_id(tx.ref.scope_key, session)
-    root = conversation.root_id(doc)
-    first = group[0]
-    await tx.run(
-        q.OPEN_CONVERSATION,
-        {
-            **_stamp(first.run),
-            "compaction_generation": first.compaction_generation,
-            "id": doc,
-            "root_id": root,
-            "root_type": "document",
-            "title": conversation.title(session),
-            "path": conversation.path(session),
-            "kind": conversation.KIND,
-            "now": now,
-        },
-    )
-    existing = [(r["id"], int(r["index"])) for r in await tx.run(q.CONVERSATION_TURNS, {"id": doc})]
-    have = {i for i, _ in existing}
-    index = {t.id: (t, v) for t, v in zip(turns, vectors, strict=True)}
-    added = [s for s in group if s.id not in have]
-    rows = [_turn_row(s, *index[s.id]) for s in added]
-    if rows:
-        await tx.run(q.WRITE_TURNS, {"id": doc, "root_id": root, "turns": rows, "now": now})
-    cut, draw = conversation.relink(existing, [(s.id, s.seq) for s in added])
-    if cut:
-        await tx.run(q.UNLINK_TURNS, {"pairs": cut})
-    if draw:
-        await tx.run(q.LINK_TURNS, {"pairs": draw})
-    return doc
-
-
-def _turn(span: queue.LeasedSpan) -> Turn:
-    text, start = conversation.turn_text(span.speaker, span.text)
-    return Turn(
-        id=span.id,
-        text=text,
-        quote_start=start,
-        speaker=span.speaker,
-        role=span.role,
-        observed_at=span.observed_at,
-        session_id=span.run.session_id,
-        facts=tuple(fact_draft(f) for f in span.facts),
-    )
-
-
-def _turn_row(span: queue.LeasedSpan, turn: Turn, vector: Vector) -> dict[str, Any]:
-    lines = turn.text.count("\n") + 1
-    return {
-        "id": span.id,
-        "type": conversation.TURN_TYPE,
-        "text": turn.text,
-        "separator": conversation.SEPARATOR,
-        "position": span.seq,
-        "index": span.seq,
-        "start_line": 0,
-        "end_line": lines,
-        "start_char": 0,
-        "end_char": len(turn.text),
-        "embedding": vector,
-        "observed_at": span.observed_at,
-        "speaker": span.speaker,
-        "role": span.role,
-        "source_id": span.source_id,
-        **_stamp(span.run),
-        "compaction_generation": span.compaction_generation,
-    }
-
-
-def _mention_row(m: Mention, span: queue.LeasedSpan) -> dict[str, Any]:
-    return {
-        "chunk_id": m.turn_id,
-        "type": normalize(m.type),
-        "name": " ".join(m.name.split()),
-        "norm": normalize(m.name),
-        "entity_id": new_id(),
-        "start": m.start,
-        "end": m.end,
-        **_stamp(span.run),
-        "compaction_generation": span.compaction_generation,
-    }
-
-
-def _stamp(run: HarvestedRun) -> dict[str, Any]:
-    """Provenance of everything made from a span: the harvesting run, origin compaction."""
-    return {
-        "session_id": run.session_id,
-        "run_id": run.run_id,
-        "agent_name": run.agent_name,
-        "model": run.model,
-        "origin": Origin.COMPACTION.value,
-    }
-
-
-def _sessions(spans: Sequence[queue.LeasedSpan]) -> dict[str | None, list[queue.LeasedSpan]]:
-    groups: dict[str | None, list[queue.LeasedSpan]] = {}
-    for span in spans:
-        groups.setdefault(span.run.session_id, []).append(span)
-    return groups
 
 
 def _describe(error: Exception) -> str:

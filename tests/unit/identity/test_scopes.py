@@ -113,3 +113,8 @@ def test_scope_key_separates_parts_and_refuses_the_separator() -> None:
     assert scope_key("acme", Scope.TENANT, "acme") != scope_key("acme", Scope.USER, "acme")
     with pytest.raises(InvalidArgument):
         scope_key("a\x1fb", Scope.USER, "c")
+
+
+def test_bulk_imports_by_operator_tooling_write_as_import() -> None:
+    assert who(bulk_import=True).origin is Origin.IMPORT
+    assert who(bulk_import=True, roles=frozenset({Role.CONSOLIDATOR})).origin is Origin.IMPORT
