@@ -24,7 +24,7 @@ ALIASES = """mutation($id: String!, $aliases: [String!]!) {
 ENTITIES = """query($name: String) { entities(scope: USER, name: $name) { id type name
   provenance { origin compactionGeneration session run } } }"""
 GRAPH = """query($ids: [String!]) { graphRecall(scope: USER, seedIds: $ids, hops: 0)
-  { chunks { id text } } }"""
+  { chunks { id text provenance { origin compactionGeneration session } } } }"""
 FACTS = """query($scope: Scope!, $type: String!, $name: String!) {
   facts(scope: $scope, subject: {type: $type, name: $name}) { predicate text observedAt
     provenance { origin compactionGeneration session sourceQuote { chunkId start end text } }
@@ -101,6 +101,11 @@ async def test_turns_mention_the_entities_of_their_own_scope_by_name_and_alias(
     [miso] = ok(gql(ENTITIES, alice, name="miso"))["entities"]
     chunks = ok(gql(GRAPH, alice, ids=[miso["id"]]))["graphRecall"]["chunks"]
     assert [c["id"] for c in chunks] == [span]
+    assert chunks[0]["provenance"] == {
+        "origin": "compaction",
+        "compactionGeneration": 3,
+        "session": "chat-1",
+    }
 
 
 async def test_candidate_facts_are_placed_like_assert_facts_quoting_the_span(

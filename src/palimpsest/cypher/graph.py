@@ -84,11 +84,15 @@ CHUNKS_FOR = Statement(
     """
 MATCH (c:Chunk {scope_key: $scope_key})
 WHERE c.id IN $chunk_ids AND c.index IS NOT NULL
-RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text
+RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text,
+       c {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+          .compaction_generation} AS provenance
 UNION
 MATCH (c:Chunk {scope_key: $scope_key})-[:MENTIONS {scope_key: $scope_key}]->
       (e:Entity {scope_key: $scope_key})
 WHERE e.id IN $entity_ids
-RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text
+RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text,
+       c {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+          .compaction_generation} AS provenance
 """,
 )

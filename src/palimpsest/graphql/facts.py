@@ -159,6 +159,7 @@ class ChunkRef:
     document_id: str
     type: str
     text: str
+    provenance: Provenance | None
 
 
 @strawberry.type
@@ -243,7 +244,13 @@ class FactQuery:
             entities=[Entity.of(e) for e in found.entities],
             facts=[Fact.of(f) for f in found.facts],
             chunks=[
-                ChunkRef(id=x.id, document_id=x.document_id, type=x.type, text=x.text)
+                ChunkRef(
+                    id=x.id,
+                    document_id=x.document_id,
+                    type=x.type,
+                    text=x.text,
+                    provenance=Provenance.of(x.provenance) if x.provenance else None,
+                )
                 for x in found.chunks
             ],
         )

@@ -8,11 +8,11 @@ from palimpsest.cypher import graph as q
 from palimpsest.cypher.executor import Row
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers.common import check_id
+from palimpsest.resolvers.common import check_id, provenance_from
 from palimpsest.resolvers.fact_input import MAX_NAME, normalize
 from palimpsest.resolvers.facts import TimeView, entity_from, fact_from
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import Entity, Fact
+from palimpsest.schema.models import Entity, Fact, Provenance
 
 MAX_HOPS = 3
 MAX_ALIASES = 50
@@ -29,6 +29,7 @@ class ChunkRef:
     document_id: str
     type: str
     text: str
+    provenance: Provenance | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +142,10 @@ async def recall(
             "entity_ids": sorted(entities),
         },
     )
-    chunks = [ChunkRef(r["id"], r["document_id"], r["type"], r["text"]) for r in chunk_rows]
+    chunks = [
+        ChunkRef(r["id"], r["document_id"], r["type"], r["text"], provenance_from(r["provenance"]))
+        for r in chunk_rows
+    ]
     return GraphRecall(seeds, list(entities.values()), found, chunks[:MAX_CHUNKS])
 
 
