@@ -8,8 +8,11 @@ command runs (``consolidate_scope``) with a clock the test moves.
 from __future__ import annotations
 
 import asyncio
+import signal
+import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -17,6 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from neo4j import Driver
 
@@ -216,3 +220,40 @@ async def test_a_span_whose_worker_keeps_dying_becomes_a_dead_letter(
     [span] = spans_of(neo4j_driver, tenant_id)
     assert span["status"] == "dead"
     assert span["last_error"] == queue.LOST_ERROR
+
+
+def test_a_worker_serves_its_counters_and_stops_cleanly_on_sigterm() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    command = Path(sys.executable).parent / "palimpsest"
+    worker = subprocess.Popen(
+        [str(command), "consolidate", "--metrics-port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+                break
+            except httpx.TransportError:
+                assert worker.poll() is None, "the worker exited"
+                assert time.monotonic() < deadline, "no metrics listener"
+                time.sleep(0.5)
+        for name in (
+            "palimpsest_consolidated_spans_total",
+            "palimpsest_consolidation_failures_total",
+            "palimpsest_dead_letters_total",
+            "palimpsest_lease_takeovers_total",
+        ):
+            assert name in text
+        worker.send_signal(signal.SIGTERM)
+        out, _ = worker.communicate(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert worker.returncode == 0
+    assert '"consolidated"' in out

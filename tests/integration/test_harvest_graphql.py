@@ -182,6 +182,7 @@ BIG = "x" * (1024 * 1024)
             "spans[1].facts[0].source",
         ),
         ("negative generation", [VALID], -1, "INVALID_ARGUMENT", "compactionGeneration"),
+        ("too many spans", [{"text": "x"}] * 1001, 1, "INVALID_ARGUMENT", "1001 spans"),
     ],
 )
 def test_bad_batches_are_refused_and_change_nothing(
