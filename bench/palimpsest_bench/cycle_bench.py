@@ -116,6 +116,7 @@ CALL (){ MATCH (c:Chunk {scope_key: $scope_key}) DETACH DELETE c }
 CALL (){ MATCH (d:Document {scope_key: $scope_key}) DETACH DELETE d }
 CALL (){ MATCH (e:Entity {scope_key: $scope_key}) DETACH DELETE e }
 CALL (){ MATCH (s:Scope {scope_key: $scope_key}) DETACH DELETE s }
+CALL (){ MATCH (t:TermStats {scope_key: $scope_key}) DETACH DELETE t }
 """,
 )
 

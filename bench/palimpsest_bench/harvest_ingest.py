@@ -25,6 +25,7 @@ from palimpsest.identity.tokens import principal_from_claims
 from palimpsest.resolvers import harvest as hv
 from palimpsest.resolvers.consolidate import WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services
+from palimpsest.timeparse import parse_optional
 from palimpsest_bench.cycle_bench import ERASE_SCOPE
 from palimpsest_bench.recall_data import Dataset, Doc
 
@@ -50,10 +51,11 @@ def run_principal(tenant: str, user: str, session: str) -> Principal:
 
 def span_of(unit_id: str, line: str, observed_at: str | None) -> hv.SpanDraft:
     """A LoCoMo line ``speaker: text`` back as a span (the line itself when it has no speaker)."""
+    when = parse_optional(observed_at, "observed_at")
     speaker, sep, text = line.partition(": ")
     if not sep or not speaker.strip() or not text.strip():
-        return hv.SpanDraft(line, observed_at=observed_at, source_id=unit_id)
-    return hv.SpanDraft(text, speaker=speaker, observed_at=observed_at, source_id=unit_id)
+        return hv.SpanDraft(line, observed_at=when, source_id=unit_id)
+    return hv.SpanDraft(text, speaker=speaker, observed_at=when, source_id=unit_id)
 
 
 async def harvest_docs(svc: Services, tenant: str, docs: list[Doc]) -> dict[str, str]:

@@ -52,13 +52,14 @@ from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, Vector
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope
-from palimpsest.recall import Source
+from palimpsest.recall import Levers, Source
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
+from palimpsest.timeparse import parse_optional
 from palimpsest_bench import harvest_ingest
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_data import LOADERS, Dataset, Doc, Query, units_markdown
@@ -238,7 +239,13 @@ async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) ->
         text = units_markdown([line for _, line in doc.units], doc.heading)
         try:
             imported = await importer.import_document(
-                svc, who, SCOPE, text, doc.title, None, doc.observed_at
+                svc,
+                who,
+                SCOPE,
+                text,
+                doc.title,
+                None,
+                parse_optional(doc.observed_at, "observed_at"),
             )
         except (InvalidArgument, QuotaExceeded):
             loaded.refused += 1
@@ -277,6 +284,7 @@ async def ranked_units(
     mode: Mode,
     top_k: int,
     pool: int | None,
+    levers: Levers | None = None,
 ) -> list[str]:
     req = RecallRequest(
         query=q.text,
@@ -289,6 +297,7 @@ async def ranked_units(
         fulltext_weight=svc.settings.rrf_fulltext_weight,
         mode=mode,
         pool=pool,
+        levers=levers or Levers.of(svc.settings),
     )
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
     if ds.by_document:
@@ -302,6 +311,85 @@ async def erase(svc: Services, tenant: str, loaded: Loaded) -> None:
 
     jobs = [partial(one, o, d) for o, d in loaded.documents]
     await gather_limited(jobs, DELETE_CONCURRENCY)
+
+
+# Query-time levers, each removed in turn by ``--ablate`` (the neighbourhood lever is an
+# ingest-time one: it is ablated by loading the dataset again without it).
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "question_words": {"question_words": False},
+    "speaker_strip": {"speaker_strip": False},
+    "speaker_boost": {"speaker_boost": 1.0},
+    "date_boost": {"date_boost": 1.0},
+    "when_boost": {"when_boost": 1.0},
+    "year_boost": {"year_boost": 1.0},
+}
+NEIGHBOURS = "neighbours"
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "locomo": ("recall@10", "ndcg@10"),
+    "scifact": ("ndcg@10",),
+    "timeqa": ("ndcg@10",),
+}
+
+
+async def answer_all(
+    svc: Services,
+    tenant: str,
+    ds: Dataset,
+    loaded: Loaded,
+    mode: Mode,
+    top_k: int,
+    pool: int | None,
+    levers: Levers | None = None,
+) -> list[list[str]]:
+    jobs = [
+        partial(ranked_units, svc, tenant, ds, loaded, q, mode, top_k, pool, levers)
+        for q in ds.queries
+    ]
+    rankings: list[list[str]] = await gather_limited(jobs, QUERY_CONCURRENCY)
+    return rankings
+
+
+def headline(ds: Dataset, rankings: Sequence[Sequence[str]]) -> dict[str, float]:
+    per_query = [
+        (q, score(ds.name, ranked, q.relevant))
+        for q, ranked in zip(ds.queries, rankings, strict=True)
+    ]
+    metrics, _ = summarise(ds, per_query)
+    return {name: metrics[name] for name in HEADLINE[ds.name]}
+
+
+async def ablate(
+    svc: Services,
+    tenant: str,
+    ds: Dataset,
+    loaded: Loaded,
+    mode: Mode,
+    top_k: int,
+    pool: int | None,
+    progress: Progress,
+) -> dict[str, dict[str, float]]:
+    """The headline metric with each lever removed in turn (``--ablate``)."""
+    full = Levers.of(svc.settings)
+    table: dict[str, dict[str, float]] = {}
+    for lever, change in ABLATIONS.items():
+        rankings = await answer_all(
+            svc, tenant, ds, loaded, mode, top_k, pool, replace(full, **change)
+        )
+        table[f"-{lever}"] = headline(ds, rankings)
+        progress(f"  without {lever}: {table[f'-{lever}']}")
+    # The neighbourhood is written at ingest: load the dataset again without it.
+    plain = replace(svc, settings=svc.settings.model_copy(update={"fulltext_neighbours": False}))
+    other = f"{tenant}-plain"
+    progress(f"  loading again without the neighbourhood (tenant {other})")
+    again = Loaded()
+    try:
+        again = await ingest(plain, other, ds, progress)
+        rankings = await answer_all(plain, other, ds, again, mode, top_k, pool, full)
+        table[f"-{NEIGHBOURS}"] = headline(ds, rankings)
+        progress(f"  without {NEIGHBOURS}: {table[f'-{NEIGHBOURS}']}")
+    finally:
+        await erase(plain, other, again)
+    return table
 
 
 def _malformed(ds: Dataset, loaded: Loaded) -> dict[str, int]:
@@ -344,6 +432,7 @@ async def run(
     keep: bool = False,
     embed_cache: Path | None = None,
     limit: int | None = None,
+    ablation: bool = False,
     via: str = "import",
 ) -> dict[str, Any]:
     """``via``: ``import`` (documents through ``importDocument``) or, for LoCoMo only,
@@ -353,6 +442,7 @@ async def run(
             f"--via {via} is not available for {dataset} (import; harvest: locomo)"
         )
     started = time.perf_counter()
+    table: dict[str, dict[str, float]] = {}
     ds = LOADERS[dataset](data)
     if limit is not None:
         ds = replace(ds, queries=ds.queries[:limit])
@@ -378,11 +468,11 @@ async def run(
             ingest_seconds = time.perf_counter() - ingest_started
 
             query_started = time.perf_counter()
-            jobs = [
-                partial(ranked_units, svc, tenant, ds, loaded, q, mode, k, pool) for q in ds.queries
-            ]
-            rankings: list[list[str]] = await gather_limited(jobs, QUERY_CONCURRENCY)
+            rankings = await answer_all(svc, tenant, ds, loaded, mode, k, pool)
             query_seconds = time.perf_counter() - query_started
+            if ablation:
+                table = {"all levers": headline(ds, rankings)}
+                table |= await ablate(svc, tenant, ds, loaded, mode, k, pool, progress)
         finally:
             if not keep:
                 progress(f"  deleting {len(loaded.documents)} documents")
@@ -410,6 +500,8 @@ async def run(
     }
     if by_category is not None:
         result["by_category"] = by_category
+    if ablation:
+        result["ablation"] = table
     result.update(
         {
             "seconds": round(time.perf_counter() - started, 2),

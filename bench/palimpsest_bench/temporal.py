@@ -70,6 +70,7 @@ from palimpsest.resolvers import facts as fr
 from palimpsest.resolvers.fact_input import MAX_BATCH, EntityRef, FactDraft, normalize
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
+from palimpsest.timeparse import parse_time
 from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.temporal_data import (
     SQA_PREDICATE,
@@ -140,9 +141,9 @@ async def _load(
 async def _objects_at(
     svc: Services, who: Principal, subject: EntityRef, predicate: str, as_of: str
 ) -> list[str]:
-    view = fr.time_view(svc, as_of, None)
+    view = fr.time_view(svc, parse_time(as_of, "asOf"), None)
     found = await fr.list_facts(svc, who, SCOPE, view, subject, predicate, LIST_LIMIT)
-    return [f.object.name for f in found]
+    return [f.object.name for f in found.items]
 
 
 def _result(dataset: str, tally: Tally, started: float, **extra: Any) -> dict[str, Any]:

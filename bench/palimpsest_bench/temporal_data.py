@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from palimpsest.errors import InvalidArgument
 from palimpsest.resolvers.fact_input import EntityRef, FactDraft, normalize
 from palimpsest.timeparse import parse_time
 from palimpsest_bench.records import (
@@ -280,14 +281,23 @@ def plan_situatedqa(records: Iterable[dict[str, Any]]) -> Plan:
                     object=None,
                     object_value=answer,
                     natural_key=key,
-                    valid_at=row.valid_at,
-                    invalid_at=end,
+                    valid_at=row.start,
+                    invalid_at=wire(end, "invalid_at"),
                 )
                 order = (0, _MIN) if row.start is None else (1, row.start)
                 planned.append(Planned(key, draft, order))
     planned.sort(key=lambda p: p.order)  # stable: file order within one start
     pairs.sort(key=lambda p: p[0])
     return Plan(planned, [(a, b) for _, a, b in pairs], subjects, dropped, malformed)
+
+
+def wire(text: str | None, field: str) -> datetime | None:
+    """Drafts carry datetimes; the datasets write wire dates (YYYY, YYYY-MM-DD, ...). A date
+    the API's Instant scalar refuses makes the record one ``assertFacts`` would refuse."""
+    try:
+        return None if text is None else parse_time(text, field)
+    except InvalidArgument as e:
+        raise Malformed("refused by assertFacts") from e
 
 
 def _successor_start(rows: Sequence[_Row], row: _Row) -> str | None:
@@ -360,8 +370,8 @@ def _yago_draft(r: dict[str, str]) -> tuple[FactDraft, YagoValidity | None]:
         predicate=r["relation"],
         object=EntityRef(YAGO_ENTITY_TYPE, r["object"]),
         object_value=None,
-        valid_at=valid_at,
-        invalid_at=invalid_at,
+        valid_at=wire(valid_at, "valid_at"),
+        invalid_at=wire(invalid_at, "invalid_at"),
     )
     return accepted(draft), validity
 
@@ -377,7 +387,7 @@ def plan_yago(
         if validity is None:
             unknown.add((normalize(draft.subject.name), draft.predicate))
         valid_at = draft.valid_at
-        keyed.append(((0, 0) if valid_at is None else (1, int(valid_at)), draft))
+        keyed.append(((0, 0) if valid_at is None else (1, valid_at.year), draft))
     keyed.sort(key=lambda k: k[0])
     return [d for _, d in keyed], unknown
 

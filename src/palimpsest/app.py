@@ -16,6 +16,7 @@ from starlette.authentication import (
     AuthenticationError,
     BaseUser,
 )
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
@@ -26,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest import logs
 from palimpsest.config import Settings
+from palimpsest.cypher import causal
 from palimpsest.errors import ErrorCode, PalimpsestError, Unavailable
 from palimpsest.graphql.limits import EdgeLimits
 from palimpsest.graphql.metrics import OperationMetrics
@@ -38,6 +40,7 @@ from palimpsest.graphql.view import (
 )
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
 from palimpsest.queue_metrics import refreshing
+from palimpsest.ratelimit import RateLimit
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -99,6 +102,33 @@ class AccessLog:
             )
 
 
+class CausalBookmarks:
+    """Reads ``X-Palimpsest-Bookmark`` into the request's causal scope and returns the
+    bookmarks the request ended with in the same header (see cypher/causal.py)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            given = causal.parse(Headers(scope=scope).get(causal.HEADER))
+        except PalimpsestError as e:
+            body = {"errors": [{"message": e.message, "extensions": {"code": e.code}}]}
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
+        with causal.request_scope(given) as seen:
+
+            async def with_bookmarks(message: Message) -> None:
+                if message["type"] == "http.response.start" and (value := seen.header()):
+                    MutableHeaders(scope=message).append(causal.HEADER, value)
+                await send(message)
+
+            await self.app(scope, receive, with_bookmarks)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or Settings()
     logs.configure(settings.log_level)
@@ -109,8 +139,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
         async with open_services(settings) as services:
             app.state.services = services
             with metrics_listener(settings):
+                log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
+                dev_secret = settings.token_secret is None and not settings.token_public_key_file
+                if settings.sql_backend == "postgres" and dev_secret:
+                    # Shared SQL means replicas; the dev secret is one machine's file.
+                    log.warning(
+                        "replicas on other machines will refuse this server's tokens: the "
+                        "development token secret is local; set PALIMPSEST_TOKEN_SECRET"
+                    )
                 async with refreshing(services, settings):
-                    log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
                     yield
 
     async def healthz(_: Request) -> Response:
@@ -138,7 +175,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
     ]
     middleware = [
         Middleware(AccessLog),
+        Middleware(CausalBookmarks),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
+        Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 

@@ -15,11 +15,15 @@ from palimpsest.identity.tokens import load_keys, mint
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 neo4j_app = typer.Typer(no_args_is_help=True, help="The managed local Neo4j server.")
+postgres_app = typer.Typer(
+    no_args_is_help=True, help="The managed local PostgreSQL (for PALIMPSEST_SQL_BACKEND=postgres)."
+)
 token_app = typer.Typer(no_args_is_help=True, help="Run tokens for development.")
 bench_app = typer.Typer(
     no_args_is_help=True, help="Benchmarks: one JSON object on stdout, progress on stderr."
 )
 app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(postgres_app, name="postgres")
 app.add_typer(token_app, name="token")
 app.add_typer(bench_app, name="bench")
 eval_app = typer.Typer(
@@ -70,6 +74,10 @@ def serve(
     settings = settings.model_copy(update=overrides)
     if settings.neo4j_managed and settings.neo4j_uri is None:
         neo4j_local.start(settings, say=_err)
+    if settings.sql_backend == "postgres" and settings.postgres_managed:
+        from palimpsest import postgres_local
+
+        postgres_local.start(settings, say=_err)
     install_assets(settings.graphiql_dir)
     if settings.token_secret is None and settings.token_public_key_file is None:
         token = mint(load_keys(settings), tenant="dev", user="dev-user", agent="dev-agent")
@@ -147,6 +155,34 @@ def neo4j_status() -> None:
         raise typer.Exit(1)
 
 
+@postgres_app.command("start")
+def postgres_start() -> None:
+    """Start the managed PostgreSQL (initdb on first use) and wait until it accepts logins."""
+    from palimpsest import postgres_local
+
+    s = postgres_local.start(Settings(), say=_err)
+    _err(f"postgres {s.dsn}")
+
+
+@postgres_app.command("stop")
+def postgres_stop() -> None:
+    """Stop the managed PostgreSQL (fast shutdown: open transactions roll back)."""
+    from palimpsest import postgres_local
+
+    postgres_local.stop(Settings(), say=_err)
+
+
+@postgres_app.command("status")
+def postgres_status() -> None:
+    """Say whether the managed PostgreSQL is initialised and running; exit 1 when not running."""
+    from palimpsest import postgres_local
+
+    s = postgres_local.status(Settings())
+    typer.echo(f"installed={s.installed} running={s.running} pid={s.pid} {s.dsn} home={s.home}")
+    if not s.running:
+        raise typer.Exit(1)
+
+
 @token_app.command("mint")
 def token_mint(
     tenant: Annotated[str, typer.Option(help="Tenant id.")],
@@ -189,14 +225,84 @@ def _print_json(result: object) -> None:
     sys.stdout.write(orjson.dumps(result).decode() + "\n")
 
 
+class SqlBackend(StrEnum):
+    SQLITE = "sqlite"
+    POSTGRES = "postgres"
+
+
 @bench_app.command("sql")
 def bench_sql(
     n: Annotated[int, typer.Option(min=1, help="Statements per kind (insert, select).")] = 2000,
+    backend: Annotated[
+        list[SqlBackend] | None,
+        typer.Option(help="Backend to measure (repeat); default both, in one run."),
+    ] = None,
 ) -> None:
-    """SQL Memory: inserts and point selects per second, GraphQL against bare sqlite3."""
+    """SQL Memory: inserts and point selects per second, GraphQL against the bare engine."""
     from palimpsest_bench import sql
 
-    _print_json(sql.run(Settings(), n=n, say=_err))
+    chosen = [b.value for b in backend] if backend else list(sql.BACKENDS)
+    _print_json(sql.run(Settings(), n=n, say=_err, backends=chosen))
+
+
+@bench_app.command("attack")
+def bench_attack(
+    requests: Annotated[int, typer.Option(min=1, help="At least this many requests.")] = 10_000,
+    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 6,
+    seed: Annotated[int, typer.Option(help="Seed of the generated arguments.")] = 1,
+) -> None:
+    """Attack matrix: canaries everywhere, every field as every principal; counts leaks."""
+    from palimpsest_bench import attack
+
+    _print_json(attack.run(Settings(), requests, concurrency, seed, say=_err))
+
+
+@bench_app.command("load")
+def bench_load(
+    rate: Annotated[float, typer.Option(min=0.1, help="Requests per second (open loop).")] = 200,
+    seconds: Annotated[float, typer.Option(min=1, help="How long to send.")] = 60,
+    principals: Annotated[int, typer.Option(min=1, help="Distinct callers.")] = 40,
+    seed: Annotated[int, typer.Option(help="Seed of the workload mix.")] = 1,
+) -> None:
+    """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
+    from palimpsest_bench import load
+
+    _print_json(load.run(Settings(), rate, seconds, principals, seed, say=_err))
+
+
+@bench_app.command("fuzz")
+def bench_fuzz(
+    operations: Annotated[int, typer.Option(min=1, help="Generated requests to send.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Hypothesis seed.")] = 1,
+) -> None:
+    """Schema-driven fuzzing (hypothesis-graphql): counts INTERNAL and untyped 5xx replies."""
+    from palimpsest.identity.tokens import load_keys
+    from palimpsest.server import serve_in_thread
+    from palimpsest_bench.fuzz import run_fuzz
+
+    settings = Settings().model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    with serve_in_thread(settings) as url:
+        _print_json(run_fuzz(url, load_keys(settings), operations, seed))
+
+
+@bench_app.command("faults")
+def bench_faults(
+    kills: Annotated[int, typer.Option(min=1, help="SIGKILLs (Neo4j, or the API).")] = 20,
+    home: Annotated[
+        Path | None, typer.Option(help="Home of the fault server (default: a fresh temp dir).")
+    ] = None,
+    bolt_port: Annotated[int, typer.Option(help="Bolt port of the fault server.")] = 7698,
+    http_port: Annotated[int, typer.Option(help="HTTP port of the fault server.")] = 7485,
+    keep: Annotated[bool, typer.Option(help="Keep a fresh temp home afterwards.")] = False,
+) -> None:
+    """SIGKILL a separate Neo4j (and the API) during batches; count lost and half-written."""
+    from palimpsest_bench import faults
+
+    _print_json(
+        faults.run(
+            Settings(), kills, _err, home=home, bolt_port=bolt_port, http_port=http_port, keep=keep
+        )
+    )
 
 
 @bench_app.command("edge")
@@ -217,14 +323,26 @@ BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the
 BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
 
 
+Synthetic = Annotated[
+    bool,
+    typer.Option(
+        "--synthetic-vectors",
+        help="Load the dataset with hash-derived vectors (database speed; timings only).",
+    ),
+]
+
+
 @bench_app.command("recall-latency")
-def bench_recall_latency(chunks: BenchChunks = 10_000, queries: BenchQueries = 300) -> None:
+def bench_recall_latency(
+    chunks: BenchChunks = 10_000, queries: BenchQueries = 300, synthetic: Synthetic = False
+) -> None:
     """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms)."""
     import asyncio
 
     from palimpsest_bench import recall_bench
 
-    _print_json(asyncio.run(recall_bench.run_latency(Settings(), chunks, queries, say=_err)))
+    run = recall_bench.run_latency(Settings(), chunks, queries, say=_err, synthetic=synthetic)
+    _print_json(asyncio.run(run))
 
 
 @bench_app.command("filtered-recall")
@@ -336,6 +454,12 @@ EmbedCache = Annotated[
     typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
 ]
 Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+Ablate = Annotated[
+    bool,
+    typer.Option(
+        "--ablate", help="Also print the headline metric with each recall lever removed in turn."
+    ),
+]
 
 
 class IngestVia(StrEnum):
@@ -358,6 +482,7 @@ def _recall_eval(
     keep: bool,
     embed_cache: Path | None,
     limit: int | None,
+    ablation: bool,
     via: Via = None,
 ) -> None:
     import asyncio
@@ -376,6 +501,7 @@ def _recall_eval(
         keep=keep,
         embed_cache=embed_cache,
         limit=limit,
+        ablation=ablation,
         via=(via or IngestVia.IMPORT).value,
     )
     _print_json(asyncio.run(result))
@@ -390,8 +516,9 @@ def _recall_command(dataset: str, summary: str) -> None:
         keep: KeepDocs = False,
         embed_cache: EmbedCache = None,
         limit: Limit = None,
+        ablate: Ablate = False,
     ) -> None:
-        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit)
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate)
 
     command.__doc__ = summary
     eval_app.command(dataset)(command)
@@ -406,12 +533,13 @@ def eval_locomo(
     keep: KeepDocs = False,
     embed_cache: EmbedCache = None,
     limit: Limit = None,
+    ablate: Ablate = False,
     via: Via = None,
 ) -> None:
     """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10.
 
     --via harvest sends the turns through harvest and the consolidator instead."""
-    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit, via)
+    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, via)
 
 
 _recall_command("scifact", "SciFact: one document per abstract; nDCG@10 and recall@100.")

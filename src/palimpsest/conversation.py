@@ -6,7 +6,9 @@ import hashlib
 from collections.abc import Sequence
 from itertools import pairwise
 
-TURN_TYPE = "turn"
+from palimpsest.markdown import ChunkType
+
+TURN_TYPE = ChunkType.TURN.value
 KIND = "conversation"
 PATH_PREFIX = "/conversations/"
 SEPARATOR = "\n"  # export adds the line end a turn lacks: turns end up a blank line apart

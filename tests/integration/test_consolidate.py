@@ -37,9 +37,9 @@ pytestmark = pytest.mark.integration
 SEARCH = """query($q: String!) { search(scope: USER, query: $q, topK: 5, sources: [DOCUMENTS]) {
   hits { id kind text documentId chunkType observedAt
          provenance { origin compactionGeneration session run agent } } } }"""
-DOCUMENTS = """{ documents(scope: USER, pathPrefix: "/conversations/") { id title path chunkCount
-  provenance { origin } } }"""
-DOCUMENT = """query($id: String!) { document(scope: USER, id: $id) { markdown
+DOCUMENTS = """{ documents(scope: USER, pathPrefix: "/conversations/") { items { id title path
+  chunkCount provenance { origin } } } }"""
+DOCUMENT = """query($id: ID!) { document(scope: USER, id: $id) { markdown
   chunks { id type text index observedAt provenance { origin compactionGeneration } } } }"""
 SPANS = """
 MATCH (p:PendingSpan {tenant_id: $tenant})
@@ -94,22 +94,22 @@ def test_harvested_spans_are_found_by_search_after_consolidate_once(
     hits = ok(gql(SEARCH, who, q="sardines by the river"))["search"]["hits"]
     top = hits[0]
     assert top["text"] == "Alice: Dinner was grilled sardines by the river."
-    assert (top["kind"], top["chunkType"]) == ("DOCUMENTS", "turn")
+    assert (top["kind"], top["chunkType"]) == ("DOCUMENTS", "TURN")
     assert top["observedAt"].startswith("2024-03-05T18:00:00")
     assert top["provenance"] == {
-        "origin": "compaction",
+        "origin": "COMPACTION",
         "compactionGeneration": 4,
         "session": "trip-2024",
         "run": "run-7",
         "agent": "planner",
     }
-    [doc] = ok(gql(DOCUMENTS, who))["documents"]
+    [doc] = ok(gql(DOCUMENTS, who))["documents"]["items"]
     assert (doc["title"], doc["path"], doc["chunkCount"]) == (
         "Conversation trip-2024",
         "/conversations/trip-2024",
         3,
     )
-    assert doc["provenance"]["origin"] == "compaction"
+    assert doc["provenance"]["origin"] == "COMPACTION"
     full = ok(gql(DOCUMENT, who, id=doc["id"]))["document"]
     assert [c["text"] for c in full["chunks"]] == [f"Alice: {t}" for t in texts]
     assert full["markdown"] == "\n\n".join(f"Alice: {t}" for t in texts) + "\n\n"

@@ -19,16 +19,16 @@ pytestmark = pytest.mark.integration
 
 ASSERT = """mutation($scope: Scope!, $facts: [FactInput!]!) {
   assertFacts(scope: $scope, facts: $facts, place: false) { fact { subject { id } } } }"""
-ALIASES = """mutation($id: String!, $aliases: [String!]!) {
+ALIASES = """mutation($id: ID!, $aliases: [String!]!) {
   setEntityAliases(scope: USER, id: $id, aliases: $aliases) { id name aliases } }"""
-ENTITIES = """query($name: String) { entities(scope: USER, name: $name) { id type name
-  provenance { origin compactionGeneration session run } } }"""
-GRAPH = """query($ids: [String!]) { graphRecall(scope: USER, seedIds: $ids, hops: 0)
+ENTITIES = """query($name: String) { entities(scope: USER, name: $name) { items { id type name
+  provenance { origin compactionGeneration session run } } } }"""
+GRAPH = """query($ids: [ID!]) { graphRecall(scope: USER, seedIds: $ids, hops: 0)
   { chunks { id text provenance { origin compactionGeneration session } } } }"""
 FACTS = """query($scope: Scope!, $type: String!, $name: String!) {
-  facts(scope: $scope, subject: {type: $type, name: $name}) { predicate text observedAt
+  facts(scope: $scope, subject: {type: $type, name: $name}) { items { predicate text observedAt
     provenance { origin compactionGeneration session sourceQuote { chunkId start end text } }
-  } }"""
+  } } }"""
 SET_ONTOLOGY = "mutation($m: String!) { setOntology(markdown: $m) { status } }"
 ONTOLOGY = """# Tenant ontology
 status: confirmed
@@ -44,6 +44,13 @@ MATCH (c:Chunk {id: $chunk})-[m:MENTIONS]->(e:Entity)
 RETURN e.name AS name, e.type AS type, e.scope AS scope, m.start AS start, m.end AS end
 ORDER BY name
 """
+
+
+def facts_of(gql: Gql, who: str, scope: str, kind: str, name: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = ok(gql(FACTS, who, scope=scope, type=kind, name=name))["facts"][
+        "items"
+    ]
+    return found
 
 
 def fact(kind: str, name: str, predicate: str, value: str) -> dict[str, Any]:
@@ -91,18 +98,18 @@ async def test_turns_mention_the_entities_of_their_own_scope_by_name_and_alias(
         },
     ]  # not Lisbon (another scope), not sardines (a literal value)
 
-    [bob] = ok(gql(ENTITIES, alice, name="bob"))["entities"]
+    [bob] = ok(gql(ENTITIES, alice, name="bob"))["entities"]["items"]
     assert bob["provenance"] == {
-        "origin": "compaction",
+        "origin": "COMPACTION",
         "compactionGeneration": 3,
         "session": "chat-1",
         "run": "run-1",
     }
-    [miso] = ok(gql(ENTITIES, alice, name="miso"))["entities"]
+    [miso] = ok(gql(ENTITIES, alice, name="miso"))["entities"]["items"]
     chunks = ok(gql(GRAPH, alice, ids=[miso["id"]]))["graphRecall"]["chunks"]
     assert [c["id"] for c in chunks] == [span]
     assert chunks[0]["provenance"] == {
-        "origin": "compaction",
+        "origin": "COMPACTION",
         "compactionGeneration": 3,
         "session": "chat-1",
     }
@@ -135,19 +142,19 @@ async def test_candidate_facts_are_placed_like_assert_facts_quoting_the_span(
     assert (await drain(svc, tenant_id, "bob")).consolidated == 1
 
     quote = {"chunkId": span_id, "start": len("Alice: "), "end": len("Alice: ") + len(text)}
-    [placed] = ok(gql(FACTS, alice, scope="TENANT", type="service", name="checkout-api"))["facts"]
-    assert placed["provenance"]["origin"] == "compaction"
+    [placed] = facts_of(gql, alice, "TENANT", "service", "checkout-api")
+    assert placed["provenance"]["origin"] == "COMPACTION"
     assert placed["provenance"]["compactionGeneration"] == 5
     assert placed["provenance"]["sourceQuote"] == {**quote, "text": text}
     assert placed["observedAt"].startswith("2025-02-03T09:00:00")
-    [kept] = ok(gql(FACTS, alice, scope="USER", type="person", name="Alice"))["facts"]
+    [kept] = facts_of(gql, alice, "USER", "person", "Alice")
     assert kept["provenance"]["sourceQuote"] == {**quote, "text": text}
-    assert ok(gql(FACTS, alice, scope="USER", type="service", name="checkout-api"))["facts"] == []
+    assert facts_of(gql, alice, "USER", "service", "checkout-api") == []
 
-    stayed = ok(gql(FACTS, bob, scope="USER", type="service", name="billing"))["facts"]
+    stayed = facts_of(gql, bob, "USER", "service", "billing")
     assert [f["predicate"] for f in stayed] == ["runs on"]
     assert stayed[0]["provenance"]["sourceQuote"]["chunkId"] == bob_span_id
-    assert ok(gql(FACTS, bob, scope="TENANT", type="service", name="billing"))["facts"] == []
+    assert facts_of(gql, bob, "TENANT", "service", "billing") == []
 
     # The turn mentions the fact's subject only where the fact stayed in the turn's scope.
     records, _, _ = neo4j_driver.execute_query(MENTIONED, chunk=span_id)
@@ -172,5 +179,5 @@ def test_entity_aliases_are_checked_and_scoped(
     assert code(gql(ALIASES, alice, id="0" * 32, aliases=["x"])) == "NOT_FOUND"
     assert code(gql(ALIASES, alice, id=miso, aliases=["  "])) == "INVALID_ARGUMENT"
     assert code(gql(ALIASES, alice, id=miso, aliases=["a"] * 51)) == "INVALID_ARGUMENT"
-    [entity] = ok(gql(ENTITIES, alice, name="miso"))["entities"]
+    [entity] = ok(gql(ENTITIES, alice, name="miso"))["entities"]["items"]
     assert entity["id"] == miso

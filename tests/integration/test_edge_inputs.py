@@ -140,7 +140,11 @@ SURROGATE_CASES: dict[str, tuple[str, Any, Any]] = {
         "SELECT 'a'",
         "SELECT '\ud800'",
     ),
-    "date": ("query($v: String) { facts(scope: USER, asOf: $v) { id } }", "2020", "2020\ud800"),
+    "date": (
+        "query($v: Instant) { facts(scope: USER, asOf: $v) { items { id } } }",
+        "2020",
+        "2020\ud800",
+    ),
 }
 
 
@@ -271,10 +275,12 @@ def test_nothing_dated_past_the_range_was_written(http: httpx.Client, bearer: st
     auth = {"Authorization": f"Bearer {bearer}"}
     facts = http.post(
         "/graphql",
-        json={"query": '{ facts(scope: USER, subject: {type: "c", name: "edge"}) { id } }'},
+        json={
+            "query": '{ facts(scope: USER, subject: {type: "c", name: "edge"}) { items { id } } }'
+        },
         headers=auth,
     )
-    assert facts.json() == {"data": {"facts": []}}
+    assert facts.json() == {"data": {"facts": {"items": []}}}
 
 
 def test_retracting_with_an_edge_timestamp_changes_nothing(http: httpx.Client, bearer: str) -> None:
@@ -290,7 +296,7 @@ def test_retracting_with_an_edge_timestamp_changes_nothing(http: httpx.Client, b
     ).json()
     fact_id = made["data"]["assertFacts"][0]["fact"]["id"]
     retract = (
-        "mutation($id: String!, $t: String) {"
+        "mutation($id: ID!, $t: Instant) {"
         " retractFact(scope: USER, id: $id, invalidAt: $t) { id } }"
     )
     refused = http.post(
@@ -300,7 +306,7 @@ def test_retracting_with_an_edge_timestamp_changes_nothing(http: httpx.Client, b
     after = http.post(
         "/graphql",
         json={
-            "query": "query($id: String!) { fact(scope: USER, id: $id) { invalidAt } }",
+            "query": "query($id: ID!) { fact(scope: USER, id: $id) { invalidAt } }",
             "variables": {"id": fact_id},
         },
         headers=auth,

@@ -132,14 +132,14 @@ BIG = "x" * (1024 * 1024)
             [VALID, {"text": "x", "observedAt": "yesterday"}],
             1,
             "INVALID_ARGUMENT",
-            "spans[1].observedAt",
+            "[1].observedAt",
         ),
         (
             "date without offset",
             [VALID, {"text": "x", "observedAt": "2024-05-01T10:00:00"}],
             1,
             "INVALID_ARGUMENT",
-            "spans[1].observedAt",
+            "[1].observedAt",
         ),
         (
             "bad fact date",
@@ -159,7 +159,7 @@ BIG = "x" * (1024 * 1024)
             ],
             1,
             "INVALID_ARGUMENT",
-            "spans[1].facts[0].validAt",
+            "[1].facts[0].validAt",
         ),
         (
             "fact with a source",

@@ -13,12 +13,12 @@ from tests.integration.conftest import Gql
 
 pytestmark = pytest.mark.integration
 
-SET = """mutation($k: String!, $v: JSON!, $obs: String, $valid: String, $invalid: String) {
+SET = """mutation($k: String!, $v: JSON!, $obs: Instant, $valid: Instant, $invalid: Instant) {
   memorySet(scope: USER, key: $k, value: $v, embed: true, observedAt: $obs, validAt: $valid,
             invalidAt: $invalid) { key observedAt validAt invalidAt } }"""
-GET = """query($k: String!, $at: String) { memory(scope: USER, key: $k, asOf: $at) {
+GET = """query($k: String!, $at: Instant) { memory(scope: USER, key: $k, asOf: $at) {
   value validAt invalidAt } }"""
-LIST = """query($at: String) { memories(scope: USER, asOf: $at) { entries { key } } }"""
+LIST = """query($at: Instant) { memories(scope: USER, asOf: $at) { items { key } } }"""
 INCREMENT = """mutation($k: String!) { memoryIncrement(scope: USER, key: $k, delta: 1) {
   value observedAt validAt invalidAt } }"""
 RECALL = """query($q: String!, $when: WhenInput) {
@@ -67,7 +67,7 @@ def test_a_note_keeps_its_times_and_reads_as_of_a_time(gql: Gql, dated: str) -> 
     assert ok(gql(GET, dated, k="home/note", at="1900"))["memory"] is not None  # undated
 
     def keys(at: str | None) -> list[str]:
-        return [e["key"] for e in ok(gql(LIST, dated, at=at))["memories"]["entries"]]
+        return [e["key"] for e in ok(gql(LIST, dated, at=at))["memories"]["items"]]
 
     assert keys(None) == ["home/lisbon", "home/note", "x"]
     assert keys("2019") == ["home/note", "home/porto"]
@@ -99,7 +99,7 @@ def test_recall_applies_as_of_to_notes_as_to_facts(gql: Gql, dated: str) -> None
     report = then["timeFilter"]
     # Kept with an interval: Porto; dropped by the time view: Lisbon; no interval: the note.
     assert (report["mode"], report["inWindow"], report["outOfWindow"], report["undated"]) == (
-        "as_of",
+        "AS_OF",
         1,
         1,
         1,

@@ -28,8 +28,10 @@ from tests.integration.cycle import Clock, FailingExtractor, config, drain, harv
 pytestmark = pytest.mark.integration
 
 PENDING = """query($scope: Scope) { pendingWork(scope: $scope) { scope queued leased done dead
-  oldestQueuedSeconds deadLetters { spanId sourceId session attempts error deadAt } } }"""
-REQUEUE = "mutation($ids: [String!]!) { requeueDeadLetters(spanIds: $ids) }"
+  oldestQueuedSeconds } }"""
+DEAD = """query($after: String) { deadLetters(limit: 1, after: $after) {
+  items { spanId sourceId session attempts error deadAt } cursor hasMore } }"""
+REQUEUE = "mutation($ids: [ID!]!) { requeueDeadLetters(spanIds: $ids) }"
 
 
 def code(body: dict[str, Any]) -> str:
@@ -83,7 +85,7 @@ async def test_a_user_sees_their_own_queue_and_dead_letters(
     assert before["scope"] == "USER"
     assert counts(before) == (3, 0, 0, 0)
     assert before["oldestQueuedSeconds"] >= 0
-    assert before["deadLetters"] == []
+    assert ok(gql(DEAD, alice))["deadLetters"]["items"] == []
 
     ref = resolve_scope(act_for_user(tenant_id, "alice"), Scope.USER)
     await queue.lease(svc, ref, "someone", 1, 60, 5)
@@ -96,7 +98,9 @@ async def test_a_user_sees_their_own_queue_and_dead_letters(
     after = ok(gql(PENDING, alice))["pendingWork"]
     assert counts(after) == (0, 0, 2, 1)
     assert after["oldestQueuedSeconds"] is None
-    [letter] = after["deadLetters"]
+    page = ok(gql(DEAD, alice))["deadLetters"]
+    assert (page["hasMore"], page["cursor"]) == (False, None)
+    [letter] = page["items"]
     assert (letter["spanId"], letter["sourceId"], letter["session"]) == (
         ids[1],
         "poison here",
@@ -121,7 +125,6 @@ def test_tenant_counts_are_for_admins_of_that_tenant_only(
     admin = token(tenant_id, "root", None, admin=True)
     work = ok(gql(PENDING, admin, scope="TENANT"))["pendingWork"]
     assert (work["scope"], counts(work)) == ("TENANT", (3, 0, 0, 0))
-    assert work["deadLetters"] == []
     other = token(f"{tenant_id}-x", "root", None, admin=True)
     assert counts(ok(gql(PENDING, other, scope="TENANT"))["pendingWork"]) == (0, 0, 0, 0)
     member = token(tenant_id, "alice", "planner")
@@ -153,3 +156,20 @@ async def test_queue_gauges_count_queued_leased_and_expired_spans(
     await QueueGauges(0.001).refresh(timed)
     assert sample("palimpsest_queue_expired_leases") >= 2
     assert sample("palimpsest_queue_oldest_pending_seconds") >= 31
+
+
+async def test_dead_letters_are_paged_newest_first(
+    gql: Gql, token: Callable[..., str], tenant_id: str, svc: Services
+) -> None:
+    alice = token(tenant_id, "alice", "planner")
+    harvest(gql, alice, ["poison one", "poison two"])
+    worker = config("w", FailingExtractor("poison", -1), max_attempts=1)
+    assert (await drain(svc, tenant_id, "alice", worker)).dead == 2
+    first = ok(gql(DEAD, alice))["deadLetters"]
+    assert first["hasMore"] is True
+    second = ok(gql(DEAD, alice, after=first["cursor"]))["deadLetters"]
+    assert (second["hasMore"], second["cursor"]) == (False, None)
+    letters = first["items"] + second["items"]
+    assert sorted(x["sourceId"] for x in letters) == ["poison one", "poison two"]
+    assert letters[0]["deadAt"] >= letters[1]["deadAt"]
+    assert code(gql(DEAD, alice, after="not-a-cursor")) == "INVALID_ARGUMENT"

@@ -7,6 +7,7 @@ _ENTITY = """RETURN e.id AS id, e.type AS type, e.name AS name, e.aliases AS ali
        e {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
           .compaction_generation} AS provenance"""
 
+# Paged in (normalized_name, type) order, unique per scope; no cursor: $after_name is null.
 FIND_ENTITIES = Statement(
     "FIND_ENTITIES",
     """
@@ -14,9 +15,11 @@ MATCH (e:Entity {scope_key: $scope_key})
 WHERE ($type IS NULL OR e.type = $type)
   AND ($name IS NULL OR e.normalized_name = $name)
   AND ($contains IS NULL OR e.normalized_name CONTAINS $contains)
+  AND ($after_name IS NULL OR e.normalized_name > $after_name
+       OR (e.normalized_name = $after_name AND e.type > $after_type))
 """
     + _ENTITY
-    + """
+    + """, e.normalized_name AS normalized_name
 ORDER BY e.normalized_name, e.type
 LIMIT $limit
 """,

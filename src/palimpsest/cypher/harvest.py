@@ -47,11 +47,14 @@ RETURN p.status AS status,
 """,
 )
 
+# Newest first, paged by (dead_at, id); no cursor: $after_at is null.
 DEAD_LETTERS = Statement(
     "DEAD_LETTERS",
     """
 MATCH (p:PendingSpan {scope_key: $scope_key})
 WHERE p.status = $dead
+  AND ($after_at IS NULL OR p.dead_at < $after_at
+       OR (p.dead_at = $after_at AND p.id > $after_id))
 RETURN p.id AS id, p.source_id AS source_id, p.session_id AS session_id,
        p.attempts AS attempts, p.last_error AS error, p.dead_at AS dead_at
 ORDER BY p.dead_at DESC, p.id

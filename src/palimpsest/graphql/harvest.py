@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 
 import strawberry
+from strawberry import ID
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
-from palimpsest.graphql.facts import TIME_HELP, FactInput
-from palimpsest.graphql.types import Scope
+from palimpsest.graphql.facts import FactInput
+from palimpsest.graphql.scalars import Instant
+from palimpsest.graphql.types import AfterArg, LimitArg, Page, Scope, page_of
 from palimpsest.resolvers import harvest as ops
 from palimpsest.resolvers import pending
 
@@ -18,10 +21,8 @@ class SpanInput:
     text: str
     speaker: str | None = None
     role: str | None = strawberry.field(default=None, description="e.g. user or assistant.")
-    observed_at: str | None = strawberry.field(
-        default=None, description="When it was said. " + TIME_HELP
-    )
-    source_id: str | None = strawberry.field(
+    observed_at: Instant | None = strawberry.field(default=None, description="When it was said.")
+    source_id: ID | None = strawberry.field(
         default=None,
         description="The runtime's idempotency key for the span, unique per run: sending "
         "the same (run, sourceId) again is a no-op counted as a duplicate.",
@@ -49,14 +50,14 @@ class HarvestReceipt:
     duplicates: int = strawberry.field(
         description="Spans already banked under the same (run, sourceId); nothing written."
     )
-    span_ids: list[str] = strawberry.field(description="One id per span, in request order.")
+    span_ids: list[ID] = strawberry.field(description="One id per span, in request order.")
     compaction_generation: int
 
 
 @strawberry.type(description="A span the consolidator gave up on, with the error that stopped it.")
 class DeadLetter:
-    span_id: str
-    source_id: str | None
+    span_id: ID
+    source_id: ID | None
     session: str | None
     attempts: int
     error: str | None
@@ -73,9 +74,6 @@ class PendingWork:
     oldest_queued_seconds: float | None = strawberry.field(
         description="Age of the oldest span not yet consolidated; null when none waits."
     )
-    dead_letters: list[DeadLetter] = strawberry.field(
-        description="Your newest dead letters (USER only; at most 100)."
-    )
 
     @classmethod
     def of(cls, w: pending.PendingWork) -> PendingWork:
@@ -86,18 +84,18 @@ class PendingWork:
             done=w.done,
             dead=w.dead,
             oldest_queued_seconds=w.oldest_queued_seconds,
-            dead_letters=[
-                DeadLetter(
-                    span_id=d.span_id,
-                    source_id=d.source_id,
-                    session=d.session_id,
-                    attempts=d.attempts,
-                    error=d.error,
-                    dead_at=d.dead_at,
-                )
-                for d in w.dead_letters
-            ],
         )
+
+
+def _letter(d: pending.DeadLetter) -> DeadLetter:
+    return DeadLetter(
+        span_id=ID(d.span_id),
+        source_id=ID(d.source_id) if d.source_id is not None else None,
+        session=d.session_id,
+        attempts=d.attempts,
+        error=d.error,
+        dead_at=d.dead_at,
+    )
 
 
 @strawberry.type
@@ -110,6 +108,17 @@ class HarvestQuery:
         c = info.context
         return PendingWork.of(await pending.pending_work(c.services, c.principal, scope))
 
+    @strawberry.field(
+        description="Your dead letters: spans the consolidator gave up on, newest first, with "
+        "the error that stopped each (limit at most 1000)."
+    )
+    async def dead_letters(
+        self, info: Info, limit: LimitArg = paging.DEFAULT_LIMIT, after: AfterArg = None
+    ) -> Page[DeadLetter]:
+        c = info.context
+        found = await pending.dead_letters(c.services, c.principal, limit, after)
+        return page_of(found, _letter)
+
 
 @strawberry.type
 class HarvestMutation:
@@ -117,9 +126,9 @@ class HarvestMutation:
         description="Queue your dead letters again, with fresh attempts; returns the ids "
         "requeued (ids that are not your dead letters are left out)."
     )
-    async def requeue_dead_letters(self, info: Info, span_ids: list[str]) -> list[str]:
+    async def requeue_dead_letters(self, info: Info, span_ids: list[ID]) -> list[ID]:
         c = info.context
-        return await pending.requeue(c.services, c.principal, span_ids)
+        return [ID(i) for i in await pending.requeue(c.services, c.principal, span_ids)]
 
     @strawberry.mutation(
         description="Bank the spans a distillation evicted, for the consolidator to turn into "
@@ -136,6 +145,6 @@ class HarvestMutation:
         return HarvestReceipt(
             accepted=receipt.accepted,
             duplicates=receipt.duplicates,
-            span_ids=receipt.span_ids,
+            span_ids=[ID(i) for i in receipt.span_ids],
             compaction_generation=receipt.compaction_generation,
         )

@@ -8,19 +8,19 @@ from typing import Annotated
 import strawberry
 from strawberry.scalars import JSON
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
-from palimpsest.graphql.facts import TIME_HELP
-from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.graphql.scalars import Instant
+from palimpsest.graphql.types import AfterArg, LimitArg, Page, Provenance, Scope, page_of
 from palimpsest.resolvers import memory as ops
 from palimpsest.schema import models
 
 KeyArg = Annotated[str, strawberry.argument(description="The entry's key (1-512 bytes).")]
-TimeArg = Annotated[str | None, strawberry.argument(description=TIME_HELP)]
 AsOfArg = Annotated[
-    str | None,
+    Instant | None,
     strawberry.argument(
         description="Read the notes valid at this time (default now): validAt null or <= "
-        "asOf, and invalidAt null or after it. " + TIME_HELP
+        "asOf, and invalidAt null or after it."
     ),
 ]
 
@@ -61,14 +61,6 @@ class MemoryEntry:
 
 
 @strawberry.type
-class MemoryPage:
-    entries: list[MemoryEntry]
-    next_after: str | None = strawberry.field(
-        description="Pass as `after` for the next page; null when this page is the last."
-    )
-
-
-@strawberry.type
 class DeleteResult:
     deleted: bool = strawberry.field(description="False when there was no live entry.")
 
@@ -98,21 +90,21 @@ class MemoryQuery:
         entry = await ops.get(c.services, c.principal, scope, key, as_of)
         return MemoryEntry.of(entry) if entry else None
 
-    @strawberry.field(description="List live entries by key prefix, in key order, paged.")
+    @strawberry.field(
+        description="Live entries by key prefix, in key order, paged (limit at most 1000)."
+    )
     async def memories(
         self,
         info: Info,
         scope: Scope,
         prefix: str = "",
-        limit: int = 100,
-        after: str | None = None,
         as_of: AsOfArg = None,
-    ) -> MemoryPage:
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[MemoryEntry]:
         c = info.context
-        page = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after, as_of)
-        return MemoryPage(
-            entries=[MemoryEntry.of(e) for e in page.entries], next_after=page.next_after
-        )
+        found = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after, as_of)
+        return page_of(found, MemoryEntry.of)
 
 
 @strawberry.type
@@ -131,9 +123,9 @@ class MemoryMutation:
         ttl_seconds: int | None = None,
         embed: bool = False,
         embed_text: str | None = None,
-        observed_at: TimeArg = None,
-        valid_at: TimeArg = None,
-        invalid_at: TimeArg = None,
+        observed_at: Instant | None = None,
+        valid_at: Instant | None = None,
+        invalid_at: Instant | None = None,
     ) -> MemoryEntry:
         c = info.context
         entry = await ops.set_value(

@@ -10,20 +10,27 @@ from palimpsest import placement as pure
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.facts import Fact, FactInput
 from palimpsest.graphql.types import Scope
+from palimpsest.ontology import OntologyStatus
 from palimpsest.resolvers import ontology as ops
+
+strawberry.enum(pure.PlacementReason, name="PlacementReason", description="Why a fact went where.")
+strawberry.enum(OntologyStatus, name="OntologyStatus", description="Only CONFIRMED moves facts.")
 
 
 @strawberry.type(description="The tenant's ontology as stored (Markdown).")
 class OntologyInfo:
     markdown: str
-    status: str
+    status: OntologyStatus
     updated_at: datetime
     updated_by: str | None
 
     @classmethod
     def of(cls, o: ops.StoredOntology) -> OntologyInfo:
         return cls(
-            markdown=o.markdown, status=o.status, updated_at=o.updated_at, updated_by=o.updated_by
+            markdown=o.markdown,
+            status=OntologyStatus(o.status),
+            updated_at=o.updated_at,
+            updated_by=o.updated_by,
         )
 
 
@@ -35,7 +42,7 @@ class OntologyInfo:
 class PlacementResult:
     scope: Scope
     moved: bool
-    reason: str
+    reason: pure.PlacementReason
     message: str
     advisory: str | None
     entity_type: str | None
@@ -45,7 +52,7 @@ class PlacementResult:
         return cls(
             scope=p.scope,
             moved=p.moved,
-            reason=p.reason.value,
+            reason=p.reason,
             message=p.message,
             advisory=p.advisory,
             entity_type=p.entity_type,

@@ -8,9 +8,10 @@ from typing import Annotated
 import strawberry
 from strawberry.scalars import JSON
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.scalars import Int64
-from palimpsest.graphql.types import Scope
+from palimpsest.graphql.types import AfterArg, LimitArg, Page, Scope, page_of
 from palimpsest.resolvers import sql as ops
 from palimpsest.sqlmem import DatabaseInfo, ExecResult, Statement
 
@@ -93,7 +94,7 @@ class SqlEraseResult:
 class SqlQuery:
     @strawberry.field(
         description="Run one read-only statement (SELECT, or WITH ... SELECT) in the scope's "
-        "own SQLite database. Rows are capped; `truncated` says when more existed."
+        "own SQL database. Rows are capped; `truncated` says when more existed."
     )
     async def sql_query(
         self,
@@ -110,17 +111,25 @@ class SqlQuery:
 
     @strawberry.field(
         description="Admin: the SQL databases of this tenant (scope TENANT), with their "
-        "sizes; every tenant's (scope GLOBAL) needs the platform operator role."
+        "sizes; every tenant's (scope GLOBAL) needs the platform operator role. In id order, "
+        f"paged (limit at most {ops.MAX_LIST_LIMIT})."
     )
-    async def sql_databases(self, info: Info, scope: Scope = Scope.TENANT) -> list[SqlDatabase]:
+    async def sql_databases(
+        self,
+        info: Info,
+        scope: Scope = Scope.TENANT,
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[SqlDatabase]:
         c = info.context
-        return [SqlDatabase.of(d) for d in await ops.databases(c.services, c.principal, scope)]
+        found = await ops.databases(c.services, c.principal, scope, limit, after)
+        return page_of(found, SqlDatabase.of)
 
 
 @strawberry.type
 class SqlMutation:
     @strawberry.mutation(
-        description="Run DDL/DML statements in the scope's own SQLite database as one atomic "
+        description="Run DDL/DML statements in the scope's own SQL database as one atomic "
         "batch: if any statement fails, none of them has any effect."
     )
     async def sql_exec(

@@ -1,31 +1,84 @@
-"""Shared GraphQL types: the scope enum, provenance and the caller."""
+"""Shared GraphQL types: the scope enum, the page of every list, provenance and the caller.
+
+Lists that can grow are a ``Page`` (rendered ``<Item>Page``) with ``limit`` and ``after``
+arguments; lists bounded by the request itself (a batch's results, ``topK`` hits, a
+document's own chunks) stay plain lists.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from typing import Annotated, Generic, TypeVar
 
 import strawberry
 
+from palimpsest import paging
 from palimpsest.errors import PalimpsestError
 from palimpsest.graphql.context import Info
-from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.identity import Origin, Principal, Role, Scope, resolve_scope
 from palimpsest.identity.scopes import Plane, sees_writer
+from palimpsest.markdown import ChunkType
 from palimpsest.schema import models
 
-# Registering the domain enum lets annotations use it directly; the domain stays free of
-# strawberry imports. Import ``Scope`` from here so the registration has happened.
-__all__ = ["Me", "Provenance", "Scope", "SourceQuote"]
+# Registering the domain enums lets annotations use them directly; the domain stays free of
+# strawberry imports. Import them from here so the registration has happened.
+__all__ = [
+    "AfterArg",
+    "ChunkType",
+    "LimitArg",
+    "Me",
+    "Origin",
+    "Page",
+    "Provenance",
+    "Role",
+    "Scope",
+    "SourceQuote",
+    "page_of",
+]
+
+S = TypeVar("S")
+T = TypeVar("T")
 
 strawberry.enum(
     Scope,
     name="Scope",
     description="Whose data an operation reaches; the owner always comes from the run token.",
 )
+strawberry.enum(Origin, name="Origin", description="What kind of writer wrote a row.")
+strawberry.enum(Role, name="Role", description="A role a run token carries.")
+strawberry.enum(ChunkType, name="ChunkType", description="What kind of Markdown block a chunk is.")
+
+LimitArg = Annotated[
+    int, strawberry.argument(description="Items per page (at least 1; each list has a maximum).")
+]
+AfterArg = Annotated[
+    str | None,
+    strawberry.argument(
+        description="The `cursor` of the previous page; null or absent for the first page."
+    ),
+]
+
+
+@strawberry.type(description="One page of a list, in the list's stable order.")
+class Page(Generic[T]):
+    items: list[T]
+    cursor: str | None = strawberry.field(
+        description="Opaque; pass as `after` for the next page. Null on the last page."
+    )
+    has_more: bool = strawberry.field(description="True when another page follows.")
+
+
+def page_of(found: paging.Page[S], convert: Callable[[S], T]) -> Page[T]:
+    """Render a resolver's page, converting each item."""
+    return Page(
+        items=[convert(x) for x in found.items], cursor=found.cursor, has_more=found.has_more
+    )
 
 
 @strawberry.type
 class SourceQuote:
-    chunk_id: str
+    chunk_id: strawberry.ID
     start: int
     end: int
     text: str
@@ -43,7 +96,7 @@ _WRITER_HELP = (
     "operators only; everyone sees origin, compaction generation, source quote and judgement."
 )
 class Provenance:
-    origin: str
+    origin: Origin
     compaction_generation: int | None
     source_quote: SourceQuote | None
     judged_by: str | None
@@ -78,10 +131,13 @@ class Provenance:
         quote = p.source_quote
         return cls(
             writer=p,
-            origin=p.origin,
+            origin=Origin(p.origin),
             compaction_generation=p.compaction_generation,
             source_quote=SourceQuote(
-                chunk_id=quote.chunk_id, start=quote.start, end=quote.end, text=quote.text
+                chunk_id=strawberry.ID(quote.chunk_id),
+                start=quote.start,
+                end=quote.end,
+                text=quote.text,
             )
             if quote
             else None,
@@ -98,7 +154,7 @@ class Me:
     session: str | None
     run: str | None
     model: str | None
-    roles: list[str]
+    roles: list[Role]
     isolated: bool
     memory_scopes: list[Scope] = strawberry.field(
         description="Scopes this token reaches on the memory planes, after defaults."
@@ -121,7 +177,7 @@ class Me:
             session=p.session_id,
             run=p.run_id,
             model=p.model,
-            roles=sorted(r.value for r in p.roles),
+            roles=sorted(p.roles, key=lambda r: r.value),
             isolated=p.isolated,
             memory_scopes=ordered(Plane.MEMORY),
             sql_scopes=ordered(Plane.SQL),

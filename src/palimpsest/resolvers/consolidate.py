@@ -203,7 +203,9 @@ async def _write(
             raise LeaseLost(still)
         documents: dict[str, str] = {}
         for session, group in turn_rows.sessions(spans).items():
-            doc = await turn_rows.write_turns(user, session, group, turns, vectors, now)
+            doc = await turn_rows.write_turns(
+                user, svc.settings, session, group, turns, vectors, now
+            )
             documents.update({s.id: doc for s in group})
         mentions = [turn_rows.mention_row(m, by_id[m.turn_id]) for m in extraction.mentions]
         if mentions:

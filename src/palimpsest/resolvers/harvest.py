@@ -15,6 +15,7 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -25,7 +26,6 @@ from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scop
 from palimpsest.resolvers.common import new_id, writer_params
 from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef, prepare
 from palimpsest.resolvers.services import Services
-from palimpsest.timeparse import parse_optional
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # SPEC section 7: larger payloads are refused, not truncated
 MAX_SPANS = 1000
@@ -46,12 +46,12 @@ STATUS_PARAMS = {"queued": Status.QUEUED, "done": Status.DONE, "dead": Status.DE
 
 @dataclass(frozen=True, slots=True)
 class SpanDraft:
-    """One evicted span as the runtime sends it; dates still wire text."""
+    """One evicted span as the runtime sends it."""
 
     text: str
     speaker: str | None = None
     role: str | None = None
-    observed_at: str | None = None
+    observed_at: datetime | None = None
     source_id: str | None = None
     facts: Sequence[FactDraft] = field(default_factory=tuple)
 
@@ -122,7 +122,7 @@ def _item(ref: ScopeRef, who: Principal, index: int, span: SpanDraft) -> dict[st
     for name, value in labels:
         if value is not None and not 0 < len(value) <= MAX_LABEL:
             raise InvalidArgument(f"{where}.{name} must be 1-{MAX_LABEL} characters")
-    observed = parse_optional(span.observed_at, f"{where}.observedAt")
+    observed = span.observed_at
     facts = [_fact(where, j, f, span.observed_at) for j, f in enumerate(span.facts)]
     if facts:
         try:
@@ -144,7 +144,7 @@ def _item(ref: ScopeRef, who: Principal, index: int, span: SpanDraft) -> dict[st
     }
 
 
-def _fact(where: str, j: int, d: FactDraft, observed_at: str | None) -> dict[str, Any]:
+def _fact(where: str, j: int, d: FactDraft, observed_at: datetime | None) -> dict[str, Any]:
     """A candidate fact as stored on the span; the consolidator quotes the span as its source."""
     if d.source is not None:
         raise InvalidArgument(
@@ -159,9 +159,9 @@ def _fact(where: str, j: int, d: FactDraft, observed_at: str | None) -> dict[str
         "text": d.text,
         "natural_key": d.natural_key,
         # A fact taken from a span was said when the span was, unless the runtime knows better.
-        "observed_at": d.observed_at if d.observed_at is not None else observed_at,
-        "valid_at": d.valid_at,
-        "invalid_at": d.invalid_at,
+        "observed_at": _iso(d.observed_at if d.observed_at is not None else observed_at),
+        "valid_at": _iso(d.valid_at),
+        "invalid_at": _iso(d.invalid_at),
     }
 
 
@@ -175,11 +175,19 @@ def fact_draft(stored: dict[str, Any], source: SourceRef | None = None) -> FactD
         object_value=stored["object_value"],
         text=stored["text"],
         natural_key=stored["natural_key"],
-        observed_at=stored["observed_at"],
-        valid_at=stored["valid_at"],
-        invalid_at=stored["invalid_at"],
+        observed_at=_instant(stored["observed_at"]),
+        valid_at=_instant(stored["valid_at"]),
+        invalid_at=_instant(stored["invalid_at"]),
         source=source,
     )
+
+
+def _iso(t: datetime | None) -> str | None:
+    return None if t is None else t.isoformat()
+
+
+def _instant(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
 
 
 def _grant(scopes: frozenset[Scope] | None) -> list[str] | None:

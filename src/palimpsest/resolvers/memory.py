@@ -12,18 +12,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from palimpsest import values
+from palimpsest import paging, values
 from palimpsest.cypher import memory as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import MemoryEntry, MemoryPage
-from palimpsest.timeparse import check_interval, parse_optional
+from palimpsest.schema.models import MemoryEntry
+from palimpsest.timeparse import check_interval
 
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
+LIST_NAME = "memories"
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
 # The model reads ~256 tokens; the rest would only cost CPU and index space.
 MAX_EMBED_TEXT_CHARS = 8192
@@ -39,17 +41,8 @@ class NoteTimes:
     valid_at: datetime | None = None
     invalid_at: datetime | None = None
 
-    @classmethod
-    def parse(
-        cls, observed_at: str | None, valid_at: str | None, invalid_at: str | None
-    ) -> NoteTimes:
-        times = cls(
-            parse_optional(observed_at, "observedAt"),
-            parse_optional(valid_at, "validAt"),
-            parse_optional(invalid_at, "invalidAt"),
-        )
-        check_interval(times.valid_at, times.invalid_at)
-        return times
+    def __post_init__(self) -> None:
+        check_interval(self.valid_at, self.invalid_at)
 
     def params(self) -> dict[str, datetime | None]:
         return {
@@ -67,7 +60,7 @@ class _Embedding:
 
 
 async def get(
-    svc: Services, who: Principal, scope: Scope, key: str, as_of: str | None = None
+    svc: Services, who: Principal, scope: Scope, key: str, as_of: datetime | None = None
 ) -> MemoryEntry | None:
     """The entry under ``key`` if it is live and valid at ``as_of`` (default now)."""
     ref = resolve_scope(who, scope)
@@ -84,23 +77,22 @@ async def list_entries(
     prefix: str,
     limit: int,
     after: str | None,
-    as_of: str | None = None,
-) -> MemoryPage:
+    as_of: datetime | None = None,
+) -> paging.Page[MemoryEntry]:
     ref = resolve_scope(who, scope)
-    if not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.TEXT,))
     now = svc.clock()
     params = {
         "prefix": prefix,
-        "after": after or "",
+        "after": position[0] if position else "",  # keys are never empty
         "limit": limit + 1,
         "now": now,
         "as_of": _as_of(as_of, now),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
-    entries = [_entry(ref, row) for row in rows[:limit]]
-    more = len(rows) > limit
-    return MemoryPage(entries=entries, next_after=entries[-1].key if more else None)
+    entries = [_entry(ref, row) for row in rows]
+    return paging.page(entries, limit, LIST_NAME, lambda e: [e.key])
 
 
 async def set_value(
@@ -112,13 +104,13 @@ async def set_value(
     ttl_seconds: int | None,
     embed: bool,
     embed_text: str | None,
-    observed_at: str | None = None,
-    valid_at: str | None = None,
-    invalid_at: str | None = None,
+    observed_at: datetime | None = None,
+    valid_at: datetime | None = None,
+    invalid_at: datetime | None = None,
 ) -> MemoryEntry:
     ref = resolve_scope(who, scope)
     key = values.check_key(key)
-    times = NoteTimes.parse(observed_at, valid_at, invalid_at)
+    times = NoteTimes(observed_at, valid_at, invalid_at)
     text = values.encode(value)
     _check_value_size(svc, key, text)
     if ttl_seconds is not None and not 0 <= ttl_seconds <= MAX_TTL_SECONDS:
@@ -137,17 +129,23 @@ async def set_value(
     expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
 
     async def work(tx: ScopedTx) -> MemoryEntry:
-        await _lock(tx, key, now)
-        return await _write(tx, svc, who, key, text, expires, embedding, now, times)
+        _, stored = await _lock(tx, key, now)
+        return await _write(tx, svc, who, key, text, expires, embedding, now, stored, times)
 
     return await svc.db.scoped(ref).write_tx(work)
 
 
 async def delete(svc: Services, who: Principal, scope: Scope, key: str) -> bool:
     ref = resolve_scope(who, scope)
-    rows = await svc.db.scoped(ref).write(
-        q.DELETE_MEMORY, {"key": values.check_key(key), "now": svc.clock()}
-    )
+    params = {"key": values.check_key(key), "now": svc.clock()}
+
+    async def work(tx: ScopedTx) -> list[Row]:
+        rows = await tx.run(q.DELETE_MEMORY, params)
+        if rows:
+            await term_index.apply(tx, svc.settings, "memory", term_index.replaced(rows[0], None))
+        return rows
+
+    rows = await svc.db.scoped(ref).write_tx(work)
     return bool(rows and rows[0]["live"])
 
 
@@ -204,7 +202,7 @@ async def _reduce(
     now = svc.clock()
 
     async def work(tx: ScopedTx) -> tuple[MemoryEntry, R]:
-        current = await _lock(tx, key, now)
+        current, stored = await _lock(tx, key, now)
         old = values.decode(current["value"]) if current else None
         new, extra = step(old)
         text = values.encode(new)
@@ -218,15 +216,17 @@ async def _reduce(
             if current
             else NoteTimes()
         )
-        entry = await _write(tx, svc, who, key, text, expires, embedding, now, kept)
+        entry = await _write(tx, svc, who, key, text, expires, embedding, now, stored, kept)
         return entry, extra
 
     return await svc.db.scoped(ref).write_tx(work)
 
 
-async def _lock(tx: ScopedTx, key: str, now: datetime) -> Row | None:
-    rows = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {"key": key, "now": now})
-    return rows[0] if rows and rows[0]["value"] is not None else None
+async def _lock(tx: ScopedTx, key: str, now: datetime) -> tuple[Row | None, Row]:
+    """The live entry (None if absent or expired), and what the stored row (expired or not)
+    holds in the term statistics."""
+    [row] = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {"key": key, "now": now})
+    return (row if row["value"] is not None else None), row
 
 
 async def _write(
@@ -238,6 +238,7 @@ async def _write(
     expires: datetime | None,
     embedding: _Embedding,
     now: datetime,
+    stored: Row,
     times: NoteTimes,
 ) -> MemoryEntry:
     # A separate embedText is stored (and indexed) too, so it counts against the quota.
@@ -255,7 +256,9 @@ async def _write(
                 current=used,
                 after=used + size,
             )
+    indexed = term_index.row_fields(embedding.text or "")
     params = {
+        **indexed,
         "key": key,
         "value": text,
         "bytes": size,
@@ -269,6 +272,7 @@ async def _write(
         "compaction_generation": None,
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
+    await term_index.apply(tx, svc.settings, "memory", term_index.replaced(stored, indexed))
     return _entry(tx.ref, rows[0])
 
 
@@ -308,5 +312,5 @@ def _entry(ref: ScopeRef, row: Row) -> MemoryEntry:
     )
 
 
-def _as_of(as_of: str | None, now: datetime) -> datetime:
-    return parse_optional(as_of, "asOf") or now
+def _as_of(as_of: datetime | None, now: datetime) -> datetime:
+    return as_of or now

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from palimpsest import paging
 from palimpsest.cypher import harvest as hq
 from palimpsest.cypher import queue as q
 from palimpsest.errors import Forbidden, InvalidArgument
@@ -19,7 +20,8 @@ from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.harvest import STATUS_PARAMS, Status
 from palimpsest.resolvers.services import Services
 
-MAX_DEAD_LETTERS = 100
+MAX_DEAD_LETTERS = 1000  # per page
+LIST_NAME = "deadLetters"
 MAX_REQUEUE = 1000
 
 
@@ -41,7 +43,6 @@ class PendingWork:
     done: int
     dead: int
     oldest_queued_seconds: float | None  # age of the oldest span not yet done
-    dead_letters: list[DeadLetter]
 
 
 async def pending_work(svc: Services, who: Principal, scope: Scope) -> PendingWork:
@@ -49,23 +50,33 @@ async def pending_work(svc: Services, who: Principal, scope: Scope) -> PendingWo
     params = {**STATUS_PARAMS, "now": now}
     if scope is Scope.USER:
         ref = resolve_scope(who, Scope.USER)
-        db = svc.db.scoped(ref)
-        rows = await db.read(hq.QUEUE_COUNTS, params)
-        dead = await db.read(hq.DEAD_LETTERS, {**params, "limit": MAX_DEAD_LETTERS})
-        letters = [
-            DeadLetter(
-                r["id"], r["source_id"], r["session_id"], r["attempts"], r["error"], r["dead_at"]
-            )
-            for r in dead
-        ]
-        return _work(scope, rows, now, letters)
+        return _work(scope, await svc.db.scoped(ref).read(hq.QUEUE_COUNTS, params), now)
     if scope is Scope.TENANT:
         if not who.is_admin:
             raise Forbidden("the tenant's pending work is visible to tenant admins only")
         ref = resolve_scope(who, Scope.TENANT)
         rows = await svc.db.read(q.TENANT_QUEUE_COUNTS, {**params, "tenant": ref.tenant_id})
-        return _work(scope, rows, now, [])
+        return _work(scope, rows, now)
     raise InvalidArgument("spans wait in USER scopes: ask for USER (yours) or TENANT (admins)")
+
+
+async def dead_letters(
+    svc: Services, who: Principal, limit: int, after: str | None
+) -> paging.Page[DeadLetter]:
+    """The caller's own dead letters, newest first, with the error that stopped each."""
+    ref = resolve_scope(who, Scope.USER)
+    paging.check_limit(limit, MAX_DEAD_LETTERS)
+    position = paging.decode(after, LIST_NAME, (paging.Part.TIME, paging.Part.ID))
+    at, span_id = position or (None, None)
+    params = {**STATUS_PARAMS, "limit": limit + 1, "after_at": at, "after_id": span_id}
+    rows = await svc.db.scoped(ref).read(hq.DEAD_LETTERS, params)
+    letters = [
+        DeadLetter(
+            r["id"], r["source_id"], r["session_id"], r["attempts"], r["error"], r["dead_at"]
+        )
+        for r in rows
+    ]
+    return paging.page(letters, limit, LIST_NAME, lambda d: [d.dead_at, d.span_id])
 
 
 async def requeue(svc: Services, who: Principal, span_ids: Sequence[str]) -> list[str]:
@@ -77,9 +88,7 @@ async def requeue(svc: Services, who: Principal, span_ids: Sequence[str]) -> lis
     return [r["id"] for r in await svc.db.scoped(ref).write(q.REQUEUE_DEAD, params)]
 
 
-def _work(
-    scope: Scope, rows: list[dict[str, Any]], now: datetime, letters: list[DeadLetter]
-) -> PendingWork:
+def _work(scope: Scope, rows: list[dict[str, Any]], now: datetime) -> PendingWork:
     by = {r["status"]: r for r in rows}
     queued = by.get(Status.QUEUED, {})
     leased = int(queued.get("leased") or 0)
@@ -91,5 +100,4 @@ def _work(
         done=int(by.get(Status.DONE, {}).get("spans") or 0),
         dead=int(by.get(Status.DEAD, {}).get("spans") or 0),
         oldest_queued_seconds=(now - oldest).total_seconds() if oldest else None,
-        dead_letters=letters,
     )

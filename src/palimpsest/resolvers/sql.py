@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from palimpsest import paging
 from palimpsest.errors import Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.scopes import Plane
@@ -27,6 +28,8 @@ from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import DatabaseInfo, ExecResult, QueryResult, Statement
 
 Visible = Callable[[DatabaseInfo], bool]
+MAX_LIST_LIMIT = 1000
+LIST_NAME = "sqlDatabases"
 
 
 async def query(
@@ -43,9 +46,19 @@ async def execute(
     return await svc.sql.execute(ref, statements)
 
 
-async def databases(svc: Services, who: Principal, view: Scope) -> list[DatabaseInfo]:
+async def databases(
+    svc: Services, who: Principal, view: Scope, limit: int, after: str | None
+) -> paging.Page[DatabaseInfo]:
+    """The view's databases in id order, paged (the listing is read from disk each time)."""
     visible = _view(who, view)
-    return [d for d in await svc.sql.databases() if visible(d)]
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.ID,))
+    start = position[0] if position else ""
+    found = sorted(
+        (d for d in await svc.sql.databases() if visible(d) and d.key > start),
+        key=lambda d: d.key,
+    )
+    return paging.page(found[: limit + 1], limit, LIST_NAME, lambda d: [d.key])
 
 
 async def erase(svc: Services, who: Principal, database_id: str, view: Scope) -> int:

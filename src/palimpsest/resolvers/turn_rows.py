@@ -10,13 +10,14 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest import conversation
+from palimpsest.config import Settings
 from palimpsest.cypher import conversations as q
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.embedding import Vector
 from palimpsest.extractors import Mention, Turn
 from palimpsest.identity import Origin
 from palimpsest.identity.acting import HarvestedRun
-from palimpsest.resolvers import queue
+from palimpsest.resolvers import queue, term_index
 from palimpsest.resolvers.common import new_id
 from palimpsest.resolvers.fact_input import normalize
 from palimpsest.resolvers.harvest import fact_draft
@@ -24,6 +25,7 @@ from palimpsest.resolvers.harvest import fact_draft
 
 async def write_turns(
     tx: ScopedTx,
+    settings: Settings,
     session: str | None,
     group: Sequence[queue.LeasedSpan],
     turns: Sequence[Turn],
@@ -59,6 +61,8 @@ async def write_turns(
         await tx.run(q.UNLINK_TURNS, {"pairs": cut})
     if draw:
         await tx.run(q.LINK_TURNS, {"pairs": draw})
+    # Full-text representation and term statistics, neighbours included, in this transaction.
+    await term_index.refresh_chunks(tx, settings, [s.id for s in added])
     return doc
 
 

@@ -11,6 +11,7 @@ import base64
 import binascii
 import math
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -43,7 +44,13 @@ def bind(args: Any) -> Params:
 
 
 def to_json(value: Any) -> Any:
-    """One SQLite result value as a JSON-safe value."""
+    """One result value as a JSON-safe value."""
+    if isinstance(value, Decimal):  # PostgreSQL numeric: an integer when it is one
+        if value.is_finite() and value == value.to_integral_value():
+            whole = int(value)
+            if _INT64[0] <= whole <= _INT64[1]:
+                return whole
+        value = float(value)
     if isinstance(value, bytes):
         return {BLOB: base64.b64encode(value).decode("ascii")}
     if isinstance(value, float) and math.isinf(value):

@@ -33,7 +33,7 @@ import anyio
 import anyio.to_thread
 
 from palimpsest.config import Settings
-from palimpsest.errors import InvalidArgument, QuotaExceeded
+from palimpsest.errors import InvalidArgument
 from palimpsest.identity import ScopeRef
 from palimpsest.sqlmem import codec, files
 from palimpsest.sqlmem.authorizer import (
@@ -48,6 +48,7 @@ from palimpsest.sqlmem.authorizer import (
     trusted,
 )
 from palimpsest.sqlmem.base import DatabaseInfo, ExecResult, QueryResult, Statement
+from palimpsest.sqlmem.limits import capped_rows, check_width
 from palimpsest.sqlmem.translate import Failure, translate
 from palimpsest.sqlmem.validator import Kind, check_exec, check_query
 
@@ -216,37 +217,11 @@ class SqliteStore:
         return results
 
     def _check_width(self, width: int) -> None:
-        if width > self.max_columns:
-            raise QuotaExceeded(
-                f"the query returns {width} columns; the limit is {self.max_columns} "
-                "(name the columns you need)",
-                limit="sqlMaxColumns",
-                maxColumns=self.max_columns,
-                columns=width,
-            )
+        check_width(width, self.max_columns)
 
     def _fetch(self, cursor: sqlite3.Cursor) -> tuple[list[list[Any]], str | None]:
         """Rows up to the row cap and the result size cap; the limit that stopped them."""
-        rows: list[list[Any]] = []
-        size = 2  # the enclosing []
-        for raw in cursor:
-            if len(rows) >= self.max_rows:
-                return rows, "sqlMaxRows"
-            # Measured before conversion, so a row that does not fit is never encoded.
-            cost = codec.row_size(raw)
-            if size + cost > self.max_result_bytes:
-                if not rows:
-                    raise QuotaExceeded(
-                        f"the first row alone is about {cost} bytes as JSON; the result limit "
-                        f"is {self.max_result_bytes} (select fewer columns, or substr() parts)",
-                        limit="sqlMaxResultBytes",
-                        maxResultBytes=self.max_result_bytes,
-                        rowBytes=cost,
-                    )
-                return rows, "sqlMaxResultBytes"
-            rows.append([codec.to_json(v) for v in raw])
-            size += cost
-        return rows, None
+        return capped_rows(cursor, self.max_rows, self.max_result_bytes)
 
     def _failure(
         self, guard: Authorizer, started: float, statement: int = 0, before: int | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from palimpsest.conversation import turn_text
 from palimpsest_bench import cycle_bench, harvest_ingest
 
@@ -17,7 +19,7 @@ def test_a_locomo_line_becomes_a_span_whose_turn_is_the_same_line() -> None:
     assert (
         turn_text(span.speaker, span.text)[0] == "Caroline: I went to a support group: it helped."
     )
-    assert span.observed_at == "2023"
+    assert span.observed_at == datetime(2023, 1, 1, tzinfo=UTC)
 
 
 def test_a_line_without_a_speaker_is_sent_whole() -> None:

@@ -55,7 +55,7 @@ def render(reader: Principal, p: models.Provenance) -> dict[str, Any]:
 
 
 ALWAYS = {
-    "origin": "agent",
+    "origin": "AGENT",
     "compactionGeneration": 3,
     "sourceQuote": {"chunkId": "c" * 32, "start": 1, "end": 5, "text": "abcd"},
     "judgedBy": "judge",
