@@ -454,6 +454,12 @@ EmbedCache = Annotated[
     typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
 ]
 Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+Docs = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Only the first N documents and the queries answered inside them (indicative)."
+    ),
+]
 Ablate = Annotated[
     bool,
     typer.Option(
@@ -483,6 +489,7 @@ def _recall_eval(
     embed_cache: Path | None,
     limit: int | None,
     ablation: bool,
+    docs: int | None,
     via: Via = None,
 ) -> None:
     import asyncio
@@ -502,6 +509,7 @@ def _recall_eval(
         embed_cache=embed_cache,
         limit=limit,
         ablation=ablation,
+        docs=docs,
         via=(via or IngestVia.IMPORT).value,
     )
     _print_json(asyncio.run(result))
@@ -517,8 +525,9 @@ def _recall_command(dataset: str, summary: str) -> None:
         embed_cache: EmbedCache = None,
         limit: Limit = None,
         ablate: Ablate = False,
+        docs: Docs = None,
     ) -> None:
-        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate)
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs)
 
     command.__doc__ = summary
     eval_app.command(dataset)(command)
@@ -534,12 +543,13 @@ def eval_locomo(
     embed_cache: EmbedCache = None,
     limit: Limit = None,
     ablate: Ablate = False,
+    docs: Docs = None,
     via: Via = None,
 ) -> None:
     """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10.
 
     --via harvest sends the turns through harvest and the consolidator instead."""
-    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, via)
+    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs, via)
 
 
 _recall_command("scifact", "SciFact: one document per abstract; nDCG@10 and recall@100.")

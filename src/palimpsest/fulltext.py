@@ -129,6 +129,20 @@ def stored_bag(ft: str | None, tf: Sequence[int] | None) -> Counter[str]:
     return Counter(dict(zip(ft.split(" "), tf, strict=True)))
 
 
+def frequencies(ft: str | None, tf: Sequence[int] | None, terms: Sequence[str]) -> dict[str, int]:
+    """The frequencies of ``terms`` in a stored representation (absent terms left out)."""
+    if not ft or tf is None:
+        return {}
+    stored = ft.split(" ")
+    out: dict[str, int] = {}
+    for term in terms:
+        try:
+            out[term] = int(tf[stored.index(term)])
+        except ValueError:
+            continue
+    return out
+
+
 @dataclass(slots=True)
 class StatsDelta:
     """Changes to one kind's statistics in one scope, applied in one statement at the end of

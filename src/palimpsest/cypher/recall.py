@@ -1,7 +1,7 @@
 """The legs of hybrid recall, per kind of row, and the final load of the chosen rows.
 
-Candidate legs return only what ranking needs: the row id, its score (vector) or its term
-frequencies and length (full-text), and a ``live`` flag for the row filters (expiry, key
+Candidate legs return only what ranking needs: the row id, its score (vector) or its stored
+terms, frequencies and length (full-text), and a ``live`` flag for the row filters (expiry, key
 prefix, validity), so the resolver can tell a short pool (over-fetch) from a small scope
 (exact fallback). The rows that survive fusion are then loaded once, by id.
 
@@ -26,62 +26,57 @@ _MEMORY_KEPT: LiteralString = (
 _MEMORY_TIMELY: LiteralString = "($include_retired OR " + NOTE_VALID + ")"
 _MEMORY_LIVE: LiteralString = _MEMORY_KEPT + " AND " + _MEMORY_TIMELY
 _MEMORY_UNTIMELY: LiteralString = (
-    ", " + _MEMORY_KEPT + " AND NOT " + _MEMORY_TIMELY + " AS untimely"
+    ", collect(coalesce(" + _MEMORY_KEPT + " AND NOT " + _MEMORY_TIMELY + ", false)) AS untimely"
 )
 _CHUNK_LIVE: LiteralString = "c.index IS NOT NULL"
 
-_MEMORY_SCORED: LiteralString = (
-    """
-WITH m, score
-WHERE m.scope_key = $scope_key
-RETURN m.key AS id, score, """
-    + _MEMORY_LIVE
-    + " AS live"
-    + _MEMORY_UNTIMELY
-)
-_CHUNK_SCORED: LiteralString = (
-    """
-WITH c, score
-WHERE c.scope_key = $scope_key
-RETURN c.id AS id, score, """
-    + _CHUNK_LIVE
-    + " AS live"
-)
-_FACT_SCORED: LiteralString = (
-    """
-WITH f, score
-WHERE f.scope_key = $scope_key
-RETURN f.id AS id, score, """
-    + FACT_VISIBLE
-    + " AS live"
-)
+
+def _scored(
+    var: LiteralString, ident: LiteralString, live: LiteralString, extra: LiteralString = ""
+) -> LiteralString:
+    """The tail of a vector leg: one record of parallel lists in rank order (one record
+    decodes far faster than one per row); ``extra``: more list columns."""
+    return (
+        "\nWITH "
+        + var
+        + ", score\nWHERE "
+        + var
+        + ".scope_key = $scope_key\nRETURN collect("
+        + ident
+        + ") AS ids, collect(score) AS scores, collect(coalesce("
+        + live
+        + ", false)) AS live"
+        + extra
+    )
+
+
+_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY)
+_CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE)
+_FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE)
 
 
 def _terms(
     var: LiteralString, ident: LiteralString, live: LiteralString, extra: LiteralString = ""
 ) -> LiteralString:
-    """The tail of a full-text leg: each row's length and its frequency of each query term
-    (``extra``: more columns after ``live``)."""
+    """The tail of a full-text leg: each row's stored terms, frequencies and length, as one
+    record of parallel lists (the resolver picks the query terms' frequencies out)."""
     return (
         "\nWITH "
         + var
         + " WHERE "
         + var
-        + ".scope_key = $scope_key\nWITH "
-        + var
-        + ", split("
-        + var
-        + ".ft, $separator) AS terms\nRETURN "
+        + ".scope_key = $scope_key\nRETURN collect("
         + ident
-        + " AS id, "
+        + ") AS ids, collect(coalesce("
         + var
-        + ".ft_len AS len, "
+        + ".ft_len, 0)) AS lens, collect(coalesce("
         + live
-        + " AS live"
-        + extra
-        + ",\n       [i IN range(0, size(terms) - 1) WHERE terms[i] IN $terms | [terms[i], "
+        + ", false)) AS live, collect(coalesce("
         + var
-        + ".ft_tf[i]]] AS tf"
+        + ".ft, '')) AS ft, collect(coalesce("
+        + var
+        + ".ft_tf, [])) AS tf"
+        + extra
     )
 
 

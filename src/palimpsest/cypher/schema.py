@@ -113,6 +113,13 @@ RANGE_INDEXES = (
         "INDEX_FACT_KNOWN",
         "CREATE INDEX fact_known IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.created_at, f.expired_at)",
     ),
+    # Statistics are read by (scope, kind, term) whatever the shard: the unique constraint's
+    # index needs the shard too, so it cannot serve those reads.
+    _unscoped(
+        "INDEX_TERM_STATS",
+        "CREATE INDEX term_stats_lookup IF NOT EXISTS "
+        "FOR (s:TermStats) ON (s.scope_key, s.kind, s.term)",
+    ),
     _unscoped(
         "INDEX_PENDING_QUEUE",
         "CREATE INDEX pending_queue IF NOT EXISTS "

@@ -33,6 +33,7 @@ READ_SPEAKERS = Statement(
     "READ_SPEAKERS",
     """
 MATCH (s:TermStats {scope_key: $scope_key, kind: $kind})
+WHERE s.term IS NOT NULL
 WITH s.term AS term, sum(s.df) AS df
 WHERE df > 0
 RETURN term

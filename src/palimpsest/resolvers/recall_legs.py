@@ -109,7 +109,7 @@ async def vector_leg(
     k = pool
     while True:
         ask = max(k, ANN_FLOOR) if statement is legs.ann else k
-        rows = await tx.run(statement, {**params, "k": ask})
+        rows = _columns(await tx.run(statement, {**params, "k": ask}))
         live = [r for r in rows if r["live"]]
         if len(live) >= pool or k >= MAX_FETCH:
             break
@@ -143,8 +143,8 @@ async def fulltext_leg(
     while batch:
         for row in await _rows_holding(tx, statement, batch, terms, stats, base):
             if row["id"] not in scored:
-                tf = {str(t): int(n) for t, n in row["tf"]}
-                score = fulltext.bm25(tf, int(row["len"] or 0), stats, k1, b)
+                tf = fulltext.frequencies(row["ft"], row["tf"], terms)
+                score = fulltext.bm25(tf, int(row["len"]), stats, k1, b)
                 scored[row["id"]] = (score, bool(row["live"]))
                 if not _dropped(row):
                     filtered_out.add(row["id"])
@@ -183,11 +183,23 @@ async def _rows_holding(
     lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
     k = sum(stats.df.get(t, 0) for t in batch) + 1
     while True:
-        params = {**base, "lucene": lucene, "terms": list(terms), "separator": " ", "k": k}
-        rows = await tx.run(statement, params)
+        params = {**base, "lucene": lucene, "k": k}
+        rows = _columns(await tx.run(statement, params))
         if len(rows) < k:
             return rows
         k *= 4
+
+
+def _columns(rows: list[Row]) -> list[Row]:
+    """A leg's single record of parallel lists (``ids`` first), as one dict per row."""
+    if not rows:
+        return []
+    [record] = rows
+    names = [_SINGULAR.get(name, name) for name in record]
+    return [dict(zip(names, values, strict=True)) for values in zip(*record.values(), strict=True)]
+
+
+_SINGULAR = {"ids": "id", "scores": "score", "lens": "len"}
 
 
 async def load(tx: ScopedTx, source: Source, ids: Sequence[str]) -> dict[str, Row]:

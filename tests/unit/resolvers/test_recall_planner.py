@@ -18,8 +18,13 @@ DOCS = frozenset({pure.Source.DOCUMENTS})
 
 
 def chunk_rows(n: int, live: int, prefix: str = "c") -> list[Row]:
+    """A vector leg's answer: one record of parallel lists, best first."""
     return [
-        {"id": f"{prefix}{i:031d}", "score": 1.0 - i / 1000, "live": i < live} for i in range(n)
+        {
+            "ids": [f"{prefix}{i:031d}" for i in range(n)],
+            "scores": [1.0 - i / 1000 for i in range(n)],
+            "live": [i < live for i in range(n)],
+        }
     ]
 
 
@@ -140,8 +145,13 @@ async def test_full_text_legs_ask_lucene_only_inside_their_own_scope(tmp_path: P
             return [*scope_of(100), {"kind": "chunk", "term": "checkout", "df": 3, "len": 0}]
         if statement.name == "TERMS_CHUNKS":
             return [
-                {"id": f"t{i:031d}", "len": 10, "live": True, "tf": [["checkout", i + 1]]}
-                for i in range(3)
+                {
+                    "ids": [f"t{i:031d}" for i in range(3)],
+                    "lens": [10, 10, 10],
+                    "live": [True, True, True],
+                    "ft": ["checkout order", "checkout", "cart checkout"],
+                    "tf": [[1, 4], [2], [5, 3]],
+                }
             ]
         if statement.name == "LOAD_CHUNKS":
             return loaded(params["ids"])
