@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
     # leases per span before it becomes a dead letter, the wait before a failed span is
     # retried (x its attempts), and how often an idle worker looks for work.
-    consolidate_batch_size: int = Field(default=32, ge=1, le=500)
+    consolidate_batch_size: int = Field(default=64, ge=1, le=500)
     consolidate_lease_seconds: float = Field(default=60.0, gt=0, le=3600)
     consolidate_max_attempts: int = Field(default=5, ge=1, le=100)
     consolidate_backoff_seconds: float = Field(default=30.0, ge=0, le=86400)

@@ -39,12 +39,17 @@ OPEN_CONVERSATION = Statement(
     "\nRETURN d.id AS id",
 )
 
-# Read under the document's lock: the turns already written, in order.
-CONVERSATION_TURNS = Statement(
-    "CONVERSATION_TURNS",
+# Read under the document's lock: the tail of the reading order that new turns from
+# position ``$first`` on can touch (the last turn before ``$first``, and every turn after
+# it), in order. New turns usually come last, so this is one row, however long the chat.
+CONVERSATION_TAIL = Statement(
+    "CONVERSATION_TAIL",
     """
+OPTIONAL MATCH (p:Chunk {scope_key: $scope_key, document_id: $id})
+WHERE p.index < $first
+WITH max(p.index) AS start
 MATCH (c:Chunk {scope_key: $scope_key, document_id: $id})
-WHERE c.index IS NOT NULL
+WHERE c.index >= coalesce(start, $first)
 RETURN c.id AS id, c.index AS index
 ORDER BY c.index
 """,

@@ -49,7 +49,10 @@ async def write_turns(
             "now": now,
         },
     )
-    existing = [(r["id"], int(r["index"])) for r in await tx.run(q.CONVERSATION_TURNS, {"id": doc})]
+    # A contiguous tail of the reading order, holding every turn a new one can sit next to
+    # (and any of the group written before: their positions are not below the first).
+    tail = await tx.run(q.CONVERSATION_TAIL, {"id": doc, "first": min(s.seq for s in group)})
+    existing = [(r["id"], int(r["index"])) for r in tail]
     have = {i for i, _ in existing}
     index = {t.id: (t, v) for t, v in zip(turns, vectors, strict=True)}
     added = [s for s in group if s.id not in have]
