@@ -72,6 +72,8 @@ BOUNDED_LISTS = {
     "Explain.legs",
     "Explain.boosts",
     "RecallResult.scopes",
+    "Explain.legs",
+    "Explain.boosts",
     "SqlQueryResult.columns",
     "SqlQueryResult.rows",
     "SqlExecResult.results",
