@@ -68,9 +68,6 @@ BOUNDED_LISTS = {
     "GraphRecallResult.facts",
     "GraphRecallResult.chunks",
     "RecallResult.hits",
-    # One hit's score explained: its legs (vector, full-text) and its boosts, a closed set.
-    "Explain.legs",
-    "Explain.boosts",
     "RecallResult.scopes",
     "Explain.legs",
     "Explain.boosts",
