@@ -19,7 +19,9 @@ token_app = typer.Typer(no_args_is_help=True, help="Run tokens for development."
 bench_app = typer.Typer(
     no_args_is_help=True, help="Benchmarks: one JSON object on stdout, progress on stderr."
 )
+graphiql_app = typer.Typer(no_args_is_help=True, help="The offline GraphiQL page's assets.")
 app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(graphiql_app, name="graphiql")
 app.add_typer(token_app, name="token")
 app.add_typer(bench_app, name="bench")
 eval_app = typer.Typer(
@@ -50,7 +52,7 @@ def serve(
     settings = settings.model_copy(update=overrides)
     if settings.neo4j_managed and settings.neo4j_uri is None:
         neo4j_local.start(settings, say=_err)
-    install_assets(settings.graphiql_dir)
+    install_assets(settings.graphiql_dir, settings.npm_registry_url)
     if settings.token_secret is None and settings.token_public_key_file is None:
         token = mint(load_keys(settings), tenant="dev", user="dev-user", agent="dev-agent")
         _err(f"development token (tenant dev, user dev-user, agent dev-agent):\n{token}")
@@ -60,10 +62,38 @@ def serve(
 
 @neo4j_app.command("install")
 def neo4j_install() -> None:
-    """Fetch the Neo4j jars from Maven Central and write the configuration."""
+    """Fetch the locked Neo4j jars (sha256-checked), write the configuration, set a password."""
     from palimpsest import neo4j_local
 
     neo4j_local.install(Settings(), say=_err)
+
+
+@graphiql_app.command("install")
+def graphiql_install() -> None:
+    """Fetch GraphiQL's pinned npm tarballs (integrity-checked) into PALIMPSEST_HOME."""
+    from palimpsest.graphql.ide import install_assets
+
+    settings = Settings()
+    install_assets(settings.graphiql_dir, settings.npm_registry_url)
+    _err(f"GraphiQL assets in {settings.graphiql_dir}")
+
+
+@neo4j_app.command("lock")
+def neo4j_lock(
+    output: Annotated[
+        Path | None, typer.Option(help="Where to write the lock (default: the packaged one).")
+    ] = None,
+) -> None:
+    """Maintainers: resolve pom.xml with Maven and rewrite the jar lock (coordinates, sha256)."""
+    from palimpsest.neo4j_local import jars
+
+    settings = Settings()
+    jars.make_lock(
+        settings.neo4j_version,
+        settings.neo4j_browser_version,
+        output or jars.lock_path(),
+        say=_err,
+    )
 
 
 @neo4j_app.command("start")

@@ -1,7 +1,7 @@
 """A local Neo4j Community server assembled from Maven Central jars, run without Docker.
 
-``install`` resolves the jars with Maven into ``<home>/neo4j/<version>/lib`` (outside the git
-tree), writes the configuration and sets a generated password before the first start.
+``install`` fetches the locked jars (see ``jars``) into ``<home>/neo4j/<version>/lib`` (outside
+the git tree), writes the configuration and sets a generated password before the first start.
 ``start`` launches the JVM in the background and waits until Bolt answers; ``stop`` sends
 SIGTERM and waits for a clean shutdown.
 """
@@ -10,22 +10,21 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
-from palimpsest.neo4j_local.conf import java_binary, java_command, neo4j_conf
+from palimpsest.neo4j_local import jars
+from palimpsest.neo4j_local.conf import java_command, neo4j_conf
+from palimpsest.neo4j_local.java import find_java
 
 Say = Callable[[str], None]
-_MAVEN_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +52,18 @@ def credentials(settings: Settings) -> tuple[str, str]:
 
 def install(settings: Settings, say: Say = print) -> None:
     home = settings.neo4j_home
-    lib = home / "lib"
-    marker = lib / f"neo4j-{settings.neo4j_version}.jar"
+    lock = jars.load_lock(settings.neo4j_version)
     for folder in ("conf", "data", "logs", "plugins", "import", "run"):
         (home / folder).mkdir(parents=True, exist_ok=True)
-    if marker.exists():
-        say(f"neo4j {settings.neo4j_version}: jars already in {lib}")
+    if jars.lib_matches(home, lock):
+        say(f"neo4j {settings.neo4j_version}: the locked jars are in {home / 'lib'}")
     else:
-        _fetch_jars(settings, home, say)
+        if _running_pid(settings) is not None:
+            raise Unavailable(
+                f"{home / 'lib'} does not match the jar lock, and Neo4j is running from it: "
+                "stop it first (`palimpsest neo4j stop`)"
+            )
+        jars.fetch(lock, home, settings.maven_repository_url, say)
     (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))
     _set_initial_password(settings, home, say)
 
@@ -79,9 +82,10 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
             f"port {settings.neo4j_bolt_port} is taken by another process; "
             "set PALIMPSEST_NEO4J_BOLT_PORT to a free port"
         )
+    runtime = find_java(settings)
     console = (home / "logs" / "console.log").open("ab")
     process = subprocess.Popen(
-        java_command(settings, home),
+        java_command(settings, runtime, home),
         cwd=home,
         stdin=subprocess.DEVNULL,
         stdout=console,
@@ -89,7 +93,10 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
         start_new_session=True,  # survives the CLI exiting; stopped by `palimpsest neo4j stop`
     )
     _pid_file(settings).write_text(str(process.pid))
-    say(f"neo4j {settings.neo4j_version} starting (pid {process.pid}), logs in {home / 'logs'}")
+    say(
+        f"neo4j {settings.neo4j_version} starting (pid {process.pid}) on Java {runtime.version} "
+        f"({runtime.source}, {runtime.home}), logs in {home / 'logs'}"
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -133,47 +140,15 @@ def status(settings: Settings) -> Status:
     )
 
 
-def _fetch_jars(settings: Settings, home: Path, say: Say) -> None:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise Unavailable("Maven (`mvn`) is needed to fetch the Neo4j jars; install it first")
-    lib = home / "lib"
-    if lib.exists():
-        shutil.rmtree(lib)  # never mix two versions' jars on one classpath
-    pom = home / "pom.xml"
-    pom.write_text(files("palimpsest.neo4j_local").joinpath("pom.xml").read_text())
-    say(f"fetching neo4j {settings.neo4j_version} jars with Maven (about 170 MB, once)")
-    started = time.monotonic()
-    subprocess.run(
-        [
-            mvn,
-            "-B",
-            "-q",
-            "-f",
-            str(pom),
-            _MAVEN_PLUGIN,
-            f"-Dneo4j.version={settings.neo4j_version}",
-            f"-Dneo4j.browser.version={settings.neo4j_browser_version}",
-            f"-DoutputDirectory={lib}",
-            "-DincludeScope=runtime",
-            "-DexcludeTypes=pom",
-        ],
-        check=True,
-    )
-    count = len(list(lib.glob("*.jar")))
-    say(f"fetched {count} jars in {time.monotonic() - started:.0f}s")
-
-
 def _set_initial_password(settings: Settings, home: Path, say: Say) -> None:
     path = _password_file(settings)
     if path.exists() and (home / "data" / "dbms" / "auth.ini").exists():
         return
     password = secrets.token_urlsafe(24)
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
-    java = str(java_binary(settings))
     subprocess.run(
         [
-            java,
+            str(find_java(settings).java),
             "-cp",
             str(home / "lib" / "*"),
             "org.neo4j.server.startup.Neo4jAdminCommand",
