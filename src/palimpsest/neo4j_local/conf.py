@@ -16,8 +16,12 @@ def neo4j_conf(settings: Settings) -> str:
         "server.default_advertised_address=127.0.0.1",
         "server.bolt.enabled=true",
         f"server.bolt.listen_address=:{settings.neo4j_bolt_port}",
+        # Without this the advertised Bolt port stays 7687 whatever the listen port, and
+        # Neo4j Browser (which reads it from the discovery document) offers the wrong one.
+        f"server.bolt.advertised_address=:{settings.neo4j_bolt_port}",
         "server.http.enabled=true",
         f"server.http.listen_address=:{settings.neo4j_http_port}",
+        f"server.http.advertised_address=:{settings.neo4j_http_port}",
         "server.https.enabled=false",
         "dbms.security.auth_enabled=true",
         f"server.memory.heap.initial_size={settings.neo4j_heap}",

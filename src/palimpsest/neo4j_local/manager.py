@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from palimpsest.errors import Unavailable
 from palimpsest.neo4j_local import jars
 from palimpsest.neo4j_local.conf import java_command, neo4j_conf
 from palimpsest.neo4j_local.java import find_java
+from palimpsest.ports import require_free
 
 Say = Callable[[str], None]
 
@@ -73,15 +75,19 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
     if current.running:
         say(f"neo4j already running (pid {current.pid})")
         return current
+    # Before anything else: Neo4j would bind Bolt, report ready, and die seconds later on a
+    # taken HTTP port.
+    require_free(
+        "127.0.0.1",
+        {
+            settings.neo4j_bolt_port: "PALIMPSEST_NEO4J_BOLT_PORT",
+            settings.neo4j_http_port: "PALIMPSEST_NEO4J_HTTP_PORT",
+        },
+    )
     if not current.installed:
         install(settings, say)
     home = settings.neo4j_home
     (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))  # ports may have changed
-    if _port_open(settings.neo4j_bolt_port):
-        raise Unavailable(
-            f"port {settings.neo4j_bolt_port} is taken by another process; "
-            "set PALIMPSEST_NEO4J_BOLT_PORT to a free port"
-        )
     runtime = find_java(settings)
     console = (home / "logs" / "console.log").open("ab")
     process = subprocess.Popen(
@@ -100,14 +106,17 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            _pid_file(settings).unlink(missing_ok=True)
             raise Unavailable(
                 f"neo4j exited with code {process.returncode}; see {home / 'logs' / 'console.log'}"
             )
-        if _bolt_ready(settings):
+        # Ready means both connectors answer: Bolt comes up before HTTP.
+        if _bolt_ready(settings) and _http_ready(settings):
             say(f"neo4j ready on {settings.bolt_uri}")
             return status(settings)
         time.sleep(0.5)
-    raise Unavailable(f"neo4j did not answer on Bolt within {timeout:.0f}s")
+    stop(settings, say)
+    raise Unavailable(f"neo4j did not answer on Bolt and HTTP within {timeout:.0f}s; stopped it")
 
 
 def stop(settings: Settings, say: Say = print, timeout: float = 60.0) -> bool:
@@ -203,6 +212,15 @@ def _port_open(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _http_ready(settings: Settings) -> bool:
+    url = f"http://127.0.0.1:{settings.neo4j_http_port}/"
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200 and b"bolt_direct" in response.read())
+    except (OSError, ValueError):
+        return False
 
 
 def _bolt_ready(settings: Settings) -> bool:

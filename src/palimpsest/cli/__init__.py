@@ -1,0 +1,12 @@
+"""The ``palimpsest`` command. Each module registers its subcommands on the groups in ``apps``."""
+
+from __future__ import annotations
+
+from palimpsest.cli import bench, server
+from palimpsest.cli.apps import app
+
+__all__ = ["app", "bench", "main", "server"]
+
+
+def main() -> None:
+    app()
