@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from palimpsest import logs
+from palimpsest import logs, mcp
 from palimpsest.config import Settings
 from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.metrics import OperationMetrics
@@ -96,9 +96,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
     logs.configure(settings.log_level)
     keys = load_keys(settings)
 
+    mcp_app, mcp_running = mcp.http_endpoint(settings)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_services(settings) as services:
+        async with open_services(settings) as services, mcp_running():
             app.state.services = services
             log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
             yield
@@ -128,6 +130,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/metrics", metrics),
         Mount(ASSETS_PATH, app=StaticFiles(directory=settings.graphiql_dir, check_dir=False)),
         Route("/graphql", graphql, methods=["GET", "POST"]),
+        # MCP over streamable HTTP: behind the same token middleware as /graphql.
+        Route(mcp.PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
         Middleware(AccessLog),

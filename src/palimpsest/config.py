@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     token_issuer: str = "palimpsest"  # noqa: S105 - an issuer name, not a secret
     token_audience: str = "palimpsest"  # noqa: S105 - an audience name, not a secret
     token_leeway_seconds: int = Field(default=30, ge=0, le=300)
+    # The run token `palimpsest mcp` (stdio) acts as; HTTP callers send their own.
+    run_token: SecretStr | None = None
 
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_dimensions: int = Field(default=384, ge=1, le=4096)

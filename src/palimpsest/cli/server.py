@@ -116,3 +116,11 @@ def token_mint(
         ttl_seconds=ttl,
     )
     sys.stdout.write(token + "\n")
+
+
+@app.command("mcp")
+def mcp_stdio() -> None:
+    """Serve MCP on stdin/stdout for an agent runtime, acting as PALIMPSEST_RUN_TOKEN."""
+    from palimpsest.mcp import run_stdio
+
+    run_stdio(Settings(), say=err)
