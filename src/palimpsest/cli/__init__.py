@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from palimpsest.cli import bench, server
+from palimpsest.cli import bench, people, server
 from palimpsest.cli.apps import app
 
-__all__ = ["app", "bench", "main", "server"]
+__all__ = ["app", "bench", "main", "people", "server"]
 
 
 def main() -> None:

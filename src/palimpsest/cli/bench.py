@@ -107,7 +107,10 @@ EmbedCache = Annotated[
     Path | None,
     typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
 ]
-Limit = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+Limit = Annotated[
+    int | None,
+    typer.Option(min=1, help="Only the first N queries, and load only the documents they need."),
+]
 
 
 def _recall_eval(
