@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from palimpsest import logs, mcp
+from palimpsest import browser, logs, mcp
 from palimpsest.config import Settings
 from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.metrics import OperationMetrics
@@ -128,6 +128,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics),
+        Route(browser.GUIDE_PATH, browser.guide_page, methods=["GET", "OPTIONS"]),
+        Route(browser.STYLE_PATH, browser.style_file, methods=["GET", "OPTIONS"]),
         Mount(ASSETS_PATH, app=StaticFiles(directory=settings.graphiql_dir, check_dir=False)),
         Route("/graphql", graphql, methods=["GET", "POST"]),
         # MCP over streamable HTTP: behind the same token middleware as /graphql.

@@ -23,6 +23,9 @@ def neo4j_conf(settings: Settings) -> str:
         f"server.http.listen_address=:{settings.neo4j_http_port}",
         f"server.http.advertised_address=:{settings.neo4j_http_port}",
         "server.https.enabled=false",
+        # Neo4j Browser may `:play` guides from these hosts (it compares host names, not
+        # ports): the API serves one at /browser-guide.
+        "browser.remote_content_hostname_whitelist=localhost,127.0.0.1",
         "dbms.security.auth_enabled=true",
         f"server.memory.heap.initial_size={settings.neo4j_heap}",
         f"server.memory.heap.max_size={settings.neo4j_heap}",
