@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint neo4j-start neo4j-stop clean-venv
+.PHONY: install run test lint neo4j-start neo4j-stop postgres-start postgres-stop clean-venv
 
 $(BIN)/palimpsest: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,13 @@ neo4j-start: install
 
 neo4j-stop:
 	$(BIN)/palimpsest neo4j stop
+
+postgres-start: install
+	scripts/ensure-postgres.sh
+	$(BIN)/palimpsest postgres start
+
+postgres-stop:
+	$(BIN)/palimpsest postgres stop
 
 clean-venv:
 	rm -rf $(VENV)

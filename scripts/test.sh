@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lint, then the whole suite against a real Neo4j; stops the server only if it started it.
+# Lint, then the whole suite against a real Neo4j and PostgreSQL; stops only what it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -18,13 +18,24 @@ $BIN/ruff check src tests bench
 $BIN/ruff format --check src tests bench
 $BIN/mypy
 
+# SQL Memory's tests run on both backends: PostgreSQL must be there too.
+scripts/ensure-postgres.sh
+
 started=0
+pg_started=0
+stop() {
+  if [ "$pg_started" = 1 ]; then $BIN/palimpsest postgres stop; fi
+  if [ "$started" = 1 ]; then $BIN/palimpsest neo4j stop; fi
+}
+trap stop EXIT
 if ! $BIN/palimpsest neo4j status >/dev/null 2>&1; then
   $BIN/palimpsest neo4j start
   started=1
 fi
-stop() { if [ "$started" = 1 ]; then $BIN/palimpsest neo4j stop; fi; }
-trap stop EXIT
+if ! $BIN/palimpsest postgres status >/dev/null 2>&1; then
+  $BIN/palimpsest postgres start
+  pg_started=1
+fi
 
 set +e
 $BIN/pytest "$@"

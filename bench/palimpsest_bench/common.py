@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import math
+import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from palimpsest.embedding import Vector
 from palimpsest.identity import Principal, Scope
 
 
@@ -34,3 +38,22 @@ async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: in
             return await job()
 
     return await asyncio.gather(*(one(j) for j in jobs))
+
+
+class HashEmbedder:
+    """Deterministic pseudo-random unit vectors from each text's hash: loads a large latency
+    dataset at database speed (``--synthetic-vectors``). The vectors mean nothing, so only
+    timings are measured on such data, never quality; queries still use the real model."""
+
+    def __init__(self, model_name: str, dimensions: int) -> None:
+        self.model_name = model_name
+        self.dimensions = dimensions
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        out: list[Vector] = []
+        for text in texts:
+            rng = random.Random(hashlib.sha256(text.encode()).digest())
+            v = [rng.gauss(0.0, 1.0) for _ in range(self.dimensions)]
+            norm = math.sqrt(sum(x * x for x in v)) or 1.0
+            out.append(Vector([x / norm for x in v]))
+        return out

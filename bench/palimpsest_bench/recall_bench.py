@@ -44,25 +44,26 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio.to_thread
 
-from palimpsest import markdown
+from palimpsest import fulltext, markdown
 from palimpsest import recall as pure
 from palimpsest.config import Settings
 from palimpsest.cypher import recall as q
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.executor import ScopedTx, Statement
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import facts as fr
 from palimpsest.resolvers import recall as rr
+from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
-from palimpsest_bench.common import gather_limited, principal
+from palimpsest_bench.common import HashEmbedder, gather_limited, principal
 from palimpsest_bench.sql import GraphQLClient
 
 Progress = Callable[[str], None]
@@ -177,12 +178,14 @@ class ScopePlan:
         return self.ref.scope_key
 
 
-def latency_plan(n: int) -> list[ScopePlan]:
+def latency_plan(n: int, synthetic: bool = False) -> list[ScopePlan]:
     """One big scope (a fifth of ``n``) and many small ones (10-500, log-uniform) over four
-    tenants; the sizes add up to ``n`` exactly and depend only on ``n``."""
+    tenants; the sizes add up to ``n`` exactly and depend only on ``n``. Synthetic-vector
+    datasets live in tenants of their own."""
     if n < 1:
         raise ValueError("n must be positive")
-    tenants = [f"bench-recall-{n}-t{i}" for i in range(LATENCY_TENANTS)]
+    name = f"bench-recall-synth-{n}" if synthetic else f"bench-recall-{n}"
+    tenants = [f"{name}-t{i}" for i in range(LATENCY_TENANTS)]
     big = max(1, round(n * BIG_SHARE))
     plans = [ScopePlan(tenants[0], "big", big, big=True)]
     rng = random.Random(f"latency-plan-{n}")
@@ -398,36 +401,44 @@ def _load() -> list[float]:
 async def raw_search(
     svc: Services, ref: ScopeRef, query: str, sources: frozenset[pure.Source]
 ) -> int:
-    """The work of one ``search`` without the API: embed the query, then the statements the
-    planner runs for it (per kind: the in-index vector leg, the exact leg when the index
-    reads short, the full-text leg), concurrently. Returns the rows read."""
-    [vector] = await svc.embed([query])
-    now = svc.clock()
+    """The work of one ``search`` without the API: the scope's term statistics, the query
+    embedding, then every leg the planner runs for it (per kind: the vector leg, exact for
+    small scopes or with the exact fallback on a short read; the scope-local BM25 leg),
+    concurrently. No fusion, no boosts, no final load. Returns the rows ranked."""
+    levers = pure.Levers.of(svc.settings)
+    kinds = sorted(sources)
+    terms = fulltext.query_terms(query, levers.question_words)
     db = svc.db.scoped(ref)
+    stats = await db.read_tx(lambda tx: legs.read_stats(tx, kinds, terms, True))
+    [vector] = await svc.embed([query])
     base: dict[str, Any] = {
         "prefix": "",
-        "now": now,
+        "now": svc.clock(),
         **fr.time_view(svc, None, None).params(),
     }
-    lucene = pure.lucene_query(ref.scope_key, query)
 
-    async def vector_leg(ann: Statement, exact: Statement) -> int:
-        params = {**base, "vector": vector, "k": ANN_ASK}
-        rows = await db.read(ann, params)
-        if len(rows) < ANN_ASK:
-            rows = await db.read(exact, {**params, "k": POOL})
-        return len(rows)
+    async def vector_leg(kind: pure.Source) -> int:
+        rows = stats.of(kind).rows
+        ranked = await db.read_tx(
+            lambda tx: legs.vector_leg(
+                tx, kind, list(vector), POOL, base, rows, levers.exact_max_rows
+            )
+        )
+        return len(ranked.ids)
 
-    async def text_leg(statement: Statement) -> int:
-        if lucene is None:
+    async def text_leg(kind: pure.Source) -> int:
+        st = stats.of(kind)
+        if not terms or st.rows == 0:
             return 0
-        return len(await db.read(statement, {**base, "lucene": lucene, "k": POOL}))
+        ranked = await db.read_tx(
+            lambda tx: legs.fulltext_leg(tx, kind, terms, st, POOL, base, levers.k1, levers.b)
+        )
+        return len(ranked.ids)
 
-    legs: list[Awaitable[int]] = []
-    for kind in sorted(sources):
-        ann, exact, text = rr.LEGS[kind]
-        legs += [vector_leg(ann, exact), text_leg(text)]
-    return sum(await asyncio.gather(*legs))
+    jobs: list[Awaitable[int]] = []
+    for kind in kinds:
+        jobs += [vector_leg(kind), text_leg(kind)]
+    return sum(await asyncio.gather(*jobs))
 
 
 async def _timed_raw(
@@ -444,13 +455,20 @@ async def run_latency(
     queries: int = 300,
     warmup: int = 30,
     say: Progress = stderr,
+    synthetic: bool = False,
 ) -> dict[str, Any]:
     settings = settings.model_copy(update={"log_level": "WARNING"})
-    plans = latency_plan(n)
+    plans = latency_plan(n, synthetic)
     big = [p for p in plans if p.big]
     small = [p for p in plans if not p.big]
     async with open_services(settings) as svc:
-        dataset = await ensure_loaded(svc, plans, say)
+        loader = (
+            replace(svc, embedder=HashEmbedder(svc.embedder.model_name, svc.embedder.dimensions))
+            if synthetic
+            else svc
+        )
+        dataset = await ensure_loaded(loader, plans, say)
+        dataset["synthetic_vectors"] = synthetic
         index_rows = (await svc.db.read(COUNT_EMBEDDED))[0]["n"]
         keys = load_keys(settings)
         tokens = {
@@ -537,6 +555,21 @@ async def run_latency(
 # -- (b) filtered-recall quality ------------------------------------------------------------
 
 
+async def bm25_pool(
+    svc: Services, ref: ScopeRef, text: str, levers: pure.Levers, base: dict[str, Any]
+) -> list[str]:
+    """The production BM25 leg's pool for ``text`` (exact: scope-local MaxScore)."""
+    docs = [pure.Source.DOCUMENTS]
+    terms = fulltext.query_terms(text, levers.question_words)
+
+    async def work(tx: ScopedTx) -> list[str]:
+        st = (await legs.read_stats(tx, docs, terms, False)).of(docs[0])
+        ranked = await legs.fulltext_leg(tx, docs[0], terms, st, POOL, base, levers.k1, levers.b)
+        return ranked.ids
+
+    return await svc.db.scoped(ref).read_tx(work)
+
+
 async def run_filtered(
     settings: Settings, n: int = 10_000, queries: int = 50, say: Progress = stderr
 ) -> dict[str, Any]:
@@ -550,6 +583,7 @@ async def run_filtered(
         vectors = await svc.embed(texts)
         view = fr.time_view(svc, None, None)
         docs_only = frozenset({pure.Source.DOCUMENTS})
+        levers = pure.Levers.of(settings)
         by_share: dict[str, Any] = {}
         started = time.perf_counter()
         for share, p in zip(SHARES, plans, strict=True):
@@ -560,21 +594,14 @@ async def run_filtered(
                 db = svc.db.scoped(p.ref)
                 base = {"vector": vector, "prefix": "", "now": svc.clock()}
                 exact = await db.read(q.EXACT_CHUNKS, {**base, "k": POOL})
-                exact_ids = [r["row"]["id"] for r in exact]
+                exact_ids = [r["id"] for r in exact]
                 ann = await db.read(q.VECTOR_CHUNKS, {**base, "k": ANN_ASK})
                 if len(ann) < min(ANN_ASK, p.chunks):
                     short += 1
-                ann_ids = [r["row"]["id"] for r in ann]
-                lucene = pure.lucene_query(p.key, text)
-                ft = (
-                    await db.read(q.FULLTEXT_CHUNKS, {**base, "lucene": lucene, "k": POOL})
-                    if lucene
-                    else []
-                )
-                fused = pure.rrf(
-                    {"vector": exact_ids, "fulltext": [r["row"]["id"] for r in ft if r["live"]]},
-                    k=settings.rrf_k,
-                )
+                ann_ids = [r["id"] for r in ann]
+                # The BM25 leg is exact by construction (scope-local MaxScore).
+                ft = await bm25_pool(svc, p.ref, text, levers, {**base, **view.params()})
+                fused = pure.rrf({"vector": exact_ids, "fulltext": ft}, k=settings.rrf_k)
                 exact_hybrid = [f.id for f in fused]
                 results = {}
                 for mode in (rr.Mode.VECTOR, rr.Mode.HYBRID):
@@ -585,6 +612,7 @@ async def run_filtered(
                         view=view,
                         mode=mode,
                         rrf_k=settings.rrf_k,
+                        levers=levers,
                     )
                     got = await rr.recall(svc, who, [Scope.USER], req)
                     results[mode] = [h.id for h in got.hits]

@@ -21,6 +21,9 @@ Mappings (``../shared/eval/README.md``):
 - TimeQA: one Document per Wikipedia page, one paragraph chunk per paragraph, all pages in one
   scope; a hit is a relevant paragraph. nDCG@10 and MRR@10.
 
+Malformed records are skipped and counted (``recall_data.py``), as are documents the API
+refuses; the JSON reports them as ``malformed`` (``"<file>: <reason>"``).
+
 Units become single-paragraph Markdown blocks: whitespace runs collapse to one space and a unit
 that Markdown would read as something else (a list item, heading, fence, quote, HTML) gets its
 first marker backslash-escaped. The loader checks that the parsed document has exactly one
@@ -32,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
-import re
 import sqlite3
 import threading
 import time
@@ -45,20 +47,21 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from palimpsest import markdown
 from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, Vector
+from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope
-from palimpsest.recall import Source
+from palimpsest.recall import Levers, Source
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
+from palimpsest.timeparse import parse_optional
 from palimpsest_bench.common import principal
+from palimpsest_bench.recall_data import LOADERS, Dataset, Doc, Query, units_markdown
 
 Progress = Callable[[str], None]
 
@@ -151,190 +154,6 @@ def mean_metrics(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
     return {name: round(sum(r[name] for r in rows) / len(rows), 4) for name in rows[0]}
 
 
-# -- Markdown units (pure) ------------------------------------------------------------------
-
-_SPACE = re.compile(r"\s+")
-_ORDERED = re.compile(r"^(\d{1,9})([.)])")
-
-
-def one_block(text: str) -> str:
-    """``text`` as one Markdown paragraph line: whitespace collapsed, block markers escaped.
-
-    Raises ``ValueError`` for blank text or text that stays more (or other) than one paragraph.
-    """
-    line = _SPACE.sub(" ", text).strip()
-    if not line:
-        raise ValueError("a unit must not be blank")
-    if not _is_one_paragraph(line):
-        if m := _ORDERED.match(line):  # "1. x" / "1) x" would start an ordered list
-            line = f"{m[1]}\\{m[2]}{line[m.end() :]}"
-        elif not line[0].isalnum():  # -, +, *, #, >, `, ~, <, =, |, ... : escape the marker
-            line = "\\" + line
-        if not _is_one_paragraph(line):
-            raise ValueError(f"cannot make one paragraph of {line[:60]!r}")
-    return line
-
-
-def _is_one_paragraph(line: str) -> bool:
-    parsed = markdown.parse(line + "\n").chunks
-    return (
-        len(parsed) == 1
-        and parsed[0].type is markdown.ChunkType.PARAGRAPH
-        and parsed[0].text.strip() == line
-    )
-
-
-def units_markdown(lines: Sequence[str], heading: str | None = None) -> str:
-    """Paragraph lines (from ``one_block``) separated by blank lines: one chunk per line,
-    after a level-1 heading chunk when ``heading`` is given."""
-    blocks = ([f"# {heading}"] if heading else []) + list(lines)
-    return "\n\n".join(blocks) + "\n"
-
-
-def locomo_line(speaker: str, text: str) -> str:
-    return one_block(f"{speaker}: {text}")
-
-
-def wire_time(observed_at: str) -> str:
-    """A dataset timestamp for the wire: a naive ``YYYY-MM-DDTHH:MM[:SS]`` is read as UTC."""
-    text = observed_at.strip()
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?", text):
-        return text + "Z"
-    return text
-
-
-# -- datasets (pure) ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Doc:
-    """One document to import: its owner, title, observed time and units (id, line).
-
-    ``heading`` (a ``one_block`` line) becomes a level-1 heading chunk before the units.
-    """
-
-    owner: str
-    title: str
-    observed_at: str | None
-    units: tuple[tuple[str, str], ...]
-    heading: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    id: str
-    owner: str
-    text: str
-    relevant: frozenset[str]
-    category: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Dataset:
-    name: str
-    docs: list[Doc]
-    queries: list[Query]
-    by_document: bool = False  # a hit is the chunk's document (SciFact), not the chunk
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open("rb") as fh:
-        return [orjson.loads(line) for line in fh if line.strip()]
-
-
-def load_locomo(data: Path) -> Dataset:
-    sessions: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for t in read_jsonl(data / "turns.jsonl"):
-        sessions[(str(t["sample_id"]), int(t["session"]))].append(t)
-    out: list[Doc] = []
-    for (sample, session), turns in sorted(sessions.items()):
-        turns.sort(key=lambda t: int(t["turn_index"]))
-        first = turns[0]
-        out.append(
-            Doc(
-                owner=sample,
-                title=f"{sample} session {session} ({first['session_date_time']})",
-                observed_at=wire_time(str(first["observed_at"])),
-                units=tuple(
-                    (str(t["dia_id"]), locomo_line(str(t["speaker"]), str(t["text"])))
-                    for t in turns
-                ),
-            )
-        )
-    queries = [
-        Query(
-            id=f"{q['sample_id']}#{q['qa_index']}",
-            owner=str(q["sample_id"]),
-            text=str(q["question"]),
-            relevant=frozenset(str(e) for e in q["evidence"]),
-            category=str(q["category"]),
-        )
-        for q in read_jsonl(data / "qa.jsonl")
-    ]
-    return Dataset("locomo", out, queries)
-
-
-def load_scifact(data: Path, corpus: Path | None = None) -> Dataset:
-    out = [
-        Doc(
-            owner="eval",
-            title=_title(str(d.get("title") or d["_id"])),
-            observed_at=None,
-            units=((str(d["_id"]), one_block(str(d["text"]) or str(d["title"]))),),
-            heading=one_block(str(d["title"])) if str(d.get("title") or "").strip() else None,
-        )
-        for d in read_jsonl(corpus or data / "corpus.jsonl")
-    ]
-    qrels: dict[str, set[str]] = defaultdict(set)
-    with (data / "qrels.tsv").open() as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) >= 3 and parts[0] != "query-id" and int(parts[2]) > 0:
-                qrels[parts[0]].add(parts[1])
-    queries = [
-        Query(id=str(q["_id"]), owner="eval", text=str(q["text"]), relevant=frozenset(rel))
-        for q in read_jsonl(data / "queries.jsonl")
-        if (rel := qrels.get(str(q["_id"])))
-    ]
-    return Dataset("scifact", out, queries, by_document=True)
-
-
-def load_timeqa(data: Path) -> Dataset:
-    pages: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for p in read_jsonl(data / "corpus.jsonl"):
-        pages[str(p["page"])].append(p)
-    out: list[Doc] = []
-    for page, paras in sorted(pages.items()):
-        paras.sort(key=lambda p: int(p["para"]))
-        units = tuple(
-            (str(p["_id"]), one_block(str(p["text"]))) for p in paras if p["text"].strip()
-        )
-        out.append(Doc(owner="eval", title=_title(page), observed_at=None, units=units))
-    queries = [
-        Query(
-            id=str(q["_id"]),
-            owner="eval",
-            text=str(q["question"]),
-            relevant=frozenset(str(r) for r in q["relevant"]),
-        )
-        for q in read_jsonl(data / "queries.jsonl")
-        if q["relevant"]
-    ]
-    return Dataset("timeqa", out, queries)
-
-
-def _title(text: str) -> str:
-    line = _SPACE.sub(" ", text).strip()
-    return line[: importer.MAX_TITLE] or "untitled"
-
-
-LOADERS: dict[str, Callable[[Path], Dataset]] = {
-    "locomo": load_locomo,
-    "scifact": load_scifact,
-    "timeqa": load_timeqa,
-}
-
-
 # -- an opt-in embedding cache (for repeated tuning runs only) -----------------------------
 
 
@@ -392,6 +211,7 @@ class Loaded:
     unit_of_document: dict[str, str] = field(default_factory=dict)  # document id -> unit id
     documents: list[tuple[str, str]] = field(default_factory=list)  # (owner, document id)
     chunks: int = 0
+    refused: int = 0  # documents import_document refused (too large, say): skipped, counted
 
 
 async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: int) -> list[Any]:
@@ -415,9 +235,19 @@ async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) ->
         nonlocal done
         who = principal(tenant, doc.owner)
         text = units_markdown([line for _, line in doc.units], doc.heading)
-        imported = await importer.import_document(
-            svc, who, SCOPE, text, doc.title, None, doc.observed_at
-        )
+        try:
+            imported = await importer.import_document(
+                svc,
+                who,
+                SCOPE,
+                text,
+                doc.title,
+                None,
+                parse_optional(doc.observed_at, "observed_at"),
+            )
+        except (InvalidArgument, QuotaExceeded):
+            loaded.refused += 1
+            return
         chunks = list(imported.chunks)
         if doc.heading is not None:
             head = chunks.pop(0)
@@ -452,6 +282,7 @@ async def ranked_units(
     mode: Mode,
     top_k: int,
     pool: int | None,
+    levers: Levers | None = None,
 ) -> list[str]:
     req = RecallRequest(
         query=q.text,
@@ -464,6 +295,7 @@ async def ranked_units(
         fulltext_weight=svc.settings.rrf_fulltext_weight,
         mode=mode,
         pool=pool,
+        levers=levers or Levers.of(svc.settings),
     )
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
     if ds.by_document:
@@ -477,6 +309,93 @@ async def erase(svc: Services, tenant: str, loaded: Loaded) -> None:
 
     jobs = [partial(one, o, d) for o, d in loaded.documents]
     await gather_limited(jobs, DELETE_CONCURRENCY)
+
+
+# Query-time levers, each removed in turn by ``--ablate`` (the neighbourhood lever is an
+# ingest-time one: it is ablated by loading the dataset again without it).
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "question_words": {"question_words": False},
+    "speaker_strip": {"speaker_strip": False},
+    "speaker_boost": {"speaker_boost": 1.0},
+    "date_boost": {"date_boost": 1.0},
+    "when_boost": {"when_boost": 1.0},
+    "year_boost": {"year_boost": 1.0},
+}
+NEIGHBOURS = "neighbours"
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "locomo": ("recall@10", "ndcg@10"),
+    "scifact": ("ndcg@10",),
+    "timeqa": ("ndcg@10",),
+}
+
+
+async def answer_all(
+    svc: Services,
+    tenant: str,
+    ds: Dataset,
+    loaded: Loaded,
+    mode: Mode,
+    top_k: int,
+    pool: int | None,
+    levers: Levers | None = None,
+) -> list[list[str]]:
+    jobs = [
+        partial(ranked_units, svc, tenant, ds, loaded, q, mode, top_k, pool, levers)
+        for q in ds.queries
+    ]
+    rankings: list[list[str]] = await gather_limited(jobs, QUERY_CONCURRENCY)
+    return rankings
+
+
+def headline(ds: Dataset, rankings: Sequence[Sequence[str]]) -> dict[str, float]:
+    per_query = [
+        (q, score(ds.name, ranked, q.relevant))
+        for q, ranked in zip(ds.queries, rankings, strict=True)
+    ]
+    metrics, _ = summarise(ds, per_query)
+    return {name: metrics[name] for name in HEADLINE[ds.name]}
+
+
+async def ablate(
+    svc: Services,
+    tenant: str,
+    ds: Dataset,
+    loaded: Loaded,
+    mode: Mode,
+    top_k: int,
+    pool: int | None,
+    progress: Progress,
+) -> dict[str, dict[str, float]]:
+    """The headline metric with each lever removed in turn (``--ablate``)."""
+    full = Levers.of(svc.settings)
+    table: dict[str, dict[str, float]] = {}
+    for lever, change in ABLATIONS.items():
+        rankings = await answer_all(
+            svc, tenant, ds, loaded, mode, top_k, pool, replace(full, **change)
+        )
+        table[f"-{lever}"] = headline(ds, rankings)
+        progress(f"  without {lever}: {table[f'-{lever}']}")
+    # The neighbourhood is written at ingest: load the dataset again without it.
+    plain = replace(svc, settings=svc.settings.model_copy(update={"fulltext_neighbours": False}))
+    other = f"{tenant}-plain"
+    progress(f"  loading again without the neighbourhood (tenant {other})")
+    again = Loaded()
+    try:
+        again = await ingest(plain, other, ds, progress)
+        rankings = await answer_all(plain, other, ds, again, mode, top_k, pool, full)
+        table[f"-{NEIGHBOURS}"] = headline(ds, rankings)
+        progress(f"  without {NEIGHBOURS}: {table[f'-{NEIGHBOURS}']}")
+    finally:
+        await erase(plain, other, again)
+    return table
+
+
+def _malformed(ds: Dataset, loaded: Loaded) -> dict[str, int]:
+    """Malformed records of the dataset files, and documents the API refused."""
+    found = dict(ds.malformed)
+    if loaded.refused:
+        found["documents: refused by importDocument"] = loaded.refused
+    return found
 
 
 def summarise(
@@ -499,6 +418,14 @@ def summarise(
     return headline, by_category
 
 
+def subsample(ds: Dataset, docs: int) -> Dataset:
+    """The first ``docs`` documents, and the queries whose relevant units all lie in them (a
+    quicker, indicative run: its figures are not the dataset's)."""
+    kept = ds.docs[:docs]
+    units = {u for d in kept for u, _ in d.units}
+    return replace(ds, docs=kept, queries=[q for q in ds.queries if q.relevant <= units])
+
+
 async def run(
     settings: Settings,
     dataset: str,
@@ -511,10 +438,15 @@ async def run(
     keep: bool = False,
     embed_cache: Path | None = None,
     limit: int | None = None,
+    ablation: bool = False,
+    docs: int | None = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
+    table: dict[str, dict[str, float]] = {}
     ds = LOADERS[dataset](data)
     full_documents = len(ds.docs)
+    if docs is not None:
+        ds = subsample(ds, docs)
     if limit is not None:
         from palimpsest_bench.subset import limit_dataset
 
@@ -535,11 +467,11 @@ async def run(
             ingest_seconds = time.perf_counter() - ingest_started
 
             query_started = time.perf_counter()
-            jobs = [
-                partial(ranked_units, svc, tenant, ds, loaded, q, mode, k, pool) for q in ds.queries
-            ]
-            rankings: list[list[str]] = await gather_limited(jobs, QUERY_CONCURRENCY)
+            rankings = await answer_all(svc, tenant, ds, loaded, mode, k, pool)
             query_seconds = time.perf_counter() - query_started
+            if ablation:
+                table = {"all levers": headline(ds, rankings)}
+                table |= await ablate(svc, tenant, ds, loaded, mode, k, pool, progress)
         finally:
             if not keep:
                 progress(f"  deleting {len(loaded.documents)} documents")
@@ -559,9 +491,12 @@ async def run(
             1 for q, _ in per_query if ds.name != "locomo" or q.category in HEADLINE_CATEGORIES
         ),
         "metrics": metrics,
+        "malformed": _malformed(ds, loaded),
     }
     if by_category is not None:
         result["by_category"] = by_category
+    if ablation:
+        result["ablation"] = table
     result.update(
         {
             "seconds": round(time.perf_counter() - started, 2),

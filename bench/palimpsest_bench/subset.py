@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from palimpsest_bench.recall_eval import Dataset
+from palimpsest_bench.recall_data import Dataset
 
 DISTRACTORS_PER_QUERY = 20
 

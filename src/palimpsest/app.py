@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
@@ -15,6 +16,7 @@ from starlette.authentication import (
     AuthenticationError,
     BaseUser,
 )
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
@@ -25,11 +27,19 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest import browser, logs, mcp
 from palimpsest.config import Settings
-from palimpsest.errors import ErrorCode, PalimpsestError
+from palimpsest.cypher import causal
+from palimpsest.errors import ErrorCode, PalimpsestError, Unavailable
+from palimpsest.graphql.limits import EdgeLimits
 from palimpsest.graphql.metrics import OperationMetrics
 from palimpsest.graphql.schema import build_schema
-from palimpsest.graphql.view import ASSETS_PATH, AuthenticatedCaller, GraphQLView
+from palimpsest.graphql.view import (
+    ASSETS_PATH,
+    AuthenticatedCaller,
+    GraphQLView,
+    PreparedDocument,
+)
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
+from palimpsest.ratelimit import RateLimit
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -54,7 +64,7 @@ class TokenBackend(AuthenticationBackend):
         return AuthCredentials(["authenticated"]), AuthenticatedCaller(principal)
 
 
-def _refuse(_: HTTPConnection, exc: Exception) -> Response:
+def _refuse(_: HTTPConnection, exc: AuthenticationError) -> Response:
     # One clear error, shaped like a GraphQL response, and nothing runs.
     body = {"errors": [{"message": str(exc), "extensions": {"code": ErrorCode.UNAUTHENTICATED}}]}
     return JSONResponse(body, status_code=401)
@@ -91,6 +101,33 @@ class AccessLog:
             )
 
 
+class CausalBookmarks:
+    """Reads ``X-Palimpsest-Bookmark`` into the request's causal scope and returns the
+    bookmarks the request ended with in the same header (see cypher/causal.py)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            given = causal.parse(Headers(scope=scope).get(causal.HEADER))
+        except PalimpsestError as e:
+            body = {"errors": [{"message": e.message, "extensions": {"code": e.code}}]}
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
+        with causal.request_scope(given) as seen:
+
+            async def with_bookmarks(message: Message) -> None:
+                if message["type"] == "http.response.start" and (value := seen.header()):
+                    MutableHeaders(scope=message).append(causal.HEADER, value)
+                await send(message)
+
+            await self.app(scope, receive, with_bookmarks)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or Settings()
     logs.configure(settings.log_level)
@@ -102,8 +139,16 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with open_services(settings) as services, mcp_running():
             app.state.services = services
-            log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
-            yield
+            with metrics_listener(settings):
+                log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
+                dev_secret = settings.token_secret is None and not settings.token_public_key_file
+                if settings.sql_backend == "postgres" and dev_secret:
+                    # Shared SQL means replicas; the dev secret is one machine's file.
+                    log.warning(
+                        "replicas on other machines will refuse this server's tokens: the "
+                        "development token secret is local; set PALIMPSEST_TOKEN_SECRET"
+                    )
+                yield
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -119,24 +164,66 @@ def create_app(settings: Settings | None = None) -> Starlette:
             return JSONResponse({"status": "neo4j unreachable"}, status_code=503)
         return JSONResponse({"status": "ready", "model": services.embedder.model_name})
 
-    async def metrics(_: Request) -> Response:
-        return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
-
-    schema = build_schema(extensions=[OperationMetrics])
-    graphql = GraphQLView(schema)
+    schema = build_schema(extensions=[OperationMetrics, PreparedDocument])
+    graphql = GraphQLView(schema, EdgeLimits.of(settings))
     routes = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
-        Route("/metrics", metrics),
+        Mount(ASSETS_PATH, app=StaticFiles(directory=settings.graphiql_dir, check_dir=False)),
+        # Every method reaches the view, so even a PUT is refused with a coded JSON 405.
+        Route("/graphql", graphql),
         Route(browser.GUIDE_PATH, browser.guide_page, methods=["GET", "OPTIONS"]),
         Route(browser.STYLE_PATH, browser.style_file, methods=["GET", "OPTIONS"]),
-        Mount(ASSETS_PATH, app=StaticFiles(directory=settings.graphiql_dir, check_dir=False)),
-        Route("/graphql", graphql, methods=["GET", "POST"]),
         # MCP over streamable HTTP: behind the same token middleware as /graphql.
         Route(mcp.PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
         Middleware(AccessLog),
+        Middleware(CausalBookmarks),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
+        Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+def metrics_app() -> Starlette:
+    """Prometheus metrics alone: they count every tenant's traffic, so never on the API port."""
+
+    async def metrics(_: Request) -> Response:
+        return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return Starlette(routes=[Route("/metrics", metrics)])
+
+
+@contextmanager
+def metrics_listener(settings: Settings) -> Iterator[None]:
+    """Serve ``/metrics`` on ``metrics_host:metrics_port`` while the API runs (off when unset)."""
+    if settings.metrics_port is None:
+        yield
+        return
+    import uvicorn
+
+    config = uvicorn.Config(
+        metrics_app(),
+        host=settings.metrics_host,
+        port=settings.metrics_port,
+        log_level="warning",
+        lifespan="off",
+    )
+    server = uvicorn.Server(config)
+    # Its own thread and loop: uvicorn only takes over signals on the main thread.
+    thread = threading.Thread(target=server.run, name="metrics", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if not server.started:
+        raise Unavailable(
+            f"metrics listener could not start on {settings.metrics_host}:{settings.metrics_port}"
+        )
+    log.info("metrics on http://%s:%s/metrics", settings.metrics_host, settings.metrics_port)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -69,6 +69,21 @@ class Settings(BaseSettings):
     # Per-leg weights in the fusion: score = sum over legs of weight / (k + rank).
     rrf_vector_weight: float = Field(default=1.0, ge=0.0, le=10.0)
     rrf_fulltext_weight: float = Field(default=1.0, ge=0.0, le=10.0)
+    # Scope-local BM25 (computed with each scope's own term statistics): its k1 and b.
+    fulltext_k1: float = Field(default=1.2, ge=0.0, le=10.0)
+    fulltext_b: float = Field(default=0.75, ge=0.0, le=1.0)
+    # Term statistics are spread over this many nodes per term, so writers rarely wait.
+    fulltext_stats_shards: int = Field(default=4, ge=1, le=64)
+    # Recall levers (README "Recall levers"); a boost of 1.0 switches that boost off.
+    fulltext_neighbours: bool = True  # chunk text x2 + previous + next in the full-text index
+    recall_question_words: bool = True  # drop question words from the full-text query
+    recall_speaker_strip: bool = True  # drop known speakers' names from the embedded query
+    recall_speaker_boost: float = Field(default=1.1, ge=1.0, le=10.0)
+    recall_date_boost: float = Field(default=1.5, ge=1.0, le=10.0)
+    recall_when_boost: float = Field(default=1.3, ge=1.0, le=10.0)
+    recall_year_boost: float = Field(default=1.3, ge=1.0, le=10.0)
+    # Vector legs scan a scope exactly up to this many rows (no approximate index search).
+    recall_exact_max_rows: int = Field(default=2000, ge=0, le=1_000_000)
 
     # Key/value quotas; 0 switches a limit off.
     max_value_bytes: int = Field(default=256 * 1024, ge=0)
@@ -79,6 +94,55 @@ class Settings(BaseSettings):
     sql_max_rows: int = Field(default=1000, ge=1, le=100_000)
     sql_timeout_ms: int = Field(default=2000, ge=0)
     sql_max_db_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    # Result limits, enforced while rows are produced (sqlmem/store.py). A value (string, blob,
+    # or a stored row) larger than sql_max_value_bytes is never built: SQLite refuses it.
+    sql_max_value_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+    sql_max_result_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    sql_max_columns: int = Field(default=100, ge=1, le=2000)
+    # Where SQL Memory lives: SQLite files under ``home/sql`` (one API process), or PostgreSQL
+    # (a schema and a login role per scope), which every API replica shares.
+    sql_backend: Literal["sqlite", "postgres"] = "sqlite"
+
+    # PostgreSQL for SQL Memory. With ``postgres_managed`` (and no password set) the CLI runs a
+    # local server from Debian's package, data under ``home/postgres``; otherwise point at any
+    # PostgreSQL 14+ with an admin role (see the README, "Running at scale").
+    postgres_managed: bool = True
+    postgres_host: str = "127.0.0.1"
+    postgres_port: int = Field(default=5433, ge=1, le=65535)
+    postgres_database: str = Field(default="palimpsest_sql", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    postgres_user: str = Field(default="palimpsest", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    postgres_password: SecretStr | None = None
+    # Directory of initdb/postgres; default: the newest /usr/lib/postgresql/<v>/bin, or PATH.
+    postgres_bin_dir: Path | None = None
+    # initdb and postgres refuse to run as root: as root they run as this system user.
+    postgres_os_user: str = "postgres"
+    # Connections one API process holds open to PostgreSQL (agent SQL runs on them).
+    postgres_pool_size: int = Field(default=16, ge=1, le=1000)
+
+    # The HTTP/GraphQL edge (README "Security"). Without a token only `health`, `__typename`
+    # and introspection are served, from bodies and documents this small.
+    max_request_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    anonymous_max_bytes: int = Field(default=4096, ge=64, le=65536)
+    anonymous_max_tokens: int = Field(default=400, ge=8, le=10_000)
+    max_query_tokens: int = Field(default=5000, ge=100)
+    max_query_depth: int = Field(default=20, ge=2)
+    max_query_aliases: int = Field(default=30, ge=0)
+    max_query_fields: int = Field(default=300, ge=10)
+    # Work one operation may ask for: root fields, embedding calls, vector/full-text index calls.
+    max_root_fields: int = Field(default=20, ge=1)
+    max_operation_embeddings: int = Field(default=10, ge=1)
+    max_operation_index_calls: int = Field(default=60, ge=1)
+    # Run tokens longer than this are refused before any decoding or signature check.
+    max_token_bytes: int = Field(default=8192, ge=256, le=1_048_576)
+    # Prometheus metrics show every tenant's traffic, so they get their own listener,
+    # off unless a port is set (loopback by default).
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
+
+    # Per-principal rate limit (token bucket per tenant, user and agent of the verified
+    # token): requests per second and the burst saved up; a rate of 0 switches it off.
+    rate_limit_per_second: float = Field(default=100.0, ge=0)
+    rate_limit_burst: int = Field(default=200, ge=1)
 
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:
@@ -101,6 +165,10 @@ class Settings(BaseSettings):
     @property
     def graphiql_dir(self) -> Path:
         return self.home / "graphiql"
+
+    @property
+    def postgres_home(self) -> Path:
+        return self.home / "postgres"
 
     @property
     def dev_secret_file(self) -> Path:

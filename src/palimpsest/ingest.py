@@ -191,7 +191,7 @@ async def _existing_ids(svc: Services, who: Principal, scope: Scope) -> set[str]
     after: str | None = None
     while True:
         page = await documents.list_documents(svc, who, scope, "/", LIST_PAGE, after)
-        ids.update(d.id for d in page)
-        if len(page) < LIST_PAGE:
+        ids.update(d.id for d in page.items)
+        if page.cursor is None:
             return ids
-        after = page[-1].id
+        after = page.cursor

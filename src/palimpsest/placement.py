@@ -5,6 +5,10 @@ and asks once per batch before writing anything (reference 5.4). Every branch th
 move the fact returns the requested scope with a stable reason code. The checks run in the
 order of reference 5.3 (``ResolvePlacement``), after the per-call ontology checks of 5.2:
 
+ -. the caller has no TENANT on the memory plane -> ISOLATED (an isolated member) or
+    NO_TENANT_ACCESS, before anything else: the ontology lives in the tenant scope, so such a
+    caller learns nothing of it (no type, alias, declared scope, draft state or existence) and
+    none of its facts move, not even between its own scopes (a move would tell the mapping).
  0. no ontology -> NO_ONTOLOGY; draft ontology -> DRAFT_ONTOLOGY
  1. no type -> TYPE_MISSING                  2. no subject -> SUBJECT_MISSING
  3. type not in force -> TYPE_UNDECLARED     4. type declares no scope -> NO_SCOPE_DECLARED
@@ -17,9 +21,9 @@ order of reference 5.3 (``ResolvePlacement``), after the per-call ontology check
     grant lists never hold AGENT without an agent; ours can)
 11. target is the requested scope -> SAME_SCOPE;  12. else -> PLACED (moved)
 
-Steps 7-8 read the grants as declared (defaults applied) before the isolation rule strips
-TENANT, so an isolated member with full grants hears ISOLATED, as in reference 10.60, rather
-than a misleading "not granted". The result is the same: nothing reaches TENANT.
+An isolated member with full grants hears ISOLATED, as in reference 10.60, rather than a
+misleading "not granted"; unlike the reference, its facts also stay between its own scopes.
+Step 9 stays as a guard for callers the first check lets through.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ class PlacementReason(StrEnum):
     CONFLICTING_TYPES = "CONFLICTING_TYPES"
     SCOPE_NOT_GRANTED = "SCOPE_NOT_GRANTED"
     ISOLATED = "ISOLATED"
+    NO_TENANT_ACCESS = "NO_TENANT_ACCESS"
     OWNER_MISSING = "OWNER_MISSING"
     SAME_SCOPE = "SAME_SCOPE"
     PLACED = "PLACED"
@@ -128,6 +133,18 @@ def _decide(
         name = etype.name if etype is not None else None
         return Placement(requested, False, reason, f"{message}; it stays in {here}", advisory, name)
 
+    if Scope.TENANT not in granted_scopes(principal, Plane.MEMORY):
+        # The same answer for every item, whatever the ontology holds: no detail of it leaks.
+        if principal.isolated:
+            return stay(
+                PlacementReason.ISOLATED,
+                "the caller is isolated from the tenant, so the tenant ontology does not apply",
+            )
+        return stay(
+            PlacementReason.NO_TENANT_ACCESS,
+            "placement follows the tenant ontology, which needs TENANT in this token's "
+            "memory_scopes",
+        )
     if ontology is None:
         return stay(PlacementReason.NO_ONTOLOGY, "the tenant has no ontology, so nothing moves")
     if not ontology.confirmed:

@@ -1,5 +1,5 @@
 """Hybrid recall, the pure parts: Reciprocal Rank Fusion, the source selector, the observed
-time window and the Lucene query built from user text. Nothing here touches the database.
+time window and the levers' settings. Nothing here touches the database.
 """
 
 from __future__ import annotations
@@ -10,54 +10,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument
-from palimpsest.timeparse import parse_optional
 
 DEFAULT_RRF_K = 60
 DEFAULT_SLACK = timedelta(hours=72)
-MAX_TERMS = 64
-# Lucene's English stop set: the index drops these, so a query of only these words would
-# reduce to the bare scope clause and match every row of the scope.
-STOP_WORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "for",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "such",
-        "that",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "was",
-        "will",
-        "with",
-    }
-)
-_HEX = re.compile(r"^[0-9a-f]{8,64}$")
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SLACK = re.compile(r"^(\d+)\s*([smhd])$")
+_SLACK = re.compile(r"^(\d{1,12})\s*([smhd])$", re.ASCII)
+# Ten years: far more than any window needs, and its seconds fit a GraphQL Int.
+MAX_SLACK = timedelta(days=3650)
 
 
 class Source(StrEnum):
@@ -73,6 +33,37 @@ class Missing(StrEnum):
 
 RECALL_DEFAULT = frozenset({Source.FACTS, Source.NOTES})
 SEARCH_DEFAULT = frozenset(Source)
+
+
+@dataclass(frozen=True, slots=True)
+class Levers:
+    """The query-time recall levers and BM25's parameters (README "Recall levers"). A boost
+    of 1.0 switches that boost off. The ingest-time lever (the neighbourhood in the
+    full-text representation) is ``Settings.fulltext_neighbours``."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    question_words: bool = True
+    speaker_strip: bool = True
+    speaker_boost: float = 1.1
+    date_boost: float = 1.5
+    when_boost: float = 1.3
+    year_boost: float = 1.3
+    exact_max_rows: int = 2000
+
+    @classmethod
+    def of(cls, s: Settings) -> Levers:
+        return cls(
+            k1=s.fulltext_k1,
+            b=s.fulltext_b,
+            question_words=s.recall_question_words,
+            speaker_strip=s.recall_speaker_strip,
+            speaker_boost=s.recall_speaker_boost,
+            date_boost=s.recall_date_boost,
+            when_boost=s.recall_when_boost,
+            year_boost=s.recall_year_boost,
+            exact_max_rows=s.recall_exact_max_rows,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,19 +130,26 @@ class Window:
         if observed is None:
             return None
         slack = self.slack if self.missing is Missing.REQUIRE else timedelta(0)
-        if self.start is not None and observed < self.start - slack:
+        if self.start is not None and observed < _shifted(self.start, -slack):
             return False
-        return not (self.end is not None and observed >= self.end + slack)
+        return not (self.end is not None and observed >= _shifted(self.end, slack))
+
+
+def _shifted(when: datetime, by: timedelta) -> datetime:
+    """``when + by``, held at the ends of the calendar (a bound near year 1 or 9999)."""
+    try:
+        return when + by
+    except OverflowError:
+        edge = datetime.max if by > timedelta(0) else datetime.min
+        return edge.replace(tzinfo=when.tzinfo)
 
 
 def parse_window(
-    start: str | None, end: str | None, missing: str | None, slack: str | None
+    lo: datetime | None, hi: datetime | None, missing: str | None, slack: str | None
 ) -> Window | None:
     """None when no window was asked for. Bad values are refused, never ignored."""
-    if start is None and end is None and missing is None and slack is None:
+    if lo is None and hi is None and missing is None and slack is None:
         return None
-    lo = parse_optional(start, "when.from")
-    hi = parse_optional(end, "when.to")
     if lo is not None and hi is not None and hi < lo:
         raise InvalidArgument("when.to is before when.from")
     mode = Missing.PREFER
@@ -168,22 +166,8 @@ def parse_slack(text: str | None) -> timedelta:
         return DEFAULT_SLACK
     m = _SLACK.match(text.strip().lower())
     if m is None:
-        raise InvalidArgument(f"when.slack must look like 72h, 3d, 90m or 30s, not {text!r}")
-    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m[2]]
-    return timedelta(**{unit: int(m[1])})
-
-
-def lucene_query(scope_key: str, text: str) -> str | None:
-    """A Lucene query that can only match inside ``scope_key``; None when no word is left.
-
-    Each word of user text is quoted (inside quotes only ``\\`` and ``"`` are special, and the
-    words are plain ``\\w+`` runs anyway), so operators, wildcards and field names in user text
-    stay text. The scope clause is required, so no user text can widen the scope.
-    """
-    if not _HEX.match(scope_key):
-        raise ValueError("scope keys are hex")
-    words = [w for w in _WORD.findall(text) if w.lower() not in STOP_WORDS][:MAX_TERMS]
-    if not words:
-        return None
-    terms = " OR ".join(f'text:"{w}"' for w in words)
-    return f'scope_key:"{scope_key}" AND ({terms})'
+        raise InvalidArgument(f"when.slack must look like 72h, 3d, 90m or 30s, not {text[:40]!r}")
+    seconds = int(m[1]) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m[2]]
+    if seconds > MAX_SLACK.total_seconds():
+        raise InvalidArgument(f"when.slack must be at most {MAX_SLACK.days}d")
+    return timedelta(seconds=seconds)

@@ -18,6 +18,7 @@ from palimpsest.embedding import load_embedder
 from palimpsest.neo4j_local import credentials
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
+from palimpsest.sqlmem import SqlStore
 from palimpsest.sqlmem.store import SqliteStore
 
 
@@ -39,10 +40,25 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                 settings.embedding_threads,
             )
         )
-        sql = SqliteStore.from_settings(settings)
+        sql = await anyio.to_thread.run_sync(open_sql_store, settings)
         try:
             yield Services(db=db, embedder=embedder, settings=settings, sql=sql)
         finally:
             sql.close()
     finally:
         await driver.close()
+
+
+def open_sql_store(settings: Settings) -> SqlStore:
+    """The configured SQL Memory backend, ready to use (PostgreSQL is hardened first)."""
+    if settings.sql_backend == "postgres":
+        from palimpsest.sqlmem.pg_store import PostgresStore
+
+        store = PostgresStore.from_settings(settings)
+        try:
+            store.prepare()
+        except BaseException:
+            store.close()
+            raise
+        return store
+    return SqliteStore.from_settings(settings)

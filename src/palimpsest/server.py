@@ -12,6 +12,7 @@ import uvicorn
 
 from palimpsest.app import create_app
 from palimpsest.config import Settings
+from palimpsest.errors import Unavailable
 
 
 @contextmanager
@@ -29,7 +30,7 @@ def serve_in_thread(settings: Settings, timeout: float = 120.0) -> Iterator[str]
     deadline = time.monotonic() + timeout
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the API did not start; is Neo4j running (palimpsest neo4j start)?")
+            raise Unavailable("the API did not start; is Neo4j running (palimpsest neo4j start)?")
         time.sleep(0.1)
     try:
         yield f"http://127.0.0.1:{port}"

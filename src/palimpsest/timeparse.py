@@ -13,11 +13,13 @@ from datetime import UTC, datetime
 
 from palimpsest.errors import InvalidArgument
 
-_YEAR = re.compile(r"^(\d{4})$")
-_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
-_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+# ASCII digits only (``\d`` would also take other scripts' digits).
+_YEAR = re.compile(r"^(\d{4})$", re.ASCII)
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$", re.ASCII)
+_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$", re.ASCII)
 _FULL = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$"
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$",
+    re.ASCII,
 )
 
 
@@ -36,10 +38,20 @@ def parse_time(value: str, field: str) -> datetime:
             trimmed = re.sub(r"(\.\d{6})\d+", r"\1", text.replace("z", "Z"))
             return datetime.fromisoformat(trimmed).astimezone(UTC)
     except ValueError as e:
-        raise InvalidArgument(f"{field}: {value!r} is not a valid date") from e
+        raise InvalidArgument(f"{field}: {_shown(value)} is not a valid date") from e
+    except OverflowError as e:
+        # e.g. 9999-12-31T23:59:59-23:59 is a valid text whose UTC instant is past year 9999.
+        raise InvalidArgument(
+            f"{field}: {_shown(value)} is outside 0001-01-01 to 9999-12-31 in UTC"
+        ) from e
     raise InvalidArgument(
-        f"{field}: {value!r} is not YYYY, YYYY-MM, YYYY-MM-DD or an RFC 3339 timestamp with offset"
+        f"{field}: {_shown(value)} is not YYYY, YYYY-MM, YYYY-MM-DD or an RFC 3339 timestamp "
+        "with offset"
     )
+
+
+def _shown(value: str) -> str:
+    return repr(value) if len(value) <= 40 else repr(value[:40]) + "..."
 
 
 def parse_optional(value: str | None, field: str) -> datetime | None:

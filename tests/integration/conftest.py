@@ -59,12 +59,13 @@ def token(settings: Settings) -> Callable[..., str]:
         agent: str | None = None,
         *,
         admin: bool = False,
+        operator: bool = False,
         isolated: bool = False,
         memory_scopes: list[Scope] | None = None,
         sql_scopes: list[Scope] | None = None,
         ttl: int = 600,
     ) -> str:
-        roles = {Role.ADMIN} if admin else set()
+        roles = {r for r, on in ((Role.ADMIN, admin), (Role.OPERATOR, operator)) if on}
         return mint(
             keys,
             tenant=tenant,
@@ -91,8 +92,9 @@ def http(live_server_url: str) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(scope="session")
-def gql(http: httpx.Client) -> Gql:
+def gql_over(http: httpx.Client) -> Gql:
+    """GraphQL calls over one HTTP client: ``run(query, token, **variables)`` -> the body."""
+
     def run(query: str, token: str | None = None, **variables: Any) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         response = http.post(
@@ -102,6 +104,26 @@ def gql(http: httpx.Client) -> Gql:
         return body
 
     return run
+
+
+@pytest.fixture(scope="session")
+def gql(http: httpx.Client) -> Gql:
+    return gql_over(http)
+
+
+@pytest.fixture(scope="session")
+def postgres_settings(settings: Settings) -> Settings:
+    """The same app with SQL Memory on the managed PostgreSQL (`make test` starts it)."""
+    return settings.model_copy(update={"sql_backend": "postgres"})
+
+
+@pytest.fixture(scope="session")
+def postgres_http(postgres_settings: Settings) -> Iterator[httpx.Client]:
+    with (
+        serve_in_thread(postgres_settings) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        yield client
 
 
 @pytest.fixture(scope="session")

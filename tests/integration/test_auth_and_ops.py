@@ -33,11 +33,14 @@ def test_me_reflects_the_token(gql: Gql, token: Callable[..., str], tenant: str)
     }
 
 
-def test_no_token_reaches_only_health(gql: Gql) -> None:
+def test_no_token_reaches_only_health(gql: Gql, http: httpx.Client) -> None:
     assert gql("{ health }") == {"data": {"health": "ok"}}
-    body = gql('{ memory(scope: USER, key: "k") { value } }')
-    assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
-    assert body["data"] == {"memory": None}
+    # Refused before the document is even parsed: one error, no data, HTTP 401.
+    response = http.post("/graphql", json={"query": '{ memory(scope: USER, key: "k") { value } }'})
+    assert response.status_code == 401
+    [error] = response.json()["errors"]
+    assert error["extensions"]["code"] == "UNAUTHENTICATED"
+    assert "data" not in response.json()
 
 
 def _refusal(http: httpx.Client, bearer: str) -> tuple[int, list[dict[str, Any]]]:
@@ -80,14 +83,12 @@ def test_bad_tokens_get_one_unauthenticated_error(
         assert "expired" in errors[0]["message"]
 
 
-def test_health_readiness_metrics_and_browser(http: httpx.Client, settings: Settings) -> None:
+def test_health_readiness_and_browser(http: httpx.Client, settings: Settings) -> None:
+    # /metrics has its own listener (test_edge_limits.py covers it).
     assert http.get("/healthz").json() == {"status": "ok"}
     ready = http.get("/readyz")
     assert ready.status_code == 200
     assert ready.json()["status"] == "ready"
-    http.post("/graphql", json={"query": "{ health }"})
-    metrics = http.get("/metrics").text
-    assert 'palimpsest_graphql_operation_seconds_count{field="health"}' in metrics
     browser = httpx.get(f"http://127.0.0.1:{settings.neo4j_http_port}/browser/", timeout=10)
     assert browser.status_code == 200
     assert "Neo4j Browser" in browser.text

@@ -18,10 +18,19 @@ IMPORT = """mutation($m: String!, $path: String, $title: String) {
     markdown summary { id title path chunkCount }
     chunks { id type text parentId position index level language revision
              span { startLine endLine startChar endChar } } } }"""
-GET = """query($id: String!) { document(scope: USER, id: $id) { markdown
+GET = """query($id: ID!) { document(scope: USER, id: $id) { markdown
   chunks { id text revision } } }"""
-UPDATE = """mutation($id: String!, $text: String!, $rev: Int!) {
+UPDATE = """mutation($id: ID!, $text: String!, $rev: Int!) {
   updateChunk(scope: USER, id: $id, text: $text, revision: $rev) { revision text } }"""
+
+
+CHUNK = "query($id: ID!) { chunk(scope: USER, id: $id) { id text } }"
+OBSERVED = """mutation($t: Instant) { importDocument(scope: USER, markdown: "# x\\n",
+  observedAt: $t) { summary { id } } }"""
+
+
+def code_of(body: dict[str, Any]) -> str:
+    return str(body["errors"][0]["extensions"]["code"])
 
 
 def ok(body: dict[str, Any]) -> dict[str, Any]:
@@ -50,7 +59,7 @@ def test_round_trip_is_lossless_and_spans_are_exact(gql: Gql, who: str, name: st
                 assert ids[chunk["parentId"]]["index"] < chunk["index"]
 
 
-READ_BACK = """query($id: String!) { document(scope: USER, id: $id) { markdown
+READ_BACK = """query($id: ID!) { document(scope: USER, id: $id) { markdown
   summary { id title path chunkCount }
   chunks { id type text parentId position index level language revision
            span { startLine endLine startChar endChar } } } }"""
@@ -66,15 +75,15 @@ def test_tree_types_and_title(gql: Gql, who: str, neo4j_driver: Any) -> None:
     chunks = doc["chunks"]
     by_text = {c["text"].strip(): c for c in chunks}
     assert [c["type"] for c in chunks] == [
-        "heading",
-        "paragraph",
-        "heading",
-        "list_item",
-        "list_item",
-        "list_item",
-        "code",
-        "table",
-        "quote",
+        "HEADING",
+        "PARAGRAPH",
+        "HEADING",
+        "LIST_ITEM",
+        "LIST_ITEM",
+        "LIST_ITEM",
+        "CODE",
+        "TABLE",
+        "QUOTE",
     ]
     deploy = by_text["## Deploy"]
     assert deploy["parentId"] == by_text["# Runbook"]["id"]
@@ -92,8 +101,8 @@ def test_tree_types_and_title(gql: Gql, who: str, neo4j_driver: Any) -> None:
         id=doc["summary"]["id"],
     )
     assert (records[0]["tree"], records[0]["next"]) == (len(chunks), len(chunks) - 1)
-    listed = ok(gql('{ documents(scope: USER, pathPrefix: "/ops/") { id path } }', who))
-    assert listed["documents"] == [{"id": doc["summary"]["id"], "path": "/ops/runbook"}]
+    listed = ok(gql('{ documents(scope: USER, pathPrefix: "/ops/") { items { id path } } }', who))
+    assert listed["documents"]["items"] == [{"id": doc["summary"]["id"], "path": "/ops/runbook"}]
 
 
 def test_edit_with_revision_check(gql: Gql, who: str) -> None:
@@ -114,17 +123,25 @@ def test_delete_and_scope_isolation(
     doc = ok(gql(IMPORT, who, m="# Private\n\nsecret plans\n"))["importDocument"]
     doc_id = doc["summary"]["id"]
     other = token(tenant, "someone-else", "writer")
-    foreign = gql(GET, other, id=doc_id)
-    missing = gql(GET, other, id="f" * 32)
-    assert foreign["errors"][0]["message"] == missing["errors"][0]["message"]
-    assert foreign["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     chunk = doc["chunks"][1]
+    # Reads: another scope's id is null, exactly like an id that was never written.
+    for read, real in ((GET, doc_id), (CHUNK, chunk["id"])):
+        assert ok(gql(read, who, id=real)) != ok(gql(read, who, id="f" * 32))
+        foreign = gql(read, other, id=real)
+        missing = gql(read, other, id="f" * 32)
+        assert foreign == missing
+        assert list(ok(foreign).values()) == [None]
+    # Writes: NOT_FOUND, the same for both.
     refused = gql(UPDATE, other, id=chunk["id"], text="x\n", rev=1)
     assert refused["errors"][0]["extensions"]["code"] == "NOT_FOUND"
-    delete = "mutation($id: String!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"
-    assert gql(delete, other, id=doc_id)["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    delete = "mutation($id: ID!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"
+    foreign_delete = gql(delete, other, id=doc_id)
+    assert foreign_delete == gql(delete, other, id="f" * 32)
+    assert foreign_delete["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     assert ok(gql(delete, who, id=doc_id))["deleteDocument"] == {"chunksDeleted": 2}
-    assert gql(GET, who, id=doc_id)["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    assert ok(gql(GET, who, id=doc_id)) == {"document": None}
+    assert ok(gql(CHUNK, who, id=chunk["id"])) == {"chunk": None}
+    assert code_of(gql(UPDATE, who, id=chunk["id"], text="x\n", rev=1)) == "NOT_FOUND"
 
 
 def test_bad_input_is_refused(gql: Gql, who: str) -> None:
@@ -135,7 +152,12 @@ def test_bad_input_is_refused(gql: Gql, who: str) -> None:
     ):
         body = gql(IMPORT, who, **variables)
         assert body["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
-    assert gql(GET, who, id="not-an-id")["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
+    assert code_of(gql(GET, who, id="not-an-id")) == "INVALID_ARGUMENT"
+    assert code_of(gql(CHUNK, who, id="F" * 32)) == "INVALID_ARGUMENT"
+    for bad in ("2020-13", "2020-01-01T10:00:00", "yesterday"):
+        body = gql(OBSERVED, who, t=bad)
+        assert code_of(body) == "INVALID_ARGUMENT"
+        assert "$t" in body["errors"][0]["message"]
 
 
 BULK = """mutation($docs: [DocumentInput!]!) { importDocuments(scope: USER, documents: $docs)
@@ -147,13 +169,14 @@ def test_bulk_import_is_all_or_nothing(gql: Gql, who: str) -> None:
     imported = ok(gql(BULK, who, docs=docs))["importDocuments"]
     assert [d["summary"]["title"] for d in imported] == ["Note 0", "Note 1", "Note 2"]
     assert [d["markdown"] for d in imported] == [d["markdown"] for d in docs]
-    listed = ok(gql('{ documents(scope: USER, pathPrefix: "/bulk/") { path } }', who))
-    assert sorted(d["path"] for d in listed["documents"]) == ["/bulk/0", "/bulk/1", "/bulk/2"]
+    listed = ok(gql('{ documents(scope: USER, pathPrefix: "/bulk/") { items { path } } }', who))
+    paths = sorted(d["path"] for d in listed["documents"]["items"])
+    assert paths == ["/bulk/0", "/bulk/1", "/bulk/2"]
     bad = [{"markdown": "# ok\n", "path": "/bulk2/a"}, {"markdown": "x", "path": "no-slash"}]
     refused = gql(BULK, who, docs=bad)
     assert refused["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
     assert "documents[1].path" in refused["errors"][0]["message"]
-    none = ok(gql('{ documents(scope: USER, pathPrefix: "/bulk2/") { path } }', who))
-    assert none["documents"] == []
+    none = ok(gql('{ documents(scope: USER, pathPrefix: "/bulk2/") { items { path } } }', who))
+    assert none["documents"]["items"] == []
     too_many = gql(BULK, who, docs=[{"markdown": "x"}] * 101)
     assert too_many["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"

@@ -20,12 +20,17 @@ ASSERT = (
     + " } } }"
 )
 FACTS = (
-    "query($s: EntityInput, $asOf: String, $knownAt: String, $retired: Boolean! = false,"
+    "query($s: EntityInput, $asOf: Instant, $knownAt: Instant, $retired: Boolean! = false,"
     " $refuted: Boolean! = false) { facts(scope: USER, subject: $s, asOf: $asOf,"
-    " knownAt: $knownAt, includeRetired: $retired, includeRefuted: $refuted) { id text } }"
+    " knownAt: $knownAt, includeRetired: $retired, includeRefuted: $refuted)"
+    " { items { id text } hasMore } }"
 )
-SUPERSEDE = """mutation($id: String!, $by: String!) { supersedeFact(scope: USER, id: $id,
+SUPERSEDE = """mutation($id: ID!, $by: ID!) { supersedeFact(scope: USER, id: $id,
   byId: $by) { already retired { id invalidAt expiredAt supersededBy } replacement { id } } }"""
+
+
+RETRACT = """mutation($id: ID!, $at: Instant) { retractFact(scope: USER, id: $id,
+  invalidAt: $at) { id } }"""
 
 
 def ok(body: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +67,9 @@ def assert_facts(gql: Gql, who: str, *items: dict[str, Any]) -> list[dict[str, A
 
 
 def texts(gql: Gql, who: str, **variables: Any) -> list[str]:
-    return [f["text"] for f in ok(gql(FACTS, who, **variables))["facts"]]
+    page = ok(gql(FACTS, who, **variables))["facts"]
+    assert page["hasMore"] is False
+    return [f["text"] for f in page["items"]]
 
 
 def test_interval_2019_2021_answers_2020_not_2022(gql: Gql, who: str) -> None:
@@ -113,8 +120,12 @@ def test_supersession_chain_answers_each_period(gql: Gql, who: str) -> None:
         "Elbonia head of state Anna"
     }
     history = ok(
-        gql("query($id: String!) { factHistory(scope: USER, id: $id) { id } }", who, id=b["id"])
-    )["factHistory"]
+        gql(
+            "query($id: ID!) { factHistory(scope: USER, id: $id) { items { id } } }",
+            who,
+            id=b["id"],
+        )
+    )["factHistory"]["items"]
     assert [h["id"] for h in history] == [a["id"], b["id"], c["id"]]
 
 
@@ -147,7 +158,7 @@ def test_reassert_is_idempotent_and_never_revives(gql: Gql, who: str) -> None:
     ]
 
 
-JUDGE = """mutation($id: String!, $v: Verdict!, $r: String! = "no source says so") {
+JUDGE = """mutation($id: ID!, $v: Verdict!, $r: String! = "no source says so") {
   judgeFact(scope: USER, id: $id, verdict: $v, reason: $r)
   { confidence verdict provenance { judgedBy } } }"""
 IMPORT = """mutation($m: String!) { importDocument(scope: USER, markdown: $m)
@@ -156,14 +167,14 @@ IMPORT = """mutation($m: String!) { importDocument(scope: USER, markdown: $m)
 
 def test_judging_hides_unsupported_but_never_deletes(gql: Gql, who: str) -> None:
     doc = ok(gql(IMPORT, who, m="# Lore\n\nAslan rules Narnia.\n"))["importDocument"]
-    chunk = next(c["id"] for c in doc["chunks"] if c["type"] == "paragraph")
+    chunk = next(c["id"] for c in doc["chunks"] if c["type"] == "PARAGRAPH")
     [a] = assert_facts(
         gql, who, fact("Narnia", "Aslan", source={"chunkId": chunk, "start": 0, "end": 5})
     )
     judged = ok(gql(JUDGE, who, id=a["id"], v="UNSUPPORTED"))["judgeFact"]
     assert judged == {
         "confidence": 0.0,
-        "verdict": "unsupported",
+        "verdict": "UNSUPPORTED",
         "provenance": {"judgedBy": "planner"},
     }
     assert texts(gql, who) == []
@@ -183,12 +194,18 @@ def test_only_an_operator_vouches_for_a_fact_without_a_source(
     assert code_of(gql(JUDGE, operator, id=a["id"], v="MISTYPED")) == "INVALID_ARGUMENT"
     vouched = ok(gql(JUDGE, operator, id=a["id"], v="SUPPORTED"))["judgeFact"]
     assert vouched["provenance"]["judgedBy"] == "operator"
+    # the platform operator role without an agent vouches the same way
+    platform = token(tenant, "sre", None, operator=True)
+    [b] = assert_facts(gql, platform, fact("Lemuria", "Mu"))
+    vouched = ok(gql(JUDGE, platform, id=b["id"], v="SUPPORTED"))["judgeFact"]
+    assert vouched["provenance"]["judgedBy"] == "operator"
 
 
 def test_retract_ends_a_fact_without_replacement(gql: Gql, who: str) -> None:
     [a] = assert_facts(gql, who, fact("Latveria", "Doom", "1990"))
-    retract = """mutation($id: String!) { retractFact(scope: USER, id: $id, invalidAt: "2000")
+    retract = """mutation($id: ID!) { retractFact(scope: USER, id: $id, invalidAt: "2000")
       { invalidAt expiredAt } }"""
+    assert code_of(gql(RETRACT, who, id=a["id"], at="2000-13")) == "INVALID_ARGUMENT"
     done = ok(gql(retract, who, id=a["id"]))["retractFact"]
     assert done["invalidAt"].startswith("2000-01-01")
     assert done["expiredAt"] is None
@@ -209,7 +226,12 @@ def test_bad_times_are_refused_and_write_nothing(
     )
     assert code_of(body) == "INVALID_ARGUMENT"
     assert texts(gql, who, retired=True) == []
-    assert code_of(gql(FACTS, who, asOf="last week")) == "INVALID_ARGUMENT"
+    refused = gql(FACTS, who, asOf="last week")
+    assert code_of(refused) == "INVALID_ARGUMENT"
+    assert "$asOf" in refused["errors"][0]["message"]
+    literal = gql('{ facts(scope: USER, asOf: "2020-02-30") { items { id } } }', who)
+    assert code_of(literal) == "INVALID_ARGUMENT"
+    assert literal["errors"][0]["locations"] == [{"line": 1, "column": 28}]
 
 
 def test_other_scopes_fact_reads_like_a_missing_one(
@@ -217,12 +239,23 @@ def test_other_scopes_fact_reads_like_a_missing_one(
 ) -> None:
     [a] = assert_facts(gql, who, fact("Wakanda", "T'Challa"))
     other = token(tenant, "someone-else", "planner")
-    query = "query($id: String!) { fact(scope: USER, id: $id) { id } }"
-    foreign = gql(query, other, id=a["id"])
-    missing = gql(query, other, id="0" * 32)
-    assert foreign["errors"][0]["message"] == missing["errors"][0]["message"]
-    assert code_of(foreign) == code_of(missing) == "NOT_FOUND"
-    assert code_of(gql(SUPERSEDE, other, id=a["id"], by="1" * 32)) == "NOT_FOUND"
+    reads = {
+        "fact": "query($id: ID!) { fact(scope: USER, id: $id) { id } }",
+        "factHistory": "query($id: ID!) { factHistory(scope: USER, id: $id) { items { id } } }",
+    }
+    for name, query in reads.items():
+        assert ok(gql(query, who, id=a["id"]))[name] is not None
+        foreign = gql(query, other, id=a["id"])
+        missing = gql(query, other, id="0" * 32)
+        assert foreign == missing == {"data": {name: None}}
+    for write in (
+        gql(SUPERSEDE, other, id=a["id"], by="1" * 32),
+        gql(RETRACT, other, id=a["id"]),
+        gql(JUDGE, other, id=a["id"], v="SUPPORTED"),
+    ):
+        assert code_of(write) == "NOT_FOUND"
+        assert write["data"] is None
+    assert ok(gql(reads["fact"], who, id=a["id"]))["fact"] == {"id": a["id"]}
 
 
 def test_graph_recall_walks_hops_with_the_time_filter(gql: Gql, who: str) -> None:
@@ -247,7 +280,7 @@ def test_graph_recall_walks_hops_with_the_time_filter(gql: Gql, who: str) -> Non
         },
     ]
     assert_facts(gql, who, *items)
-    recall = """query($q: String, $hops: Int!, $asOf: String) { graphRecall(scope: USER, query: $q,
+    recall = """query($q: String, $hops: Int!, $asOf: Instant) { graphRecall(scope: USER, query: $q,
       hops: $hops, asOf: $asOf) { seeds { name } entities { name } facts { text } } }"""
     one = ok(gql(recall, who, q="Ada Lovelace", hops=1))["graphRecall"]
     assert "Ada Lovelace" in {e["name"] for e in one["seeds"]}

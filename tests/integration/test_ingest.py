@@ -24,9 +24,11 @@ from tests.integration.conftest import Gql
 
 pytestmark = pytest.mark.integration
 
-DOCS = "query($p: String!) { documents(scope: USER, pathPrefix: $p, limit: 500) { id path } }"
-EXPORT = "query($id: String!) { document(scope: USER, id: $id) { markdown } }"
-DELETE = "mutation($id: String!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"
+DOCS = """query($p: String!) {
+  documents(scope: USER, pathPrefix: $p, limit: 500) { items { id path } hasMore }
+}"""
+EXPORT = "query($id: ID!) { document(scope: USER, id: $id) { markdown } }"
+DELETE = "mutation($id: ID!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"
 
 
 class Interrupted(Exception):
@@ -61,34 +63,34 @@ async def test_ingest_skips_unchanged_resumes_and_replaces(
 
         with pytest.raises(Interrupted):
             await run(interrupt_after_first_batch)
-        first = gql(DOCS, raw, p="/")["data"]["documents"]
+        first = gql(DOCS, raw, p="/")["data"]["documents"]["items"]
         assert len(first) == 10  # one whole batch, nothing half-imported
 
         resumed = await run()
         assert (resumed.imported, resumed.unchanged, resumed.replaced) == (15, 10, 0)
         assert [path for path, _ in resumed.failed] == ["/bad.md"]
 
-        docs = gql(DOCS, raw, p="/")["data"]["documents"]
+        docs = gql(DOCS, raw, p="/")["data"]["documents"]["items"]
         paths = sorted(d["path"] for d in docs)
         assert paths == sorted(s.path for s in sources if s.path != "/bad.md")  # each once
 
         (notes / "n03.md").write_text("# Note 3\n\nItem 3 now costs 99 coins.\n")
         changed = await run()
         assert (changed.imported, changed.unchanged, changed.replaced) == (0, 24, 1)
-        docs = gql(DOCS, raw, p="/n03.md")["data"]["documents"]
+        docs = gql(DOCS, raw, p="/n03.md")["data"]["documents"]["items"]
         assert len(docs) == 1  # the old version was replaced, not kept beside
         exported = gql(EXPORT, raw, id=docs[0]["id"])["data"]["document"]["markdown"]
         assert exported == "# Note 3\n\nItem 3 now costs 99 coins.\n"
 
         # A document deleted meanwhile is imported again, not skipped by the manifest.
-        gone = gql(DOCS, raw, p="/n05.md")["data"]["documents"][0]["id"]
+        gone = gql(DOCS, raw, p="/n05.md")["data"]["documents"]["items"][0]["id"]
         assert gql(DELETE, raw, id=gone)["data"]["deleteDocument"]["chunksDeleted"] > 0
         again = await run()
         assert (again.imported, again.unchanged) == (1, 24)
     manifest.close()
     # Another user of the tenant sees none of it.
     other = token(tenant, "someone-else")
-    assert gql(DOCS, other, p="/")["data"]["documents"] == []
+    assert gql(DOCS, other, p="/")["data"]["documents"]["items"] == []
 
 
 def _cli(*args: str, run_token: str | None) -> subprocess.CompletedProcess[str]:

@@ -88,8 +88,8 @@ def test_dry_run_decides_each_item_and_writes_nothing(gql: Gql, org: dict[str, A
         ("USER", False),
     ]
     assert all(d["reason"] and d["message"] for d in decided)
-    facts = "{ facts(scope: TENANT, includeRetired: true) { id } }"
-    assert ok(gql(facts, alice))["facts"] == []
+    facts = "{ facts(scope: TENANT, includeRetired: true) { items { id } } }"
+    assert ok(gql(facts, alice))["facts"]["items"] == []
 
 
 def test_placed_batch_lands_in_the_placed_scope(gql: Gql, org: dict[str, Any]) -> None:
@@ -113,9 +113,9 @@ def test_placed_batch_lands_in_the_placed_scope(gql: Gql, org: dict[str, Any]) -
         ("USER", False),
     ]
     # The tenant fact is shared with bob; alice's person fact is not.
-    bob_sees = ok(gql("{ facts(scope: TENANT) { text } }", bob))["facts"]
+    bob_sees = ok(gql("{ facts(scope: TENANT) { items { text } } }", bob))["facts"]["items"]
     assert [f["text"] for f in bob_sees] == ["checkout-api runs on kubernetes"]
-    assert ok(gql("{ facts(scope: USER) { text } }", bob))["facts"] == []
+    assert ok(gql("{ facts(scope: USER) { items { text } } }", bob))["facts"]["items"] == []
 
 
 def test_draft_or_missing_ontology_moves_nothing(
@@ -140,7 +140,7 @@ def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> 
     for who, reason in (
         (isolated, "ISOLATED"),
         (no_sql, "SCOPE_NOT_GRANTED"),
-        (narrow, "SCOPE_NOT_GRANTED"),
+        (narrow, "NO_TENANT_ACCESS"),
     ):
         [d] = ok(gql(PLACEMENT, who, items=item))["placement"]
         assert (d["scope"], d["moved"], d["reason"]) == ("USER", False, reason)
@@ -151,6 +151,62 @@ def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> 
     assert refused["errors"][0]["extensions"]["code"] == "FORBIDDEN"
 
 
+DRY_RUN = """query($scope: Scope!, $items: [PlacementItemInput!]!) {
+  placement(scope: $scope, items: $items) { scope moved reason message advisory entityType } }"""
+PLACED = """mutation($scope: Scope!, $facts: [FactInput!]!) { assertFacts(scope: $scope,
+  facts: $facts) { fact { scope }
+  placement { scope moved reason message advisory entityType } } }"""
+
+
+def test_without_tenant_access_answers_tell_nothing_of_the_ontology(
+    gql: Gql, org: dict[str, Any], token: Callable[..., str]
+) -> None:
+    """Finding 7: type names, aliases and declared scopes reached isolated members and tokens
+    granted only USER. Their answers now say only that each fact stays."""
+    kinds = ["service", "internal-service", "person", "location", "spaceship", None]
+    items = [{"entityType": k, "subject": "checkout-api"} for k in kinds]
+    facts = [
+        {"subject": {"type": k or "thing", "name": "Bob"}, "predicate": "is", "objectValue": "x"}
+        for k in kinds
+    ]
+    callers = {
+        "ISOLATED": org["member"]("iso", isolated=True),
+        "NO_TENANT_ACCESS": org["member"]("only-user", memory_scopes=[Scope.USER]),
+    }
+    narrow = org["member"]("narrow", memory_scopes=[Scope.AGENT, Scope.USER])
+    for reason, who in callers.items():
+        why = (
+            "the caller is isolated from the tenant, so the tenant ontology does not apply"
+            if reason == "ISOLATED"
+            else "placement follows the tenant ontology, which needs TENANT in this token's "
+            "memory_scopes"
+        )
+        generic = {
+            "scope": "USER",
+            "moved": False,
+            "reason": reason,
+            "message": f"{why}; it stays in USER",
+            "advisory": None,
+            "entityType": None,
+        }
+        decided = ok(gql(DRY_RUN, who, scope="USER", items=items))["placement"]
+        assert decided == [generic] * len(items), reason
+        written = ok(gql(PLACED, who, scope="USER", facts=facts))["assertFacts"]
+        assert [w["placement"] for w in written] == [generic] * len(facts)
+        assert {w["fact"]["scope"] for w in written} == {"USER"}
+    # A person fact asked for AGENT would have moved to USER: it stays, and says nothing more.
+    [d] = ok(gql(DRY_RUN, narrow, scope="AGENT", items=items[2:3]))["placement"]
+    assert (d["scope"], d["moved"], d["reason"], d["entityType"]) == (
+        "AGENT",
+        False,
+        "NO_TENANT_ACCESS",
+        None,
+    )
+    # a member with TENANT still gets the full decision
+    [d] = ok(gql(DRY_RUN, org["member"]("alice"), scope="USER", items=items[1:2]))["placement"]
+    assert (d["scope"], d["reason"], d["entityType"]) == ("TENANT", "PLACED", "internal-service")
+
+
 def test_only_admins_set_the_ontology_and_bad_ones_change_nothing(
     gql: Gql, org: dict[str, Any]
 ) -> None:
@@ -159,7 +215,7 @@ def test_only_admins_set_the_ontology_and_bad_ones_change_nothing(
     assert refused["errors"][0]["extensions"]["code"] == "FORBIDDEN"
     bad = gql(SET_ONTOLOGY, org["admin"], m="status: confirmed\n\n## x\nscope: galaxy\n")
     assert bad["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
-    assert ok(gql("{ ontology { status } }", alice))["ontology"] == {"status": "confirmed"}
+    assert ok(gql("{ ontology { status } }", alice))["ontology"] == {"status": "CONFIRMED"}
 
 
 def test_batch_limits(gql: Gql, org: dict[str, Any]) -> None:
@@ -181,7 +237,7 @@ def test_moved_fact_keeps_its_quote_but_no_edge_crosses_scopes(
             m="# Notes\n\nThe checkout-api runs on kubernetes since May.\n",
         )
     )["importDocument"]
-    para = next(c for c in doc["chunks"] if c["type"] == "paragraph")
+    para = next(c for c in doc["chunks"] if c["type"] == "PARAGRAPH")
     source = {"chunkId": para["id"], "start": 4, "end": 16}
     written = ok(
         gql(

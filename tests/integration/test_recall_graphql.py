@@ -30,7 +30,7 @@ SET_TENANT = """mutation($k: String!, $v: JSON!) { memorySet(scope: TENANT, key:
   embed: true) { key } }"""
 ASSERT = """mutation($facts: [FactInput!]!) { assertFacts(scope: USER, facts: $facts, place: false)
   { fact { id } } }"""
-IMPORT = """mutation($m: String!, $at: String) { importDocument(scope: USER, markdown: $m,
+IMPORT = """mutation($m: String!, $at: Instant) { importDocument(scope: USER, markdown: $m,
   observedAt: $at) { summary { id } } }"""
 
 
@@ -111,7 +111,7 @@ def test_recall_fuses_legs_and_reports_ranks(gql: Gql, seeded: str, embedder: Em
     assert top["score"] == pytest.approx(
         sum(1 / (60 + r) for r in (top["vectorRank"], top["fulltextRank"]) if r)
     )
-    assert top["provenance"]["origin"] == "agent"
+    assert top["provenance"]["origin"] == "AGENT"
     # recall's default sources are facts and notes: document prose stays out.
     assert {h["kind"] for h in result["hits"]} <= {"FACTS", "NOTES"}
 
@@ -134,7 +134,7 @@ def test_as_of_is_a_hard_filter_on_facts(gql: Gql, seeded: str) -> None:
         gql(RECALL, seeded, q="where does Alice live", sources=facts_only, when={"asOf": "2018"})
     )["recall"]
     assert [h["text"] for h in past["hits"]] == ["Alice lived in Porto"]
-    assert past["timeFilter"]["mode"] == "as_of"
+    assert past["timeFilter"]["mode"] == "AS_OF"
     # Lisbon (valid from 2021) was a candidate the time view dropped.
     assert past["timeFilter"]["inWindow"] == 1
     assert past["timeFilter"]["outOfWindow"] == 1
@@ -143,7 +143,7 @@ def test_as_of_is_a_hard_filter_on_facts(gql: Gql, seeded: str) -> None:
 def test_observed_window_prefer_and_require(gql: Gql, seeded: str) -> None:
     window = {"from": "2023-10-03", "to": "2023-10-04"}
     prefer = ok(gql(SEARCH, seeded, q="Douro valley October hike", when=window))["search"]
-    assert prefer["timeFilter"]["mode"] == "prefer"
+    assert prefer["timeFilter"]["mode"] == "PREFER"
     assert prefer["hits"][0]["kind"] == "DOCUMENTS"
     assert prefer["timeFilter"]["undated"] > 0  # notes and facts stay, ranked after
     require = ok(

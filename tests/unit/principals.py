@@ -31,7 +31,7 @@ def scope_ref(tenant: str, scope: Scope, owner: str) -> ScopeRef:
         tenant_id=tenant,
         user_id=owner if scope is Scope.USER else "u",
         agent_name=owner if scope is Scope.AGENT else "a",
-        roles=frozenset({Role.ADMIN}) if scope is Scope.GLOBAL else frozenset(),
+        roles=frozenset({Role.OPERATOR}) if scope is Scope.GLOBAL else frozenset(),
         memory_scopes=frozenset({scope}),
     )
     return resolve_scope(who, scope)

@@ -321,20 +321,47 @@ def test_messages_name_the_type(onto: Ontology) -> None:
     assert "'service' is given but no subject" in decide(onto, item("service", "")).message
 
 
-@pytest.mark.parametrize(
-    "memory",
-    [None, frozenset({Scope.USER}), frozenset({Scope.AGENT, Scope.USER})],
-)
-def test_tenant_not_granted_in_memory_scopes(
-    onto: Ontology, memory: frozenset[Scope] | None
-) -> None:
+def test_tenant_in_memory_but_not_in_sql_scopes(onto: Ontology) -> None:
     # None is the default grant (USER + TENANT); then the unset sql_scopes (USER) refuses.
-    principal = who(memory_scopes=memory, sql_scopes=None)
-    requested = Scope.USER
-    p = place(onto, principal, requested, item("service", "checkout-api"))
+    principal = who(memory_scopes=None, sql_scopes=None)
+    p = place(onto, principal, Scope.USER, item("service", "checkout-api"))
     assert (p.scope, p.moved, p.reason) == (Scope.USER, False, R.SCOPE_NOT_GRANTED)
-    assert "not granted" in p.message
-    assert ("sql_scopes" if memory is None else "memory_scopes") in p.message
+    assert "not granted in this token's sql_scopes" in p.message
+
+
+NO_TENANT = [
+    who(memory_scopes=frozenset({Scope.USER})),
+    who(memory_scopes=frozenset({Scope.AGENT, Scope.USER})),
+    who(memory_scopes=frozenset({Scope.AGENT, Scope.USER}), sql_scopes=None),
+]
+
+
+@pytest.mark.parametrize("principal", NO_TENANT)
+def test_without_tenant_access_placement_tells_nothing_of_the_ontology(
+    onto: Ontology, principal: Principal
+) -> None:
+    """Finding 7: type names, aliases and declared scopes leaked to tokens without TENANT."""
+    items = [
+        item("service", "checkout-api"),
+        item("API", "x"),  # an alias
+        item("person", "Bob"),
+        item("notebook", "ideas"),
+        item("spaceship", "Enterprise"),
+        item("service", "checkout-api", "person"),
+        item("service", "account holder"),
+        item(None, None),
+    ]
+    expected = (
+        "placement follows the tenant ontology, which needs TENANT in this token's "
+        "memory_scopes; it stays in USER"
+    )
+    for ontology in (onto, parse_ontology(DOC.replace("confirmed", "draft")), None):
+        for p in place_batch(ontology, principal, Scope.USER, items):
+            assert p == Placement(Scope.USER, False, R.NO_TENANT_ACCESS, expected)
+    if Scope.AGENT in granted_scopes(principal, Plane.MEMORY):
+        # not even a move between its own scopes, which would tell the type's scope
+        p = place(onto, principal, Scope.AGENT, item("person", "Bob"))
+        assert (p.scope, p.moved, p.reason) == (Scope.AGENT, False, R.NO_TENANT_ACCESS)
 
 
 def test_no_grants_at_all_refuse_the_requested_scope(onto: Ontology) -> None:
@@ -350,11 +377,11 @@ def test_tenant_needs_the_sql_grant_too(onto: Ontology) -> None:
 
 
 def test_agent_and_user_targets_need_only_the_memory_grant(onto: Ontology) -> None:
-    principal = who(memory_scopes=frozenset({Scope.USER}), sql_scopes=frozenset())
+    principal = who(memory_scopes=frozenset({Scope.USER, Scope.TENANT}), sql_scopes=frozenset())
     p = place(onto, principal, Scope.USER, item("notebook", "ideas"))
     assert (p.scope, p.reason) == (Scope.USER, R.SCOPE_NOT_GRANTED)
-    assert "memory_scopes (granted: USER)" in p.message
-    principal = who(memory_scopes=frozenset({Scope.AGENT, Scope.USER}), sql_scopes=frozenset())
+    assert "memory_scopes (granted: TENANT, USER)" in p.message
+    principal = who(sql_scopes=frozenset())
     p = place(onto, principal, Scope.AGENT, item("person", "Bob"))
     assert (p.scope, p.reason) == (Scope.USER, R.PLACED)
 
@@ -362,10 +389,17 @@ def test_agent_and_user_targets_need_only_the_memory_grant(onto: Ontology) -> No
 def test_isolated_caller_never_reaches_tenant(onto: Ontology) -> None:
     # Reference 10.60: full grants, isolated -> stays, and says why.
     p = decide(onto, item("service", "checkout-api"), who(isolated=True))
-    assert (p.scope, p.moved, p.reason) == (Scope.USER, False, R.ISOLATED)
-    assert "isolated" in p.message
-    # Placement to the caller's own scopes still works.
-    assert decide(onto, item("person", "Bob"), who(isolated=True), Scope.AGENT).moved
+    assert p == Placement(
+        Scope.USER,
+        False,
+        R.ISOLATED,
+        "the caller is isolated from the tenant, so the tenant ontology does not apply; "
+        "it stays in USER",
+    )
+    # Unlike the reference, nothing moves between its own scopes either (finding 7): the
+    # move would tell the type's declared scope to a caller who may not read the ontology.
+    p = decide(onto, item("person", "Bob"), who(isolated=True), Scope.AGENT)
+    assert (p.scope, p.moved, p.reason, p.entity_type) == (Scope.AGENT, False, R.ISOLATED, None)
 
 
 def test_target_owner_missing_from_the_token(onto: Ontology) -> None:
@@ -397,12 +431,15 @@ def test_conflicting_types_advise_one_type(onto: Ontology) -> None:
     assert (p.reason, p.advisory, p.scope) == (R.PLACED, None, Scope.TENANT)
 
 
-def test_global_requested_by_an_admin_can_be_placed(onto: Ontology) -> None:
-    admin = who(roles=frozenset({Role.ADMIN}), memory_scopes=frozenset(Scope))
-    p = place(onto, admin, Scope.GLOBAL, item("service", "checkout-api"))
+def test_global_requested_by_an_operator_can_be_placed(onto: Ontology) -> None:
+    operator = who(roles=frozenset({Role.OPERATOR}), memory_scopes=frozenset(Scope))
+    p = place(onto, operator, Scope.GLOBAL, item("service", "checkout-api"))
     assert (p.scope, p.moved) == (Scope.TENANT, True)
-    p = place(onto, admin, Scope.GLOBAL, item("location", "Cluj"))
+    p = place(onto, operator, Scope.GLOBAL, item("location", "Cluj"))
     assert (p.scope, p.moved) == (Scope.GLOBAL, False)
+    admin = who(roles=frozenset({Role.ADMIN}), memory_scopes=frozenset(Scope))
+    with pytest.raises(Forbidden, match="operator role"):
+        place(onto, admin, Scope.GLOBAL, item("location", "Cluj"))
 
 
 # --- self detection ---------------------------------------------------------------------------
@@ -458,9 +495,10 @@ def test_self_guard_is_skipped_when_the_target_is_user(onto: Ontology) -> None:
 # --- order of the checks (reference 5.3) ------------------------------------------------------
 
 
-def test_order_ontology_state_wins_over_everything() -> None:
+def test_order_tenant_access_then_ontology_state_win_over_everything() -> None:
     draft = parse_ontology("## service\nscope: tenant\n")
-    assert decide(draft, item(None, None), who(isolated=True)).reason is R.DRAFT_ONTOLOGY
+    assert decide(draft, item(None, None), who(isolated=True)).reason is R.ISOLATED
+    assert decide(draft, item(None, None), who()).reason is R.DRAFT_ONTOLOGY
 
 
 @pytest.mark.parametrize(
@@ -468,11 +506,11 @@ def test_order_ontology_state_wins_over_everything() -> None:
     [
         (item(None, None), who(), R.TYPE_MISSING),
         (item("spaceship", None), who(), R.SUBJECT_MISSING),
-        (item("spaceship", "me"), who(isolated=True), R.TYPE_UNDECLARED),
-        (item("location", "me", "service"), who(isolated=True), R.NO_SCOPE_DECLARED),
-        (item("service", "me", "person"), who(isolated=True), R.SUBJECT_IS_SELF),
-        (item("service", "x", "person"), who(isolated=True, sql_scopes=None), R.CONFLICTING_TYPES),
-        (item("service", "x"), who(isolated=True, sql_scopes=None), R.SCOPE_NOT_GRANTED),
+        (item("spaceship", "me"), who(sql_scopes=None), R.TYPE_UNDECLARED),
+        (item("location", "me", "service"), who(sql_scopes=None), R.NO_SCOPE_DECLARED),
+        (item("service", "me", "person"), who(sql_scopes=None), R.SUBJECT_IS_SELF),
+        (item("service", "x", "person"), who(sql_scopes=None), R.CONFLICTING_TYPES),
+        (item("service", "x"), who(sql_scopes=None), R.SCOPE_NOT_GRANTED),
         (item("service", "x"), who(isolated=True), R.ISOLATED),
         (item("notebook", "x"), who(agent_name=None), R.OWNER_MISSING),
     ],
@@ -527,7 +565,7 @@ _subjects = st.sampled_from(["checkout-api", "me", "alice", "the user", "Cluj", 
     memory=_grants,
     sql=_grants,
     isolated=st.booleans(),
-    admin=st.booleans(),
+    roles=st.frozensets(st.sampled_from([Role.ADMIN, Role.OPERATOR])),
     user=st.sampled_from(["alice", None]),
     agent=st.sampled_from(["planner", None]),
     requested=_scopes,
@@ -540,7 +578,7 @@ def test_never_leaves_the_granted_scopes(
     memory: frozenset[Scope] | None,
     sql: frozenset[Scope] | None,
     isolated: bool,
-    admin: bool,
+    roles: frozenset[Role],
     user: str | None,
     agent: str | None,
     requested: Scope,
@@ -553,7 +591,7 @@ def test_never_leaves_the_granted_scopes(
         memory_scopes=memory,
         sql_scopes=sql,
         isolated=isolated,
-        roles=frozenset({Role.ADMIN}) if admin else frozenset(),
+        roles=roles,
         user_id=user,
         agent_name=agent,
     )
@@ -576,5 +614,10 @@ def test_never_leaves_the_granted_scopes(
             assert not isolated
     if isolated:
         assert p.scope not in (Scope.TENANT, Scope.GLOBAL)
-    if draft:
+    if Scope.TENANT not in granted_scopes(principal, Plane.MEMORY):
+        # No ontology detail: the answer is the one a tenant without any ontology gets.
+        assert p == place(None, principal, requested, item(None, None))
+        assert p.reason in (R.ISOLATED, R.NO_TENANT_ACCESS)
+        assert (p.moved, p.entity_type, p.advisory) == (False, None, None)
+    elif draft:
         assert p.reason is R.DRAFT_ONTOLOGY

@@ -27,7 +27,20 @@ def test_accepted_forms(text: str, expected: datetime) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "soon", "2020-13", "2020-02-30", "20", "2020-07-04T12:30:00", "2020/07/04", "1e3"],
+    [
+        "",
+        "soon",
+        "2020-13",
+        "2020-02-30",
+        "20",
+        "2020-07-04T12:30:00",
+        "2020/07/04",
+        "1e3",
+        "9999-12-31T23:59:59-23:59",  # a valid text whose UTC instant is past year 9999
+        "0001-01-01T00:00:00+00:01",  # and before year 1
+        "0000",
+        "\u0662\u0660\u0662\u0660",  # Arabic-Indic digits
+    ],
 )
 def test_refused_forms_name_the_field(text: str) -> None:
     with pytest.raises(InvalidArgument, match="asOf"):
@@ -43,3 +56,16 @@ def test_optional_and_interval_order() -> None:
     for end in (start, start - timedelta(days=1)):
         with pytest.raises(InvalidArgument, match="after"):
             check_interval(start, end)
+
+
+def test_the_ends_of_the_range_parse() -> None:
+    assert parse_time("9999-12-31T23:59:59Z", "asOf") == datetime(
+        9999, 12, 31, 23, 59, 59, tzinfo=UTC
+    )
+    assert parse_time("0001-01-01T23:59:00+23:59", "asOf") == datetime(1, 1, 1, 0, 0, tzinfo=UTC)
+
+
+def test_refusals_do_not_echo_long_values() -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        parse_time("x" * 10_000, "asOf")
+    assert len(refused.value.message) < 200

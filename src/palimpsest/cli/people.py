@@ -161,20 +161,12 @@ def memory_search(
 
     from palimpsest import recall as pure
     from palimpsest.mcp.render import hit_json
+    from palimpsest.mcp.tools import recall_request
     from palimpsest.resolvers import recall
     from palimpsest.resolvers.facts import time_view
 
     def work(svc: Services, who: Principal) -> Awaitable[recall.RecallResult]:
-        req = recall.RecallRequest(
-            query=query,
-            top_k=top_k,
-            sources=pure.SEARCH_DEFAULT,
-            view=time_view(svc, None, None),
-            rrf_k=svc.settings.rrf_k,
-            pool_factor=svc.settings.recall_pool_factor,
-            vector_weight=svc.settings.rrf_vector_weight,
-            fulltext_weight=svc.settings.rrf_fulltext_weight,
-        )
+        req = recall_request(svc, query, top_k, pure.SEARCH_DEFAULT, time_view(svc, None, None))
         return recall.recall(svc, who, [scope], req)
 
     result = _run(work)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from palimpsest.cli.apps import app, err, graphiql_app, neo4j_app, token_app
+from palimpsest.cli.apps import app, err, graphiql_app, neo4j_app, postgres_app, token_app
 from palimpsest.config import Settings
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.tokens import load_keys, mint
@@ -86,12 +86,43 @@ def neo4j_status() -> None:
         raise typer.Exit(1)
 
 
+@postgres_app.command("start")
+def postgres_start() -> None:
+    """Start the managed PostgreSQL (initdb on first use) and wait until it accepts logins."""
+    from palimpsest import postgres_local
+
+    s = postgres_local.start(Settings(), say=err)
+    err(f"postgres {s.dsn}")
+
+
+@postgres_app.command("stop")
+def postgres_stop() -> None:
+    """Stop the managed PostgreSQL (fast shutdown: open transactions roll back)."""
+    from palimpsest import postgres_local
+
+    postgres_local.stop(Settings(), say=err)
+
+
+@postgres_app.command("status")
+def postgres_status() -> None:
+    """Say whether the managed PostgreSQL is initialised and running; exit 1 when not running."""
+    from palimpsest import postgres_local
+
+    s = postgres_local.status(Settings())
+    typer.echo(f"installed={s.installed} running={s.running} pid={s.pid} {s.dsn} home={s.home}")
+    if not s.running:
+        raise typer.Exit(1)
+
+
 @token_app.command("mint")
 def token_mint(
     tenant: Annotated[str, typer.Option(help="Tenant id.")],
     user: Annotated[str | None, typer.Option(help="User id.")] = None,
     agent: Annotated[str | None, typer.Option(help="Agent name.")] = None,
-    admin: Annotated[bool, typer.Option(help="Grant the admin role.")] = False,
+    admin: Annotated[bool, typer.Option(help="Grant the tenant admin role.")] = False,
+    operator: Annotated[
+        bool, typer.Option(help="Grant the platform operator role (the only one with GLOBAL).")
+    ] = False,
     consolidator: Annotated[bool, typer.Option(help="Grant the consolidator role.")] = False,
     isolated: Annotated[bool, typer.Option(help="Mark the member isolated.")] = False,
     memory_scope: Annotated[
@@ -103,7 +134,8 @@ def token_mint(
     ttl: Annotated[int, typer.Option(min=1, help="Lifetime in seconds.")] = 3600,
 ) -> None:
     """Print a signed run token (only the token) on stdout."""
-    roles = {r for r, on in ((Role.ADMIN, admin), (Role.CONSOLIDATOR, consolidator)) if on}
+    flags = ((Role.ADMIN, admin), (Role.OPERATOR, operator), (Role.CONSOLIDATOR, consolidator))
+    roles = {r for r, on in flags if on}
     token = mint(
         load_keys(Settings()),
         tenant=tenant,

@@ -25,6 +25,10 @@ def serve_api(settings: Settings) -> None:
     require_free(settings.host, {settings.port: "PALIMPSEST_PORT or --port"})
     if _managed(settings):
         neo4j_local.start(settings, say=err)
+    if settings.sql_backend == "postgres" and settings.postgres_managed:
+        from palimpsest import postgres_local
+
+        postgres_local.start(settings, say=err)
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
     config = uvicorn.Config(
         create_app(settings), host=settings.host, port=settings.port, log_level="warning"
@@ -53,6 +57,8 @@ def announce(settings: Settings) -> None:
         err(f"Neo4j Browser: {s.browser_url} (user {settings.neo4j_user}, password in {where})")
     else:
         err(f"Neo4j: {settings.bolt_uri}")
+    if settings.metrics_port is not None:
+        err(f"metrics: http://{settings.metrics_host}:{settings.metrics_port}/metrics")
     err("Ready. Ctrl-C stops the API.")
 
 

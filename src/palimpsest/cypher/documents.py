@@ -122,14 +122,46 @@ RETURN fresh, c.revision AS revision
 """,
 )
 
+# Returns what the deleted chunks held in the term statistics, so the caller can take it out.
 DELETE_DOCUMENT = Statement(
     "DELETE_DOCUMENT",
     """
 MATCH (d:Document {scope_key: $scope_key, id: $id})
 OPTIONAL MATCH (c:Chunk {scope_key: $scope_key, document_id: $id})
 WITH d, collect(c) AS chunks
+WITH d, chunks, [c IN chunks WHERE c.ft_len IS NOT NULL |
+                 {ft: c.ft, ft_tf: c.ft_tf, speaker: c.speaker}] AS indexed
 FOREACH (c IN chunks | DETACH DELETE c)
 DETACH DELETE d
-RETURN size(chunks) - 1 AS chunks
+RETURN size(chunks) - 1 AS chunks, indexed
+""",
+)
+
+# A chunk set and its reading-order neighbours, each with its own neighbours' text: what a
+# full-text representation is rebuilt from after an edit or an append (``NEXT`` edges).
+READ_CHUNK_CONTEXT = Statement(
+    "READ_CHUNK_CONTEXT",
+    """
+MATCH (c:Chunk {scope_key: $scope_key})
+WHERE c.id IN $ids AND c.index IS NOT NULL
+OPTIONAL MATCH (p:Chunk {scope_key: $scope_key})-[:NEXT]->(c)
+OPTIONAL MATCH (c)-[:NEXT]->(n:Chunk {scope_key: $scope_key})
+WITH collect(c) + collect(p) + collect(n) AS around
+UNWIND around AS x
+WITH DISTINCT x
+OPTIONAL MATCH (xp:Chunk {scope_key: $scope_key})-[:NEXT]->(x)
+OPTIONAL MATCH (x)-[:NEXT]->(xn:Chunk {scope_key: $scope_key})
+RETURN x.id AS id, x.text AS text, x.ft AS ft, x.ft_tf AS ft_tf, x.speaker AS speaker,
+       x.ft_len IS NOT NULL AS indexed, xp.text AS prev, xn.text AS next
+""",
+)
+
+WRITE_CHUNK_TERMS = Statement(
+    "WRITE_CHUNK_TERMS",
+    """
+UNWIND $rows AS r
+MATCH (c:Chunk {scope_key: $scope_key, id: r.id})
+SET c += r.props
+RETURN count(c) AS written
 """,
 )

@@ -23,12 +23,13 @@ from datetime import UTC
 from typing import Any, LiteralString, Protocol, TypeVar
 
 import neo4j
-from neo4j import AsyncDriver, AsyncManagedTransaction
+from neo4j import AsyncDriver, AsyncManagedTransaction, Bookmarks
 from neo4j.exceptions import ConstraintError, Neo4jError, ServiceUnavailable, SessionExpired
 from neo4j.time import DateTime
 from prometheus_client import Histogram
 
-from palimpsest.errors import Conflict, Unavailable
+from palimpsest.cypher.causal import current as causal_scope
+from palimpsest.errors import Conflict, InvalidArgument, Unavailable
 from palimpsest.identity import ScopeRef
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ T = TypeVar("T")
 Row = dict[str, Any]
 # The parameters only a scope-bound handle may set.
 SCOPE_PARAMS = frozenset({"tenant_id", "scope", "owner_id", "scope_key"})
+_INVALID_BOOKMARK = "Neo.ClientError.Transaction.InvalidBookmark"
 
 CYPHER_SECONDS = Histogram(
     "palimpsest_cypher_seconds", "Time spent in one Cypher statement", ["statement"]
@@ -169,16 +171,32 @@ class Neo4jExecutor:
         async def unit(tx: AsyncManagedTransaction) -> T:
             return await work(lambda statement, params: _run(tx, statement, params))
 
+        # Read-your-writes across replicas (causal.py): start after the request's bookmarks,
+        # and hand the new ones back. The access mode routes the transaction on a cluster:
+        # writes to the leader, reads to a follower or read replica.
+        causal = causal_scope()
+        used = frozenset(causal.seen) if causal else frozenset()
         try:
-            async with self.driver.session(database=self.database) as session:
+            async with self.driver.session(
+                database=self.database,
+                bookmarks=Bookmarks.from_raw_values(used) if used else None,
+            ) as session:
                 if write:
-                    return await session.execute_write(unit)
-                return await session.execute_read(unit)
+                    result = await session.execute_write(unit)
+                else:
+                    result = await session.execute_read(unit)
+                if causal is not None:
+                    causal.after(used, (await session.last_bookmarks()).raw_values)
+                return result
         except ConstraintError as e:
             raise Conflict("the write collides with an existing row") from e
         except (ServiceUnavailable, SessionExpired) as e:
             raise Unavailable("the database is not reachable; retry shortly") from e
         except Neo4jError as e:
+            if e.code == _INVALID_BOOKMARK:
+                raise InvalidArgument(
+                    "x-palimpsest-bookmark names a transaction this database does not know"
+                ) from e
             # Translate by code, never by message text; the message may quote parameters.
             log.error("neo4j error code=%s", e.code)
             raise

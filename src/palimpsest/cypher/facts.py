@@ -73,7 +73,9 @@ ON CREATE SET o:$(item.object_label), o.id = item.object_id, o.name = item.objec
               o.model = $model, o.origin = $origin
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o)
 ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
-              f.text = item.text, f.embedding = item.embedding,
+              f.text = item.text, f.embedding = item.embedding, f.ft = item.ft,
+              f.ft_tf = item.ft_tf, f.ft_len = item.ft_len, f.years = item.years,
+              f.has_time = item.has_time,
               f.observed_at = item.observed_at, f.valid_at = item.valid_at,
               f.invalid_at = item.invalid_at, f.created_at = $now,
               f.source_chunk_id = item.source_chunk_id, f.source_start = item.source_start,
@@ -117,6 +119,15 @@ RETURN e.normalized_name AS name, collect(DISTINCT e.type) AS types
 """,
 )
 
+# Keyset paging in LIST_FACTS order: (valid_at, created_at, id), where an undated fact
+# (valid_at null) sorts after every dated one. No cursor: $after_id is null.
+_AFTER_FACT: LiteralString = """($after_id IS NULL
+    OR (f.valid_at IS NULL AND $after_valid_at IS NOT NULL)
+    OR f.valid_at > $after_valid_at
+    OR ((f.valid_at = $after_valid_at OR (f.valid_at IS NULL AND $after_valid_at IS NULL))
+        AND (f.created_at > $after_created_at
+             OR (f.created_at = $after_created_at AND f.id > $after_id))))"""
+
 LIST_FACTS = Statement(
     "LIST_FACTS",
     """
@@ -126,6 +137,9 @@ WHERE ($subject_norm IS NULL OR s.normalized_name = $subject_norm)
   AND ($predicate IS NULL OR f.predicate = $predicate)
   AND """
     + FACT_VISIBLE
+    + """
+  AND """
+    + _AFTER_FACT
     + """
 RETURN"""
     + FACT_COLUMNS

@@ -5,6 +5,7 @@ from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
 
 _ENTITY = "RETURN e.id AS id, e.type AS type, e.name AS name"
 
+# Paged in (normalized_name, type) order, unique per scope; no cursor: $after_name is null.
 FIND_ENTITIES = Statement(
     "FIND_ENTITIES",
     """
@@ -12,9 +13,11 @@ MATCH (e:Entity {scope_key: $scope_key})
 WHERE ($type IS NULL OR e.type = $type)
   AND ($name IS NULL OR e.normalized_name = $name)
   AND ($contains IS NULL OR e.normalized_name CONTAINS $contains)
+  AND ($after_name IS NULL OR e.normalized_name > $after_name
+       OR (e.normalized_name = $after_name AND e.type > $after_type))
 """
     + _ENTITY
-    + """
+    + """, e.normalized_name AS normalized_name
 ORDER BY e.normalized_name, e.type
 LIMIT $limit
 """,

@@ -50,9 +50,12 @@ ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id
 SET s.touched_at = $now
 WITH s
 OPTIONAL MATCH (m:Memory {scope_key: $scope_key, key: $key})
-WHERE (m.expires_at IS NULL OR m.expires_at > $now)
-RETURN m.value AS value, m.expires_at AS expires_at, m.embed_mode AS embed_mode,
-       m.text AS text
+WITH m, m IS NOT NULL AND (m.expires_at IS NULL OR m.expires_at > $now) AS live
+RETURN CASE WHEN live THEN m.value END AS value,
+       CASE WHEN live THEN m.expires_at END AS expires_at,
+       CASE WHEN live THEN m.embed_mode END AS embed_mode,
+       CASE WHEN live THEN m.text END AS text,
+       m.ft AS ft, m.ft_tf AS ft_tf, m.ft_len AS ft_len, m.speaker AS speaker
 """,
 )
 
@@ -75,6 +78,8 @@ SET m.created_at = CASE
       THEN $now ELSE m.created_at END,
     m.value = $value, m.bytes = $bytes, m.expires_at = $expires_at, m.updated_at = $now,
     m.text = $text, m.embedding = $embedding, m.embed_mode = $embed_mode,
+    m.ft = $ft, m.ft_tf = $ft_tf, m.ft_len = $ft_len, m.years = $years,
+    m.has_time = $has_time, m.speaker = $speaker,
     m.session_id = $session_id, m.run_id = $run_id, m.agent_name = $agent_name,
     m.model = $model, m.origin = $origin, m.compaction_generation = $compaction_generation
 """
@@ -85,8 +90,9 @@ DELETE_MEMORY = Statement(
     "DELETE_MEMORY",
     """
 MATCH (m:Memory {scope_key: $scope_key, key: $key})
-WITH m, (m.expires_at IS NULL OR m.expires_at > $now) AS live
+WITH m, (m.expires_at IS NULL OR m.expires_at > $now) AS live, m.ft AS ft, m.ft_tf AS ft_tf,
+     m.ft_len AS ft_len, m.speaker AS speaker
 DETACH DELETE m
-RETURN live
+RETURN live, ft, ft_tf, ft_len, speaker
 """,
 )

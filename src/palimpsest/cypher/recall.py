@@ -1,11 +1,15 @@
-"""The two legs of hybrid recall, per kind of row: a vector leg and a full-text leg.
+"""The legs of hybrid recall, per kind of row, and the final load of the chosen rows.
 
-Vector legs filter on ``scope_key`` inside the index (``SEARCH ... WHERE``), so a tiny scope
-is searched as thoroughly as a big one. Full-text legs carry the scope as a required clause
-of the Lucene query. Both re-check the scope in Cypher after the index call, and apply the
-row filters (expiry, key prefix, validity) as a ``live`` flag, so the resolver can tell a
-short pool (over-fetch) from a small scope (exact fallback). Vector scores are Neo4j's normalised
-cosine, ``(1 + cos) / 2``; the resolver turns them back into the raw cosine.
+Candidate legs return only what ranking needs: the row id, its score (vector) or its stored
+terms, frequencies and length (full-text), and a ``live`` flag for the row filters (expiry, key
+prefix, validity), so the resolver can tell a short pool (over-fetch) from a small scope
+(exact fallback). The rows that survive fusion are then loaded once, by id.
+
+Vector legs filter on ``scope_key`` inside the index (``SEARCH ... WHERE``); their scores
+are Neo4j's normalised cosine, ``(1 + cos) / 2``. Full-text legs ask Lucene only *which*
+rows of the scope hold the query terms (the scope is a required clause of the query, and
+the limit is the scope's own count of such rows), never how well: BM25 is computed by the
+resolver with the scope's own statistics. Every leg re-checks the scope after the index call.
 """
 
 from typing import LiteralString
@@ -13,31 +17,54 @@ from typing import LiteralString
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
 
-_MEMORY_LIVE: LiteralString = """
-WITH m, score
-WHERE m.scope_key = $scope_key
-RETURN score, m.key STARTS WITH $prefix AND (m.expires_at IS NULL OR m.expires_at > $now) AS live,
-       m {.key, .scope, .text, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
-                 .agent_name, .model, .origin, .compaction_generation} AS row
-"""
-
-_CHUNK_LIVE: LiteralString = """
-WITH c, score
-WHERE c.scope_key = $scope_key
-RETURN score, c.index IS NOT NULL AS live,
-       c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
-                 .session_id, .run_id, .agent_name, .model, .origin} AS row
-"""
-
-_FACT_LIVE: LiteralString = (
-    """
-MATCH (s:Entity)-[f]->(o:Entity)
-WHERE f.scope_key = $scope_key
-RETURN score, """
-    + FACT_VISIBLE
-    + """ AS live,"""
-    + FACT_COLUMNS
+_MEMORY_LIVE: LiteralString = (
+    "m.key STARTS WITH $prefix AND (m.expires_at IS NULL OR m.expires_at > $now)"
 )
+_CHUNK_LIVE: LiteralString = "c.index IS NOT NULL"
+
+
+def _scored(var: LiteralString, ident: LiteralString, live: LiteralString) -> LiteralString:
+    """The tail of a vector leg: one record of parallel lists in rank order (one record
+    decodes far faster than one per row)."""
+    return (
+        "\nWITH "
+        + var
+        + ", score\nWHERE "
+        + var
+        + ".scope_key = $scope_key\nRETURN collect("
+        + ident
+        + ") AS ids, collect(score) AS scores, collect(coalesce("
+        + live
+        + ", false)) AS live"
+    )
+
+
+_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE)
+_CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE)
+_FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE)
+
+
+def _terms(var: LiteralString, ident: LiteralString, live: LiteralString) -> LiteralString:
+    """The tail of a full-text leg: each row's stored terms, frequencies and length, as one
+    record of parallel lists (the resolver picks the query terms' frequencies out)."""
+    return (
+        "\nWITH "
+        + var
+        + " WHERE "
+        + var
+        + ".scope_key = $scope_key\nRETURN collect("
+        + ident
+        + ") AS ids, collect(coalesce("
+        + var
+        + ".ft_len, 0)) AS lens, collect(coalesce("
+        + live
+        + ", false)) AS live, collect(coalesce("
+        + var
+        + ".ft, '')) AS ft, collect(coalesce("
+        + var
+        + ".ft_tf, [])) AS tf"
+    )
+
 
 VECTOR_MEMORY = Statement(
     "VECTOR_MEMORY",
@@ -46,16 +73,15 @@ MATCH (m:Memory)
   SEARCH m IN (VECTOR INDEX memory_embedding FOR $vector WHERE m.scope_key = $scope_key
                LIMIT $k)
   SCORE AS score"""
-    + _MEMORY_LIVE,
+    + _MEMORY_SCORED,
 )
 
-FULLTEXT_MEMORY = Statement(
-    "FULLTEXT_MEMORY",
+TERMS_MEMORY = Statement(
+    "TERMS_MEMORY",
     """CYPHER 25
 MATCH (m:Memory)
-  SEARCH m IN (FULLTEXT INDEX memory_text FOR $lucene LIMIT $k)
-  SCORE AS score"""
-    + _MEMORY_LIVE,
+  SEARCH m IN (FULLTEXT INDEX memory_terms FOR $lucene LIMIT $k)"""
+    + _terms("m", "m.key", _MEMORY_LIVE),
 )
 
 VECTOR_CHUNKS = Statement(
@@ -65,16 +91,15 @@ MATCH (c:Chunk)
   SEARCH c IN (VECTOR INDEX chunk_embedding FOR $vector WHERE c.scope_key = $scope_key
                LIMIT $k)
   SCORE AS score"""
-    + _CHUNK_LIVE,
+    + _CHUNK_SCORED,
 )
 
-FULLTEXT_CHUNKS = Statement(
-    "FULLTEXT_CHUNKS",
+TERMS_CHUNKS = Statement(
+    "TERMS_CHUNKS",
     """CYPHER 25
 MATCH (c:Chunk)
-  SEARCH c IN (FULLTEXT INDEX chunk_text FOR $lucene LIMIT $k)
-  SCORE AS score"""
-    + _CHUNK_LIVE,
+  SEARCH c IN (FULLTEXT INDEX chunk_terms FOR $lucene LIMIT $k)"""
+    + _terms("c", "c.id", _CHUNK_LIVE),
 )
 
 VECTOR_FACTS = Statement(
@@ -84,29 +109,29 @@ MATCH ()-[f:FACT]->()
   SEARCH f IN (VECTOR INDEX fact_embedding FOR $vector WHERE f.scope_key = $scope_key
                LIMIT $k)
   SCORE AS score"""
-    + _FACT_LIVE,
+    + _FACT_SCORED,
 )
 
-FULLTEXT_FACTS = Statement(
-    "FULLTEXT_FACTS",
+TERMS_FACTS = Statement(
+    "TERMS_FACTS",
     """CYPHER 25
 MATCH ()-[f:FACT]->()
-  SEARCH f IN (FULLTEXT INDEX fact_text FOR $lucene LIMIT $k)
-  SCORE AS score"""
-    + _FACT_LIVE,
+  SEARCH f IN (FULLTEXT INDEX fact_terms FOR $lucene LIMIT $k)"""
+    + _terms("f", "f.id", FACT_VISIBLE),
 )
 
-# Exact legs: every embedded row of the scope, scored by cosine. The planner uses them when
-# the index returns fewer rows than asked (a scope smaller than the pool, or an ANN short read).
+# Exact legs: every embedded row of the scope, scored by cosine. The planner uses them for
+# scopes up to ``recall_exact_max_rows`` rows, and when the index returns fewer rows than
+# asked (a scope smaller than the pool, or an ANN short read).
 EXACT_CHUNKS = Statement(
     "EXACT_CHUNKS",
     """
 MATCH (c:Chunk {scope_key: $scope_key})
 WHERE c.embedding IS NOT NULL
 WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
-ORDER BY score DESC
+ORDER BY score DESC, c.id
 LIMIT $k"""
-    + _CHUNK_LIVE,
+    + _CHUNK_SCORED,
 )
 
 EXACT_MEMORY = Statement(
@@ -115,9 +140,9 @@ EXACT_MEMORY = Statement(
 MATCH (m:Memory {scope_key: $scope_key})
 WHERE m.embedding IS NOT NULL
 WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
-ORDER BY score DESC
+ORDER BY score DESC, m.key
 LIMIT $k"""
-    + _MEMORY_LIVE,
+    + _MEMORY_SCORED,
 )
 
 EXACT_FACTS = Statement(
@@ -126,7 +151,43 @@ EXACT_FACTS = Statement(
 MATCH ()-[f:FACT {scope_key: $scope_key}]->()
 WHERE f.embedding IS NOT NULL
 WITH f, vector.similarity.cosine(f.embedding, $vector) AS score
-ORDER BY score DESC
+ORDER BY score DESC, f.id
 LIMIT $k"""
-    + _FACT_LIVE,
+    + _FACT_SCORED,
+)
+
+# The final load: the rows fusion kept, with what boosts and filters read.
+_CUES: LiteralString = ".years, .has_time, .speaker"
+
+LOAD_MEMORY = Statement(
+    "LOAD_MEMORY",
+    """
+MATCH (m:Memory {scope_key: $scope_key})
+WHERE m.key IN $ids
+RETURN m.key AS id,
+       m {.key, .scope, .text, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
+          .agent_name, .model, .origin, .compaction_generation, """
+    + _CUES
+    + "} AS row",
+)
+
+LOAD_CHUNKS = Statement(
+    "LOAD_CHUNKS",
+    """
+MATCH (c:Chunk)
+WHERE c.id IN $ids AND c.scope_key = $scope_key
+RETURN c.id AS id,
+       c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
+          .session_id, .run_id, .agent_name, .model, .origin, """
+    + _CUES
+    + "} AS row",
+)
+
+LOAD_FACTS = Statement(
+    "LOAD_FACTS",
+    """
+MATCH (s:Entity)-[f:FACT]->(o:Entity)
+WHERE f.id IN $ids AND f.scope_key = $scope_key
+RETURN f.id AS id, f.years AS years, f.has_time AS has_time,"""
+    + FACT_COLUMNS,
 )

@@ -62,6 +62,11 @@ CONSTRAINTS = (
         "FOR (p:PendingSpan) REQUIRE p.id IS UNIQUE",
     ),
     _unscoped(
+        "CONSTRAINT_TERM_STATS",
+        "CREATE CONSTRAINT term_stats_key IF NOT EXISTS "
+        "FOR (s:TermStats) REQUIRE (s.scope_key, s.kind, s.term, s.shard) IS UNIQUE",
+    ),
+    _unscoped(
         "CONSTRAINT_SCHEMA_INFO",
         "CREATE CONSTRAINT schema_info_id IF NOT EXISTS FOR (s:SchemaInfo) REQUIRE s.id IS UNIQUE",
     ),
@@ -104,6 +109,13 @@ RANGE_INDEXES = (
         "INDEX_FACT_KNOWN",
         "CREATE INDEX fact_known IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.created_at, f.expired_at)",
     ),
+    # Statistics are read by (scope, kind, term) whatever the shard: the unique constraint's
+    # index needs the shard too, so it cannot serve those reads.
+    _unscoped(
+        "INDEX_TERM_STATS",
+        "CREATE INDEX term_stats_lookup IF NOT EXISTS "
+        "FOR (s:TermStats) ON (s.scope_key, s.kind, s.term)",
+    ),
     _unscoped(
         "INDEX_PENDING_QUEUE",
         "CREATE INDEX pending_queue IF NOT EXISTS "
@@ -130,29 +142,32 @@ VECTOR_INDEXES = (
     ),
 )
 
+# Full-text indexes hold each row's pre-analyzed terms (``ft``, whitespace analyzer): Lucene
+# only finds the rows of a scope that hold a term; BM25 is computed with the scope's own
+# statistics (``fulltext.py``), so no index-wide statistic reaches a score.
 FULLTEXT_INDEXES = (
     _unscoped(
         "INDEX_MEMORY_FULLTEXT",
-        "CREATE FULLTEXT INDEX memory_text IF NOT EXISTS "
-        "FOR (m:Memory) ON EACH [m.text, m.scope_key] OPTIONS $options",
+        "CREATE FULLTEXT INDEX memory_terms IF NOT EXISTS "
+        "FOR (m:Memory) ON EACH [m.ft, m.scope_key] OPTIONS $options",
     ),
     _unscoped(
         "INDEX_CHUNK_FULLTEXT",
-        "CREATE FULLTEXT INDEX chunk_text IF NOT EXISTS "
-        "FOR (c:Chunk) ON EACH [c.text, c.scope_key] OPTIONS $options",
+        "CREATE FULLTEXT INDEX chunk_terms IF NOT EXISTS "
+        "FOR (c:Chunk) ON EACH [c.ft, c.scope_key] OPTIONS $options",
     ),
     _unscoped(
         "INDEX_FACT_FULLTEXT",
-        "CREATE FULLTEXT INDEX fact_text IF NOT EXISTS "
-        "FOR ()-[f:FACT]-() ON EACH [f.text, f.scope_key] OPTIONS $options",
+        "CREATE FULLTEXT INDEX fact_terms IF NOT EXISTS "
+        "FOR ()-[f:FACT]-() ON EACH [f.ft, f.scope_key] OPTIONS $options",
     ),
 )
 
 # Full-text indexes cannot change analyzer in place: a stale one is dropped and rebuilt.
 DROP_FULLTEXT = {
-    "memory_text": _unscoped("DROP_MEMORY_FULLTEXT", "DROP INDEX memory_text IF EXISTS"),
-    "chunk_text": _unscoped("DROP_CHUNK_FULLTEXT", "DROP INDEX chunk_text IF EXISTS"),
-    "fact_text": _unscoped("DROP_FACT_FULLTEXT", "DROP INDEX fact_text IF EXISTS"),
+    "memory_terms": _unscoped("DROP_MEMORY_FULLTEXT", "DROP INDEX memory_terms IF EXISTS"),
+    "chunk_terms": _unscoped("DROP_CHUNK_FULLTEXT", "DROP INDEX chunk_terms IF EXISTS"),
+    "fact_terms": _unscoped("DROP_FACT_FULLTEXT", "DROP INDEX fact_terms IF EXISTS"),
 }
 
 AWAIT_INDEXES = _unscoped("AWAIT_INDEXES", "CALL db.awaitIndexes(300)")

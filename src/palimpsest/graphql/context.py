@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphql import DocumentNode
 from starlette.requests import Request
 from starlette.responses import Response
 from strawberry.types import Info as _Info
@@ -19,6 +20,8 @@ class Context:
     response: Response | None
     services: Services
     caller: Principal | None
+    # Parsed, limit-checked and validated by the view off the event loop (view.py).
+    document: DocumentNode | None = None
 
     @property
     def principal(self) -> Principal:

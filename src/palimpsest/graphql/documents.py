@@ -5,9 +5,20 @@ from __future__ import annotations
 from datetime import datetime
 
 import strawberry
+from strawberry import ID
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
-from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.graphql.scalars import Instant
+from palimpsest.graphql.types import (
+    AfterArg,
+    ChunkType,
+    LimitArg,
+    Page,
+    Provenance,
+    Scope,
+    page_of,
+)
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as ops
 from palimpsest.schema import models
@@ -24,16 +35,13 @@ class Span:
     end_char: int
 
 
-@strawberry.type(
-    description="A typed piece of a document: heading, paragraph, list_item, code, "
-    "table, quote, html or thematic_break."
-)
+@strawberry.type(description="A typed piece of a document.")
 class Chunk:
-    id: str
-    document_id: str
-    type: str
+    id: ID
+    document_id: ID
+    type: ChunkType
     text: str
-    parent_id: str | None = strawberry.field(
+    parent_id: ID | None = strawberry.field(
         description="The enclosing chunk; null for top-level chunks (children of the document)."
     )
     position: int = strawberry.field(description="Order among the parent's children.")
@@ -50,11 +58,11 @@ class Chunk:
     @classmethod
     def of(cls, c: models.Chunk) -> Chunk:
         return cls(
-            id=c.id,
-            document_id=c.document_id,
-            type=c.type,
+            id=ID(c.id),
+            document_id=ID(c.document_id),
+            type=ChunkType(c.type),
             text=c.text,
-            parent_id=c.parent_id,
+            parent_id=ID(c.parent_id) if c.parent_id else None,
             position=c.position,
             index=c.index,
             level=c.level,
@@ -75,7 +83,7 @@ class Chunk:
 
 @strawberry.type
 class DocumentSummary:
-    id: str
+    id: ID
     title: str | None
     path: str | None
     chunk_count: int
@@ -86,7 +94,7 @@ class DocumentSummary:
     @classmethod
     def of(cls, s: models.DocumentSummary) -> DocumentSummary:
         return cls(
-            id=s.id,
+            id=ID(s.id),
             title=s.title,
             path=s.path,
             chunk_count=s.chunk_count,
@@ -116,7 +124,7 @@ class DocumentInput:
     markdown: str
     title: str | None = None
     path: str | None = None
-    observed_at: str | None = None
+    observed_at: Instant | None = None
 
 
 @strawberry.type
@@ -126,28 +134,36 @@ class DeletedDocument:
 
 @strawberry.type
 class DocumentQuery:
-    @strawberry.field(description="Documents in the scope, by path prefix, paged by id.")
+    @strawberry.field(
+        description="Documents in the scope by path prefix, in id order, paged (limit at most "
+        f"{ops.MAX_LIST_LIMIT})."
+    )
     async def documents(
         self,
         info: Info,
         scope: Scope,
         path_prefix: str = "",
-        limit: int = 100,
-        after: str | None = None,
-    ) -> list[DocumentSummary]:
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[DocumentSummary]:
         c = info.context
         found = await ops.list_documents(c.services, c.principal, scope, path_prefix, limit, after)
-        return [DocumentSummary.of(s) for s in found]
+        return page_of(found, DocumentSummary.of)
 
-    @strawberry.field(description="One document with its chunk tree and its Markdown export.")
-    async def document(self, info: Info, scope: Scope, id: str) -> Document:
+    @strawberry.field(
+        description="One document with its chunk tree and its Markdown export; null when the "
+        "scope holds no such document."
+    )
+    async def document(self, info: Info, scope: Scope, id: ID) -> Document | None:
         c = info.context
-        return Document.of(await ops.get_document(c.services, c.principal, scope, id))
+        found = await ops.get_document(c.services, c.principal, scope, id)
+        return Document.of(found) if found else None
 
-    @strawberry.field(description="One chunk.")
-    async def chunk(self, info: Info, scope: Scope, id: str) -> Chunk:
+    @strawberry.field(description="One chunk; null when the scope holds no such chunk.")
+    async def chunk(self, info: Info, scope: Scope, id: ID) -> Chunk | None:
         c = info.context
-        return Chunk.of(await ops.get_chunk(c.services, c.principal, scope, id))
+        found = await ops.get_chunk(c.services, c.principal, scope, id)
+        return Chunk.of(found) if found else None
 
 
 @strawberry.type
@@ -163,7 +179,7 @@ class DocumentMutation:
         markdown: str,
         title: str | None = None,
         path: str | None = None,
-        observed_at: str | None = None,
+        observed_at: Instant | None = None,
     ) -> Document:
         c = info.context
         doc = await importer.import_document(
@@ -187,14 +203,14 @@ class DocumentMutation:
 
     @strawberry.mutation(description="Edit one chunk's text; a stale `revision` is a CONFLICT.")
     async def update_chunk(
-        self, info: Info, scope: Scope, id: str, text: str, revision: int
+        self, info: Info, scope: Scope, id: ID, text: str, revision: int
     ) -> Chunk:
         c = info.context
         chunk = await ops.update_chunk(c.services, c.principal, scope, id, text, revision)
         return Chunk.of(chunk)
 
     @strawberry.mutation(description="Delete a document and all its chunks.")
-    async def delete_document(self, info: Info, scope: Scope, id: str) -> DeletedDocument:
+    async def delete_document(self, info: Info, scope: Scope, id: ID) -> DeletedDocument:
         c = info.context
         count = await ops.delete_document(c.services, c.principal, scope, id)
         return DeletedDocument(chunks_deleted=count)

@@ -6,17 +6,16 @@ from datetime import datetime
 from enum import Enum
 
 import strawberry
+from strawberry import ID
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
-from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.graphql.scalars import Instant
+from palimpsest.graphql.types import AfterArg, ChunkType, LimitArg, Page, Provenance, Scope, page_of
 from palimpsest.resolvers import facts as ops
 from palimpsest.resolvers import graph
 from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
 from palimpsest.schema import models
-
-TIME_HELP = (
-    "YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339 with offset; a partial date is its first instant."
-)
 
 
 @strawberry.enum(description="A judge's verdict; it sets the fact's confidence.")
@@ -29,13 +28,13 @@ class Verdict(Enum):
 
 @strawberry.type
 class Entity:
-    id: str
+    id: ID
     type: str
     name: str
 
     @classmethod
     def of(cls, e: models.Entity) -> Entity:
-        return cls(id=e.id, type=e.type, name=e.name)
+        return cls(id=ID(e.id), type=e.type, name=e.name)
 
 
 @strawberry.type(
@@ -44,7 +43,7 @@ class Entity:
 )
 class Fact:
     scope: Scope
-    id: str
+    id: ID
     subject: Entity
     predicate: str
     object: Entity
@@ -55,10 +54,10 @@ class Fact:
     invalid_at: datetime | None
     created_at: datetime
     expired_at: datetime | None
-    supersedes: str | None
-    superseded_by: str | None
+    supersedes: ID | None
+    superseded_by: ID | None
     confidence: float | None
-    verdict: str | None
+    verdict: Verdict | None
     judge_reason: str | None
     provenance: Provenance
 
@@ -66,7 +65,7 @@ class Fact:
     def of(cls, f: models.Fact) -> Fact:
         return cls(
             scope=f.scope,
-            id=f.id,
+            id=ID(f.id),
             subject=Entity.of(f.subject),
             predicate=f.predicate,
             object=Entity.of(f.object),
@@ -77,10 +76,10 @@ class Fact:
             invalid_at=f.invalid_at,
             created_at=f.created_at,
             expired_at=f.expired_at,
-            supersedes=f.supersedes,
-            superseded_by=f.superseded_by,
+            supersedes=ID(f.supersedes) if f.supersedes else None,
+            superseded_by=ID(f.superseded_by) if f.superseded_by else None,
             confidence=f.confidence,
-            verdict=f.verdict,
+            verdict=Verdict(f.verdict) if f.verdict else None,
             judge_reason=f.judge_reason,
             provenance=Provenance.of(f.provenance),
         )
@@ -96,7 +95,7 @@ class EntityInput:
     description="The span of a chunk (character offsets into its text) a fact was taken from."
 )
 class SourceInput:
-    chunk_id: str
+    chunk_id: ID
     start: int
     end: int
 
@@ -116,9 +115,13 @@ class FactInput:
         default=None,
         description="Idempotency key; default derived from subject, predicate, object and validAt.",
     )
-    observed_at: str | None = strawberry.field(default=None, description=TIME_HELP)
-    valid_at: str | None = strawberry.field(default=None, description=TIME_HELP)
-    invalid_at: str | None = strawberry.field(default=None, description=TIME_HELP)
+    observed_at: Instant | None = None
+    valid_at: Instant | None = strawberry.field(
+        default=None, description="When the fact starts being true (inclusive)."
+    )
+    invalid_at: Instant | None = strawberry.field(
+        default=None, description="When the fact stops being true (exclusive)."
+    )
     source: SourceInput | None = None
 
     def draft(self) -> FactDraft:
@@ -146,9 +149,9 @@ class SupersedeResult:
 
 @strawberry.type
 class ChunkRef:
-    id: str
-    document_id: str
-    type: str
+    id: ID
+    document_id: ID
+    type: ChunkType
     text: str
 
 
@@ -162,36 +165,60 @@ class GraphRecallResult:
 
 @strawberry.type
 class FactQuery:
-    @strawberry.field(description="Facts, by subject and predicate, as of a time (default now).")
+    @strawberry.field(
+        description="Facts by subject and predicate as of a time (default now), in "
+        "(validAt, createdAt, id) order with undated facts last, paged (limit at most "
+        f"{ops.MAX_LIST_LIMIT})."
+    )
     async def facts(
         self,
         info: Info,
         scope: Scope,
         subject: EntityInput | None = None,
         predicate: str | None = None,
-        as_of: str | None = None,
-        known_at: str | None = None,
+        as_of: Instant | None = None,
+        known_at: Instant | None = None,
         include_retired: bool = False,
         include_refuted: bool = False,
-        limit: int = 100,
-    ) -> list[Fact]:
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[Fact]:
         c = info.context
         view = ops.time_view(c.services, as_of, known_at, include_retired, include_refuted)
         ref = EntityRef(subject.type, subject.name) if subject else None
-        found = await ops.list_facts(c.services, c.principal, scope, view, ref, predicate, limit)
-        return [Fact.of(f) for f in found]
+        found = await ops.list_facts(
+            c.services, c.principal, scope, view, ref, predicate, limit, after
+        )
+        return page_of(found, Fact.of)
 
-    @strawberry.field(description="One fact by id, whatever its time.")
-    async def fact(self, info: Info, scope: Scope, id: str) -> Fact:
+    @strawberry.field(
+        description="One fact by id, whatever its time; null when the scope holds no such fact."
+    )
+    async def fact(self, info: Info, scope: Scope, id: ID) -> Fact | None:
         c = info.context
-        return Fact.of(await ops.get_fact(c.services, c.principal, scope, id))
+        found = await ops.find_fact(c.services, c.principal, scope, id)
+        return Fact.of(found) if found else None
 
-    @strawberry.field(description="The fact's supersession chain, oldest first.")
-    async def fact_history(self, info: Info, scope: Scope, id: str) -> list[Fact]:
+    @strawberry.field(
+        description="The fact's supersession chain, oldest first, paged; null when the scope "
+        "holds no such fact."
+    )
+    async def fact_history(
+        self,
+        info: Info,
+        scope: Scope,
+        id: ID,
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[Fact] | None:
         c = info.context
-        return [Fact.of(f) for f in await ops.history(c.services, c.principal, scope, id)]
+        found = await ops.history(c.services, c.principal, scope, id, limit, after)
+        return page_of(found, Fact.of) if found else None
 
-    @strawberry.field(description="Entities by type, exact name, or a name fragment.")
+    @strawberry.field(
+        description="Entities by type, exact name, or a name fragment, in (normalised name, "
+        f"type) order, paged (limit at most {graph.MAX_LIST_LIMIT})."
+    )
     async def entities(
         self,
         info: Info,
@@ -199,13 +226,14 @@ class FactQuery:
         type: str | None = None,
         name: str | None = None,
         contains: str | None = None,
-        limit: int = 100,
-    ) -> list[Entity]:
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[Entity]:
         c = info.context
         found = await graph.find_entities(
-            c.services, c.principal, scope, type, name, contains, limit
+            c.services, c.principal, scope, type, name, contains, limit, after
         )
-        return [Entity.of(e) for e in found]
+        return page_of(found, Entity.of)
 
     @strawberry.field(
         description="Walk the graph from a query's best facts or from seed "
@@ -216,10 +244,10 @@ class FactQuery:
         info: Info,
         scope: Scope,
         query: str | None = None,
-        seed_ids: list[str] | None = None,
+        seed_ids: list[ID] | None = None,
         hops: int = 1,
-        as_of: str | None = None,
-        known_at: str | None = None,
+        as_of: Instant | None = None,
+        known_at: Instant | None = None,
         include_retired: bool = False,
         include_refuted: bool = False,
         limit: int = 50,
@@ -227,14 +255,16 @@ class FactQuery:
         c = info.context
         view = ops.time_view(c.services, as_of, known_at, include_retired, include_refuted)
         found = await graph.recall(
-            c.services, c.principal, scope, view, query, seed_ids or [], hops, limit
+            c.services, c.principal, scope, view, query, list(seed_ids or []), hops, limit
         )
         return GraphRecallResult(
             seeds=[Entity.of(e) for e in found.seeds],
             entities=[Entity.of(e) for e in found.entities],
             facts=[Fact.of(f) for f in found.facts],
             chunks=[
-                ChunkRef(id=x.id, document_id=x.document_id, type=x.type, text=x.text)
+                ChunkRef(
+                    id=ID(x.id), document_id=ID(x.document_id), type=ChunkType(x.type), text=x.text
+                )
                 for x in found.chunks
             ],
         )
@@ -246,23 +276,21 @@ class FactMutation:
         description="Supersede a fact: it stops being true when `byId` starts, "
         "is retired now, and keeps answering about the past."
     )
-    async def supersede_fact(
-        self, info: Info, scope: Scope, id: str, by_id: str
-    ) -> SupersedeResult:
+    async def supersede_fact(self, info: Info, scope: Scope, id: ID, by_id: ID) -> SupersedeResult:
         c = info.context
         old, new, already = await ops.supersede(c.services, c.principal, scope, id, by_id)
         return SupersedeResult(retired=Fact.of(old), replacement=Fact.of(new), already=already)
 
     @strawberry.mutation(description="Say a fact stopped being true, without a replacement.")
     async def retract_fact(
-        self, info: Info, scope: Scope, id: str, invalid_at: str | None = None
+        self, info: Info, scope: Scope, id: ID, invalid_at: Instant | None = None
     ) -> Fact:
         c = info.context
         return Fact.of(await ops.retract(c.services, c.principal, scope, id, invalid_at))
 
     @strawberry.mutation(description="Judge a fact; `UNSUPPORTED` hides it from reads by default.")
     async def judge_fact(
-        self, info: Info, scope: Scope, id: str, verdict: Verdict, reason: str
+        self, info: Info, scope: Scope, id: ID, verdict: Verdict, reason: str
     ) -> Fact:
         c = info.context
         fact = await ops.judge(c.services, c.principal, scope, id, verdict.value, reason)

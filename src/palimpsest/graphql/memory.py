@@ -8,8 +8,9 @@ from typing import Annotated
 import strawberry
 from strawberry.scalars import JSON
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
-from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.graphql.types import AfterArg, LimitArg, Page, Provenance, Scope, page_of
 from palimpsest.resolvers import memory as ops
 from palimpsest.schema import models
 
@@ -42,14 +43,6 @@ class MemoryEntry:
 
 
 @strawberry.type
-class MemoryPage:
-    entries: list[MemoryEntry]
-    next_after: str | None = strawberry.field(
-        description="Pass as `after` for the next page; null when this page is the last."
-    )
-
-
-@strawberry.type
 class DeleteResult:
     deleted: bool = strawberry.field(description="False when there was no live entry.")
 
@@ -74,20 +67,20 @@ class MemoryQuery:
         entry = await ops.get(c.services, c.principal, scope, key)
         return MemoryEntry.of(entry) if entry else None
 
-    @strawberry.field(description="List live entries by key prefix, in key order, paged.")
+    @strawberry.field(
+        description="Live entries by key prefix, in key order, paged (limit at most 1000)."
+    )
     async def memories(
         self,
         info: Info,
         scope: Scope,
         prefix: str = "",
-        limit: int = 100,
-        after: str | None = None,
-    ) -> MemoryPage:
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[MemoryEntry]:
         c = info.context
-        page = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after)
-        return MemoryPage(
-            entries=[MemoryEntry.of(e) for e in page.entries], next_after=page.next_after
-        )
+        found = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after)
+        return page_of(found, MemoryEntry.of)
 
 
 @strawberry.type

@@ -10,31 +10,39 @@ from palimpsest import placement as pure
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.facts import Fact, FactInput
 from palimpsest.graphql.types import Scope
+from palimpsest.ontology import OntologyStatus
 from palimpsest.resolvers import ontology as ops
+
+strawberry.enum(pure.PlacementReason, name="PlacementReason", description="Why a fact went where.")
+strawberry.enum(OntologyStatus, name="OntologyStatus", description="Only CONFIRMED moves facts.")
 
 
 @strawberry.type(description="The tenant's ontology as stored (Markdown).")
 class OntologyInfo:
     markdown: str
-    status: str
+    status: OntologyStatus
     updated_at: datetime
     updated_by: str | None
 
     @classmethod
     def of(cls, o: ops.StoredOntology) -> OntologyInfo:
         return cls(
-            markdown=o.markdown, status=o.status, updated_at=o.updated_at, updated_by=o.updated_by
+            markdown=o.markdown,
+            status=OntologyStatus(o.status),
+            updated_at=o.updated_at,
+            updated_by=o.updated_by,
         )
 
 
 @strawberry.type(
     description="Where one fact goes and why; it stays in the requested scope "
-    "whenever anything is uncertain."
+    "whenever anything is uncertain. A caller without TENANT on the memory plane (where the "
+    "ontology lives) gets only `ISOLATED` or `NO_TENANT_ACCESS`, with no ontology detail."
 )
 class PlacementResult:
     scope: Scope
     moved: bool
-    reason: str
+    reason: pure.PlacementReason
     message: str
     advisory: str | None
     entity_type: str | None
@@ -44,7 +52,7 @@ class PlacementResult:
         return cls(
             scope=p.scope,
             moved=p.moved,
-            reason=p.reason.value,
+            reason=p.reason,
             message=p.message,
             advisory=p.advisory,
             entity_type=p.entity_type,

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import Enum
 
 import strawberry
+from strawberry import ID
 
 from palimpsest import recall as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.graphql.context import Info
-from palimpsest.graphql.facts import TIME_HELP, Fact
-from palimpsest.graphql.types import Provenance, Scope
+from palimpsest.graphql.facts import Fact
+from palimpsest.graphql.scalars import Instant
+from palimpsest.graphql.types import ChunkType, Provenance, Scope
 from palimpsest.resolvers import facts
 from palimpsest.resolvers import recall as ops
 
@@ -25,26 +28,67 @@ strawberry.enum(
 )
 
 
+@strawberry.enum(description="Which time filter a recall applied.")
+class TimeFilterMode(Enum):
+    PREFER = "prefer"  # a `when` window that ranks in-window rows first
+    REQUIRE = "require"  # a `when` window that drops undated and out-of-window rows
+    AS_OF = "as_of"  # an asOf/knownAt read of facts
+
+
 @strawberry.input(
     description="Time filters. from/to bound observedAt; asOf/knownAt filter "
-    "facts by validity and by what was recorded then. " + TIME_HELP
+    "facts by validity and by what was recorded then."
 )
 class WhenInput:
-    from_: str | None = strawberry.field(default=None, name="from")
-    to: str | None = None
+    from_: Instant | None = strawberry.field(default=None, name="from")
+    to: Instant | None = None
     missing: pure.Missing | None = None
     slack: str | None = strawberry.field(default=None, description="e.g. 72h (default) or 3d.")
-    as_of: str | None = None
-    known_at: str | None = None
+    as_of: Instant | None = None
+    known_at: Instant | None = None
 
 
 @strawberry.type
 class TimeFilter:
-    mode: str
+    mode: TimeFilterMode
     slack_seconds: int
     in_window: int
     out_of_window: int
     undated: int
+
+
+@strawberry.type(description="One ranked list's share of a hit's score: weight / (k + rank).")
+class ScoreLeg:
+    leg: str = strawberry.field(description="vector or fulltext")
+    rank: int
+    contribution: float
+    value: float = strawberry.field(
+        description="The leg's own score: the cosine, or BM25 with the scope's own statistics."
+    )
+
+
+@strawberry.type(description="A preference read from the question that multiplied the score.")
+class ScoreBoost:
+    lever: str = strawberry.field(description="observedDate, whenQuestion, yearRange or speaker")
+    factor: float
+
+
+@strawberry.type(description="Why a hit scored what it did: score = fused x every factor.")
+class Explain:
+    legs: list[ScoreLeg]
+    boosts: list[ScoreBoost]
+    fused: float = strawberry.field(description="The RRF sum over the legs, before boosts.")
+
+    @classmethod
+    def of(cls, e: ops.Explain) -> Explain:
+        return cls(
+            legs=[
+                ScoreLeg(leg=p.leg, rank=p.rank, contribution=p.contribution, value=p.value)
+                for p in e.legs
+            ],
+            boosts=[ScoreBoost(lever=b.lever, factor=b.factor) for b in e.boosts],
+            fused=e.fused,
+        )
 
 
 @strawberry.type(
@@ -54,40 +98,44 @@ class TimeFilter:
 class RecallHit:
     kind: pure.Source
     scope: Scope
-    id: str
+    id: ID = strawberry.field(description="The fact's or chunk's id, or the note's key.")
     text: str
     score: float
     cosine: float | None
     vector_rank: int | None
     fulltext_rank: int | None
     key: str | None
-    document_id: str | None
-    chunk_type: str | None
+    document_id: ID | None
+    chunk_type: ChunkType | None
     fact: Fact | None
     observed_at: datetime | None
     created_at: datetime | None
     in_window: bool | None
     provenance: Provenance | None
+    explain: Explain | None = strawberry.field(
+        description="Which legs and boosts made the score (null only for rows never fused)."
+    )
 
     @classmethod
     def of(cls, h: ops.Hit) -> RecallHit:
         return cls(
             kind=h.kind,
             scope=h.scope,
-            id=h.id,
+            id=ID(h.id),
             text=h.text,
             score=h.score,
             cosine=h.cosine,
             vector_rank=h.vector_rank,
             fulltext_rank=h.fulltext_rank,
             key=h.key,
-            document_id=h.document_id,
-            chunk_type=h.chunk_type,
+            document_id=ID(h.document_id) if h.document_id else None,
+            chunk_type=ChunkType(h.chunk_type) if h.chunk_type else None,
             fact=Fact.of(h.fact) if h.fact else None,
             observed_at=h.observed_at,
             created_at=h.created_at,
             in_window=h.in_window,
             provenance=Provenance.of(h.provenance) if h.provenance else None,
+            explain=Explain.of(h.explain) if h.explain else None,
         )
 
 
@@ -129,6 +177,7 @@ async def _run(
         pool_factor=c.services.settings.recall_pool_factor,
         vector_weight=c.services.settings.rrf_vector_weight,
         fulltext_weight=c.services.settings.rrf_fulltext_weight,
+        levers=pure.Levers.of(c.services.settings),
     )
     result = await ops.recall(c.services, c.principal, [scope, *(also_scopes or [])], req)
     report = result.time_filter
@@ -136,7 +185,7 @@ async def _run(
         hits=[RecallHit.of(h) for h in result.hits],
         sources_applied=result.sources_applied,
         time_filter=TimeFilter(
-            mode=report.mode,
+            mode=TimeFilterMode(report.mode),
             slack_seconds=report.slack_seconds,
             in_window=report.in_window,
             out_of_window=report.out_of_window,

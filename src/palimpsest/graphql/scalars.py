@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import NewType
 
 import strawberry
 from strawberry.types.scalar import ScalarDefinition
 
+from palimpsest.errors import InvalidArgument
+from palimpsest.timeparse import parse_time
+
 # GraphQL's Int is 32-bit; SQL row ids, counts and byte sizes need 64.
 Int64 = NewType("Int64", int)
+
+# Every date a caller sends (arguments and input fields); resolvers receive a UTC datetime.
+Instant = NewType("Instant", datetime)
+
+INSTANT_HELP = (
+    "A point in time as the caller writes it: YYYY, YYYY-MM or YYYY-MM-DD (each meaning its "
+    "first instant, UTC) or an RFC 3339 timestamp with an offset. Anything else, including a "
+    "timestamp without an offset, is INVALID_ARGUMENT."
+)
+
+
+def _instant(value: object) -> datetime:
+    # graphql-core keeps this error as the cause of the variable's (or literal's) error, so
+    # the error layer gives it INVALID_ARGUMENT and the message names the variable and path.
+    if not isinstance(value, str):
+        raise InvalidArgument("an Instant is a string: YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339")
+    return parse_time(value, "Instant")
+
 
 SCALAR_MAP: dict[object, ScalarDefinition] = {
     Int64: strawberry.scalar(
@@ -16,5 +38,11 @@ SCALAR_MAP: dict[object, ScalarDefinition] = {
         serialize=int,
         parse_value=int,
         description="A signed 64-bit integer, sent as a JSON number (row ids, counts, bytes).",
+    ),
+    Instant: strawberry.scalar(
+        name="Instant",
+        serialize=lambda v: v.isoformat(),
+        parse_value=_instant,
+        description=INSTANT_HELP,
     ),
 }

@@ -8,9 +8,10 @@ from typing import Annotated
 import strawberry
 from strawberry.scalars import JSON
 
+from palimpsest import paging
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.scalars import Int64
-from palimpsest.graphql.types import Scope
+from palimpsest.graphql.types import AfterArg, LimitArg, Page, Scope, page_of
 from palimpsest.resolvers import sql as ops
 from palimpsest.sqlmem import DatabaseInfo, ExecResult, Statement
 
@@ -34,7 +35,13 @@ class SqlQueryResult:
         '`{"$float": "Infinity"}`.'
     )
     truncated: bool = strawberry.field(
-        description="True when more rows existed than the row cap (or the result size cap)."
+        description="True when the rows stop early: more rows existed than the row cap, or the "
+        "next row would have taken the result past its size cap."
+    )
+    truncated_by: str | None = strawberry.field(
+        default=None,
+        description="The limit that stopped the rows (`sqlMaxRows` or `sqlMaxResultBytes`); "
+        "null when the result is whole.",
     )
 
 
@@ -87,7 +94,7 @@ class SqlEraseResult:
 class SqlQuery:
     @strawberry.field(
         description="Run one read-only statement (SELECT, or WITH ... SELECT) in the scope's "
-        "own SQLite database. Rows are capped; `truncated` says when more existed."
+        "own SQL database. Rows are capped; `truncated` says when more existed."
     )
     async def sql_query(
         self,
@@ -98,21 +105,31 @@ class SqlQuery:
     ) -> SqlQueryResult:
         c = info.context
         r = await ops.query(c.services, c.principal, scope, statement, args)
-        return SqlQueryResult(columns=r.columns, rows=r.rows, truncated=r.truncated)
+        return SqlQueryResult(
+            columns=r.columns, rows=r.rows, truncated=r.truncated, truncated_by=r.truncated_by
+        )
 
     @strawberry.field(
-        description="Admin: the SQL databases of this tenant (scope TENANT) or of every "
-        "tenant (scope GLOBAL), with their sizes."
+        description="Admin: the SQL databases of this tenant (scope TENANT), with their "
+        "sizes; every tenant's (scope GLOBAL) needs the platform operator role. In id order, "
+        f"paged (limit at most {ops.MAX_LIST_LIMIT})."
     )
-    async def sql_databases(self, info: Info, scope: Scope = Scope.TENANT) -> list[SqlDatabase]:
+    async def sql_databases(
+        self,
+        info: Info,
+        scope: Scope = Scope.TENANT,
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[SqlDatabase]:
         c = info.context
-        return [SqlDatabase.of(d) for d in await ops.databases(c.services, c.principal, scope)]
+        found = await ops.databases(c.services, c.principal, scope, limit, after)
+        return page_of(found, SqlDatabase.of)
 
 
 @strawberry.type
 class SqlMutation:
     @strawberry.mutation(
-        description="Run DDL/DML statements in the scope's own SQLite database as one atomic "
+        description="Run DDL/DML statements in the scope's own SQL database as one atomic "
         "batch: if any statement fails, none of them has any effect."
     )
     async def sql_exec(
@@ -125,7 +142,7 @@ class SqlMutation:
 
     @strawberry.mutation(
         description="Admin: delete one SQL database, by an id from sqlDatabases listed with the "
-        "same `scope` (TENANT: this tenant's; GLOBAL: any tenant's)."
+        "same `scope` (TENANT: this tenant's; GLOBAL: any tenant's, operators only)."
     )
     async def sql_erase(
         self, info: Info, id: strawberry.ID, scope: Scope = Scope.TENANT

@@ -1,60 +1,143 @@
-"""Shared GraphQL types: the scope enum, provenance and the caller."""
+"""Shared GraphQL types: the scope enum, the page of every list, provenance and the caller.
+
+Lists that can grow are a ``Page`` (rendered ``<Item>Page``) with ``limit`` and ``after``
+arguments; lists bounded by the request itself (a batch's results, ``topK`` hits, a
+document's own chunks) stay plain lists.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from typing import Annotated, Generic, TypeVar
 
 import strawberry
 
-from palimpsest.identity import Principal, Scope, granted_scopes
-from palimpsest.identity.scopes import Plane
+from palimpsest import paging
+from palimpsest.errors import PalimpsestError
+from palimpsest.graphql.context import Info
+from palimpsest.identity import Origin, Principal, Role, Scope, resolve_scope
+from palimpsest.identity.scopes import Plane, sees_writer
+from palimpsest.markdown import ChunkType
 from palimpsest.schema import models
 
-# Registering the domain enum lets annotations use it directly; the domain stays free of
-# strawberry imports. Import ``Scope`` from here so the registration has happened.
-__all__ = ["Me", "Provenance", "Scope", "SourceQuote"]
+# Registering the domain enums lets annotations use them directly; the domain stays free of
+# strawberry imports. Import them from here so the registration has happened.
+__all__ = [
+    "AfterArg",
+    "ChunkType",
+    "LimitArg",
+    "Me",
+    "Origin",
+    "Page",
+    "Provenance",
+    "Role",
+    "Scope",
+    "SourceQuote",
+    "page_of",
+]
+
+S = TypeVar("S")
+T = TypeVar("T")
 
 strawberry.enum(
     Scope,
     name="Scope",
     description="Whose data an operation reaches; the owner always comes from the run token.",
 )
+strawberry.enum(Origin, name="Origin", description="What kind of writer wrote a row.")
+strawberry.enum(Role, name="Role", description="A role a run token carries.")
+strawberry.enum(ChunkType, name="ChunkType", description="What kind of Markdown block a chunk is.")
+
+LimitArg = Annotated[
+    int, strawberry.argument(description="Items per page (at least 1; each list has a maximum).")
+]
+AfterArg = Annotated[
+    str | None,
+    strawberry.argument(
+        description="The `cursor` of the previous page; null or absent for the first page."
+    ),
+]
+
+
+@strawberry.type(description="One page of a list, in the list's stable order.")
+class Page(Generic[T]):
+    items: list[T]
+    cursor: str | None = strawberry.field(
+        description="Opaque; pass as `after` for the next page. Null on the last page."
+    )
+    has_more: bool = strawberry.field(description="True when another page follows.")
+
+
+def page_of(found: paging.Page[S], convert: Callable[[S], T]) -> Page[T]:
+    """Render a resolver's page, converting each item."""
+    return Page(
+        items=[convert(x) for x in found.items], cursor=found.cursor, has_more=found.has_more
+    )
 
 
 @strawberry.type
 class SourceQuote:
-    chunk_id: str
+    chunk_id: strawberry.ID
     start: int
     end: int
     text: str
 
 
-@strawberry.type(description="Who wrote a row and from what. `origin` is stamped by the server.")
+_WRITER_HELP = (
+    "Null (tenant: empty) unless the reader may see who wrote the row: the row is in the "
+    "reader's own tenant, or the reader is a platform operator. GLOBAL rows carry no tenant."
+)
+
+
+@strawberry.type(
+    description="Who wrote a row and from what. `origin` is stamped by the server. Across "
+    "tenants (GLOBAL rows) the writer's session, run, agent and model are shown to platform "
+    "operators only; everyone sees origin, compaction generation, source quote and judgement."
+)
 class Provenance:
-    tenant: str
-    session: str | None
-    run: str | None
-    agent: str | None
-    model: str | None
-    origin: str
+    origin: Origin
     compaction_generation: int | None
     source_quote: SourceQuote | None
     judged_by: str | None
     judged_at: datetime | None
+    writer: strawberry.Private[models.Provenance]
+
+    @strawberry.field(description=_WRITER_HELP)
+    def tenant(self, info: Info) -> str:
+        return self.writer.tenant_id if self._shown(info) else ""
+
+    @strawberry.field(description=_WRITER_HELP)
+    def session(self, info: Info) -> str | None:
+        return self.writer.session_id if self._shown(info) else None
+
+    @strawberry.field(description=_WRITER_HELP)
+    def run(self, info: Info) -> str | None:
+        return self.writer.run_id if self._shown(info) else None
+
+    @strawberry.field(description=_WRITER_HELP)
+    def agent(self, info: Info) -> str | None:
+        return self.writer.agent_name if self._shown(info) else None
+
+    @strawberry.field(description=_WRITER_HELP)
+    def model(self, info: Info) -> str | None:
+        return self.writer.model if self._shown(info) else None
+
+    def _shown(self, info: Info) -> bool:
+        return sees_writer(info.context.principal, self.writer.tenant_id)
 
     @classmethod
     def of(cls, p: models.Provenance) -> Provenance:
         quote = p.source_quote
         return cls(
-            tenant=p.tenant_id,
-            session=p.session_id,
-            run=p.run_id,
-            agent=p.agent_name,
-            model=p.model,
-            origin=p.origin,
+            writer=p,
+            origin=Origin(p.origin),
             compaction_generation=p.compaction_generation,
             source_quote=SourceQuote(
-                chunk_id=quote.chunk_id, start=quote.start, end=quote.end, text=quote.text
+                chunk_id=strawberry.ID(quote.chunk_id),
+                start=quote.start,
+                end=quote.end,
+                text=quote.text,
             )
             if quote
             else None,
@@ -71,7 +154,7 @@ class Me:
     session: str | None
     run: str | None
     model: str | None
-    roles: list[str]
+    roles: list[Role]
     isolated: bool
     memory_scopes: list[Scope] = strawberry.field(
         description="Scopes this token reaches on the memory planes, after defaults."
@@ -83,8 +166,9 @@ class Me:
     @classmethod
     def of(cls, p: Principal) -> Me:
         def ordered(plane: Plane) -> list[Scope]:
-            granted = granted_scopes(p, plane)
-            return [s for s in Scope if s in granted]
+            # Only scopes this token can actually reach: USER needs a user id in the token,
+            # AGENT an agent name, whatever the grant lists say.
+            return [s for s in Scope if _resolves(p, s, plane)]
 
         return cls(
             tenant=p.tenant_id,
@@ -93,8 +177,16 @@ class Me:
             session=p.session_id,
             run=p.run_id,
             model=p.model,
-            roles=sorted(r.value for r in p.roles),
+            roles=sorted(p.roles, key=lambda r: r.value),
             isolated=p.isolated,
             memory_scopes=ordered(Plane.MEMORY),
             sql_scopes=ordered(Plane.SQL),
         )
+
+
+def _resolves(p: Principal, scope: Scope, plane: Plane) -> bool:
+    try:
+        resolve_scope(p, scope, plane)
+    except PalimpsestError:
+        return False
+    return True

@@ -16,7 +16,11 @@ class Scope(StrEnum):
 
 
 class Role(StrEnum):
+    """``admin`` acts within its own tenant only; ``operator`` (the platform operator) is the
+    only role that reaches GLOBAL, i.e. beyond one tenant (SPEC section 1)."""
+
     ADMIN = "admin"
+    OPERATOR = "operator"
     CONSOLIDATOR = "consolidator"
 
 
@@ -49,9 +53,13 @@ class Principal:
         return Role.ADMIN in self.roles
 
     @property
+    def is_operator(self) -> bool:
+        return Role.OPERATOR in self.roles
+
+    @property
     def origin(self) -> Origin:
         if Role.CONSOLIDATOR in self.roles:
             return Origin.CONSOLIDATOR
-        if self.agent_name is None and self.is_admin:
+        if self.agent_name is None and (self.is_admin or self.is_operator):
             return Origin.OPERATOR
         return Origin.AGENT

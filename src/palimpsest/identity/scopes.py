@@ -61,25 +61,29 @@ def granted_scopes(principal: Principal, plane: Plane) -> frozenset[Scope]:
     """The scopes a principal may reach on a plane, after defaults and fail-closed rules."""
     declared = principal.memory_scopes if plane is Plane.MEMORY else principal.sql_scopes
     if declared is None:
-        # Unset means what the caller owns: USER, plus TENANT for a non-isolated member.
+        # Unset means what the caller owns: USER, plus TENANT for a non-isolated member, plus
+        # GLOBAL for a platform operator. A tenant admin owns nothing beyond its tenant.
         owned = {Scope.USER}
         if plane is Plane.MEMORY and not principal.isolated:
             owned.add(Scope.TENANT)
-        if principal.is_admin and not principal.isolated:
+        if principal.is_operator and not principal.isolated:
             owned.add(Scope.GLOBAL)
         declared = frozenset(owned)
     granted = set(declared)
     if principal.isolated:
         granted -= {Scope.TENANT, Scope.GLOBAL}
-    if not principal.is_admin:
+    if not principal.is_operator:
+        # Fail closed: listing GLOBAL in a grant gives nothing without the operator role.
         granted.discard(Scope.GLOBAL)
     return frozenset(granted)
 
 
 def resolve_scope(principal: Principal, scope: Scope, plane: Plane = Plane.MEMORY) -> ScopeRef:
     """Resolve ``scope`` for ``principal`` or refuse with the reason."""
-    if scope is Scope.GLOBAL and not principal.is_admin:
-        raise Forbidden("scope GLOBAL needs the admin role")
+    if scope is Scope.GLOBAL and not principal.is_operator:
+        raise Forbidden(
+            "scope GLOBAL needs the operator role; a tenant admin acts within its own tenant"
+        )
     if principal.isolated and scope in (Scope.TENANT, Scope.GLOBAL):
         raise Forbidden(
             f"isolated member: access to the shared {scope.value} scope is not permitted"
@@ -109,6 +113,19 @@ def _owner_id(principal: Principal, scope: Scope) -> str:
             return principal.tenant_id
         case Scope.GLOBAL:
             return ""
+
+
+def sees_writer(principal: Principal, row_tenant: str) -> bool:
+    """Whether ``principal`` may see who wrote a row (session, run, agent, model, tenant).
+
+    A row's ``tenant_id`` is its scope's tenant, and ``""`` for GLOBAL (all tenants). Within
+    the reader's own tenant the writer is a colleague; across tenants only a platform operator
+    sees the writer, so a GLOBAL row never tells one tenant who in another tenant wrote it.
+    Fails closed: any other combination hides the writer.
+    """
+    if principal.is_operator:
+        return True
+    return row_tenant != "" and row_tenant == principal.tenant_id
 
 
 def tenant_config_ref(principal: Principal) -> ScopeRef:

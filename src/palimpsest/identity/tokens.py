@@ -22,6 +22,8 @@ from palimpsest.identity.principal import Principal, Role, Scope
 E = TypeVar("E", Role, Scope)
 
 _REQUIRED = ["exp", "iat", "iss", "aud", "tenant"]
+# NumericDate claims must be JSON numbers; PyJWT alone would also take numeric strings.
+_TIME_CLAIMS = ("exp", "iat", "nbf")
 _MIN_SECRET_BYTES = 32
 
 
@@ -35,6 +37,7 @@ class TokenKeys:
     issuer: str
     audience: str
     leeway_seconds: int
+    max_token_bytes: int = 8192
 
 
 def load_keys(settings: Settings) -> TokenKeys:
@@ -43,6 +46,7 @@ def load_keys(settings: Settings) -> TokenKeys:
         "issuer": settings.token_issuer,
         "audience": settings.token_audience,
         "leeway_seconds": settings.token_leeway_seconds,
+        "max_token_bytes": settings.max_token_bytes,
     }
     if settings.token_public_key_file is not None:
         pem = settings.token_public_key_file.read_bytes()
@@ -108,6 +112,9 @@ def mint(
 
 def verify(keys: TokenKeys, token: str) -> Principal:
     """Verify signature, issuer, audience and expiry; build the ``Principal``."""
+    if len(token) > keys.max_token_bytes:
+        # Refused before any decoding: a huge token costs base64 and JSON work to reject.
+        raise Unauthenticated(f"run token is longer than {keys.max_token_bytes} bytes")
     try:
         claims = jwt.decode(
             token,
@@ -128,6 +135,10 @@ def verify(keys: TokenKeys, token: str) -> Principal:
         raise Unauthenticated("run token signature does not verify") from e
     except jwt.PyJWTError as e:
         raise Unauthenticated("run token is malformed or unsigned") from e
+    for name in _TIME_CLAIMS:
+        value = claims.get(name)
+        if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise Unauthenticated(f"run token claim {name!r} must be a number (seconds)")
     return principal_from_claims(claims)
 
 

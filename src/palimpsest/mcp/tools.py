@@ -24,6 +24,7 @@ from palimpsest.resolvers import recall as recall_ops
 from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import Statement
+from palimpsest.timeparse import parse_optional
 
 Caller = Callable[[Context], Awaitable[tuple[Services, Principal]]]
 MAX_TOP_K = 50  # as the GraphQL API
@@ -83,9 +84,9 @@ class FactItem(BaseModel):
             object_value=self.value,
             text=self.text,
             natural_key=self.natural_key,
-            observed_at=self.observed_at,
-            valid_at=self.valid_at,
-            invalid_at=self.invalid_at,
+            observed_at=parse_optional(self.observed_at, "observed_at"),
+            valid_at=parse_optional(self.valid_at, "valid_at"),
+            invalid_at=parse_optional(self.invalid_at, "invalid_at"),
             source=SourceRef(s.chunk_id, s.start, s.end) if s else None,
         )
 
@@ -165,8 +166,9 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         observed_at: TimeArg = None,
     ) -> dict[str, Any]:
         svc, who = await caller(ctx)
+        observed = parse_optional(observed_at, "observed_at")
         doc = await document_import.import_document(
-            svc, who, scope, markdown, title, path, observed_at
+            svc, who, scope, markdown, title, path, observed
         )
         summary = doc.summary
         return {
@@ -216,10 +218,15 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
     ) -> dict[str, Any]:
         svc, who = await caller(ctx)
-        view = fact_ops.time_view(svc, as_of, known_at, include_retired)
+        view = fact_ops.time_view(
+            svc,
+            parse_optional(as_of, "as_of"),
+            parse_optional(known_at, "known_at"),
+            include_retired,
+        )
         ref = EntityRef(subject.type, subject.name) if subject else None
         found = await fact_ops.list_facts(svc, who, scope, view, ref, predicate, limit)
-        return {"facts": [fact_json(f) for f in found]}
+        return {"facts": [fact_json(f) for f in found.items], "has_more": found.has_more}
 
     @server.tool(
         description="Run one read-only SQL statement (SELECT or WITH ... SELECT) in the "
@@ -250,6 +257,28 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         return {"results": [plain(r) for r in results]}
 
 
+def recall_request(
+    svc: Services,
+    query: str,
+    top_k: int,
+    sources: frozenset[pure.Source],
+    view: fact_ops.TimeView,
+) -> recall_ops.RecallRequest:
+    """The request GraphQL's recall/search builds, with the server's ranking settings."""
+    settings = svc.settings
+    return recall_ops.RecallRequest(
+        query=query,
+        top_k=top_k,
+        sources=sources,
+        view=view,
+        rrf_k=settings.rrf_k,
+        pool_factor=settings.recall_pool_factor,
+        vector_weight=settings.rrf_vector_weight,
+        fulltext_weight=settings.rrf_fulltext_weight,
+        levers=pure.Levers.of(settings),
+    )
+
+
 async def _recall(
     ctx: Context,
     caller: Caller,
@@ -265,16 +294,7 @@ async def _recall(
     if not 1 <= top_k <= MAX_TOP_K:
         raise InvalidArgument(f"top_k must be between 1 and {MAX_TOP_K}")
     default = pure.RECALL_DEFAULT if recall_default else pure.SEARCH_DEFAULT
-    settings = svc.settings
-    req = recall_ops.RecallRequest(
-        query=query,
-        top_k=top_k,
-        sources=pure.parse_sources(sources, default),
-        view=fact_ops.time_view(svc, as_of, None),
-        rrf_k=settings.rrf_k,
-        pool_factor=settings.recall_pool_factor,
-        vector_weight=settings.rrf_vector_weight,
-        fulltext_weight=settings.rrf_fulltext_weight,
-    )
+    view = fact_ops.time_view(svc, parse_optional(as_of, "as_of"), None)
+    req = recall_request(svc, query, top_k, pure.parse_sources(sources, default), view)
     result = await recall_ops.recall(svc, who, [scope, *(also_scopes or [])], req)
     return {"hits": [hit_json(h) for h in result.hits], "scopes": [s.value for s in result.scopes]}

@@ -22,10 +22,10 @@ from palimpsest.cypher.executor import ScopedTx
 from palimpsest.embedding import Vector
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
-from palimpsest.timeparse import parse_optional
 
 ROOT_TYPE = "document"
 MAX_TITLE = 512
@@ -39,7 +39,7 @@ class DocumentDraft:
     markdown: str
     title: str | None = None
     path: str | None = None
-    observed_at: str | None = None
+    observed_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ async def import_document(
     text: str,
     title: str | None,
     path: str | None,
-    observed_at: str | None,
+    observed_at: datetime | None,
 ) -> Document:
     [doc] = await import_documents(svc, who, scope, [DocumentDraft(text, title, path, observed_at)])
     return doc
@@ -78,11 +78,17 @@ async def import_documents(
     texts = [c.text for p in parsed for c in p.parsed.chunks]
     vectors = iter(await svc.embed(texts))
     now = svc.clock()
-    plans = [_plan(ref, who, p, [next(vectors) for _ in p.parsed.chunks], now) for p in parsed]
+    neighbours = svc.settings.fulltext_neighbours
+    plans = [
+        _plan(ref, who, p, [next(vectors) for _ in p.parsed.chunks], now, neighbours)
+        for p in parsed
+    ]
+    delta = term_index.added([c for params, _ in plans for c in params["chunks"]])
 
     async def work(tx: ScopedTx) -> None:
         for params, _ in plans:
             await tx.run(q.CREATE_DOCUMENT, params)
+        await term_index.apply(tx, svc.settings, "chunk", delta)
 
     await svc.db.scoped(ref).write_tx(work)
     return [doc for _, doc in plans]
@@ -90,7 +96,7 @@ async def import_documents(
 
 async def _parse(index: int, draft: DocumentDraft) -> _Parsed:
     where = f"documents[{index}]"
-    observed = parse_optional(draft.observed_at, f"{where}.observedAt")
+    observed = draft.observed_at
     path = draft.path
     if path is not None and (
         not path.startswith("/") or len(path) > MAX_PATH or any(ord(ch) < 0x20 for ch in path)
@@ -104,10 +110,16 @@ async def _parse(index: int, draft: DocumentDraft) -> _Parsed:
 
 
 def _plan(
-    ref: ScopeRef, who: Principal, p: _Parsed, vectors: list[Vector], now: datetime
+    ref: ScopeRef,
+    who: Principal,
+    p: _Parsed,
+    vectors: list[Vector],
+    now: datetime,
+    neighbours: bool,
 ) -> tuple[dict[str, Any], Document]:
     """The statement's parameters, and the document they write."""
     chunks = p.parsed.chunks
+    indexed = term_index.chunk_fields([c.text for c in chunks], neighbours)
     ids = [new_id() for _ in chunks]
     doc_id = new_id()
     title = p.draft.title or p.parsed.title
@@ -137,6 +149,7 @@ def _plan(
                 "start_char": c.start_char,
                 "end_char": c.end_char,
                 "embedding": vectors[c.index],
+                **indexed[c.index],
             }
             for c in chunks
         ],

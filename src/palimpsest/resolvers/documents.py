@@ -8,35 +8,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from palimpsest import markdown
+from palimpsest import markdown, paging
 from palimpsest.cypher import documents as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
 
 MAX_LIST_LIMIT = 500
+LIST_NAME = "documents"
 MAX_CHUNK_TEXT = 64 * 1024
 
 
 async def list_documents(
     svc: Services, who: Principal, scope: Scope, path_prefix: str, limit: int, after: str | None
-) -> list[DocumentSummary]:
+) -> paging.Page[DocumentSummary]:
     ref = resolve_scope(who, scope)
-    if not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.ID,))
     params = {
         "path_prefix": path_prefix,
-        "after": check_id(after, "after") if after else "",
-        "limit": limit,
+        "after": position[0] if position else "",
+        "limit": limit + 1,
     }
     rows = await svc.db.scoped(ref).read(q.LIST_DOCUMENTS, params)
-    return [_summary(row["document"], row["chunk_count"]) for row in rows]
+    found = [_summary(row["document"], row["chunk_count"]) for row in rows]
+    return paging.page(found, limit, LIST_NAME, lambda d: [d.id])
 
 
-async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> Document:
+async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> Document | None:
+    """The document, or None when the scope holds no such id (another scope's reads the same)."""
     ref = resolve_scope(who, scope)
     params = {"id": check_id(doc_id, "id")}
 
@@ -45,7 +49,7 @@ async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str)
 
     docs, chunk_rows = await svc.db.scoped(ref).read_tx(work)
     if not docs:
-        raise NotFound("document not found")
+        return None
     row = docs[0]["document"]
     chunks = [_chunk(r["chunk"], r["parent_id"]) for r in chunk_rows]
     return Document(
@@ -61,13 +65,12 @@ def export_markdown(document: Document) -> str:
     return markdown.export(document.preamble, pairs)
 
 
-async def get_chunk(svc: Services, who: Principal, scope: Scope, chunk_id: str) -> Chunk:
+async def get_chunk(svc: Services, who: Principal, scope: Scope, chunk_id: str) -> Chunk | None:
+    """The chunk, or None when the scope holds no such id (another scope's reads the same)."""
     ref = resolve_scope(who, scope)
     params = {"id": check_id(chunk_id, "id")}
     rows = await svc.db.scoped(ref).read(q.GET_CHUNK, params)
-    if not rows:
-        raise NotFound("chunk not found")
-    return _chunk(rows[0]["chunk"], rows[0]["parent_id"])
+    return _chunk(rows[0]["chunk"], rows[0]["parent_id"]) if rows else None
 
 
 async def update_chunk(
@@ -89,7 +92,15 @@ async def update_chunk(
         "embedding": vector,
         "now": svc.clock(),
     }
-    rows = await svc.db.scoped(ref).write(q.UPDATE_CHUNK, params)
+
+    async def work(tx: ScopedTx) -> list[Row]:
+        rows = await tx.run(q.UPDATE_CHUNK, params)
+        if rows and rows[0]["fresh"]:
+            # The chunk and its neighbours (whose representation quotes it) are re-indexed.
+            await term_index.refresh_chunks(tx, svc.settings, [chunk_id])
+        return rows
+
+    rows = await svc.db.scoped(ref).write_tx(work)
     if not rows:
         raise NotFound("chunk not found")
     if not rows[0]["fresh"]:
@@ -98,13 +109,25 @@ async def update_chunk(
             f"chunk is at revision {current}, not {revision}; read it again and retry",
             revision=current,
         )
-    return await get_chunk(svc, who, scope, chunk_id)
+    chunk = await get_chunk(svc, who, scope, chunk_id)
+    if chunk is None:  # deleted with its document since the edit
+        raise NotFound("chunk not found")
+    return chunk
 
 
 async def delete_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> int:
     ref = resolve_scope(who, scope)
     params = {"id": check_id(doc_id, "id")}
-    rows = await svc.db.scoped(ref).write(q.DELETE_DOCUMENT, params)
+
+    async def work(tx: ScopedTx) -> list[Row]:
+        rows = await tx.run(q.DELETE_DOCUMENT, params)
+        if rows:
+            await term_index.apply(
+                tx, svc.settings, "chunk", term_index.removed(rows[0]["indexed"])
+            )
+        return rows
+
+    rows = await svc.db.scoped(ref).write_tx(work)
     if not rows:
         raise NotFound("document not found")
     return int(rows[0]["chunks"])

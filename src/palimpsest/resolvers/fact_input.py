@@ -6,11 +6,12 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.resolvers.common import check_id, new_id
-from palimpsest.timeparse import check_interval, parse_optional
+from palimpsest.timeparse import check_interval
 
 VALUE_TYPE = "value"  # the entity type of a literal object
 MAX_BATCH = 200
@@ -33,7 +34,7 @@ class SourceRef:
 
 @dataclass(frozen=True, slots=True)
 class FactDraft:
-    """One fact as a caller states it; timestamps still as wire text."""
+    """One fact as a caller states it."""
 
     subject: EntityRef
     predicate: str
@@ -41,9 +42,9 @@ class FactDraft:
     object_value: str | None
     text: str | None = None
     natural_key: str | None = None
-    observed_at: str | None = None
-    valid_at: str | None = None
-    invalid_at: str | None = None
+    observed_at: datetime | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
     source: SourceRef | None = None
 
 
@@ -97,9 +98,11 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
     text = d.text if d.text is not None else f"{d.subject.name} {predicate} {obj.name}"
     if not text.strip() or len(text) > MAX_TEXT:
         raise InvalidArgument(f"{where}.text must be 1-{MAX_TEXT} characters")
-    valid_at = parse_optional(d.valid_at, f"{where}.validAt")
-    invalid_at = parse_optional(d.invalid_at, f"{where}.invalidAt")
-    check_interval(valid_at, invalid_at)
+    valid_at, invalid_at = d.valid_at, d.invalid_at
+    try:
+        check_interval(valid_at, invalid_at)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{where}: {e.message}") from e
     subject_type, object_type = normalize(d.subject.type), normalize(obj.type)
     key = d.natural_key or _natural_key(
         subject_type,
@@ -133,7 +136,7 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         "object_is_value": d.object is None,
         "predicate": predicate,
         "text": text,
-        "observed_at": parse_optional(d.observed_at, f"{where}.observedAt"),
+        "observed_at": d.observed_at,
         "valid_at": valid_at,
         "invalid_at": invalid_at,
         "source_chunk_id": source.chunk_id if source else None,

@@ -11,17 +11,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from palimpsest import paging
 from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact
-from palimpsest.timeparse import check_interval, parse_optional
+from palimpsest.timeparse import check_interval
 
 MIN_CONFIDENCE = 0.25  # below this a fact is refuted and hidden by default
+MAX_LIST_LIMIT = 1000
+LIST_NAME = "facts"
+HISTORY_NAME = "factHistory"
+_POSITION = (paging.Part.TIME_OR_NULL, paging.Part.TIME, paging.Part.ID)
 VERDICTS = {"supported": 0.9, "unclear": 0.5, "mistyped": 0.4, "unsupported": 0.0}
 
 
@@ -53,15 +59,14 @@ class Asserted:
 
 def time_view(
     svc: Services,
-    as_of: str | None,
-    known_at: str | None,
+    as_of: datetime | None,
+    known_at: datetime | None,
     include_retired: bool = False,
     include_refuted: bool = False,
 ) -> TimeView:
-    now = svc.clock()
     return TimeView(
-        as_of=parse_optional(as_of, "asOf") or now,
-        known_at=parse_optional(known_at, "knownAt"),
+        as_of=as_of or svc.clock(),
+        known_at=known_at,
         include_retired=include_retired,
         include_refuted=include_refuted,
         as_of_given=as_of is not None or known_at is not None,
@@ -98,8 +103,17 @@ async def write_batch(
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
         raise Conflict(f"natural key already names a different fact: {keys}")
+    for row in rows:
+        row.update(term_index.row_fields(row["text"]))
     params = {**writer_params(who), "now": svc.clock(), "facts": rows}
     written = await tx.run(q.ASSERT_FACTS, params)
+    # Only new facts count: a re-assertion matches the stored fact and keeps its text.
+    by_index = {r["index"]: r for r in rows}
+    created = {
+        by_index[r["index"]]["natural_key"]: by_index[r["index"]] for r in written if r["created"]
+    }
+    fresh = list(created.values())  # one batch may name one new fact twice
+    await term_index.apply(tx, svc.settings, "fact", term_index.added(fresh))
     return [(r["index"], Asserted(fact_from(tx.ref.scope, r), bool(r["created"]))) for r in written]
 
 
@@ -135,42 +149,68 @@ async def list_facts(
     subject: EntityRef | None,
     predicate: str | None,
     limit: int,
-) -> list[Fact]:
+    after: str | None = None,
+) -> paging.Page[Fact]:
+    """Facts in (validAt, createdAt, id) order, undated last, paged."""
     ref = resolve_scope(who, scope)
-    if not 1 <= limit <= 1000:
-        raise InvalidArgument("limit must be between 1 and 1000")
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, _POSITION) or [None, None, None]
     params = {
         "subject_norm": normalize(subject.name) if subject else None,
         "subject_type": normalize(subject.type) if subject and subject.type else None,
         "predicate": " ".join(predicate.split()) if predicate else None,
-        "limit": limit,
+        "limit": limit + 1,
+        "after_valid_at": position[0],
+        "after_created_at": position[1],
+        "after_id": position[2],
         **view.params(),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_FACTS, params)
-    return [fact_from(scope, r) for r in rows]
+    found = [fact_from(scope, r) for r in rows]
+    return paging.page(found, limit, LIST_NAME, lambda f: [f.valid_at, f.created_at, f.id])
+
+
+async def find_fact(svc: Services, who: Principal, scope: Scope, fact_id: str) -> Fact | None:
+    """The fact, or None when the scope holds no such id (another scope's reads the same)."""
+    ref = resolve_scope(who, scope)
+    rows = await svc.db.scoped(ref).read(q.GET_FACT, {"id": check_id(fact_id, "id")})
+    return fact_from(scope, rows[0]) if rows else None
 
 
 async def get_fact(svc: Services, who: Principal, scope: Scope, fact_id: str) -> Fact:
-    ref = resolve_scope(who, scope)
-    rows = await svc.db.scoped(ref).read(q.GET_FACT, {"id": check_id(fact_id, "id")})
-    if not rows:
+    """The fact a write just touched; NOT_FOUND when it is not (or no longer) there."""
+    found = await find_fact(svc, who, scope, fact_id)
+    if found is None:
         raise NotFound("fact not found")
-    return fact_from(scope, rows[0])
+    return found
 
 
-async def history(svc: Services, who: Principal, scope: Scope, fact_id: str) -> list[Fact]:
-    """The supersession chain the fact belongs to, oldest first."""
+async def history(
+    svc: Services, who: Principal, scope: Scope, fact_id: str, limit: int, after: str | None
+) -> paging.Page[Fact] | None:
+    """The supersession chain the fact belongs to, oldest first, paged; None for a missing id.
+
+    The chain is read whole (it only grows at its newest end) and paged by the position of
+    the cursor's fact in it."""
     ref = resolve_scope(who, scope)
     params = {"id": check_id(fact_id, "id")}
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, HISTORY_NAME, (paging.Part.ID,))
     rows = await svc.db.scoped(ref).read(q.FACT_HISTORY, params)
     if not rows:
-        raise NotFound("fact not found")
+        return None
     chain = {f.id: f for f in (fact_from(scope, r) for r in rows)}
     # Order by the links, not by time: facts asserted in one batch share created_at.
     ordered = [f for f in chain.values() if f.supersedes not in chain]
     while ordered[-1].superseded_by in chain and len(ordered) < len(chain):
         ordered.append(chain[ordered[-1].superseded_by])
-    return ordered
+    start = 0
+    if position is not None:
+        ids = [f.id for f in ordered]
+        if position[0] not in ids:
+            raise InvalidArgument("after: the cursor is not from this fact's history")
+        start = ids.index(position[0]) + 1
+    return paging.page(ordered[start : start + limit + 1], limit, HISTORY_NAME, lambda f: [f.id])
 
 
 async def supersede(
@@ -216,13 +256,13 @@ async def supersede(
 
 
 async def retract(
-    svc: Services, who: Principal, scope: Scope, fact_id: str, invalid_at: str | None
+    svc: Services, who: Principal, scope: Scope, fact_id: str, invalid_at: datetime | None
 ) -> Fact:
     """Say a fact stopped being true (at ``invalid_at``, default now) without a replacement."""
     ref = resolve_scope(who, scope)
     check_id(fact_id, "id")
     now = svc.clock()
-    end = parse_optional(invalid_at, "invalidAt") or now
+    end = invalid_at or now
 
     async def work(tx: ScopedTx) -> None:
         rows = await tx.run(q.LOCK_FACT, {"id": fact_id, "now": now})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from palimpsest import paging
 from palimpsest.cypher import graph as q
 from palimpsest.cypher.executor import Row
 from palimpsest.errors import InvalidArgument
@@ -15,6 +16,8 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact
 
 MAX_HOPS = 3
+MAX_LIST_LIMIT = 1000
+LIST_NAME = "entities"
 MAX_SEEDS = 500
 MAX_LIMIT = 200
 MAX_CHUNKS = 50
@@ -46,17 +49,20 @@ async def find_entities(
     name: str | None,
     contains: str | None,
     limit: int,
-) -> list[Entity]:
+    after: str | None = None,
+) -> paging.Page[Entity]:
     ref = resolve_scope(who, scope)
-    if not 1 <= limit <= 1000:
-        raise InvalidArgument("limit must be between 1 and 1000")
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.TEXT, paging.Part.TEXT))
     params = {
         "type": normalize(type_) if type_ else None,
         "name": normalize(name) if name else None,
         "contains": normalize(contains) if contains else None,
-        "limit": limit,
+        "limit": limit + 1,
+        **_after(position),
     }
-    return [_entity(r) for r in await svc.db.scoped(ref).read(q.FIND_ENTITIES, params)]
+    rows = await svc.db.scoped(ref).read(q.FIND_ENTITIES, params)
+    return paging.page(rows, limit, LIST_NAME, _position).map(_entity)
 
 
 async def recall(
@@ -98,7 +104,14 @@ async def recall(
             _take(scope, row, facts, entities)
         exact = await db.read(
             q.FIND_ENTITIES,
-            {**base, "type": None, "name": normalize(query), "contains": None, "limit": 20},
+            {
+                **base,
+                **_after(None),
+                "type": None,
+                "name": normalize(query),
+                "contains": None,
+                "limit": 20,
+            },
         )
         entities.update((r["id"], _entity(r)) for r in exact)
     seeds = list(entities.values())
@@ -130,6 +143,15 @@ def _take(scope: Scope, row: Row, facts: dict[str, Fact], entities: dict[str, En
     facts.setdefault(fact.id, fact)
     entities.setdefault(fact.subject.id, fact.subject)
     entities.setdefault(fact.object.id, fact.object)
+
+
+def _after(position: list[str] | None) -> dict[str, str | None]:
+    name, type_ = position or (None, None)
+    return {"after_name": name, "after_type": type_}
+
+
+def _position(row: Row) -> list[str]:
+    return [row["normalized_name"], row["type"]]
 
 
 def _entity(row: Row) -> Entity:

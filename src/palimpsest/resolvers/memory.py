@@ -12,17 +12,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from palimpsest import values
+from palimpsest import paging, values
 from palimpsest.cypher import memory as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import MemoryEntry, MemoryPage
+from palimpsest.schema.models import MemoryEntry
 
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
+LIST_NAME = "memories"
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
 # The model reads ~256 tokens; the rest would only cost CPU and index space.
 MAX_EMBED_TEXT_CHARS = 8192
@@ -47,20 +49,19 @@ async def get(svc: Services, who: Principal, scope: Scope, key: str) -> MemoryEn
 
 async def list_entries(
     svc: Services, who: Principal, scope: Scope, prefix: str, limit: int, after: str | None
-) -> MemoryPage:
+) -> paging.Page[MemoryEntry]:
     ref = resolve_scope(who, scope)
-    if not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidArgument(f"limit must be between 1 and {MAX_LIST_LIMIT}")
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.TEXT,))
     params = {
         "prefix": prefix,
-        "after": after or "",
+        "after": position[0] if position else "",  # keys are never empty
         "limit": limit + 1,
         "now": svc.clock(),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
-    entries = [_entry(ref, row) for row in rows[:limit]]
-    more = len(rows) > limit
-    return MemoryPage(entries=entries, next_after=entries[-1].key if more else None)
+    entries = [_entry(ref, row) for row in rows]
+    return paging.page(entries, limit, LIST_NAME, lambda e: [e.key])
 
 
 async def set_value(
@@ -93,17 +94,23 @@ async def set_value(
     expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
 
     async def work(tx: ScopedTx) -> MemoryEntry:
-        await _lock(tx, key, now)
-        return await _write(tx, svc, who, key, text, expires, embedding, now)
+        _, stored = await _lock(tx, key, now)
+        return await _write(tx, svc, who, key, text, expires, embedding, now, stored)
 
     return await svc.db.scoped(ref).write_tx(work)
 
 
 async def delete(svc: Services, who: Principal, scope: Scope, key: str) -> bool:
     ref = resolve_scope(who, scope)
-    rows = await svc.db.scoped(ref).write(
-        q.DELETE_MEMORY, {"key": values.check_key(key), "now": svc.clock()}
-    )
+    params = {"key": values.check_key(key), "now": svc.clock()}
+
+    async def work(tx: ScopedTx) -> list[Row]:
+        rows = await tx.run(q.DELETE_MEMORY, params)
+        if rows:
+            await term_index.apply(tx, svc.settings, "memory", term_index.replaced(rows[0], None))
+        return rows
+
+    rows = await svc.db.scoped(ref).write_tx(work)
     return bool(rows and rows[0]["live"])
 
 
@@ -160,7 +167,7 @@ async def _reduce(
     now = svc.clock()
 
     async def work(tx: ScopedTx) -> tuple[MemoryEntry, R]:
-        current = await _lock(tx, key, now)
+        current, stored = await _lock(tx, key, now)
         old = values.decode(current["value"]) if current else None
         new, extra = step(old)
         text = values.encode(new)
@@ -169,15 +176,17 @@ async def _reduce(
         kept_text = current["text"] if mode == _EMBED_TEXT and current else None
         embedding = await _embed(svc, mode is not None, kept_text, new, text)
         expires = current["expires_at"] if current else None
-        entry = await _write(tx, svc, who, key, text, expires, embedding, now)
+        entry = await _write(tx, svc, who, key, text, expires, embedding, now, stored)
         return entry, extra
 
     return await svc.db.scoped(ref).write_tx(work)
 
 
-async def _lock(tx: ScopedTx, key: str, now: datetime) -> Row | None:
-    rows = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {"key": key, "now": now})
-    return rows[0] if rows and rows[0]["value"] is not None else None
+async def _lock(tx: ScopedTx, key: str, now: datetime) -> tuple[Row | None, Row]:
+    """The live entry (None if absent or expired), and what the stored row (expired or not)
+    holds in the term statistics."""
+    [row] = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {"key": key, "now": now})
+    return (row if row["value"] is not None else None), row
 
 
 async def _write(
@@ -189,6 +198,7 @@ async def _write(
     expires: datetime | None,
     embedding: _Embedding,
     now: datetime,
+    stored: Row,
 ) -> MemoryEntry:
     # A separate embedText is stored (and indexed) too, so it counts against the quota.
     extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
@@ -205,7 +215,9 @@ async def _write(
                 current=used,
                 after=used + size,
             )
+    indexed = term_index.row_fields(embedding.text or "")
     params = {
+        **indexed,
         "key": key,
         "value": text,
         "bytes": size,
@@ -218,6 +230,7 @@ async def _write(
         "compaction_generation": None,
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
+    await term_index.apply(tx, svc.settings, "memory", term_index.replaced(stored, indexed))
     return _entry(tx.ref, rows[0])
 
 

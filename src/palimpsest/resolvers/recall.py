@@ -1,10 +1,12 @@
-"""Hybrid recall (SPEC section 5): one query embedding, a vector and a full-text leg per kind
-and scope, fused by Reciprocal Rank Fusion.
+"""Hybrid recall (SPEC section 5): per scope and kind of row, a vector leg and a scope-local
+BM25 leg, each a ranked list; the lists are fused by Reciprocal Rank Fusion, then soft
+preferences read from the question (dates, "when", years, a named speaker) boost the fused
+score. Nothing from another scope reaches a score, a rank or the candidate pools.
 
-The planner keeps small scopes exact: every vector leg filters on the scope inside the index;
-when the index returns fewer rows than asked, the scope is smaller than the pool (or the ANN
-search read short), so the leg is re-run as an exact scan of the scope. When row filters
-(expiry, prefix, validity) leave the pool short, the leg is re-run with a larger pool.
+The plan for one request: read the scopes' term statistics (one transaction), embed the
+query (without the speakers it names, lever 3), run every leg concurrently
+(``recall_legs``), load the rows fusion may keep (one transaction per scope), then filter,
+fuse, boost and explain.
 """
 
 from __future__ import annotations
@@ -16,36 +18,28 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from palimpsest import cues, fulltext
 from palimpsest import recall as pure
-from palimpsest.cypher import recall as q
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.executor import Row, ScopedTx, Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.common import provenance_from
 from palimpsest.resolvers.facts import TimeView, fact_from
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Fact, Provenance
 
 MAX_POOL = 200  # also the largest top_k the resolver serves (the API allows 50)
-MAX_FETCH = 2000
-# The approximate search is asked for at least this many rows, whatever the pool: a larger
-# LIMIT widens its search, so the top of a small pool is as good as an exact scan's.
-ANN_FLOOR = 50
+MAX_FETCH = legs.MAX_FETCH
+ANN_FLOOR = legs.ANN_FLOOR
 MAX_QUERY_CHARS = 4000
+Ident = tuple[str, str, str]  # (kind, scope, id)
 
 
 class Mode(StrEnum):
     HYBRID = "hybrid"
     VECTOR = "vector"
     FULLTEXT = "fulltext"
-
-
-# Per kind: the in-index vector leg, its exact fallback, and the full-text leg.
-LEGS: dict[pure.Source, tuple[Statement, Statement, Statement]] = {
-    pure.Source.NOTES: (q.VECTOR_MEMORY, q.EXACT_MEMORY, q.FULLTEXT_MEMORY),
-    pure.Source.DOCUMENTS: (q.VECTOR_CHUNKS, q.EXACT_CHUNKS, q.FULLTEXT_CHUNKS),
-    pure.Source.FACTS: (q.VECTOR_FACTS, q.EXACT_FACTS, q.FULLTEXT_FACTS),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +56,30 @@ class RecallRequest:
     mode: Mode = Mode.HYBRID
     pool: int | None = None  # candidates per leg; default pool_factor x top_k, capped
     pool_factor: int = 2
+    levers: pure.Levers = field(default_factory=pure.Levers)
+
+
+@dataclass(frozen=True, slots=True)
+class LegPart:
+    """One ranked list's share of a hit's score: ``weight / (k + rank)``."""
+
+    leg: str  # vector | fulltext
+    rank: int
+    contribution: float
+    value: float  # the leg's own score: cosine, or scope-local BM25
+
+
+@dataclass(frozen=True, slots=True)
+class BoostPart:
+    lever: str  # observedDate | whenQuestion | yearRange | speaker
+    factor: float
+
+
+@dataclass(frozen=True, slots=True)
+class Explain:
+    legs: list[LegPart]
+    boosts: list[BoostPart]
+    fused: float  # the RRF sum before boosts
 
 
 @dataclass(slots=True)
@@ -83,6 +101,10 @@ class Hit:
     created_at: datetime | None = None
     provenance: Provenance | None = None
     in_window: bool | None = None
+    years: list[int] | None = None
+    has_time: bool = False
+    speaker: str | None = None
+    explain: Explain | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +124,16 @@ class RecallResult:
     scopes: list[Scope] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class _List:
+    """One ranked list of one leg, kind and scope."""
+
+    leg: str
+    source: pure.Source
+    ref: ScopeRef
+    ranked: legs.Ranked
+
+
 async def recall(
     svc: Services, who: Principal, scopes: Sequence[Scope], req: RecallRequest
 ) -> RecallResult:
@@ -112,50 +144,61 @@ async def recall(
         raise InvalidArgument(f"query must be 1-{MAX_QUERY_CHARS} characters")
     if not 1 <= req.top_k <= MAX_POOL:
         raise InvalidArgument(f"topK must be between 1 and {MAX_POOL}")
+    lv = req.levers
     pool = req.pool or min(req.pool_factor * req.top_k, MAX_POOL)
-    vector = None if req.mode is Mode.FULLTEXT else (await svc.embed([req.query]))[0]
+    sources = sorted(req.sources)
+    terms = [] if req.mode is Mode.VECTOR else fulltext.query_terms(req.query, lv.question_words)
+    want_speakers = lv.speaker_strip or lv.speaker_boost > 1.0
+
+    async def stats_of(tx: Tx) -> list[legs.ScopeStats]:
+        return [await legs.read_stats(tx.scoped(r), sources, terms, want_speakers) for r in refs]
+
+    stats = await svc.db.read_tx(stats_of)
+    question = cues.read_question(req.query, {s for st in stats for s in st.speakers})
+    vector: list[float] | None = None
+    if req.mode is not Mode.FULLTEXT:
+        text = (
+            cues.without_speakers(req.query, question.speakers) if lv.speaker_strip else req.query
+        )
+        vector = list((await svc.embed([text]))[0])
     base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
-    legs = [
-        _leg(svc, ref, kind, vector, req.query, pool, base, fulltext)
-        for ref in refs
-        for kind in sorted(req.sources)
-        for fulltext in (False, True)
-        if (fulltext and req.mode is not Mode.VECTOR) or (not fulltext and vector is not None)
+
+    async def run(ref: ScopeRef, source: pure.Source, leg: str, st: legs.ScopeStats) -> _List:
+        kind = st.of(source)
+
+        async def work(tx: ScopedTx) -> legs.Ranked:
+            if leg == "vector":
+                assert vector is not None
+                return await legs.vector_leg(
+                    tx, source, vector, pool, base, kind.rows, lv.exact_max_rows
+                )
+            return await legs.fulltext_leg(tx, source, terms, kind, pool, base, lv.k1, lv.b)
+
+        return _List(leg, source, ref, await svc.db.scoped(ref).read_tx(work))
+
+    jobs = [
+        run(ref, source, leg, st)
+        for ref, st in zip(refs, stats, strict=True)
+        for source in sources
+        for leg in ("vector", "fulltext")
+        if (leg == "vector" and vector is not None)
+        or (leg == "fulltext" and terms and st.of(source).rows > 0)
     ]
-    found: dict[tuple[str, str, str], Hit] = {}
-    vector_list: list[tuple[float, tuple[str, str, str]]] = []
-    text_list: list[tuple[float, tuple[str, str, str]]] = []
-    dropped: set[tuple[str, str, str]] = set()
-    for fulltext, hits, filtered in await asyncio.gather(*legs):
-        dropped |= filtered
-        for hit in hits:
-            ident = (hit.kind.value, hit.scope.value, hit.id)
-            kept = found.setdefault(ident, hit)
-            if fulltext:
-                kept.fulltext_score = hit.fulltext_score
-                text_list.append((hit.fulltext_score or 0.0, ident))
-            else:
-                kept.cosine = hit.cosine
-                vector_list.append((hit.cosine or 0.0, ident))
+    lists = list(await asyncio.gather(*jobs))
+    found = await _load(svc, refs, lists)
+    # Only facts have a validity to be outside of; other rows drop out for expiry or prefix.
+    dropped = {
+        (lst.source.value, lst.ref.scope.value, i)
+        for lst in lists
+        if lst.source is pure.Source.FACTS
+        for i in lst.ranked.dropped
+    }
     report = _apply_window(req.window, found) if req.window else None
     if report is None and req.view.as_of_given:
         report = _as_of_report(found, dropped)
-    fused = pure.rrf(
-        {
-            "vector": [_key(i) for _, i in sorted(vector_list, key=lambda p: -p[0]) if i in found],
-            "fulltext": [_key(i) for _, i in sorted(text_list, key=lambda p: -p[0]) if i in found],
-        },
-        k=req.rrf_k,
-        weights={"vector": req.vector_weight, "fulltext": req.fulltext_weight},
-    )
-    by_key = {_key(i): h for i, h in found.items()}
-    ranked: list[Hit] = []
-    for f in fused:
-        hit = by_key[f.id]
-        hit.score = f.score
-        hit.vector_rank = f.ranks.get("vector")
-        hit.fulltext_rank = f.ranks.get("fulltext")
-        ranked.append(hit)
+    ranked = _fuse(req, lists, found)
+    _boost(ranked, question, lv)
+    ranked.sort(key=lambda h: -h.score)
     if req.window and req.window.missing is pure.Missing.PREFER:
         # Prefer ranks: in-window first, then undated, then out-of-window; stable otherwise.
         ranked.sort(key=lambda h: 0 if h.in_window else 1 if h.in_window is None else 2)
@@ -167,57 +210,83 @@ async def recall(
     )
 
 
-async def _leg(
-    svc: Services,
-    ref: ScopeRef,
-    kind: pure.Source,
-    vector: list[float] | None,
-    text: str,
-    pool: int,
-    base: dict[str, Any],
-    fulltext: bool,
-) -> tuple[bool, list[Hit], set[tuple[str, str, str]]]:
-    """One leg: (is full-text, its hits in rank order, the facts the time view dropped)."""
-    ann, exact, lucene_leg = LEGS[kind]
-    params: dict[str, Any] = dict(base)
-    if fulltext:
-        lucene = pure.lucene_query(ref.scope_key, text)
-        if lucene is None:
-            return True, [], set()
-        params["lucene"] = lucene
-        statement = lucene_leg
-    else:
-        params["vector"] = vector
-        statement = ann
-    k = pool
-    while True:
-        ask = max(k, ANN_FLOOR) if statement is ann else k
-        rows = await svc.db.scoped(ref).read(statement, {**params, "k": ask})
-        live = [r for r in rows if r["live"]]
-        if len(live) >= pool or k >= MAX_FETCH:
-            break
-        if len(rows) < ask:
-            if fulltext or statement is exact:
-                break
-            statement = exact  # fewer rows than asked: small scope or a short ANN read
-            continue
-        k = min(k * 4, MAX_FETCH)  # filters thinned a full page: over-fetch
-    hits = [_hit(kind, r, fulltext) for r in live[:pool]]
-    # Only facts have a validity to be outside of; other rows are dropped for expiry or prefix.
-    filtered = (
-        {(kind.value, ref.scope.value, r["fact"]["id"]) for r in rows if not r["live"]}
-        if kind is pure.Source.FACTS
-        else set()
-    )
-    return fulltext, hits, filtered
+async def _load(svc: Services, refs: list[ScopeRef], lists: list[_List]) -> dict[Ident, Hit]:
+    """Load every candidate row once: one transaction per scope."""
+
+    async def one(ref: ScopeRef) -> list[tuple[pure.Source, dict[str, Row]]]:
+        wanted: dict[pure.Source, list[str]] = {}
+        for lst in lists:
+            if lst.ref is ref:
+                ids = wanted.setdefault(lst.source, [])
+                ids += [i for i in lst.ranked.ids if i not in ids]
+
+        async def work(tx: ScopedTx) -> list[tuple[pure.Source, dict[str, Row]]]:
+            return [(s, await legs.load(tx, s, ids)) for s, ids in sorted(wanted.items())]
+
+        return await svc.db.scoped(ref).read_tx(work) if wanted else []
+
+    found: dict[Ident, Hit] = {}
+    for ref, loaded in zip(refs, await asyncio.gather(*(one(r) for r in refs)), strict=True):
+        for source, rows in loaded:
+            for row_id, row in rows.items():
+                hit = _hit(source, row)
+                found[(source.value, ref.scope.value, row_id)] = hit
+    return found
 
 
-def _hit(kind: pure.Source, row: Row, fulltext: bool) -> Hit:
+def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit]) -> list[Hit]:
+    """RRF over ranked lists, one per (leg, kind, scope): raw scores from different indexes
+    or scopes are never compared, only ranks within one list."""
+    named: dict[str, list[str]] = {}
+    weights: dict[str, float] = {}
+    values: dict[tuple[str, str], float] = {}
+    for lst in lists:
+        name = f"{lst.leg}\x1f{lst.source.value}\x1f{lst.ref.scope.value}"
+        idents = [(lst.source.value, lst.ref.scope.value, i) for i in lst.ranked.ids]
+        named[name] = [_key(i) for i in idents if i in found]
+        weights[name] = req.vector_weight if lst.leg == "vector" else req.fulltext_weight
+        for ident in idents:
+            values[(lst.leg, _key(ident))] = lst.ranked.scores[ident[2]]
+    by_key = {_key(i): h for i, h in found.items()}
+    out: list[Hit] = []
+    for f in pure.rrf(named, k=req.rrf_k, weights=weights):
+        hit = by_key[f.id]
+        parts: list[LegPart] = []
+        for name, rank in f.ranks.items():
+            leg = name.split("\x1f", 1)[0]
+            value = values[(leg, f.id)]
+            parts.append(LegPart(leg, rank, weights[name] / (req.rrf_k + rank), value))
+            if leg == "vector":
+                hit.vector_rank, hit.cosine = rank, value
+            else:
+                hit.fulltext_rank, hit.fulltext_score = rank, value
+        hit.score = f.score
+        hit.explain = Explain(parts, [], f.score)
+        out.append(hit)
+    return out
+
+
+def _boost(hits: list[Hit], q: cues.QuestionCues, lv: pure.Levers) -> None:
+    """Soft preferences from the question (levers 3 and 5): multiply, never filter."""
+    speaker = q.speakers[0] if len(q.speakers) == 1 else None
+    for hit in hits:
+        boosts: list[BoostPart] = []
+        if lv.date_boost > 1.0 and q.date_match(hit.observed_at):
+            boosts.append(BoostPart("observedDate", lv.date_boost))
+        if lv.when_boost > 1.0 and q.when and hit.has_time:
+            boosts.append(BoostPart("whenQuestion", lv.when_boost))
+        if lv.year_boost > 1.0 and q.year_match(hit.years):
+            boosts.append(BoostPart("yearRange", lv.year_boost))
+        if lv.speaker_boost > 1.0 and speaker is not None and hit.speaker == speaker:
+            boosts.append(BoostPart("speaker", lv.speaker_boost))
+        for b in boosts:
+            hit.score *= b.factor
+        if hit.explain is not None:
+            hit.explain.boosts.extend(boosts)
+
+
+def _hit(kind: pure.Source, row: Row) -> Hit:
     """A hit names the scope its row is stored in (not the scope that was asked for)."""
-    score = float(row["score"])
-    signal: dict[str, Any] = (
-        {"fulltext_score": score} if fulltext else {"cosine": 2.0 * score - 1.0}
-    )
     if kind is pure.Source.FACTS:
         fact = fact_from(Scope(row["fact"]["scope"]), row)
         return Hit(
@@ -229,21 +298,20 @@ def _hit(kind: pure.Source, row: Row, fulltext: bool) -> Hit:
             observed_at=fact.observed_at,
             created_at=fact.created_at,
             provenance=fact.provenance,
-            **signal,
+            years=row.get("years"),
+            has_time=bool(row.get("has_time")),
         )
     r = row["row"]
     scope = Scope(r["scope"])
+    common: dict[str, Any] = {
+        "created_at": r["created_at"],
+        "provenance": provenance_from(r),
+        "years": r.get("years"),
+        "has_time": bool(r.get("has_time")),
+        "speaker": r.get("speaker"),
+    }
     if kind is pure.Source.NOTES:
-        return Hit(
-            kind,
-            scope,
-            r["key"],
-            r["text"] or "",
-            key=r["key"],
-            created_at=r["created_at"],
-            provenance=provenance_from(r),
-            **signal,
-        )
+        return Hit(kind, scope, r["key"], r["text"] or "", key=r["key"], **common)
     return Hit(
         kind,
         scope,
@@ -252,13 +320,11 @@ def _hit(kind: pure.Source, row: Row, fulltext: bool) -> Hit:
         document_id=r["document_id"],
         chunk_type=r["type"],
         observed_at=r["observed_at"],
-        created_at=r["created_at"],
-        provenance=provenance_from(r),
-        **signal,
+        **common,
     )
 
 
-def _apply_window(window: pure.Window, found: dict[tuple[str, str, str], Hit]) -> TimeFilterReport:
+def _apply_window(window: pure.Window, found: dict[Ident, Hit]) -> TimeFilterReport:
     counts = {True: 0, False: 0, None: 0}
     for ident, hit in list(found.items()):
         hit.in_window = window.contains(hit.observed_at)
@@ -274,9 +340,7 @@ def _apply_window(window: pure.Window, found: dict[tuple[str, str, str], Hit]) -
     )
 
 
-def _as_of_report(
-    found: dict[tuple[str, str, str], Hit], dropped: set[tuple[str, str, str]]
-) -> TimeFilterReport:
+def _as_of_report(found: dict[Ident, Hit], dropped: set[Ident]) -> TimeFilterReport:
     """For an as_of/known_at read: kept facts with an interval, facts the time view (or a
     refuting verdict) dropped, and candidates with no interval at all."""
     dated = sum(1 for h in found.values() if h.fact and (h.fact.valid_at or h.fact.invalid_at))
@@ -289,5 +353,5 @@ def _as_of_report(
     )
 
 
-def _key(ident: tuple[str, str, str]) -> str:
+def _key(ident: Ident) -> str:
     return "\x1f".join(ident)

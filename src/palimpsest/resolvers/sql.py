@@ -3,10 +3,12 @@
 Agent calls resolve their scope on the SQL plane (``sql_scopes``) and reach only that scope's
 database. Admin calls see databases by their owner record, failing closed:
 
-- ``TENANT`` view: a non-isolated admin sees the databases of their own tenant (agent, user and
-  tenant scopes); never another tenant's, never GLOBAL's, never a file without an owner record.
-- ``GLOBAL`` view: everything, only when ``resolve_scope(GLOBAL, SQL)`` succeeds (admin, not
-  isolated, GLOBAL granted in ``sql_scopes``).
+- ``TENANT`` view: a non-isolated admin (or operator) sees the databases of their own tenant
+  (agent, user and tenant scopes); never another tenant's, never GLOBAL's, never a file
+  without an owner record.
+- ``GLOBAL`` view: everything, only when ``resolve_scope(GLOBAL, SQL)`` succeeds: the platform
+  operator role, not isolated, GLOBAL not left out of ``sql_scopes``. A tenant admin never
+  reaches other tenants.
 
 Erasure takes a database id from the listing and the same view (TENANT unless GLOBAL is asked
 for), so reaching outside the own tenant is always explicit; an id outside the view gets the
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from palimpsest import paging
 from palimpsest.errors import Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.scopes import Plane
@@ -25,6 +28,8 @@ from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import DatabaseInfo, ExecResult, QueryResult, Statement
 
 Visible = Callable[[DatabaseInfo], bool]
+MAX_LIST_LIMIT = 1000
+LIST_NAME = "sqlDatabases"
 
 
 async def query(
@@ -41,9 +46,19 @@ async def execute(
     return await svc.sql.execute(ref, statements)
 
 
-async def databases(svc: Services, who: Principal, view: Scope) -> list[DatabaseInfo]:
+async def databases(
+    svc: Services, who: Principal, view: Scope, limit: int, after: str | None
+) -> paging.Page[DatabaseInfo]:
+    """The view's databases in id order, paged (the listing is read from disk each time)."""
     visible = _view(who, view)
-    return [d for d in await svc.sql.databases() if visible(d)]
+    paging.check_limit(limit, MAX_LIST_LIMIT)
+    position = paging.decode(after, LIST_NAME, (paging.Part.ID,))
+    start = position[0] if position else ""
+    found = sorted(
+        (d for d in await svc.sql.databases() if visible(d) and d.key > start),
+        key=lambda d: d.key,
+    )
+    return paging.page(found[: limit + 1], limit, LIST_NAME, lambda d: [d.key])
 
 
 async def erase(svc: Services, who: Principal, database_id: str, view: Scope) -> int:
@@ -59,11 +74,11 @@ async def erase(svc: Services, who: Principal, database_id: str, view: Scope) ->
 
 
 def _view(who: Principal, view: Scope) -> Visible:
-    if not who.is_admin:
-        raise Forbidden("listing or erasing SQL databases needs the admin role")
     if view is Scope.GLOBAL:
-        resolve_scope(who, Scope.GLOBAL, Plane.SQL)  # raises unless GLOBAL is really granted
+        resolve_scope(who, Scope.GLOBAL, Plane.SQL)  # raises unless an operator has GLOBAL
         return lambda d: True
+    if not (who.is_admin or who.is_operator):
+        raise Forbidden("listing or erasing SQL databases needs the admin role")
     if view is Scope.TENANT:
         if who.isolated:
             raise Forbidden("isolated member: the tenant's SQL databases are not visible")

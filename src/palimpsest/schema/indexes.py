@@ -8,12 +8,11 @@ from palimpsest.cypher import schema as q
 from palimpsest.cypher.executor import Database
 from palimpsest.errors import Unavailable
 
-FULLTEXT_ANALYZER = "english"
+# Rows are indexed as pre-analyzed terms (``fulltext.analyze``), so Lucene must not analyze
+# them again: whitespace splitting only. Hex scope keys are single tokens.
+FULLTEXT_ANALYZER = "whitespace"
 FULLTEXT_OPTIONS = {
     "indexConfig": {
-        # Stop words out and Porter stemming in: on the LoCoMo dev split this lifts BM25
-        # recall@10 from 0.58 to 0.66. Hex scope keys stay single tokens (all keys have the
-        # same length, so stemming cannot make two of them equal).
         "fulltext.analyzer": FULLTEXT_ANALYZER,
         # Synchronous: a row is searchable as soon as its transaction commits.
         "fulltext.eventually_consistent": False,

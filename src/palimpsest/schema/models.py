@@ -46,12 +46,6 @@ class MemoryEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryPage:
-    entries: list[MemoryEntry]
-    next_after: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class Span:
     """Where a chunk came from in the imported Markdown: 0-based lines (end exclusive) and
     character offsets into the original text."""

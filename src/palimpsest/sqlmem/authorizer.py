@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
+from typing import Any
 
 # Core scalar, aggregate, window, date/time, JSON and math functions of SQLite. Absent on
 # purpose: load_extension, readfile, writefile, edit, fts3_tokenizer, sqlite_* introspection.
@@ -44,6 +45,19 @@ ALLOWED_FUNCTIONS = frozenset(
         "power", "radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
     }
 )  # fmt: skip
+
+# Eponymous virtual tables that read the connection or the file rather than the data: every
+# PRAGMA as a table-valued function (pragma_table_info...), and the introspection tables of this
+# build (dbstat, sqlite_stmt, sqlite_dbpage).
+_INTROSPECTION_PREFIX = "pragma_"
+_INTROSPECTION_TABLES = frozenset({"dbstat", "sqlite_stmt", "sqlite_dbpage"})
+
+
+def introspection(name: str) -> bool:
+    """True for a PRAGMA function or an introspection table, in any spelling."""
+    low = name.lower()
+    return low.startswith(_INTROSPECTION_PREFIX) or low in _INTROSPECTION_TABLES
+
 
 # SQLite's internal helpers that ALTER TABLE runs while it is prepared. Agent SQL cannot call
 # them (they are internal-only: "no such function"), so allowing them in write mode is safe.
@@ -92,11 +106,16 @@ _ACTION_NAMES = {
     if n.startswith("SQLITE_") and n.isupper() and not n.startswith(("SQLITE_LIMIT", "SQLITE_DB"))
 }
 
+# The largest string, blob or row SQLite may build (SQLITE_LIMIT_LENGTH): zeroblob(n),
+# randomblob(n), printf('%.*c'), replace() and group_concat() fail inside SQLite beyond it, before
+# any copy reaches Python. Stored rows are bounded by it too.
+DEFAULT_MAX_VALUE_BYTES = 1024 * 1024
 # Connection limits (sqlite3_limit). ATTACHED 0 makes any ATTACH fail even without the
-# authorizer; the others bound memory a single statement can ask for.
+# authorizer; the others bound memory a single statement can ask for. COLUMN stays at SQLite's
+# default: a database whose schema has a table wider than the limit could not be opened at all,
+# so result width is capped by the store (see ``result_width``).
 LIMITS = {
     sqlite3.SQLITE_LIMIT_ATTACHED: 0,
-    sqlite3.SQLITE_LIMIT_LENGTH: 16 * 1024 * 1024,
     sqlite3.SQLITE_LIMIT_SQL_LENGTH: 1024 * 1024,
     sqlite3.SQLITE_LIMIT_COLUMN: 2000,
     sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 500,
@@ -122,6 +141,9 @@ class Authorizer:
         self.allowed = _READ_ACTIONS if mode is Mode.READ else _WRITE_ACTIONS
         self.functions = ALLOWED_FUNCTIONS | (_ALTER_INTERNALS if mode is Mode.WRITE else set())
         self.denied: str | None = None  # what the last denial was, for the error message
+        # Views created since the last ``check_new_views``: SQLite compiles a view's body only
+        # when it is read, so the body is checked by reading it once (``check_new_views``).
+        self.created_views: list[str] = []
 
     def __call__(
         self, action: int, arg1: str | None, arg2: str | None, db: str | None, _src: str | None
@@ -134,6 +156,11 @@ class Authorizer:
             return self._deny(f"database {db}")
         if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() not in self.functions:
             return self._deny(f"function {(arg2 or '').lower()}()")
+        if action == sqlite3.SQLITE_READ and arg1 is not None and introspection(arg1):
+            # arg1 is a table SQLite found, so the name is its own, not caller text.
+            return self._deny(f"table {arg1.lower()}")
+        if action == sqlite3.SQLITE_CREATE_VIEW and arg1 is not None:
+            self.created_views.append(arg1)
         return sqlite3.SQLITE_OK
 
     def _deny(self, what: str) -> int:
@@ -141,10 +168,42 @@ class Authorizer:
         return sqlite3.SQLITE_DENY
 
 
-def harden(conn: sqlite3.Connection) -> None:
+def harden(conn: sqlite3.Connection, max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES) -> None:
     """Apply the connection limits (call once, before any agent statement)."""
     for limit, value in LIMITS.items():
         conn.setlimit(limit, value)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_bytes)
+
+
+def check_new_views(conn: sqlite3.Connection, guard: Authorizer) -> None:
+    """Read every view created since the last call once (no rows), under ``guard``.
+
+    SQLite accepts ``CREATE VIEW v AS SELECT * FROM pragma_database_list`` without looking at
+    the body; preparing a read of ``v`` does, so a body the authorizer (or
+    ``trusted_schema=OFF``) would refuse fails the creating statement here, and the caller rolls
+    back. Any error counts, on purpose: a view must compile when it is made (so a view over a
+    table that does not exist yet is refused too), otherwise one failure could mask another.
+    """
+    views, guard.created_views = guard.created_views, []
+    for name in views:
+        # An identifier quoted the SQLite way, read under the guard like any agent statement.
+        quoted = name.replace('"', '""')
+        conn.execute(f'SELECT * FROM main."{quoted}" LIMIT 0').close()  # noqa: S608
+
+
+def result_width(conn: sqlite3.Connection, sql: str, params: Any) -> int:
+    """How many columns ``sql`` returns, found by compiling it without running it.
+
+    Python's ``execute`` already computes the first row, and a row of 2,000 columns of
+    ``randomblob`` is gigabytes; ``EXPLAIN`` compiles the same text (the authorizer sees the
+    same actions) and every result row leaves through a ``ResultRow`` opcode whose p2 is its
+    width.
+    """
+    width = 0
+    for row in conn.execute(f"EXPLAIN {sql}", params):
+        if row[1] == "ResultRow":
+            width = max(width, int(row[3]))
+    return width
 
 
 def install(conn: sqlite3.Connection, mode: Mode) -> Authorizer:

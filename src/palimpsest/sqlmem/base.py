@@ -1,5 +1,6 @@
-"""The SQL Memory store interface. SQLite (``store.py``) is the embedded default; a
-PostgreSQL backend (a schema and a login role per scope) can implement the same Protocol.
+"""The SQL Memory store interface. SQLite (``store.py``) is the embedded default; PostgreSQL
+(``pg_store.py``: a schema and a login role per scope, shared by API replicas) implements the
+same Protocol.
 
 Each backend validates statements in its own dialect, so the interface takes raw text.
 """
@@ -25,6 +26,8 @@ class QueryResult:
     columns: list[str]
     rows: list[list[Any]]  # JSON-safe values (see codec.py)
     truncated: bool
+    # The limit that stopped the rows: "sqlMaxRows" or "sqlMaxResultBytes"; None when whole.
+    truncated_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,10 @@ import base64
 import binascii
 import math
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
+
+import orjson
 
 from palimpsest.errors import InvalidArgument
 
@@ -19,6 +22,7 @@ BLOB = "$base64"
 FLOAT = "$float"
 MAX_ARGS = 1000
 _INT64 = (-(2**63), 2**63 - 1)
+_BLOB_WRAPPER = len('{"$base64":""},')
 
 Params = Sequence[Any] | Mapping[str, Any]
 
@@ -40,7 +44,13 @@ def bind(args: Any) -> Params:
 
 
 def to_json(value: Any) -> Any:
-    """One SQLite result value as a JSON-safe value."""
+    """One result value as a JSON-safe value."""
+    if isinstance(value, Decimal):  # PostgreSQL numeric: an integer when it is one
+        if value.is_finite() and value == value.to_integral_value():
+            whole = int(value)
+            if _INT64[0] <= whole <= _INT64[1]:
+                return whole
+        value = float(value)
     if isinstance(value, bytes):
         return {BLOB: base64.b64encode(value).decode("ascii")}
     if isinstance(value, float) and math.isinf(value):
@@ -48,11 +58,16 @@ def to_json(value: Any) -> Any:
     return value
 
 
-def size_of(value: Any) -> int:
-    """Rough bytes a value adds to a response, for the result size cap."""
-    if isinstance(value, str | bytes):
-        return len(value) + 8
-    return 8
+def row_size(row: Sequence[Any]) -> int:
+    """The bytes one raw result row takes in the JSON response (``[a,b],``), computed without
+    encoding its blobs: a blob becomes ``{"$base64":"..."}`` of 4/3 its length."""
+    size = 3
+    for value in row:
+        if isinstance(value, bytes):
+            size += _BLOB_WRAPPER + 4 * ((len(value) + 2) // 3)
+        else:
+            size += len(orjson.dumps(to_json(value))) + 1
+    return size
 
 
 def _value(value: Any, where: str) -> Any:

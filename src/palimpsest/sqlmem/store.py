@@ -7,6 +7,14 @@ waiting writers hold no worker thread, and a thread lock for direct callers); re
 concurrently on their own connections (WAL). A batch is one ``BEGIN IMMEDIATE`` transaction:
 an error anywhere rolls all of it back. The size quota is ``max_page_count``: a write that
 would grow the file past it fails inside SQLite and the batch is rolled back.
+
+Result limits hold while rows are produced, never after the fact: ``SQLITE_LIMIT_LENGTH``
+(``max_value_bytes``) stops any value, row or intermediate string from being built beyond it
+inside SQLite; the result width is read from the compiled statement before it runs
+(``max_columns``); each fetched row is measured as the JSON it becomes before it is converted,
+and fetching stops before the row that would take the response past ``max_result_bytes`` (or
+past ``max_rows``) with ``truncated_by`` naming the limit. So one query holds at most one row
+of ``max_columns x max_value_bytes`` beyond the result it returns.
 """
 
 from __future__ import annotations
@@ -28,13 +36,25 @@ from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import ScopeRef
 from palimpsest.sqlmem import codec, files
-from palimpsest.sqlmem.authorizer import Authorizer, Mode, deadline, harden, install, trusted
+from palimpsest.sqlmem.authorizer import (
+    DEFAULT_MAX_VALUE_BYTES,
+    Authorizer,
+    Mode,
+    check_new_views,
+    deadline,
+    harden,
+    install,
+    result_width,
+    trusted,
+)
 from palimpsest.sqlmem.base import DatabaseInfo, ExecResult, QueryResult, Statement
+from palimpsest.sqlmem.limits import capped_rows, check_width
 from palimpsest.sqlmem.translate import Failure, translate
 from palimpsest.sqlmem.validator import Kind, check_exec, check_query
 
 MAX_BATCH = 100
-MAX_RESULT_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_COLUMNS = 100
 _POOL_PER_FILE = 4
 _OPEN_FILES = 64  # files with idle connections kept open; the least recently used close
 _BUSY_TIMEOUT_S = 5.0
@@ -51,12 +71,25 @@ class _Slot:
 
 
 class SqliteStore:
-    def __init__(self, root: Path, *, max_rows: int, timeout_ms: int, max_bytes: int) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_rows: int,
+        timeout_ms: int,
+        max_bytes: int,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        max_columns: int = DEFAULT_MAX_COLUMNS,
+    ) -> None:
         # No I/O here: the directory and files are made on first use.
         self.root = root
         self.max_rows = max_rows
         self.timeout_ms = timeout_ms
         self.max_bytes = max_bytes
+        self.max_value_bytes = max_value_bytes
+        self.max_result_bytes = max_result_bytes
+        self.max_columns = max_columns
         self._slots: OrderedDict[str, _Slot] = OrderedDict()
         self._mutex = threading.Lock()
         self._writers: dict[str, tuple[anyio.Lock, int]] = {}
@@ -68,6 +101,9 @@ class SqliteStore:
             max_rows=settings.sql_max_rows,
             timeout_ms=settings.sql_timeout_ms,
             max_bytes=settings.sql_max_db_bytes,
+            max_value_bytes=settings.sql_max_value_bytes,
+            max_result_bytes=settings.sql_max_result_bytes,
+            max_columns=settings.sql_max_columns,
         )
 
     # -- async interface (blocking work runs in worker threads) --------------------------
@@ -97,15 +133,22 @@ class SqliteStore:
             cursor = None
             try:
                 with deadline(conn, self.timeout_ms):
+                    self._check_width(result_width(conn, checked.sql, params))
                     cursor = conn.execute(checked.sql, params)
                     columns = [d[0] for d in cursor.description or ()]
-                    rows, truncated = self._fetch(cursor)
+                    self._check_width(len(columns))  # the schema may have changed meanwhile
+                    rows, truncated_by = self._fetch(cursor)
             except sqlite3.Error as e:
                 raise translate(e, self._failure(guard, started)) from e
             finally:
                 if cursor is not None:
                     cursor.close()  # ends the read snapshot
-        return QueryResult(columns=columns, rows=rows, truncated=truncated)
+        return QueryResult(
+            columns=columns,
+            rows=rows,
+            truncated=truncated_by is not None,
+            truncated_by=truncated_by,
+        )
 
     def execute_sync(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
         if not 1 <= len(batch) <= MAX_BATCH:
@@ -158,8 +201,10 @@ class SqliteStore:
                 for checked, params in work:
                     cursor = conn.execute(checked.sql, params)
                     rowid = cursor.lastrowid if checked.kind is Kind.INSERT else None
-                    results.append(ExecResult(max(cursor.rowcount, 0), rowid))
+                    done = ExecResult(max(cursor.rowcount, 0), rowid)
                     cursor.close()
+                    check_new_views(conn, guard)
+                    results.append(done)
             with trusted(conn, guard):
                 conn.execute("COMMIT")
         except sqlite3.Error as e:
@@ -171,15 +216,12 @@ class SqliteStore:
             raise
         return results
 
-    def _fetch(self, cursor: sqlite3.Cursor) -> tuple[list[list[Any]], bool]:
-        rows: list[list[Any]] = []
-        size = 0
-        for raw in cursor:
-            if len(rows) >= self.max_rows or size > MAX_RESULT_BYTES:
-                return rows, True
-            rows.append([codec.to_json(v) for v in raw])
-            size += sum(codec.size_of(v) for v in raw)
-        return rows, False
+    def _check_width(self, width: int) -> None:
+        check_width(width, self.max_columns)
+
+    def _fetch(self, cursor: sqlite3.Cursor) -> tuple[list[list[Any]], str | None]:
+        """Rows up to the row cap and the result size cap; the limit that stopped them."""
+        return capped_rows(cursor, self.max_rows, self.max_result_bytes)
 
     def _failure(
         self, guard: Authorizer, started: float, statement: int = 0, before: int | None = None
@@ -191,6 +233,7 @@ class SqliteStore:
             timeout_ms=self.timeout_ms,
             quota_bytes=self.max_bytes,
             current_bytes=before,
+            max_value_bytes=self.max_value_bytes,
         )
 
     @staticmethod
@@ -241,7 +284,7 @@ class SqliteStore:
             target, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_S
         )
         try:
-            harden(conn)
+            harden(conn, self.max_value_bytes)
             for pragma in _SETUP:
                 conn.execute(pragma)
             conn.execute("PRAGMA journal_mode=WAL").fetchall()

@@ -27,6 +27,7 @@ class Failure:
     timeout_ms: int
     quota_bytes: int
     current_bytes: int | None
+    max_value_bytes: int
 
 
 def translate(e: sqlite3.Error, f: Failure) -> PalimpsestError:
@@ -59,7 +60,13 @@ def translate(e: sqlite3.Error, f: Failure) -> PalimpsestError:
             **at,
         )
     if primary == sqlite3.SQLITE_TOOBIG:
-        return QuotaExceeded(f"a value or statement is too large: {e}", limit="length", **at)
+        return QuotaExceeded(
+            f"a value or row would exceed {f.max_value_bytes} bytes, the limit of one value "
+            "(read a long value in parts with substr())",
+            limit="sqlMaxValueBytes",
+            maxValueBytes=f.max_value_bytes,
+            **at,
+        )
     if primary == sqlite3.SQLITE_CONSTRAINT:
         return Conflict(f"constraint failed: {e}", **at)
     if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):

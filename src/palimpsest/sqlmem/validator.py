@@ -11,6 +11,9 @@ Decisions:
   statement per call), and a trigger would run code later in other callers' statements.
 - ``CREATE VIRTUAL TABLE`` and ``TEMP`` objects are refused: modules vary by build, and temp
   objects would live in a pooled connection rather than in the scope's file.
+- PRAGMA functions (``pragma_table_info``, ``pragma_database_list``...) and SQLite's
+  introspection tables (``dbstat``, ``sqlite_stmt``, ``sqlite_dbpage``) are refused wherever a
+  table or function may stand, views included: a view over them would read them later.
 - ``REPLACE INTO`` is analysed as the ``INSERT OR REPLACE`` it is (sqlglot gives ``Command``).
 - Numbered parameters (``?1``) do not parse in sqlglot; use ``?`` or ``:name``/``@name``/``$name``.
 """
@@ -27,7 +30,7 @@ from sqlglot import Token, TokenType, exp
 from sqlglot.errors import SqlglotError
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.sqlmem.authorizer import ALLOWED_FUNCTIONS
+from palimpsest.sqlmem.authorizer import ALLOWED_FUNCTIONS, introspection
 
 # sqlglot logs a warning for every statement it falls back on; those are refused anyway.
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -42,6 +45,11 @@ _NAMED_REFUSALS = {
     "ATTACH", "DETACH", "PRAGMA", "VACUUM", "BEGIN", "COMMIT", "END", "ROLLBACK",
     "SAVEPOINT", "RELEASE", "ANALYZE", "REINDEX", "EXPLAIN",
 }  # fmt: skip
+
+_INTROSPECTION_REFUSAL = (
+    "PRAGMA functions (pragma_*) and introspection tables (dbstat, sqlite_stmt, sqlite_dbpage) "
+    "are not allowed, in views neither"
+)
 
 
 class Kind(StrEnum):
@@ -220,9 +228,13 @@ def _check_tree(tree: exp.Expr) -> None:
             raise _refused("transaction control is not allowed; sqlExec batches are atomic")
         if isinstance(node, exp.Anonymous):
             name = str(node.name).lower()
+            if introspection(name):
+                raise _refused(_INTROSPECTION_REFUSAL)
             if name not in ALLOWED_FUNCTIONS:
                 raise _refused(f"function {name}() is not allowed")
         if isinstance(node, exp.Table):
+            if introspection(node.name):
+                raise _refused(_INTROSPECTION_REFUSAL)
             db = node.args.get("db")
             if db is not None and str(db.name).lower() != "main":
                 raise _refused("only the scope's own database (main) can be named")

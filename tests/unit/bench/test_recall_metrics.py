@@ -9,22 +9,24 @@ import orjson
 import pytest
 
 from palimpsest import markdown
-from palimpsest_bench.recall_eval import (
+from palimpsest_bench.recall_data import (
     Dataset,
     Query,
-    dedupe,
-    hit_at_k,
     load_locomo,
     load_scifact,
+    one_block,
+    units_markdown,
+    wire_time,
+)
+from palimpsest_bench.recall_eval import (
+    dedupe,
+    hit_at_k,
     mean_metrics,
     mrr_at_k,
     ndcg_at_k,
-    one_block,
     recall_at_k,
     score,
     summarise,
-    units_markdown,
-    wire_time,
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palimpsest_bench.recall_eval import Dataset, Doc, Query
+from palimpsest_bench.recall_data import Dataset, Doc, Query
 from palimpsest_bench.subset import limit_dataset
 
 

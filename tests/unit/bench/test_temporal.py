@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from palimpsest.timeparse import parse_time
-from palimpsest_bench import temporal as t
+from palimpsest_bench import temporal_data as t
 
 
 def holds(valid_at: str | None, invalid_at: str | None, as_of: str) -> bool:
@@ -138,10 +138,10 @@ def test_plan_closes_older_values_by_supersession() -> None:
     pairs = [(key_value(plan, a), key_value(plan, b)) for a, b in plan.supersessions]
     assert sorted(pairs) == [("A", "B"), ("A", "B"), ("X", "Z")]
     assert [p.draft.invalid_at for p in by_value["A"]] == [None, None]
-    assert by_value["Y"][0].draft.invalid_at == "2005-06-01"  # no partner: explicit end
-    assert by_value["P"][0].draft.invalid_at == "2003"
+    assert by_value["Y"][0].draft.invalid_at == at(2005, 6)  # no partner: explicit end
+    assert by_value["P"][0].draft.invalid_at == at(2003)
     assert by_value["C"][0].draft.invalid_at is None
-    assert by_value["W"][0].draft.invalid_at == "2018"
+    assert by_value["W"][0].draft.invalid_at == at(2018)
     assert plan.dropped == 0
     # Older values first: undated, then by start; every supersession's old fact comes first.
     order = [p.key for p in plan.facts]
@@ -150,6 +150,10 @@ def test_plan_closes_older_values_by_supersession() -> None:
         assert order.index(old) < order.index(new)
     starts = [p.order for p in plan.facts]
     assert starts == sorted(starts)
+
+
+def at(year: int, month: int = 1) -> datetime:
+    return datetime(year, month, 1, tzinfo=UTC)
 
 
 def key_value(plan: t.Plan, key: str) -> str | None:
@@ -186,8 +190,8 @@ def test_plan_yago_orders_by_start_and_flags_unknown_validity() -> None:
     assert [(d.object.name if d.object else None) for d in drafts] == ["Boat", "Lab_A", "Lab_B"]
     assert [(d.valid_at, d.invalid_at) for d in drafts] == [
         (None, None),
-        ("1980", "1990"),
-        ("1990", None),
+        (at(1980), at(1990)),
+        (at(1990), None),
     ]
     assert all(d.object_value is None and d.subject.type == "entity" for d in drafts)
     assert unknown == {("bob", "owns")}

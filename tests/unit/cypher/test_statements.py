@@ -9,7 +9,17 @@ import re
 import palimpsest.cypher
 from palimpsest.cypher.executor import Statement
 
-SCOPED = ("Memory", "Scope", "Document", "Chunk", "Entity", "FACT", "PendingSpan", "Ontology")
+SCOPED = (
+    "Memory",
+    "Scope",
+    "Document",
+    "Chunk",
+    "Entity",
+    "FACT",
+    "PendingSpan",
+    "Ontology",
+    "TermStats",
+)
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}
 SCHEMA_MODULE = "palimpsest.cypher.schema"

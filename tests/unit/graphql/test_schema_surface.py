@@ -41,3 +41,158 @@ def test_scope_enum_has_the_four_scopes() -> None:
         "TENANT",
         "GLOBAL",
     ]
+
+
+# -- one shape for the whole API (issue 10, item 4) ----------------------------------------
+
+TYPES = """
+fragment Ref on __Type { kind name ofType { kind name ofType { kind name ofType {
+  kind name ofType { kind name } } } } }
+{ __schema {
+    queryType { name } mutationType { name }
+    types { name kind
+      fields { name type { ...Ref } args { name type { ...Ref } } }
+      inputFields { name type { ...Ref } } } } }
+"""
+
+# Lists whose length the request bounds (a batch's results, topK hits, `limit` of a walk),
+# or a record bounds (a document's chunks, a query's rows under the row cap), or that are
+# tiny closed sets: these stay plain lists. Every other list is a Page.
+BOUNDED_LISTS = {
+    "Query.placement",
+    "Mutation.importDocuments",
+    "Mutation.assertFacts",
+    "Document.chunks",
+    "GraphRecallResult.seeds",
+    "GraphRecallResult.entities",
+    "GraphRecallResult.facts",
+    "GraphRecallResult.chunks",
+    "RecallResult.hits",
+    "RecallResult.scopes",
+    "SqlQueryResult.columns",
+    "SqlQueryResult.rows",
+    "SqlExecResult.results",
+    "Me.roles",
+    "Me.memoryScopes",
+    "Me.sqlScopes",
+}
+PAGED = {"memories", "documents", "facts", "factHistory", "entities", "sqlDatabases"}
+
+
+def surface() -> dict[str, Any]:
+    result = build_schema().execute_sync(TYPES)
+    assert result.errors is None
+    data: dict[str, Any] = result.data or {}
+    return data["__schema"]
+
+
+def named(ref: dict[str, Any]) -> tuple[str, bool]:
+    """The named type under NON_NULL/LIST wrappers, and whether a LIST was among them."""
+    listed = False
+    while ref["kind"] in ("NON_NULL", "LIST"):
+        listed = listed or ref["kind"] == "LIST"
+        ref = ref["ofType"]
+    return ref["name"], listed
+
+
+def fields(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"{t['name']}.{f['name']}", f)
+        for t in schema["types"]
+        if not t["name"].startswith("__") and t["kind"] == "OBJECT"
+        for f in t["fields"] or []
+    ]
+
+
+def arguments_and_inputs(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    found = [(f"{name}({a['name']})", a) for name, f in fields(schema) for a in f["args"]]
+    found += [
+        (f"{t['name']}.{f['name']}", f)
+        for t in schema["types"]
+        if t["kind"] == "INPUT_OBJECT"
+        for f in t["inputFields"]
+    ]
+    return found
+
+
+def test_every_list_that_can_grow_is_a_page_with_limit_and_after() -> None:
+    schema = surface()
+    by_name = {t["name"]: t for t in schema["types"]}
+    plain = sorted(name for name, f in fields(schema) if named(f["type"])[1])
+    page_items = {"items", "cursor", "hasMore"}
+    pages = {
+        name: f
+        for name, f in fields(schema)
+        if named(f["type"])[0].endswith("Page") and not name.endswith(".items")
+    }
+    assert sorted(p for p in plain if not p.endswith("Page.items")) == sorted(BOUNDED_LISTS)
+    assert {name.split(".")[1] for name in pages} == PAGED
+    for name, f in pages.items():
+        assert [a["name"] for a in f["args"]][-2:] == ["limit", "after"], name
+        page = by_name[named(f["type"])[0]]
+        assert {x["name"] for x in page["fields"]} == page_items
+        shapes = {x["name"]: (x["type"]["kind"], named(x["type"])) for x in page["fields"]}
+        assert shapes["cursor"] == ("SCALAR", ("String", False))
+        assert shapes["hasMore"] == ("NON_NULL", ("Boolean", False))
+        assert shapes["items"][1][1] is True
+
+
+def test_every_id_is_an_id_and_every_date_input_is_an_instant() -> None:
+    schema = surface()
+    ids = [
+        (name, named(x["type"])[0])
+        for name, x in fields(schema) + arguments_and_inputs(schema)
+        if re.search(r"(^|\.|\()(id|\w+Id|\w+Ids)\)?$", name)
+        and name != "SqlStatementResult.lastInsertId"  # SQLite's row number, not a record id
+    ]
+    assert len(ids) > 20
+    assert [i for i in ids if i[1] != "ID"] == []
+    dates = [
+        (name, named(x["type"])[0])
+        for name, x in arguments_and_inputs(schema)
+        if re.search(r"(At|asOf|\.from|\.to)\)?$", name)
+    ]
+    assert {n for n, _ in dates} >= {
+        "Query.facts(asOf)",
+        "Query.facts(knownAt)",
+        "Query.graphRecall(asOf)",
+        "Mutation.retractFact(invalidAt)",
+        "Mutation.importDocument(observedAt)",
+        "FactInput.validAt",
+        "WhenInput.from",
+        "WhenInput.to",
+        "WhenInput.knownAt",
+        "DocumentInput.observedAt",
+    }
+    assert [d for d in dates if d[1] != "Instant"] == []
+    outputs = [named(x["type"])[0] for name, x in fields(schema) if name.endswith("At")]
+    assert set(outputs) == {"DateTime"}
+
+
+def test_closed_sets_are_enums() -> None:
+    types = dict(fields(surface()))
+    expected = {
+        "Chunk.type": "ChunkType",
+        "ChunkRef.type": "ChunkType",
+        "RecallHit.chunkType": "ChunkType",
+        "RecallHit.kind": "Source",
+        "Provenance.origin": "Origin",
+        "Fact.verdict": "Verdict",
+        "PlacementResult.reason": "PlacementReason",
+        "TimeFilter.mode": "TimeFilterMode",
+        "OntologyInfo.status": "OntologyStatus",
+        "Me.roles": "Role",
+        "MemoryEntry.scope": "Scope",
+    }
+    assert {name: named(types[name]["type"])[0] for name in expected} == expected
+
+
+def test_mutation_names_follow_the_rule() -> None:
+    """verbNoun, except the memory* and sql* families, which keep their plane prefix."""
+    schema = surface()
+    mutations = [name.split(".")[1] for name, _ in fields(schema) if name.startswith("Mutation.")]
+    families = [m for m in mutations if re.match(r"^(memory|sql)[A-Z]", m)]
+    assert len(families) == 8
+    verbs = "import|update|delete|supersede|retract|judge|set|assert|erase|export|harvest"
+    verb_first = re.compile(rf"^({verbs})([A-Z]\w*)?$")
+    assert [m for m in mutations if m not in families and not verb_first.match(m)] == []

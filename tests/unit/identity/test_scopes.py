@@ -5,8 +5,16 @@ from typing import Any
 import pytest
 
 from palimpsest.errors import Forbidden, InvalidArgument
-from palimpsest.identity import Plane, Principal, Role, Scope, granted_scopes, resolve_scope
-from palimpsest.identity.scopes import scope_key
+from palimpsest.identity import (
+    Origin,
+    Plane,
+    Principal,
+    Role,
+    Scope,
+    granted_scopes,
+    resolve_scope,
+)
+from palimpsest.identity.scopes import scope_key, sees_writer
 from tests.unit.principals import principal
 
 
@@ -18,8 +26,25 @@ def test_defaults_are_what_the_caller_owns() -> None:
     assert granted_scopes(who(), Plane.MEMORY) == {Scope.USER, Scope.TENANT}
     assert granted_scopes(who(), Plane.SQL) == {Scope.USER}
     assert granted_scopes(who(isolated=True), Plane.MEMORY) == {Scope.USER}
-    admin = who(roles=frozenset({Role.ADMIN}))
-    assert Scope.GLOBAL in granted_scopes(admin, Plane.MEMORY)
+    operator = who(roles=frozenset({Role.OPERATOR}))
+    assert granted_scopes(operator, Plane.MEMORY) == {Scope.USER, Scope.TENANT, Scope.GLOBAL}
+    assert granted_scopes(operator, Plane.SQL) == {Scope.USER, Scope.GLOBAL}
+
+
+def test_a_tenant_admin_never_gets_global() -> None:
+    """Finding 5: an admin of one tenant got GLOBAL (every tenant) by default."""
+    for plane in Plane:
+        admin = who(roles=frozenset({Role.ADMIN}))
+        assert Scope.GLOBAL not in granted_scopes(admin, plane)
+        listed = who(
+            roles=frozenset({Role.ADMIN}),
+            memory_scopes=frozenset(Scope),
+            sql_scopes=frozenset(Scope),
+        )
+        assert Scope.GLOBAL not in granted_scopes(listed, plane)
+        with pytest.raises(Forbidden, match="operator role; a tenant admin acts within"):
+            resolve_scope(listed, Scope.GLOBAL, plane)
+        assert resolve_scope(listed, Scope.TENANT, plane).owner_id == "acme"
 
 
 def test_owner_ids_come_from_the_principal() -> None:
@@ -31,20 +56,45 @@ def test_owner_ids_come_from_the_principal() -> None:
     assert len(keys) == 3
 
 
-def test_global_needs_admin_even_when_listed() -> None:
-    with pytest.raises(Forbidden, match="admin"):
+def test_global_needs_the_operator_role_even_when_listed() -> None:
+    with pytest.raises(Forbidden, match="operator"):
         resolve_scope(who(memory_scopes=frozenset({Scope.GLOBAL})), Scope.GLOBAL)
-    admin = who(roles=frozenset({Role.ADMIN}), memory_scopes=frozenset({Scope.GLOBAL}))
-    ref = resolve_scope(admin, Scope.GLOBAL)
+    operator = who(roles=frozenset({Role.OPERATOR}), memory_scopes=frozenset({Scope.GLOBAL}))
+    ref = resolve_scope(operator, Scope.GLOBAL)
     assert (ref.tenant_id, ref.owner_id) == ("", "")
+    # an operator whose grant leaves GLOBAL out does not get it either
+    narrow = who(roles=frozenset({Role.OPERATOR}), sql_scopes=frozenset({Scope.USER}))
+    with pytest.raises(Forbidden, match="sql_scopes"):
+        resolve_scope(narrow, Scope.GLOBAL, Plane.SQL)
 
 
 def test_isolated_members_never_reach_shared_scopes() -> None:
-    p = who(isolated=True, roles=frozenset({Role.ADMIN}), memory_scopes=frozenset(Scope))
+    roles = frozenset({Role.ADMIN, Role.OPERATOR})
+    p = who(isolated=True, roles=roles, memory_scopes=frozenset(Scope))
     for scope in (Scope.TENANT, Scope.GLOBAL):
         with pytest.raises(Forbidden):
             resolve_scope(p, scope)
     assert resolve_scope(p, Scope.USER).owner_id == "alice"
+    assert Scope.GLOBAL not in granted_scopes(who(isolated=True, roles=roles), Plane.MEMORY)
+
+
+def test_the_writer_of_a_row_is_shown_within_the_tenant_or_to_operators() -> None:
+    member, admin = who(), who(roles=frozenset({Role.ADMIN}))
+    operator = who(roles=frozenset({Role.OPERATOR}), tenant_id="elsewhere")
+    assert sees_writer(member, "acme")
+    assert sees_writer(admin, "acme")
+    assert not sees_writer(admin, "")  # a GLOBAL row
+    assert not sees_writer(member, "other")
+    assert not sees_writer(who(tenant_id=""), "")  # an empty tenant never matches GLOBAL
+    assert sees_writer(operator, "")
+    assert sees_writer(operator, "acme")
+
+
+def test_operator_and_admin_without_an_agent_write_as_operator() -> None:
+    assert who(agent_name=None, roles=frozenset({Role.OPERATOR})).origin is Origin.OPERATOR
+    assert who(agent_name=None, roles=frozenset({Role.ADMIN})).origin is Origin.OPERATOR
+    assert who(roles=frozenset({Role.OPERATOR})).origin is Origin.AGENT
+    assert who(agent_name=None).origin is Origin.AGENT
 
 
 def test_missing_owner_ids_and_ungranted_scopes_refuse() -> None:

@@ -33,8 +33,17 @@ def test_round_trip_builds_the_principal() -> None:
     p = verify(hs_keys(), token)
     assert (p.tenant_id, p.user_id, p.agent_name) == ("acme", "alice", "planner")
     assert p.is_admin
+    assert not p.is_operator
     assert p.memory_scopes == {Scope.USER, Scope.GLOBAL}
     assert p.sql_scopes is None
+
+
+def test_the_operator_role_round_trips() -> None:
+    token = mint(hs_keys(), tenant="acme", roles={Role.OPERATOR})
+    p = verify(hs_keys(), token)
+    assert p.is_operator
+    assert not p.is_admin
+    assert p.roles == {Role.OPERATOR}
 
 
 @pytest.mark.parametrize(
@@ -47,6 +56,12 @@ def test_round_trip_builds_the_principal() -> None:
         ({"memory_scopes": ["PLANET"]}, "unknown"),
         ({"tenant": ""}, "tenant"),
         ({"isolated": "yes"}, "boolean"),
+        # NumericDate claims must be numbers; PyJWT alone takes numeric strings.
+        # far ahead: the parameters are made at collection, and a long suite must not expire it
+        ({"exp": str(int(time.time()) + 365 * 86400)}, "'exp' must be a number"),
+        ({"iat": str(int(time.time()))}, "'iat' must be a number"),
+        ({"nbf": str(int(time.time()) - 10)}, "'nbf' must be a number"),
+        ({"exp": True}, "exp"),
     ],
 )
 def test_bad_claims_are_refused(change: dict[str, object], reason: str) -> None:
@@ -104,3 +119,48 @@ def test_dev_secret_is_generated_once_and_short_secrets_refused(tmp_path: Path) 
     assert (tmp_path / "dev-token-secret").stat().st_mode & 0o777 == 0o600
     with pytest.raises(ValueError, match="32 bytes"):
         Settings(token_secret="short")  # type: ignore[arg-type]
+
+
+def test_oversized_tokens_are_refused_before_decoding() -> None:
+    keys = hs_keys()
+    padded = mint(keys, tenant="acme", model="m" * 200)
+    assert len(padded) < keys.max_token_bytes
+    assert verify(keys, padded).model == "m" * 200
+    # A validly signed token over the cap is still refused: the size check comes first.
+    big = jwt.encode(
+        {
+            "iss": "palimpsest",
+            "aud": "palimpsest",
+            "iat": int(time.time()),
+            "exp": int(time.time()) + 60,
+            "tenant": "acme",
+            "padding": "p" * keys.max_token_bytes,
+        },
+        SECRET,
+        algorithm="HS256",
+    )
+    with pytest.raises(Unauthenticated, match=f"longer than {keys.max_token_bytes} bytes"):
+        verify(keys, big)
+
+
+def test_the_token_size_cap_is_a_setting(tmp_path: Path) -> None:
+    keys = load_keys(Settings(home=tmp_path, max_token_bytes=1024))
+    assert keys.max_token_bytes == 1024
+
+
+def test_the_cli_mints_operator_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from palimpsest.cli import app
+
+    monkeypatch.setenv("PALIMPSEST_HOME", str(tmp_path))
+    monkeypatch.delenv("PALIMPSEST_TOKEN_SECRET", raising=False)
+    monkeypatch.delenv("PALIMPSEST_TOKEN_PUBLIC_KEY_FILE", raising=False)
+    runner = CliRunner()
+    keys = load_keys(Settings(home=tmp_path))
+    out = runner.invoke(app, ["token", "mint", "--tenant", "acme", "--operator"])
+    assert out.exit_code == 0, out.output
+    p = verify(keys, out.stdout.strip())
+    assert (p.roles, p.agent_name, p.origin.value) == ({Role.OPERATOR}, None, "operator")
+    out = runner.invoke(app, ["token", "mint", "--tenant", "acme", "--admin"])
+    assert verify(keys, out.stdout.strip()).roles == {Role.ADMIN}

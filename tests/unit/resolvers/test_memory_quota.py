@@ -37,6 +37,8 @@ def script(used: int) -> Any:
                         "origin": params["origin"],
                     }
                 ]
+            case "APPLY_TERM_STATS":
+                return [{"changed": len(params["changes"])}]
         raise AssertionError(statement.name)
 
     return answer
@@ -55,6 +57,14 @@ async def test_a_write_within_the_quota_is_upserted_under_the_lock(tmp_path: Pat
     svc, recorder = services(script(used=10), tmp_path, max_scope_bytes=100)
     entry = await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
     assert entry.value == "v"
-    assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY", "SCOPE_USAGE", "UPSERT_MEMORY"]
-    assert len({c.write for c in recorder.calls}) == 1  # one write transaction for all three
-    assert recorder.calls[-1].params["bytes"] == len("k") + len('"v"')
+    assert recorder.names() == [
+        "LOCK_SCOPE_READ_ENTRY",
+        "SCOPE_USAGE",
+        "UPSERT_MEMORY",
+        "APPLY_TERM_STATS",
+    ]
+    assert len({c.write for c in recorder.calls}) == 1  # one write transaction for all four
+    assert recorder.calls[2].params["bytes"] == len("k") + len('"v"')
+    # The new note's term "v" and the scope's row count change in the same transaction.
+    changes = {(c["kind"], c["term"]): c["df"] for c in recorder.calls[-1].params["changes"]}
+    assert changes == {("memory", ""): 1, ("memory", "v"): 1}

@@ -12,18 +12,28 @@ from palimpsest.identity.scopes import scope_key
 from palimpsest.resolvers import recall as rr
 from palimpsest.resolvers.facts import TimeView
 from tests.unit.principals import principal
-from tests.unit.recording import NOW, services
+from tests.unit.recording import NOW, Answer, services
 
 DOCS = frozenset({pure.Source.DOCUMENTS})
 
 
 def chunk_rows(n: int, live: int, prefix: str = "c") -> list[Row]:
+    """A vector leg's answer: one record of parallel lists, best first."""
     return [
         {
-            "score": 1.0 - i / 1000,
-            "live": i < live,
+            "ids": [f"{prefix}{i:031d}" for i in range(n)],
+            "scores": [1.0 - i / 1000 for i in range(n)],
+            "live": [i < live for i in range(n)],
+        }
+    ]
+
+
+def loaded(ids: list[str]) -> list[Row]:
+    return [
+        {
+            "id": i,
             "row": {
-                "id": f"{prefix}{i:031d}",
+                "id": i,
                 "document_id": "d" * 32,
                 "type": "paragraph",
                 "text": f"text {i}",
@@ -33,8 +43,26 @@ def chunk_rows(n: int, live: int, prefix: str = "c") -> list[Row]:
                 "scope": "USER",
             },
         }
-        for i in range(n)
+        for i in ids
     ]
+
+
+def scope_of(rows: int) -> list[Row]:
+    """The term statistics of a scope holding ``rows`` chunks."""
+    return [{"kind": "chunk", "term": "", "df": rows, "len": 10 * rows}]
+
+
+def answering(legs: Answer, rows: int = 5000) -> Answer:
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        if statement.name == "READ_TERM_STATS":
+            return scope_of(rows)
+        if statement.name == "READ_SPEAKERS":
+            return []
+        if statement.name == "LOAD_CHUNKS":
+            return loaded(params["ids"])
+        return legs(statement, params)
+
+    return answer
 
 
 def request(top_k: int = 10, mode: rr.Mode = rr.Mode.VECTOR) -> rr.RecallRequest:
@@ -53,11 +81,12 @@ async def test_a_short_index_read_falls_back_to_an_exact_scan(tmp_path: Path) ->
             return chunk_rows(3, live=3, prefix="a")  # fewer than asked: a small scope
         return chunk_rows(5, live=5, prefix="e")
 
-    svc, recorder = services(answer, tmp_path)
+    svc, recorder = services(answering(answer), tmp_path)
     result = await rr.recall(svc, principal(), [Scope.USER], request())
-    assert recorder.names() == ["VECTOR_CHUNKS", "EXACT_CHUNKS"]
-    assert recorder.calls[0].params["k"] == rr.ANN_FLOOR  # the ANN search is asked for 50
-    assert recorder.calls[1].params["k"] == 20  # the exact scan for the pool, 2 x topK
+    legs = [c for c in recorder.calls if c.name.endswith("_CHUNKS") and "LOAD" not in c.name]
+    assert [c.name for c in legs] == ["VECTOR_CHUNKS", "EXACT_CHUNKS"]
+    assert legs[0].params["k"] == rr.ANN_FLOOR  # the ANN search is asked for 50
+    assert legs[1].params["k"] == 20  # the exact scan for the pool, 2 x topK
     assert [h.id[0] for h in result.hits] == ["e"] * 5  # the exact answer replaced the short one
     alice = scope_key("acme", Scope.USER, "alice")
     assert {c.params["scope_key"] for c in recorder.calls} == {alice}
@@ -68,10 +97,11 @@ async def test_filters_that_thin_a_full_page_make_the_leg_over_fetch(tmp_path: P
         k = int(params["k"])
         return chunk_rows(k, live=2 if k == rr.ANN_FLOOR else 20)
 
-    svc, recorder = services(answer, tmp_path)
+    svc, recorder = services(answering(answer), tmp_path)
     result = await rr.recall(svc, principal(), [Scope.USER], request())
-    assert recorder.names() == ["VECTOR_CHUNKS", "VECTOR_CHUNKS"]
-    assert [c.params["k"] for c in recorder.calls] == [rr.ANN_FLOOR, 80]  # pool 20 x 4
+    legs = [c for c in recorder.calls if c.name == "VECTOR_CHUNKS"]
+    assert len(legs) == len([c for c in recorder.calls if "_CHUNKS" in c.name]) - 1  # + load
+    assert [c.params["k"] for c in legs] == [rr.ANN_FLOOR, 80]  # pool 20 x 4
     assert len(result.hits) == 10
     assert all(h.vector_rank is not None for h in result.hits)
 
@@ -80,22 +110,63 @@ async def test_over_fetch_stops_at_the_cap(tmp_path: Path) -> None:
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         return chunk_rows(int(params["k"]), live=1)  # filters keep almost nothing, always
 
-    svc, recorder = services(answer, tmp_path)
+    svc, recorder = services(answering(answer), tmp_path)
     await rr.recall(svc, principal(), [Scope.USER], request())
-    asked = [c.params["k"] for c in recorder.calls]
+    asked = [c.params["k"] for c in recorder.calls if c.name == "VECTOR_CHUNKS"]
     assert asked[-1] == rr.MAX_FETCH
     assert asked == sorted(asked)
     assert len(asked) < 6
 
 
+async def test_a_small_scope_is_scanned_exactly_without_the_index(tmp_path: Path) -> None:
+    svc, recorder = services(answering(lambda s, p: chunk_rows(3, live=3), rows=3), tmp_path)
+    result = await rr.recall(svc, principal(), [Scope.USER], request())
+    assert "VECTOR_CHUNKS" not in recorder.names()
+    assert [c.params["k"] for c in recorder.calls if c.name == "EXACT_CHUNKS"] == [20]
+    assert len(result.hits) == 3
+
+
 async def test_each_scope_of_a_merged_read_runs_bound_to_its_own_key(tmp_path: Path) -> None:
-    svc, recorder = services(lambda s, p: [], tmp_path)
+    def legs(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        return []
+
+    svc, recorder = services(answering(legs), tmp_path)
     await rr.recall(svc, principal(), [Scope.USER, Scope.TENANT], request(mode=rr.Mode.HYBRID))
-    keys = {(c.name, c.params["scope_key"]) for c in recorder.calls}
     alice, team = scope_key("acme", Scope.USER, "alice"), scope_key("acme", Scope.TENANT, "acme")
-    assert ("FULLTEXT_CHUNKS", alice) in keys
-    assert ("FULLTEXT_CHUNKS", team) in keys
-    # The full-text leg carries its own scope inside the Lucene query too.
-    for call in recorder.calls:
-        if call.name == "FULLTEXT_CHUNKS":
-            assert f'scope_key:"{call.params["scope_key"]}"' in call.params["lucene"]
+    for name in ("READ_TERM_STATS", "EXACT_CHUNKS"):
+        assert {c.params["scope_key"] for c in recorder.calls if c.name == name} == {alice, team}
+    # No statistics for the query terms: no full-text enumeration is needed at all.
+    assert "TERMS_CHUNKS" not in recorder.names()
+
+
+async def test_full_text_legs_ask_lucene_only_inside_their_own_scope(tmp_path: Path) -> None:
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        if statement.name == "READ_TERM_STATS":
+            return [*scope_of(100), {"kind": "chunk", "term": "checkout", "df": 3, "len": 0}]
+        if statement.name == "TERMS_CHUNKS":
+            return [
+                {
+                    "ids": [f"t{i:031d}" for i in range(3)],
+                    "lens": [10, 10, 10],
+                    "live": [True, True, True],
+                    "ft": ["checkout order", "checkout", "cart checkout"],
+                    "tf": [[1, 4], [2], [5, 3]],
+                }
+            ]
+        if statement.name == "LOAD_CHUNKS":
+            return loaded(params["ids"])
+        return []
+
+    svc, recorder = services(answer, tmp_path)
+    who = [Scope.USER, Scope.TENANT]
+    result = await rr.recall(svc, principal(), who, request(mode=rr.Mode.FULLTEXT))
+    calls = [c for c in recorder.calls if c.name == "TERMS_CHUNKS"]
+    assert len(calls) == 2
+    for call in calls:
+        assert (
+            call.params["lucene"] == f'scope_key:"{call.params["scope_key"]}" AND (ft:"checkout")'
+        )
+        assert call.params["k"] == 4  # the scope's own count of such rows, plus one
+    # Ranked by BM25 within each scope: the highest term frequency first in each list.
+    assert [h.fulltext_rank for h in result.hits][:2] == [1, 1]
+    assert result.hits[0].id == f"t{2:031d}"

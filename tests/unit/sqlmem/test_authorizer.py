@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from palimpsest.sqlmem.authorizer import Mode, deadline, harden, install, trusted
+from palimpsest.sqlmem.authorizer import (
+    Mode,
+    check_new_views,
+    deadline,
+    harden,
+    install,
+    result_width,
+    trusted,
+)
 
 
 @pytest.fixture
@@ -43,6 +51,10 @@ FORBIDDEN_ALWAYS = [
     "PRAGMA journal_mode = DELETE",
     "PRAGMA table_info(t)",
     "SELECT * FROM pragma_table_info('t')",
+    "SELECT * FROM pragma_database_list",
+    'SELECT * FROM main."PRAGMA_Database_List"',
+    "SELECT * FROM dbstat",
+    "SELECT * FROM sqlite_stmt",
     "BEGIN",
     "BEGIN IMMEDIATE",
     "COMMIT",
@@ -148,6 +160,43 @@ def test_a_long_value_hits_the_length_limit(conn: sqlite3.Connection) -> None:
     install(conn, Mode.READ)
     with pytest.raises(sqlite3.DataError):
         conn.execute("SELECT zeroblob(100 * 1024 * 1024)").fetchall()
+
+
+def test_no_value_over_one_mib_is_built_by_default(conn: sqlite3.Connection) -> None:
+    install(conn, Mode.READ)
+    assert conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == 1024 * 1024
+    for sql in ("SELECT zeroblob(1048577)", "SELECT randomblob(1048577)"):
+        with pytest.raises(sqlite3.DataError, match="too big"):
+            conn.execute(sql).fetchall()
+    assert conn.execute("SELECT length(zeroblob(1048576))").fetchall() == [(1048576,)]
+
+
+def test_a_view_over_a_pragma_is_refused_by_the_authorizer_alone(
+    conn: sqlite3.Connection,
+) -> None:
+    """No validator, and trusted_schema left ON: only the authorizer stands in the way."""
+    guard = install(conn, Mode.WRITE)
+    conn.execute("CREATE VIEW fine AS SELECT a FROM t")
+    conn.execute("CREATE VIEW v AS SELECT * FROM pragma_database_list")
+    with pytest.raises(sqlite3.DatabaseError, match=r"pragma_database_list\.seq is prohibited"):
+        check_new_views(conn, guard)
+    assert guard.denied == "table pragma_database_list"
+    assert guard.created_views == []
+    # and a view that got in some other way cannot be read
+    install(conn, Mode.READ)
+    assert denied(conn, "SELECT * FROM v")
+    assert conn.execute("SELECT * FROM fine").fetchall() == [(1,)]
+
+
+def test_the_result_width_is_known_without_running_the_statement(
+    conn: sqlite3.Connection,
+) -> None:
+    install(conn, Mode.READ)
+    forever = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) "
+    forever += "SELECT count(*), 2, 3 FROM c"
+    assert result_width(conn, forever, ()) == 3
+    assert result_width(conn, "-- c\nSELECT a, ? FROM t UNION SELECT 1, 2;", (5,)) == 2
+    assert result_width(conn, "SELECT * FROM t", ()) == 1
 
 
 def test_the_deadline_stops_a_runaway_query_in_time(conn: sqlite3.Connection) -> None:

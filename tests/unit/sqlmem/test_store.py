@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
@@ -278,3 +279,173 @@ async def test_the_async_interface_runs_off_the_loop(store: SqliteStore) -> None
     assert [d.scope for d in await store.databases()] == [Scope.TENANT]
     assert await store.erase(TEAM.scope_key)
     assert await store.databases() == []
+
+
+# -- result limits while rows are produced (issue 11, finding 4) ---------------------------
+
+
+@pytest.fixture
+def tight(tmp_path: Path) -> Iterator[SqliteStore]:
+    s = SqliteStore(
+        tmp_path / "tight",
+        max_rows=1000,
+        timeout_ms=2000,
+        max_bytes=4 * 1024 * 1024,
+        max_value_bytes=64 * 1024,
+        max_result_bytes=256 * 1024,
+        max_columns=8,
+    )
+    yield s
+    s.close()
+
+
+def test_a_huge_value_is_never_built_and_the_limit_is_named(store: SqliteStore) -> None:
+    # The attack of the finding: 8 x 15 MB, once a 160 MB response.
+    sql = "SELECT " + ", ".join(["zeroblob(15000000)"] * 8)
+    with pytest.raises(QuotaExceeded, match="1048576 bytes") as caught:
+        store.query_sync(ALICE, sql, None)
+    assert caught.value.details["limit"] == "sqlMaxValueBytes"
+    assert caught.value.details["maxValueBytes"] == 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT zeroblob(70000)",
+        "SELECT randomblob(70000)",
+        "SELECT replace(printf('%.*c', 40000, 'x'), 'x', 'yy')",
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 20) "
+        "SELECT length(group_concat(printf('%.*c', 4000, 'x'), '')) FROM c",
+        "SELECT length(CAST(zeroblob(70000) AS TEXT))",
+    ],
+)
+def test_sqlite_refuses_to_build_any_value_over_the_cap(tight: SqliteStore, sql: str) -> None:
+    with pytest.raises(QuotaExceeded) as caught:
+        tight.query_sync(ALICE, sql, None)
+    assert caught.value.details == {
+        "limit": "sqlMaxValueBytes",
+        "maxValueBytes": 64 * 1024,
+        "statement": 0,
+    }
+    # just under the cap works
+    assert tight.query_sync(ALICE, "SELECT length(zeroblob(65536))", None).rows == [[65536]]
+
+
+def test_printf_gives_up_at_the_value_cap(tight: SqliteStore) -> None:
+    # SQLite's printf stops building at the limit and answers NULL rather than an error.
+    rows = tight.query_sync(
+        ALICE, "SELECT printf('%.*c', 70000, 'x'), printf('%.*c', 9, 'x')", None
+    )
+    assert rows.rows == [[None, "xxxxxxxxx"]]
+
+
+def test_bound_values_and_stored_rows_obey_the_value_cap(tight: SqliteStore) -> None:
+    with pytest.raises(QuotaExceeded, match="65536 bytes"):
+        tight.query_sync(ALICE, "SELECT length(?)", ["x" * 70_000])
+    tight.execute_sync(ALICE, [Statement("CREATE TABLE t (a BLOB, b BLOB)")])
+    with pytest.raises(QuotaExceeded, match="65536 bytes"):
+        # each value fits, the row does not
+        tight.execute_sync(
+            ALICE,
+            [
+                Statement("INSERT INTO t VALUES (zeroblob(10), zeroblob(10))"),
+                Statement("INSERT INTO t VALUES (zeroblob(40000), zeroblob(40000))"),
+            ],
+        )
+    assert tight.query_sync(ALICE, "SELECT count(*) FROM t", None).rows == [[0]]
+
+
+def test_the_result_stops_before_the_row_that_would_pass_the_byte_cap(
+    tight: SqliteStore,
+) -> None:
+    sql = (
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 50) "
+        "SELECT n, zeroblob(30000) FROM c"
+    )
+    result = tight.query_sync(ALICE, sql, None)
+    assert result.truncated
+    assert result.truncated_by == "sqlMaxResultBytes"
+    # each row is about 40 KB as JSON (base64): 6 of them fit in 256 KiB, the 7th does not
+    assert [r[0] for r in result.rows] == [1, 2, 3, 4, 5, 6]
+    encoded = orjson.dumps(result.rows)
+    assert 6 * 40_000 < len(encoded) <= 256 * 1024
+    whole = tight.query_sync(ALICE, sql.replace("n < 50", "n < 6"), None)
+    assert (whole.truncated, whole.truncated_by, len(whole.rows)) == (False, None, 6)
+
+
+def test_a_first_row_over_the_byte_cap_is_refused_with_numbers(tight: SqliteStore) -> None:
+    sql = "SELECT " + ", ".join(["zeroblob(60000)"] * 5)  # 5 x 80 KB as base64
+    with pytest.raises(QuotaExceeded, match="result limit is 262144") as caught:
+        tight.query_sync(ALICE, sql, None)
+    assert caught.value.details["limit"] == "sqlMaxResultBytes"
+    assert caught.value.details["rowBytes"] > 5 * 80_000
+
+
+def test_the_row_cap_names_itself(store: SqliteStore) -> None:
+    sql = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 9) SELECT n"
+    sql += " FROM c"
+    assert store.query_sync(ALICE, sql, None).truncated_by == "sqlMaxRows"
+
+
+def test_the_column_cap_refuses_before_the_statement_runs(tight: SqliteStore) -> None:
+    # Running it would take until the timeout; the width is known from compiling it.
+    sql = (
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) "
+        "SELECT count(*), 2, 3, 4, 5, 6, 7, 8, 9 FROM c"
+    )
+    started = time.monotonic()
+    with pytest.raises(QuotaExceeded, match="returns 9 columns; the limit is 8") as caught:
+        tight.query_sync(ALICE, sql, None)
+    assert caught.value.details["limit"] == "sqlMaxColumns"
+    assert time.monotonic() - started < 1.0  # the timeout is 2 s: it never ran
+    tight.execute_sync(ALICE, [Statement("CREATE TABLE w (" + ", ".join("abcdefghi") + ")")])
+    with pytest.raises(QuotaExceeded, match="returns 9 columns"):
+        tight.query_sync(ALICE, "SELECT * FROM w", None)
+    assert tight.query_sync(ALICE, "SELECT a, b FROM w UNION ALL SELECT 1, 2", None).rows == [
+        [1, 2]
+    ]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE VIEW v AS SELECT * FROM pragma_database_list",
+        "CREATE VIEW v AS SELECT name FROM pragma_table_info('notes')",
+        "CREATE VIEW v AS SELECT * FROM dbstat",
+        "CREATE TABLE c AS SELECT * FROM pragma_compile_options",
+        "INSERT INTO notes (body) SELECT file FROM pragma_database_list",
+    ],
+)
+def test_pragma_functions_are_refused_in_writes_and_views(store: SqliteStore, sql: str) -> None:
+    make_notes(store)
+    with pytest.raises(InvalidArgument, match="statement refused"):
+        store.execute_sync(ALICE, [Statement(sql)])
+    names = store.query_sync(ALICE, "SELECT name FROM sqlite_master ORDER BY name", None)
+    assert names.rows == [["notes"], ["sqlite_autoindex_notes_1"]]
+
+
+def test_the_authorizer_alone_refuses_a_view_over_a_pragma(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the validator out of the way, the connection itself refuses the view."""
+    import palimpsest.sqlmem.store as store_module
+    from palimpsest.sqlmem.validator import Checked, Kind
+
+    make_notes(store)
+    monkeypatch.setattr(store_module, "check_exec", lambda sql: Checked(sql, Kind.CREATE))
+    monkeypatch.setattr(store_module, "check_query", lambda sql: Checked(sql, Kind.SELECT))
+    # trusted_schema=OFF already stops the view's body; the authorizer would too
+    # (test_authorizer.py shows it without that pragma).
+    with pytest.raises(InvalidArgument, match="pragma_database_list") as caught:
+        store.execute_sync(
+            ALICE,
+            [
+                Statement("INSERT INTO notes (body) VALUES ('kept?')"),
+                Statement("CREATE VIEW v AS SELECT * FROM pragma_database_list"),
+            ],
+        )
+    assert caught.value.details["statement"] == 1
+    assert count(store) == 0  # the whole batch was rolled back
+    for sql in ("SELECT * FROM pragma_database_list", 'SELECT * FROM main."PRAGMA_Database_List"'):
+        with pytest.raises(InvalidArgument, match="authorizer"):
+            store.query_sync(ALICE, sql, None)

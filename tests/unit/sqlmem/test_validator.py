@@ -50,6 +50,17 @@ ALWAYS_REFUSED = [
     "SELECT readfile('/etc/passwd')",
     "SELECT fts3_tokenizer('simple')",
     "SELECT * FROM pragma_table_info('t')",
+    "SELECT * FROM pragma_database_list",
+    'SELECT * FROM main."PRAGMA_database_list"',
+    "SELECT * FROM t JOIN [pragma_index_list]('t')",
+    "SELECT (SELECT count(*) FROM dbstat)",
+    "SELECT sql FROM sqlite_stmt",
+    "CREATE VIEW v AS SELECT * FROM pragma_database_list",
+    "CREATE VIEW v AS SELECT name FROM t WHERE name IN (SELECT name FROM pragma_table_list)",
+    "CREATE TABLE c AS SELECT * FROM pragma_compile_options",
+    "INSERT INTO t SELECT file FROM pragma_database_list",
+    "UPDATE t SET a = (SELECT count(*) FROM pragma_function_list)",
+    "DELETE FROM t WHERE a IN (SELECT seq FROM pragma_database_list)",
     "SELECT * FROM other.t",
     "SELECT * FROM temp.t",
 ]
@@ -174,6 +185,8 @@ def test_exec_allows(sql: str, kind: Kind) -> None:
         ("CREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END", "only one SQL statement"),
         ("CREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1 END", "CREATE TRIGGER is not"),
         ("CREATE VIRTUAL TABLE f USING fts5(x)", "not allowed"),
+        ("CREATE VIEW v AS SELECT * FROM pragma_database_list", "PRAGMA functions (pragma_*)"),
+        ("INSERT INTO t SELECT * FROM pragma_table_info('t')", "PRAGMA functions (pragma_*)"),
     ],
 )
 def test_refusals_say_why(sql: str, reason: str) -> None:

@@ -1,0 +1,253 @@
+"""Open-loop load: a mixed workload from many principals at a fixed arrival rate.
+
+The API runs as its own uvicorn process (as deployed) on the configured Neo4j. Each principal
+(a user with an agent, in one of two fresh tenants) first gets a few notes, a document, facts
+and a SQL table; then requests arrive every 1/rate seconds whatever the server's speed
+(open loop: a slow server is not excused by the client waiting), each a random operation of
+a random principal. Latency is measured from the moment a request was due, so queueing in
+the client counts against the server. Errors are any non-200 reply or a reply with errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import secrets
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from palimpsest.config import Settings
+from palimpsest.identity.tokens import load_keys, mint
+from palimpsest_bench.recall_bench import percentile
+from palimpsest_bench.served import ApiProcess
+from palimpsest_bench.wire import WireClient
+
+Say = Callable[[str], None]
+TOPICS = ["billing", "deploys", "oncall", "travel", "hiring", "pricing", "search", "backups"]
+
+OPS: dict[str, tuple[int, str]] = {
+    # name: (weight, GraphQL document)
+    "recall": (
+        10,
+        "query($q: String!) { recall(scope: USER, query: $q, topK: 5) { hits { id } } }",
+    ),
+    "search": (
+        10,
+        "query($q: String!) { search(scope: USER, query: $q, topK: 5) { hits { id } } }",
+    ),
+    "kv_read": (30, "query($k: String!) { memory(scope: USER, key: $k) { value } }"),
+    "kv_write": (
+        15,
+        "mutation($k: String!, $v: JSON!) { memorySet(scope: USER, key: $k, value: $v) { key } }",
+    ),
+    "fact_write": (
+        10,
+        "mutation($f: [FactInput!]!) { assertFacts(scope: USER, facts: $f, place: false) "
+        "{ created } }",
+    ),
+    "sql_read": (
+        15,
+        'query($a: JSON) { sqlQuery(scope: USER, statement: "SELECT v FROM notes WHERE k = ?", '
+        "args: $a) { rows } }",
+    ),
+    "sql_write": (
+        10,
+        "mutation($s: [SqlStatementInput!]!) { sqlExec(scope: USER, statements: $s) "
+        "{ results { rowsAffected } } }",
+    ),
+}
+
+
+def variables(op: str, rng: random.Random) -> dict[str, Any]:
+    topic = rng.choice(TOPICS)
+    match op:
+        case "recall" | "search":
+            return {"q": f"what did we decide about {topic}"}
+        case "kv_read":
+            return {"k": f"note/{rng.randrange(5)}"}
+        case "kv_write":
+            return {"k": f"load/{rng.randrange(50)}", "v": {"topic": topic, "n": rng.random()}}
+        case "fact_write":
+            subject = {"type": "project", "name": f"{topic}-{rng.randrange(1000)}"}
+            return {"f": [{"subject": subject, "predicate": "owned by", "objectValue": "team"}]}
+        case "sql_read":
+            return {"a": [rng.randrange(20)]}
+        case _:
+            k, v = rng.randrange(200), secrets.token_hex(8)
+            statement = "INSERT OR REPLACE INTO notes (k, v) VALUES (?, ?)"
+            return {"s": [{"statement": statement, "args": [k, v]}]}
+
+
+@dataclass
+class Results:
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    examples: list[str] = field(default_factory=list)
+
+
+class Pool:
+    """Idle keep-alive connections; a request takes one or opens another."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.idle: list[WireClient] = []
+        self.opened = 0
+
+    async def call(self, query: str, variables: dict[str, Any], token: str) -> tuple[bool, str]:
+        client = self.idle.pop() if self.idle else self._open()
+        try:
+            reply = await client.post_graphql(query, variables, token)
+        except (OSError, asyncio.IncompleteReadError, TimeoutError) as e:
+            return False, type(e).__name__
+        self.idle.append(client)
+        if reply.status != 200:
+            return False, f"HTTP {reply.status}"
+        body = reply.json()
+        if body.get("errors"):
+            return False, str(body["errors"][0].get("extensions", {}).get("code"))
+        return True, ""
+
+    def _open(self) -> WireClient:
+        self.opened += 1
+        return WireClient.for_url(self.url, timeout=30)
+
+    async def close(self) -> None:
+        for c in self.idle:
+            await c.close()
+
+
+async def seed(pool: Pool, token: str, rng: random.Random) -> None:
+    """A few notes, a document, facts and a SQL table for one principal."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    set_note = (
+        "mutation($k: String!, $v: JSON!, $e: Boolean!) "
+        "{ memorySet(scope: USER, key: $k, value: $v, embed: $e) { key } }"
+    )
+    for i in range(5):
+        calls.append((set_note, {"k": f"note/{i}", "v": f"we decided {TOPICS[i]}", "e": i < 3}))
+    markdown = "# Decisions\n\n" + "\n\n".join(f"About {t}: we chose plan {t}." for t in TOPICS)
+    import_doc = (
+        "mutation($m: String!) { importDocument(scope: USER, markdown: $m) { chunks { id } } }"
+    )
+    calls.append((import_doc, {"m": markdown}))
+    calls.append((OPS["fact_write"][1], variables("fact_write", rng)))
+    rows: list[dict[str, Any]] = [
+        {"statement": "CREATE TABLE IF NOT EXISTS notes (k INTEGER PRIMARY KEY, v TEXT)"}
+    ]
+    rows += [
+        {"statement": "INSERT OR REPLACE INTO notes (k, v) VALUES (?, ?)", "args": [k, f"v{k}"]}
+        for k in range(20)
+    ]
+    calls.append((OPS["sql_write"][1], {"s": rows}))
+    for query, v in calls:
+        ok, why = await pool.call(query, v, token)
+        if not ok:
+            raise RuntimeError(f"seeding failed: {why}")
+
+
+async def drive(
+    url: str, tokens: list[str], rate: float, seconds: float, rng: random.Random
+) -> tuple[Results, float]:
+    pool = Pool(url)
+    results = Results()
+    names = list(OPS)
+    weights = [OPS[n][0] for n in names]
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[None]] = set()
+
+    async def one(op: str, due: float, token: str, v: dict[str, Any]) -> None:
+        ok, why = await pool.call(OPS[op][1], v, token)
+        results.latencies.setdefault(op, []).append((loop.time() - due) * 1000)
+        if not ok:
+            results.errors[op] = results.errors.get(op, 0) + 1
+            if len(results.examples) < 10:
+                results.examples.append(f"{op}: {why}")
+
+    started = loop.time()
+    for i in range(int(rate * seconds)):
+        due = started + i / rate
+        delay = due - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        op = rng.choices(names, weights)[0]
+        task = asyncio.create_task(one(op, due, rng.choice(tokens), variables(op, rng)))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    await asyncio.gather(*pending)
+    elapsed = loop.time() - started
+    await pool.close()
+    return results, elapsed
+
+
+def summary(results: Results, elapsed: float, rate: float, seconds: float) -> dict[str, Any]:
+    every = [x for xs in results.latencies.values() for x in xs]
+    by_op = {
+        op: {
+            "n": len(xs),
+            "p50": round(percentile(xs, 50), 1),
+            "p95": round(percentile(xs, 95), 1),
+            "p99": round(percentile(xs, 99), 1),
+            "errors": results.errors.get(op, 0),
+        }
+        for op, xs in sorted(results.latencies.items())
+    }
+    return {
+        "rate_target": rate,
+        "seconds_target": seconds,
+        "requests": len(every),
+        "achieved_rate": round(len(every) / elapsed, 1),
+        "p50_ms": round(percentile(every, 50), 1),
+        "p95_ms": round(percentile(every, 95), 1),
+        "p99_ms": round(percentile(every, 99), 1),
+        "errors": sum(results.errors.values()),
+        "error_examples": results.examples,
+        "by_operation": by_op,
+    }
+
+
+def run(
+    settings: Settings, rate: float, seconds: float, principals: int, seed_value: int, say: Say
+) -> dict[str, Any]:
+    rng = random.Random(seed_value)
+    keys = load_keys(settings)
+    tenants = [f"load-{secrets.token_hex(4)}" for _ in range(2)]
+    tokens = [
+        mint(keys, tenant=tenants[i % 2], user=f"user{i}", agent="loader", ttl_seconds=7200)
+        for i in range(principals)
+    ]
+    log = Path(tempfile.gettempdir()) / f"palimpsest-load-{os.getpid()}.log"
+    api = ApiProcess({"PALIMPSEST_LOG_LEVEL": "WARNING"}, log)
+    say(f"starting the API process on port {api.port} (log {log}) ...")
+    api.start()
+    try:
+        say(f"seeding {principals} principals ...")
+        asyncio.run(_seed_all(api.url, tokens, rng))
+        load_before = os.getloadavg()
+        say(f"open loop: {rate:g} requests/s for {seconds:g}s ...")
+        started = time.perf_counter()
+        results, elapsed = asyncio.run(drive(api.url, tokens, rate, seconds, rng))
+        say(f"done in {time.perf_counter() - started:.1f}s")
+        load_after = os.getloadavg()
+    finally:
+        api.stop()
+    return {
+        **summary(results, elapsed, rate, seconds),
+        "principals": principals,
+        "cpus": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
+    }
+
+
+async def _seed_all(url: str, tokens: list[str], rng: random.Random) -> None:
+    pool = Pool(url)
+    try:
+        for token in tokens:
+            await seed(pool, token, rng)
+    finally:
+        await pool.close()

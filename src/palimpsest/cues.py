@@ -1,0 +1,176 @@
+"""What a row and a question say about time and speakers (recall levers 3 and 5).
+
+At ingest each row records the years it mentions, whether it carries a time expression, and
+for a conversation turn (``Speaker: text``) its speaker. At query time the question is read
+for dates, years, "when" and named speakers. Everything here only *prefers* rows (a boost
+on the fused score); nothing filters.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+_MONTHS["sept"] = 9
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_FULL_MONTH = "|".join(name for name in calendar.month_name if name)
+_WEEKDAYS = "|".join(name for name in calendar.day_name)
+_YEAR = re.compile(r"(?<![\d.,])(1[5-9]\d\d|20\d\d)(?!\d|[.,]\d)")
+_SUFFIX = r"(?:st|nd|rd|th)?"
+
+_ISO = re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{1,2})-(?P<day>\d{1,2})\b")
+_DAY_MONTH_YEAR = re.compile(
+    rf"\b(?P<day>\d{{1,2}}){_SUFFIX}(?:\s+of)?\s+{_MONTH},?\s+(?P<year>\d{{4}})\b", re.I
+)
+_MONTH_DAY_YEAR = re.compile(
+    rf"\b{_MONTH}\s+(?P<day>\d{{1,2}}){_SUFFIX},?\s+(?P<year>\d{{4}})\b", re.I
+)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(?P<year>\d{{4}})\b", re.I)
+# "in May" (any year): the month name capitalised, so "in march" (the verb) does not count.
+_IN_MONTH = re.compile(rf"\bin\s+(?:early\s+|late\s+|mid-?)?(?P<month>{_FULL_MONTH})\b")
+
+WHEN_QUESTION = re.compile(
+    r"^\s*(when|what time|what date|which (day|week|month|year)|how long ago|"
+    r"in which (month|year))\b",
+    re.I,
+)
+_TIME_EXPRESSION = re.compile(
+    rf"\b({_FULL_MONTH}|{_WEEKDAYS})\b"
+    r"|\b(yesterday|today|tonight|tomorrow|weekend|ago|recently|lately|nowadays)\b"
+    r"|\b(last|next|this|past|coming|previous|every)\s+(week|month|year|weekend|summer|"
+    r"winter|spring|fall|autumn|night|morning|evening|time|" + _WEEKDAYS.lower() + r")\b"
+    r"|\b\d+\s+(days?|weeks?|months?|years?|hours?|decades?)\b"
+    r"|\b\d{1,2}(:\d{2})?\s?(am|pm)\b|\b\d{1,2}/\d{1,2}(/\d{2,4})?\b"
+    r"|(?<![\d.,])(1[5-9]\d\d|20\d\d)(?!\d|[.,]\d)",
+    re.I,
+)
+_SPEAKER = re.compile(r"^\s*([A-Z][\w'\u2019.-]*(?: [A-Z][\w'\u2019.-]*){0,2}):\s+\S")
+MAX_SPEAKER = 40
+DATE_SLACK = timedelta(days=3)
+
+
+@dataclass(frozen=True, slots=True)
+class RowCues:
+    years: list[int]
+    has_time: bool
+    speaker: str | None
+
+    def params(self) -> dict[str, object]:
+        return {"years": self.years, "has_time": self.has_time, "speaker": self.speaker}
+
+
+def years_in(text: str) -> list[int]:
+    return sorted({int(y) for y in _YEAR.findall(text)})
+
+
+def speaker_of(text: str) -> str | None:
+    """The speaker of a conversation turn written ``Name: text`` (lowercase), else None."""
+    m = _SPEAKER.match(text)
+    if m is None or len(m[1]) > MAX_SPEAKER:
+        return None
+    return " ".join(m[1].lower().split())
+
+
+def row_cues(text: str) -> RowCues:
+    return RowCues(years_in(text), bool(_TIME_EXPRESSION.search(text)), speaker_of(text))
+
+
+@dataclass(frozen=True, slots=True)
+class DateWindow:
+    """A date the question names: an instant window, or a month of any year."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    month: int | None = None  # "in May": that month of any year
+
+    def matches(self, observed: datetime | None) -> bool:
+        if observed is None:
+            return False
+        if self.month is not None:
+            return observed.month == self.month
+        assert self.start is not None
+        assert self.end is not None
+        return self.start <= observed < self.end
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionCues:
+    dates: tuple[DateWindow, ...]
+    years: tuple[int, int] | None  # the range of years the question names
+    when: bool
+    speakers: tuple[str, ...]  # known speakers the question names
+
+    def date_match(self, observed: datetime | None) -> bool:
+        return any(d.matches(observed) for d in self.dates)
+
+    def year_match(self, years: Iterable[int] | None) -> bool:
+        if self.years is None or not years:
+            return False
+        lo, hi = self.years
+        return any(lo - 1 <= y <= hi + 1 for y in years)
+
+
+def _day(year: int, month: int, day: int) -> DateWindow | None:
+    try:
+        at = datetime(year, month, day, tzinfo=UTC)
+    except ValueError:
+        return None
+    return DateWindow(at - DATE_SLACK, at + timedelta(days=1) + DATE_SLACK)
+
+
+def _month(year: int, month: int) -> DateWindow | None:
+    if not 1 <= month <= 12 or not 1 <= year <= 9998:
+        return None
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+    return DateWindow(datetime(year, month, 1, tzinfo=UTC), end)
+
+
+def question_dates(question: str) -> list[DateWindow]:
+    """Full dates (within 3 days), "Month YYYY", "in Month" (any year) and bare years."""
+    found: list[DateWindow | None] = []
+    text = question
+    for pattern in (_ISO, _DAY_MONTH_YEAR, _MONTH_DAY_YEAR):
+        for m in pattern.finditer(text):
+            month = int(m["mon"]) if "mon" in m.groupdict() else _MONTHS[m["month"].lower()]
+            found.append(_day(int(m["year"]), month, int(m["day"])))
+        text = pattern.sub(" ", text)
+    for m in _MONTH_YEAR.finditer(text):
+        found.append(_month(int(m["year"]), _MONTHS[m["month"].lower()]))
+    text = _MONTH_YEAR.sub(" ", text)
+    for m in _IN_MONTH.finditer(text):
+        found.append(DateWindow(month=_MONTHS[m["month"].lower()]))
+    for y in years_in(text):
+        found.append(DateWindow(datetime(y, 1, 1, tzinfo=UTC), datetime(y + 1, 1, 1, tzinfo=UTC)))
+    return [d for d in found if d is not None]
+
+
+def named_speakers(question: str, known: Iterable[str]) -> tuple[str, ...]:
+    lowered = question.lower()
+    return tuple(
+        sorted(s for s in set(known) if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", lowered))
+    )
+
+
+def without_speakers(question: str, speakers: Iterable[str]) -> str:
+    """The question with the named speakers (and their possessive 's) removed: the text the
+    vector leg embeds (lever 3). Unchanged when nothing else would be left."""
+    text = question
+    for s in sorted(set(speakers), key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(s)}(?:['\u2019]s)?(?!\w)", " ", text, flags=re.I)
+    text = " ".join(text.split())
+    return text if re.search(r"\w", text) else question
+
+
+def read_question(question: str, known_speakers: Iterable[str]) -> QuestionCues:
+    years = list(years_in(question))
+    return QuestionCues(
+        dates=tuple(question_dates(question)),
+        years=(min(years), max(years)) if years else None,
+        when=bool(WHEN_QUESTION.match(question)),
+        speakers=named_speakers(question, known_speakers),
+    )

@@ -1,0 +1,269 @@
+"""Scope-local full-text ranking, the pure parts: the analyzer, a row's full-text
+representation, term statistics deltas, BM25 and the MaxScore plan.
+
+Lucene is used only as an inverted index of pre-analyzed terms (the ``whitespace``
+analyzer over the ``ft`` property): it answers "which rows of this scope contain term t",
+never "how well". Scores come from BM25 computed here with the scope's own statistics
+(document count, total length, document frequency per term), kept at write time in
+``:TermStats`` nodes of the same scope. So a scope's scores, ranks and even which rows enter
+the pool depend only on that scope's rows, never on what other tenants store.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from py_rust_stemmers import SnowballStemmer
+
+# Lucene's English stop set (what the previous Lucene analyzer dropped).
+STOP_WORDS = frozenset(
+    (
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with",
+    )
+)  # fmt: skip
+# Question words, auxiliaries and pronouns: dropped from the full-text query only (lever 4).
+QUESTION_WORDS = frozenset(
+    (
+    "what", "when", "where", "which", "who", "whom", "whose", "why", "how", "did", "do", "does",
+    "is", "are", "was", "were", "has", "have", "had", "will", "would", "can", "could", "i",
+    "me", "my", "mine", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "we",
+    "us", "our", "ours", "them", "its",
+    )
+)  # fmt: skip
+_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*", re.UNICODE)
+_STEMMER = SnowballStemmer("english")
+MAX_QUERY_TERMS = 64
+# Term kinds of the statistics: one per kind of row, and the speakers of conversation turns.
+KINDS = ("memory", "chunk", "fact")
+SPEAKER_KIND = "speaker"
+TOTALS = ""  # the statistics row of a kind that holds its row count and total length
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stem_word(word))
+
+
+def analyze(text: str) -> list[str]:
+    """Terms of ``text``: words lowercased, possessive 's and apostrophes removed, stop words
+    out, Snowball English stems. Terms are ``[^\\W_]+`` runs, so never Lucene syntax."""
+    out: list[str] = []
+    for raw in _TOKEN.findall(text.lower()):
+        word = raw[:-2] if raw.endswith(("'s", "\u2019s")) else raw
+        word = word.replace("'", "").replace("\u2019", "")
+        if word and word not in STOP_WORDS:
+            out.append(_stem(word))
+    return out
+
+
+def query_terms(text: str, drop_question_words: bool) -> list[str]:
+    """Distinct terms of a query, in order (a repeated word counts once)."""
+    words = [
+        raw
+        for raw in _TOKEN.findall(text.lower())
+        if not (drop_question_words and raw in QUESTION_WORDS)
+    ]
+    return list(dict.fromkeys(analyze(" ".join(words))))[:MAX_QUERY_TERMS]
+
+
+def bag(text: str) -> Counter[str]:
+    return Counter(analyze(text))
+
+
+def neighbourhood(
+    own: Counter[str], prev: Counter[str] | None, nxt: Counter[str] | None, on: bool
+) -> Counter[str]:
+    """A chunk's full-text representation (lever 2): its own text twice, the previous and the
+    next chunk of its document once each; while there is no next chunk (the last turn of a
+    conversation so far), its own text a third time, so appending a turn only swaps that
+    third copy for the new turn. Off: the chunk's own text alone."""
+    if not on:
+        return Counter(own)
+    rep = own + own + (nxt if nxt is not None else own)
+    return rep + prev if prev is not None else rep
+
+
+def sequence_bags(texts: Sequence[str], on: bool) -> list[Counter[str]]:
+    """Representations of chunks in reading order (one document, or one conversation)."""
+    own = [bag(t) for t in texts]
+    return [
+        neighbourhood(
+            own[i],
+            own[i - 1] if i > 0 else None,
+            own[i + 1] if i + 1 < len(own) else None,
+            on,
+        )
+        for i in range(len(own))
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A representation as stored on the row: distinct terms in order, their frequencies,
+    and the length (number of terms, repeats included)."""
+
+    ft: str
+    tf: list[int]
+    length: int
+
+    @classmethod
+    def of(cls, rep: Counter[str]) -> Stored:
+        terms = sorted(t for t, n in rep.items() if n > 0)
+        return cls(" ".join(terms), [rep[t] for t in terms], sum(rep[t] for t in terms))
+
+    def params(self) -> dict[str, object]:
+        return {"ft": self.ft, "ft_tf": self.tf, "ft_len": self.length}
+
+
+def stored_bag(ft: str | None, tf: Sequence[int] | None) -> Counter[str]:
+    """The representation a row holds (empty for a row written before it had one)."""
+    if not ft or tf is None:
+        return Counter()
+    return Counter(dict(zip(ft.split(" "), tf, strict=True)))
+
+
+def frequencies(ft: str | None, tf: Sequence[int] | None, terms: Sequence[str]) -> dict[str, int]:
+    """The frequencies of ``terms`` in a stored representation (absent terms left out)."""
+    if not ft or tf is None:
+        return {}
+    stored = ft.split(" ")
+    out: dict[str, int] = {}
+    for term in terms:
+        try:
+            out[term] = int(tf[stored.index(term)])
+        except ValueError:
+            continue
+    return out
+
+
+@dataclass(slots=True)
+class StatsDelta:
+    """Changes to one kind's statistics in one scope, applied in one statement at the end of
+    the write transaction, in term order (so two writers lock shared rows in one order)."""
+
+    rows: int = 0
+    length: int = 0
+    df: Counter[str] = field(default_factory=Counter)
+    speakers: Counter[str] = field(default_factory=Counter)
+
+    def add(self, rep: Counter[str], sign: int = 1, speaker: str | None = None) -> None:
+        self.rows += sign
+        self.length += sign * sum(rep.values())
+        for term, n in rep.items():
+            if n > 0:
+                self.df[term] += sign
+        if speaker:
+            self.speakers[speaker] += sign
+
+    def replace(self, old: Counter[str] | None, new: Counter[str]) -> None:
+        """A row whose representation changed (``old`` None: a new row)."""
+        if old is None:
+            self.add(new)
+            return
+        self.length += sum(new.values()) - sum(old.values())
+        for term in old.keys() | new.keys():
+            change = (new[term] > 0) - (old[term] > 0)
+            if change:
+                self.df[term] += change
+
+    def changes(self, kind: str) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        if self.rows or self.length:
+            out.append({"kind": kind, "term": TOTALS, "df": self.rows, "len": self.length})
+        out += [
+            {"kind": kind, "term": t, "df": n, "len": 0} for t, n in sorted(self.df.items()) if n
+        ]
+        out += [
+            {"kind": SPEAKER_KIND, "term": s, "df": n, "len": 0}
+            for s, n in sorted(self.speakers.items())
+            if n
+        ]
+        out.sort(key=lambda c: (str(c["kind"]), str(c["term"])))
+        return out
+
+
+# -- scoring -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class KindStats:
+    """One kind's statistics in one scope, as read for one query."""
+
+    rows: int
+    length: int
+    df: Mapping[str, int]
+
+    @property
+    def avg_length(self) -> float:
+        return self.length / self.rows if self.rows > 0 else 1.0
+
+
+def idf(rows: int, df: int) -> float:
+    """BM25's idf (Lucene's form, never negative)."""
+    return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
+
+
+def bm25(tf: Mapping[str, int], length: int, stats: KindStats, k1: float, b: float) -> float:
+    """BM25 of one row for the query terms in ``tf`` (summed in term order: deterministic)."""
+    norm = k1 * (1.0 - b + b * length / stats.avg_length)
+    total = 0.0
+    for term in sorted(tf):
+        n = tf[term]
+        df = stats.df.get(term, 0)
+        if n > 0 and df > 0:
+            total += idf(stats.rows, df) * n * (k1 + 1.0) / (n + norm)
+    return total
+
+
+def upper_bound(term: str, stats: KindStats, k1: float) -> float:
+    """The most one term can add to any row's score."""
+    df = stats.df.get(term, 0)
+    return idf(stats.rows, df) * (k1 + 1.0) if df > 0 else 0.0
+
+
+def first_terms(terms: Iterable[str], stats: KindStats, pool: int) -> list[str]:
+    """The rarest terms whose rows together could fill the pool: enumerated first."""
+    present = sorted((t for t in terms if stats.df.get(t, 0) > 0), key=lambda t: (stats.df[t], t))
+    chosen: list[str] = []
+    total = 0
+    for term in present:
+        chosen.append(term)
+        total += stats.df[term]
+        if total >= pool:
+            break
+    return chosen
+
+
+def missing_terms(
+    terms: Iterable[str], done: set[str], stats: KindStats, k1: float, threshold: float | None
+) -> list[str]:
+    """MaxScore: the terms still to enumerate so that a row holding only the others cannot
+    reach ``threshold`` (the pool's last score; None when the pool is not full yet)."""
+    rest = sorted(
+        (t for t in terms if t not in done and stats.df.get(t, 0) > 0),
+        key=lambda t: (-upper_bound(t, stats, k1), t),
+    )
+    if threshold is None:
+        return rest
+    chosen: list[str] = []
+    while rest and sum(upper_bound(t, stats, k1) for t in rest) >= threshold:
+        chosen.append(rest.pop(0))
+    return chosen
+
+
+def lucene_terms(scope_key: str, terms: Sequence[str]) -> str:
+    """The Lucene query for rows of one scope holding any of ``terms`` (analyzed terms are
+    ``[^\\W_]+`` runs, quoted all the same); the scope clause is required."""
+    if not re.fullmatch(r"[0-9a-f]{8,64}", scope_key):
+        raise ValueError("scope keys are hex")
+    if not terms or not all(re.fullmatch(r"[^\W_]+", t) for t in terms):
+        raise ValueError("terms must be analyzed words")
+    ors = " OR ".join(f'ft:"{t}"' for t in terms)
+    return f'scope_key:"{scope_key}" AND ({ors})'

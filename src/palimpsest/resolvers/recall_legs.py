@@ -1,0 +1,199 @@
+"""The legs of hybrid recall for one scope and one kind of row, and the final load.
+
+Each function takes the handle it runs on, so legs can share one transaction or run in
+their own, concurrently (the planner in ``recall.py`` decides).
+
+- ``read_stats``: the scope's own term statistics for the query terms, its row count per
+  kind, and the speakers it knows.
+- ``vector_leg``: scopes up to ``exact_max_rows`` rows are scanned exactly (deterministic,
+  and as cheap as an index call at that size); larger ones use the in-index filtered ANN
+  search, re-run exactly when it reads short, and over-fetch when row filters thin the pool.
+- ``fulltext_leg``: exact scope-local BM25 top-``pool`` by MaxScore. Rows holding the rarest
+  terms are enumerated first (every such row of the scope: the Lucene limit is the scope's
+  own count of them) and scored; then the terms whose rows could still reach the pool are
+  enumerated too; a row holding only the remaining terms scores below the pool's last score,
+  so it cannot enter. Which rows are read, and their scores, depend only on the scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from palimpsest import fulltext
+from palimpsest.cypher import recall as q
+from palimpsest.cypher import terms as tq
+from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.fulltext import KindStats
+from palimpsest.recall import Source
+
+MAX_FETCH = 2000
+# The approximate search is asked for at least this many rows, whatever the pool: a larger
+# LIMIT widens its search, so the top of a small pool is as good as an exact scan's.
+ANN_FLOOR = 50
+MAX_SPEAKERS = 1000
+KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
+
+
+@dataclass(frozen=True, slots=True)
+class KindLegs:
+    ann: Statement
+    exact: Statement
+    terms: Statement
+    load: Statement
+
+
+LEGS: dict[Source, KindLegs] = {
+    Source.NOTES: KindLegs(q.VECTOR_MEMORY, q.EXACT_MEMORY, q.TERMS_MEMORY, q.LOAD_MEMORY),
+    Source.DOCUMENTS: KindLegs(q.VECTOR_CHUNKS, q.EXACT_CHUNKS, q.TERMS_CHUNKS, q.LOAD_CHUNKS),
+    Source.FACTS: KindLegs(q.VECTOR_FACTS, q.EXACT_FACTS, q.TERMS_FACTS, q.LOAD_FACTS),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeStats:
+    kinds: dict[str, KindStats]
+    speakers: list[str] = field(default_factory=list)
+
+    def of(self, source: Source) -> KindStats:
+        return self.kinds.get(KIND[source], KindStats(0, 0, {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A leg's answer: live row ids best first with their raw scores (cosine or BM25), and
+    the ids of rows the row filters dropped from the pool."""
+
+    ids: list[str]
+    scores: dict[str, float]
+    dropped: set[str]
+
+
+async def read_stats(
+    tx: ScopedTx, sources: Sequence[Source], terms: Sequence[str], speakers: bool
+) -> ScopeStats:
+    kinds = [KIND[s] for s in sources]
+    rows = await tx.run(tq.READ_TERM_STATS, {"kinds": kinds, "terms": [fulltext.TOTALS, *terms]})
+    totals: dict[str, tuple[int, int]] = {}
+    dfs: dict[str, dict[str, int]] = {k: {} for k in kinds}
+    for r in rows:
+        if r["term"] == fulltext.TOTALS:
+            totals[r["kind"]] = (int(r["df"]), int(r["len"]))
+        elif int(r["df"]) > 0:
+            dfs[r["kind"]][r["term"]] = int(r["df"])
+    stats = {
+        k: KindStats(totals.get(k, (0, 0))[0], totals.get(k, (0, 0))[1], dfs[k]) for k in kinds
+    }
+    names: list[str] = []
+    if speakers:
+        found = await tx.run(
+            tq.READ_SPEAKERS, {"kind": fulltext.SPEAKER_KIND, "limit": MAX_SPEAKERS}
+        )
+        names = [r["term"] for r in found]
+    return ScopeStats(stats, names)
+
+
+async def vector_leg(
+    tx: ScopedTx,
+    source: Source,
+    vector: list[float],
+    pool: int,
+    base: dict[str, Any],
+    rows_in_scope: int,
+    exact_max_rows: int,
+) -> Ranked:
+    legs = LEGS[source]
+    statement = legs.exact if rows_in_scope <= exact_max_rows else legs.ann
+    params = {**base, "vector": vector}
+    k = pool
+    while True:
+        ask = max(k, ANN_FLOOR) if statement is legs.ann else k
+        rows = _columns(await tx.run(statement, {**params, "k": ask}))
+        live = [r for r in rows if r["live"]]
+        if len(live) >= pool or k >= MAX_FETCH:
+            break
+        if len(rows) < ask:
+            if statement is legs.exact:
+                break
+            statement = legs.exact  # fewer rows than asked: small scope or a short ANN read
+            continue
+        k = min(k * 4, MAX_FETCH)  # filters thinned a full page: over-fetch
+    kept = live[:pool]
+    cosine = {r["id"]: 2.0 * float(r["score"]) - 1.0 for r in kept}
+    return Ranked([r["id"] for r in kept], cosine, {r["id"] for r in rows if not r["live"]})
+
+
+async def fulltext_leg(
+    tx: ScopedTx,
+    source: Source,
+    terms: Sequence[str],
+    stats: KindStats,
+    pool: int,
+    base: dict[str, Any],
+    k1: float,
+    b: float,
+) -> Ranked:
+    """Exact top-``pool`` live rows by scope-local BM25 (ties by id)."""
+    statement = LEGS[source].terms
+    scored: dict[str, tuple[float, bool]] = {}
+    done: set[str] = set()
+    batch = fulltext.first_terms(terms, stats, pool)
+    while batch:
+        for row in await _rows_holding(tx, statement, batch, terms, stats, base):
+            if row["id"] not in scored:
+                tf = fulltext.frequencies(row["ft"], row["tf"], terms)
+                score = fulltext.bm25(tf, int(row["len"]), stats, k1, b)
+                scored[row["id"]] = (score, bool(row["live"]))
+        done |= set(batch)
+        batch = fulltext.missing_terms(terms, done, stats, k1, _threshold(scored, pool))
+    order = sorted(scored, key=lambda i: (-scored[i][0], i))
+    live = [i for i in order if scored[i][1]][:pool]
+    floor = scored[live[-1]][0] if len(live) == pool else float("-inf")
+    dropped = {i for i in order if not scored[i][1] and scored[i][0] >= floor}
+    return Ranked(live, {i: scored[i][0] for i in live}, dropped)
+
+
+def _threshold(scored: dict[str, tuple[float, bool]], pool: int) -> float | None:
+    live = sorted((s for s, alive in scored.values() if alive), reverse=True)
+    return live[pool - 1] if len(live) >= pool else None
+
+
+async def _rows_holding(
+    tx: ScopedTx,
+    statement: Statement,
+    batch: Sequence[str],
+    terms: Sequence[str],
+    stats: KindStats,
+    base: dict[str, Any],
+) -> list[Row]:
+    """Every row of the scope holding a term of ``batch``. The limit is the scope's own
+    count of such rows (plus one); a full answer means the statistics lag, so ask again
+    with more until the answer is complete: the cut-off never falls inside the scope."""
+    lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
+    k = sum(stats.df.get(t, 0) for t in batch) + 1
+    while True:
+        params = {**base, "lucene": lucene, "k": k}
+        rows = _columns(await tx.run(statement, params))
+        if len(rows) < k:
+            return rows
+        k *= 4
+
+
+def _columns(rows: list[Row]) -> list[Row]:
+    """A leg's single record of parallel lists (``ids`` first), as one dict per row."""
+    if not rows:
+        return []
+    [record] = rows
+    names = [_SINGULAR.get(name, name) for name in record]
+    return [dict(zip(names, values, strict=True)) for values in zip(*record.values(), strict=True)]
+
+
+_SINGULAR = {"ids": "id", "scores": "score", "lens": "len"}
+
+
+async def load(tx: ScopedTx, source: Source, ids: Sequence[str]) -> dict[str, Row]:
+    if not ids:
+        return {}
+    rows = await tx.run(LEGS[source].load, {"ids": list(ids)})
+    return {r["id"]: r for r in rows}

@@ -1,0 +1,119 @@
+"""Keeping a scope's full-text representation and term statistics in step with its rows.
+
+Every write of a recallable row (note, chunk, fact) stores the row's full-text
+representation (``ft`` terms, ``ft_tf`` frequencies, ``ft_len``) and its cues (years, time
+expression, speaker), and adds its change to the scope's ``:TermStats`` in the same
+transaction, so the statistics never disagree with the rows a reader can see.
+
+``refresh_chunks`` is the general entry point for chunks written or edited outside document
+import (an edited chunk, turns appended to a conversation by the consolidator): it rebuilds
+the representation of the given chunks and of their reading-order neighbours from the
+``NEXT`` chain, and applies the difference to the statistics.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from palimpsest import cues, fulltext
+from palimpsest.config import Settings
+from palimpsest.cypher import documents as dq
+from palimpsest.cypher import terms as q
+from palimpsest.cypher.executor import ScopedTx
+from palimpsest.fulltext import StatsDelta, Stored
+
+
+def row_fields(text: str) -> dict[str, Any]:
+    """The stored representation and cues of a note or a fact (no neighbourhood)."""
+    return {**Stored.of(fulltext.bag(text)).params(), **cues.row_cues(text).params()}
+
+
+def chunk_fields(texts: Sequence[str], neighbours: bool) -> list[dict[str, Any]]:
+    """Representations and cues of a document's chunks, given in reading order."""
+    reps = fulltext.sequence_bags(texts, neighbours)
+    return [
+        {**Stored.of(rep).params(), **cues.row_cues(text).params()}
+        for text, rep in zip(texts, reps, strict=True)
+    ]
+
+
+def added(fields: Sequence[dict[str, Any]]) -> StatsDelta:
+    """The statistics change of new rows, from their stored fields."""
+    delta = StatsDelta()
+    for f in fields:
+        delta.add(fulltext.stored_bag(f["ft"], f["ft_tf"]), 1, f.get("speaker"))
+    return delta
+
+
+def removed(rows: Sequence[dict[str, Any]]) -> StatsDelta:
+    """The statistics change of deleted rows (``ft``, ``ft_tf``, ``speaker`` as stored)."""
+    delta = StatsDelta()
+    for r in rows:
+        delta.add(fulltext.stored_bag(r.get("ft"), r.get("ft_tf")), -1, r.get("speaker"))
+    return delta
+
+
+async def apply(tx: ScopedTx, settings: Settings, kind: str, delta: StatsDelta) -> None:
+    """Add ``delta`` to the transaction's scope, on one random shard, in term order. Readers
+    sum every shard, so changing the number of shards needs no migration."""
+    changes = delta.changes(kind)
+    if changes:
+        shard = secrets.randbelow(settings.fulltext_stats_shards)
+        await tx.run(q.APPLY_TERM_STATS, {"changes": changes, "shard": shard})
+
+
+async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -> int:
+    """Rebuild the full-text representation of chunks ``ids`` (new or edited, already linked
+    by ``NEXT``) and of their neighbours, set the cues of ``ids``, and apply the difference
+    to the scope's statistics. Returns the number of chunks rewritten."""
+    if not ids:
+        return 0
+    on = settings.fulltext_neighbours
+    rows = await tx.run(dq.READ_CHUNK_CONTEXT, {"ids": list(ids)})
+    own = set(ids)
+    delta = StatsDelta()
+    writes: list[dict[str, Any]] = []
+    for r in rows:
+        rep = fulltext.neighbourhood(
+            fulltext.bag(r["text"] or ""),
+            fulltext.bag(r["prev"]) if r["prev"] is not None else None,
+            fulltext.bag(r["next"]) if r["next"] is not None else None,
+            on,
+        )
+        old = fulltext.stored_bag(r["ft"], r["ft_tf"]) if r["indexed"] else None
+        props: dict[str, Any] = Stored.of(rep).params()
+        if r["id"] in own:
+            cue = cues.row_cues(r["text"] or "")
+            props |= cue.params()
+            if r["speaker"] != cue.speaker:
+                if r["indexed"] and r["speaker"]:
+                    delta.speakers[r["speaker"]] -= 1
+                if cue.speaker:
+                    delta.speakers[cue.speaker] += 1
+        elif not r["indexed"]:
+            props |= cues.row_cues(r["text"] or "").params()
+            if props["speaker"]:
+                delta.speakers[props["speaker"]] += 1
+        if old is None:
+            delta.add(rep)
+        elif old != rep:
+            delta.replace(old, rep)
+        elif r["id"] not in own:
+            continue
+        writes.append({"id": r["id"], "props": props})
+    if writes:
+        await tx.run(dq.WRITE_CHUNK_TERMS, {"rows": writes})
+    await apply(tx, settings, "chunk", delta)
+    return len(writes)
+
+
+def replaced(old: dict[str, Any] | None, new: dict[str, Any] | None) -> StatsDelta:
+    """One note's change: ``old``/``new`` are stored fields, None when there is no row."""
+    delta = StatsDelta()
+    if old is not None and old.get("ft_len") is not None:
+        delta.add(fulltext.stored_bag(old["ft"], old["ft_tf"]), -1, old.get("speaker"))
+    if new is not None:
+        delta.add(fulltext.stored_bag(new["ft"], new["ft_tf"]), 1, new.get("speaker"))
+    return delta

@@ -1,0 +1,329 @@
+"""Defence layer 2 on PostgreSQL, and everything done as the admin role.
+
+One database holds every scope. Per scope: a schema ``sqlmem_s_<scope_key>`` (owned by the
+admin, so the scope cannot drop or rename it) on which one LOGIN role ``sqlmem_r_<scope_key>``
+has USAGE and CREATE, and nothing else anywhere: agent SQL runs on connections authenticated
+*as* that role (never ``SET ROLE`` from a stronger one, so there is nothing to return to).
+The role's password is HMAC-SHA256(admin password, role name): every replica derives it, none
+stores it. The database is hardened once (``harden``):
+
+- PUBLIC loses CONNECT and TEMP on the database, everything on schema ``public``, SELECT on
+  every table and view of ``pg_catalog`` (other scopes' names, view bodies, settings, sessions),
+  and EXECUTE on every function of ``pg_catalog``; EXECUTE comes back only for the allow-list
+  (``pg_functions.py``), the functions behind operators and casts, and what
+  ``information_schema`` (privilege-filtered, the way to list one's own tables) calls, and
+  the types' input and output functions (casts to and from text use them).
+- Roles are NOSUPERUSER, NOCREATEDB, NOCREATEROLE, NOINHERIT, members of nothing; extensions
+  need CREATE on the database, ``COPY ... PROGRAM``/files need superuser or pg_* roles,
+  ``dblink`` is never installed.
+- ``search_path``, ``statement_timeout``, ``idle_in_transaction_session_timeout`` and
+  ``temp_file_limit`` are the role's defaults, and the store sets the timeout again in every
+  transaction (a role may change its own defaults; layer 1 refuses ``ALTER ROLE``).
+
+The admin's own schema ``sqlmem_admin`` holds the owner registry (for listings) and three
+SECURITY DEFINER functions the store calls in the scope's transaction: ``begin_write`` (one
+writer per scope across replicas, and the schema's size), ``schema_bytes`` and ``touch``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from palimpsest.errors import InvalidArgument, Unavailable
+from palimpsest.identity import Scope, ScopeRef
+from palimpsest.sqlmem.base import DatabaseInfo
+from palimpsest.sqlmem.pg_functions import ALLOWED_PG_FUNCTIONS, INFORMATION_SCHEMA_HELPERS
+
+HARDENING_VERSION = 4
+EMPTY_ROLE = "sqlmem_nobody"  # reads of a scope that has no schema yet
+EMPTY_SCHEMA = "sqlmem_empty"
+TOO_BIG = "PA001"  # SQLSTATE raised by sqlmem_admin.too_big
+_KEY = re.compile(r"[0-9a-f]{32}")
+_LOCK_HARDEN = 7_317_001  # advisory lock ids of the admin's own work
+_IDLE_IN_TX = "60s"
+_TEMP_FILES = "256MB"
+
+_FUNCTIONS = """
+CREATE OR REPLACE FUNCTION sqlmem_admin.caller_schema() RETURNS name
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+  IF session_user !~ '^sqlmem_r_[0-9a-f]{32}$' THEN
+    RAISE EXCEPTION 'not a scope role';
+  END IF;
+  RETURN ('sqlmem_s_' || substr(session_user, 10))::name;
+END $f$;
+
+CREATE OR REPLACE FUNCTION sqlmem_admin.bytes_of(s name) RETURNS bigint
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+  SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = s AND c.relkind IN ('r', 'm', 'S')
+$f$;
+
+CREATE OR REPLACE FUNCTION sqlmem_admin.schema_bytes() RETURNS bigint
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+  SELECT sqlmem_admin.bytes_of(sqlmem_admin.caller_schema())
+$f$;
+
+CREATE OR REPLACE FUNCTION sqlmem_admin.begin_write() RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(session_user, 7317));
+  RETURN sqlmem_admin.schema_bytes();
+END $f$;
+
+CREATE OR REPLACE FUNCTION sqlmem_admin.touch() RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+  UPDATE sqlmem_admin.databases SET modified_at = now()
+  WHERE key = substr(session_user, 10)
+$f$;
+
+CREATE OR REPLACE FUNCTION sqlmem_admin.too_big(n bigint) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+  RAISE EXCEPTION 'value too big' USING ERRCODE = 'PA001', DETAIL = n::text;
+END $f$;
+"""
+
+
+def role_name(key: str) -> str:
+    return f"sqlmem_r_{check_key(key)}"
+
+
+def schema_name(key: str) -> str:
+    return f"sqlmem_s_{check_key(key)}"
+
+
+def check_key(key: str) -> str:
+    if not _KEY.fullmatch(key):
+        raise InvalidArgument("not a valid scope key")
+    return key
+
+
+def role_password(admin_password: str, role: str) -> str:
+    return hmac.new(admin_password.encode(), role.encode(), hashlib.sha256).hexdigest()
+
+
+class Admin:
+    """The admin connection (one, serialised) and what only the admin may do."""
+
+    def __init__(self, conninfo: dict[str, Any], timeout_ms: int) -> None:
+        self.conninfo = conninfo
+        self.password = str(conninfo["password"])
+        self.database = str(conninfo["dbname"])
+        self.timeout_ms = timeout_ms
+        self._conn: psycopg.Connection[Any] | None = None
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._lock:
+            if self._conn is None or self._conn.closed:
+                try:
+                    self._conn = psycopg.connect(**self.conninfo, autocommit=True)
+                except psycopg.OperationalError as e:
+                    raise Unavailable("the SQL database (PostgreSQL) is not reachable") from e
+            try:
+                yield self._conn
+            except psycopg.OperationalError as e:
+                self._conn.close()
+                if e.sqlstate:  # the server answered (a lock, a cancel): the caller's to judge
+                    raise
+                raise Unavailable("the connection to the SQL database was lost; retry") from e
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- hardening --------------------------------------------------------------------------
+
+    def harden(self) -> None:
+        """Apply the database-wide hardening once per version (idempotent, any replica)."""
+        with self.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_HARDEN])
+            conn.execute("CREATE SCHEMA IF NOT EXISTS sqlmem_admin")
+            conn.execute("CREATE TABLE IF NOT EXISTS sqlmem_admin.hardening (version int NOT NULL)")
+            done = conn.execute("SELECT max(version) FROM sqlmem_admin.hardening").fetchone()
+            if done is not None and done[0] == HARDENING_VERSION:
+                return
+            su = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            if not (row := su.fetchone()) or not row[0]:
+                raise Unavailable("the SQL Memory admin role must be a superuser to harden")
+            self._harden(conn)
+            conn.execute("DELETE FROM sqlmem_admin.hardening")
+            conn.execute("INSERT INTO sqlmem_admin.hardening VALUES (%s)", [HARDENING_VERSION])
+
+    def _harden(self, conn: psycopg.Connection[Any]) -> None:
+        db = sql.Identifier(self.database)
+        conn.execute(sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(db))
+        conn.execute("REVOKE ALL ON SCHEMA public FROM PUBLIC")
+        conn.execute("REVOKE SELECT ON ALL TABLES IN SCHEMA pg_catalog FROM PUBLIC")
+        conn.execute("REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA pg_catalog FROM PUBLIC")
+        # No functions of their own either (a role may create objects in its own schema).
+        conn.execute("REVOKE USAGE ON LANGUAGE sql, plpgsql FROM PUBLIC")
+        granted = conn.execute(
+            """
+            SELECT DISTINCT p.oid::regprocedure::text FROM pg_proc p
+            WHERE p.pronamespace = 'pg_catalog'::regnamespace AND (
+                p.proname = ANY(%s)
+                OR p.oid IN (SELECT oprcode::oid FROM pg_operator)
+                OR p.oid IN (SELECT castfunc FROM pg_cast WHERE castfunc <> 0)
+                OR p.oid IN (SELECT oprrest::oid FROM pg_operator WHERE oprrest <> 0)
+                OR p.oid IN (SELECT oprjoin::oid FROM pg_operator WHERE oprjoin <> 0)
+                OR p.oid IN (SELECT typinput::oid FROM pg_type UNION SELECT typoutput::oid
+                             FROM pg_type UNION SELECT typreceive::oid FROM pg_type
+                             UNION SELECT typsend::oid FROM pg_type))
+            """,
+            [sorted(ALLOWED_PG_FUNCTIONS | INFORMATION_SCHEMA_HELPERS)],
+        ).fetchall()
+        for (signature,) in granted:
+            # regprocedure text is the catalog's own quoting of a signature, not caller text
+            conn.execute(f"GRANT EXECUTE ON FUNCTION {signature} TO PUBLIC")
+        conn.execute("REVOKE ALL ON SCHEMA sqlmem_admin FROM PUBLIC")
+        conn.execute("GRANT USAGE ON SCHEMA sqlmem_admin TO PUBLIC")
+        conn.execute(
+            """CREATE TABLE IF NOT EXISTS sqlmem_admin.databases (
+                key text PRIMARY KEY, tenant_id text NOT NULL, scope text NOT NULL,
+                owner_id text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
+                modified_at timestamptz NOT NULL DEFAULT now())"""
+        )
+        conn.execute("REVOKE ALL ON ALL TABLES IN SCHEMA sqlmem_admin FROM PUBLIC")
+        conn.execute(_FUNCTIONS)
+        conn.execute("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA sqlmem_admin FROM PUBLIC")
+        for fn in ("begin_write()", "schema_bytes()", "touch()", "too_big(bigint)"):
+            conn.execute(f"GRANT EXECUTE ON FUNCTION sqlmem_admin.{fn} TO PUBLIC")
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {EMPTY_SCHEMA}")
+        conn.execute(f"REVOKE ALL ON SCHEMA {EMPTY_SCHEMA} FROM PUBLIC")
+        self._ensure_role(conn, EMPTY_ROLE, EMPTY_SCHEMA, create=False)
+
+    # -- scopes -----------------------------------------------------------------------------
+
+    def provision(self, ref: ScopeRef) -> None:
+        """Create the scope's role, schema and owner record if missing; reset the password."""
+        key = check_key(ref.scope_key)
+        with self.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7318))", [key])
+            schema = schema_name(key)
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+            self._ensure_role(conn, role_name(key), schema, create=True)
+            conn.execute(
+                "INSERT INTO sqlmem_admin.databases (key, tenant_id, scope, owner_id) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
+                [key, ref.tenant_id, ref.scope.value, ref.owner_id],
+            )
+
+    def reset_password(self, role: str) -> bool:
+        """Set a role's derived password again (a role may change its own); False if absent."""
+        with self.connection() as conn:
+            found = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+            if found is None:
+                return False
+            conn.execute(
+                sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                    sql.Identifier(role), sql.Literal(role_password(self.password, role))
+                )
+            )
+            return True
+
+    def _ensure_role(
+        self, conn: psycopg.Connection[Any], role: str, schema: str, *, create: bool
+    ) -> None:
+        r, s = sql.Identifier(role), sql.Identifier(schema)
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+        password = sql.Literal(role_password(self.password, role))
+        attrs = sql.SQL(
+            "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS "
+            "CONNECTION LIMIT 16 PASSWORD {}"
+        ).format(password)
+        verb = "ALTER" if exists else "CREATE"
+        conn.execute(sql.SQL(verb + " ROLE {} ").format(r) + attrs)
+        for setting, value in (
+            ("search_path", schema),
+            ("statement_timeout", str(self.timeout_ms)),
+            ("idle_in_transaction_session_timeout", _IDLE_IN_TX),
+            ("temp_file_limit", _TEMP_FILES),
+        ):
+            conn.execute(
+                sql.SQL("ALTER ROLE {} SET {} = {}").format(
+                    r, sql.Identifier(setting), sql.Literal(value)
+                )
+            )
+        conn.execute(
+            sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(sql.Identifier(self.database), r)
+        )
+        privileges = "USAGE, CREATE" if create else "USAGE"
+        conn.execute(sql.SQL(f"GRANT {privileges} ON SCHEMA {{}} TO {{}}").format(s, r))
+
+    def databases(self) -> list[DatabaseInfo]:
+        with self.connection() as conn:
+            rows = conn.execute(
+                """SELECT d.key, d.tenant_id, d.scope, d.owner_id, d.modified_at,
+                           sqlmem_admin.bytes_of(n.nspname)
+                    FROM sqlmem_admin.databases d
+                    JOIN pg_namespace n ON n.nspname = 'sqlmem_s_' || d.key
+                    ORDER BY d.key"""
+            ).fetchall()
+        return [
+            DatabaseInfo(
+                key=key,
+                tenant_id=tenant,
+                scope=Scope(scope) if scope in Scope.__members__ else None,
+                owner_id=owner,
+                bytes=int(size),
+                modified_at=modified.astimezone(UTC) if modified else datetime.now(UTC),
+            )
+            for key, tenant, scope, owner, modified, size in rows
+        ]
+
+    def erase(self, key: str) -> int | None:
+        """Drop a scope's schema and role (its sessions on every replica end); bytes freed."""
+        role, schema = role_name(key), schema_name(key)
+        with self.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7318))", [key])
+            found = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]
+            ).fetchone()
+            freed = None
+            if found is not None:
+                freed = int(
+                    conn.execute("SELECT sqlmem_admin.bytes_of(%s)", [schema]).fetchone()[0]  # type: ignore[index]
+                )
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                    [role],
+                )
+                conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+            if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone():
+                conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+                conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+            conn.execute("DELETE FROM sqlmem_admin.databases WHERE key = %s", [key])
+            return freed
+
+    def compact(self, key: str) -> None:
+        """Rewrite the scope's tables and indexes, so the pages of a rolled-back batch do not
+        count against the quota (plain VACUUM never shrinks an index)."""
+        schema = schema_name(key)
+        with self.connection() as conn:
+            tables = conn.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND c.relkind IN ('r', 'm')",
+                [schema],
+            ).fetchall()
+            for (table,) in tables:
+                conn.execute(
+                    sql.SQL("VACUUM FULL {}.{}").format(
+                        sql.Identifier(schema), sql.Identifier(table)
+                    )
+                )

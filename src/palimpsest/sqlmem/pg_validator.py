@@ -1,0 +1,275 @@
+"""Defence layer 1 on PostgreSQL: the sqlglot allow-list in the PostgreSQL dialect.
+
+The same rules as the SQLite validator (``validator.py``): a statement passes only when it parses
+into exactly one node of an allowed kind and every part of its tree is allowed; anything
+sqlglot cannot analyse fully (``Command``: ``SET ROLE``, ``DO``, ``CREATE EXTENSION``,
+``ALTER TABLE ... OWNER``...) is refused. PostgreSQL's own privileges (``pg_admin.py``) enforce
+the same again on the connection, so a gap here is not a hole.
+
+PostgreSQL specifics:
+- Functions: an allow-list by name (``pg_functions.py``). sqlglot turns many calls into typed
+  nodes (``version()`` is ``CurrentVersion``); a typed node is judged by the name its
+  PostgreSQL rendering calls, and operators rendered without a name pass (layer 2 grants only
+  the functions behind operators and casts).
+- Tables: unqualified (they resolve in the scope's own schema) or in ``information_schema``
+  (filtered by privilege); nothing named ``pg_*`` (the catalogs are unreadable anyway).
+- Refused kinds: ``COPY``, ``SET``/``RESET``/``SHOW``, ``GRANT``/``REVOKE``, ``LISTEN``/
+  ``NOTIFY``, ``TRUNCATE``, ``LOCK``, ``VACUUM``, transaction control, ``SELECT ... FOR
+  UPDATE``/``INTO``, ``RETURNING`` (``sqlExec`` returns no rows), ``TEMP``/``UNLOGGED``
+  objects, and ``CREATE`` of anything but a table, index or view.
+- Parameters: ``?`` (positional) and ``:name``, as on SQLite; they are rewritten to
+  PostgreSQL's ``$n`` token by token, everything else of the text runs as written. ``$1``,
+  ``$name`` and ``@name`` are refused (``?`` is always a parameter, never jsonb's operator).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import Token, TokenType, exp
+from sqlglot.errors import SqlglotError
+
+from palimpsest.errors import InvalidArgument
+from palimpsest.sqlmem.pg_functions import ALLOWED_PG_FUNCTIONS
+from palimpsest.sqlmem.validator import MAX_STATEMENT_CHARS, Kind
+
+_DIALECT = "postgres"
+_CACHE_CHARS = 4096
+_LITERALS = (
+    TokenType.STRING,
+    TokenType.HEX_STRING,
+    TokenType.BIT_STRING,
+    TokenType.HEREDOC_STRING,
+    TokenType.NATIONAL_STRING,
+    TokenType.RAW_STRING,
+    TokenType.BYTE_STRING,
+)
+_NAME_TOKENS = (TokenType.VAR, TokenType.NAME)
+_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Merge)
+_KINDS = {"TABLE", "INDEX", "VIEW"}
+_EXEC_ROOTS: dict[type[exp.Expr], Kind] = {
+    exp.Insert: Kind.INSERT,
+    exp.Update: Kind.UPDATE,
+    exp.Delete: Kind.DELETE,
+    exp.Create: Kind.CREATE,
+    exp.Drop: Kind.DROP,
+    exp.Alter: Kind.ALTER,
+}
+_QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
+_REFUSED_NODES: dict[type[exp.Expr], str] = {
+    exp.Command: "this statement kind",
+    exp.Copy: "COPY",
+    exp.Set: "SET",
+    exp.TruncateTable: "TRUNCATE",
+    exp.Transaction: "transaction control",
+    exp.Commit: "transaction control",
+    exp.Rollback: "transaction control",
+    exp.Lock: "SELECT ... FOR UPDATE/SHARE",
+    exp.Into: "SELECT ... INTO",
+    exp.Returning: "RETURNING (sqlExec returns no rows; read with sqlQuery)",
+    exp.Pragma: "PRAGMA",
+}
+_LEAD = re.compile(r"[A-Za-z]+")
+# A function call rendered by sqlglot: its name, then '('.
+_CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_ALWAYS_OK = frozenset({"cast", "coalesce", "nullif", "greatest", "least"})
+
+
+@dataclass(frozen=True, slots=True)
+class PgChecked:
+    """An accepted statement: the text to run (``$n`` parameters) and how to bind it."""
+
+    sql: str
+    kind: Kind
+    names: tuple[str, ...] | None  # named parameters in $n order; None for positional
+    count: int  # how many $n parameters the text has
+
+
+def check_query(sql: str) -> PgChecked:
+    """Exactly one read-only SELECT (or WITH ... SELECT, or a compound select)."""
+    return _cached_query(sql) if len(sql) <= _CACHE_CHARS else _check_query(sql)
+
+
+def check_exec(sql: str) -> PgChecked:
+    """Exactly one CREATE/DROP TABLE|INDEX|VIEW, ALTER TABLE, INSERT, UPDATE or DELETE."""
+    return _cached_exec(sql) if len(sql) <= _CACHE_CHARS else _check_exec(sql)
+
+
+def _check_query(sql: str) -> PgChecked:
+    tree, tokens = _one_statement(sql)
+    if not isinstance(tree, _QUERY_ROOTS):
+        raise _refused(f"sqlQuery only runs read-only SELECT statements; {_lead(sql)} is not one")
+    for node in tree.walk():
+        if isinstance(node, _WRITES):
+            raise _refused(f"sqlQuery is read-only; the statement contains {node.key.upper()}")
+    _check_tree(tree)
+    return _bind_plan(sql, tree, tokens, Kind.SELECT)
+
+
+def _check_exec(sql: str) -> PgChecked:
+    tree, tokens = _one_statement(sql)
+    kind = _EXEC_ROOTS.get(type(tree))
+    if kind is None:
+        if isinstance(tree, _QUERY_ROOTS):
+            raise _refused("sqlExec does not run SELECT statements; use sqlQuery for reads")
+        raise _refused(f"{_lead(sql)} is not allowed (sqlExec runs DDL/DML statements)")
+    if isinstance(tree, exp.Create | exp.Drop):
+        what = str(tree.args.get("kind") or "").upper()
+        if what not in _KINDS:
+            raise _refused(f"{tree.key.upper()} {what or '?'} is not allowed (TABLE, INDEX, VIEW)")
+    if isinstance(tree, exp.Create):
+        _check_create(tree)
+    if isinstance(tree, exp.Alter) and str(tree.args.get("kind") or "").upper() != "TABLE":
+        raise _refused("only ALTER TABLE is allowed")
+    for node in tree.walk():
+        if node is not tree and isinstance(node, _WRITES) and not _drops_column(tree, node):
+            raise _refused(f"a nested {node.key.upper()} is not allowed")
+    _check_tree(tree)
+    return _bind_plan(sql, tree, tokens, kind)
+
+
+_cached_query = functools.lru_cache(maxsize=1024)(_check_query)
+_cached_exec = functools.lru_cache(maxsize=1024)(_check_exec)
+
+
+def _one_statement(sql: str) -> tuple[exp.Expr, list[Token]]:
+    if len(sql) > MAX_STATEMENT_CHARS:
+        raise _refused(f"statement is {len(sql)} characters; the limit is {MAX_STATEMENT_CHARS}")
+    try:
+        tokens = list(sqlglot.tokenize(sql, read=_DIALECT))
+    except SqlglotError as e:
+        raise _refused("the statement could not be tokenised") from e
+    for token in tokens:
+        if token.token_type in _LITERALS:
+            continue  # data: 'COPY ... PROGRAM' inside a string is not refused
+        if token.token_type is TokenType.PARAMETER:
+            raise _refused("numbered and $name/@name parameters are not supported; use ? or :name")
+    try:
+        trees = sqlglot.parse(sql, read=_DIALECT)
+    except SqlglotError as e:
+        raise _refused("the statement could not be parsed; only plain PostgreSQL is allowed") from e
+    real = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
+    if not real:
+        raise _refused("the statement is empty")
+    if len(real) > 1:
+        raise _refused("only one SQL statement per call (found more after a ';')")
+    return real[0], tokens
+
+
+def _check_create(tree: exp.Create) -> None:
+    props = tree.args.get("properties")
+    for prop in props.expressions if props is not None else ():
+        if isinstance(prop, exp.TemporaryProperty):
+            raise _refused("TEMP objects are not allowed; create ordinary tables")
+        raise _refused(f"CREATE with {prop.sql(dialect=_DIALECT)} is not allowed")
+    if tree.args.get("replace"):
+        raise _refused("CREATE OR REPLACE is not allowed; DROP, then CREATE")
+
+
+def _check_tree(tree: exp.Expr) -> None:
+    for node in tree.walk():
+        for kind, what in _REFUSED_NODES.items():
+            if isinstance(node, kind):
+                raise _refused(f"{what} is not allowed")
+        if isinstance(node, exp.Func):
+            name = _function_name(node)
+            if name is not None and name not in ALLOWED_PG_FUNCTIONS | _ALWAYS_OK:
+                raise _refused(f"function {name}() is not allowed")
+            if isinstance(node, exp.Anonymous) and isinstance(node.parent, exp.Dot):
+                raise _refused("functions of another schema are not allowed")
+        if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Anonymous):
+            raise _refused("functions of another schema are not allowed")
+        if isinstance(node, exp.Table):
+            _check_table(node)
+
+
+def _check_table(node: exp.Table) -> None:
+    if node.args.get("catalog") is not None:
+        raise _refused("only the scope's own tables can be named")
+    db = node.args.get("db")
+    schema = str(db.name).lower() if db is not None else None
+    if schema not in (None, "information_schema"):
+        raise _refused("only the scope's own tables (unqualified) and information_schema")
+    if str(node.name).lower().startswith("pg_"):
+        raise _refused("the system catalogs (pg_*) are not readable; use information_schema")
+
+
+def _function_name(node: exp.Func) -> str | None:
+    """The PostgreSQL name a function node calls; None for an operator or a plain form."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    # Render the node alone (its arguments replaced by NULL), so the cost does not depend on
+    # the size of the subtree, and read the called name.
+    shallow = type(node)(**{k: _stub(v) for k, v in node.args.items()})
+    try:
+        text = shallow.sql(dialect=_DIALECT)
+    except (SqlglotError, ValueError, TypeError, AttributeError):
+        return "?"  # cannot tell what it calls: refused
+    match = _CALL.match(text)
+    return match.group(1).lower() if match else None
+
+
+def _stub(value: object) -> object:
+    if isinstance(value, exp.DataType):
+        return value  # a cast's target type is part of what it calls
+    if isinstance(value, exp.Expr):
+        return exp.Null()
+    if isinstance(value, list):
+        return [exp.Null() if isinstance(v, exp.Expr) else v for v in value]
+    return value
+
+
+def _drops_column(tree: exp.Expr, node: exp.Expr) -> bool:
+    return (
+        isinstance(tree, exp.Alter)
+        and isinstance(node, exp.Drop)
+        and node.parent is tree
+        and str(node.args.get("kind") or "").upper() == "COLUMN"
+    )
+
+
+def _bind_plan(sql: str, tree: exp.Expr, tokens: list[Token], kind: Kind) -> PgChecked:
+    """Rewrite ``?`` and ``:name`` to ``$n``, token by token; refuse a mix or an ambiguity."""
+    expected = [str(p.name) if p.name else "?" for p in tree.find_all(exp.Placeholder)]
+    found: list[tuple[int, int, str]] = []  # (start, end, name or "?")
+    for i, token in enumerate(tokens):
+        if token.token_type is TokenType.PLACEHOLDER and token.text == "?":
+            found.append((token.start, token.end, "?"))
+        elif token.token_type is TokenType.COLON and i + 1 < len(tokens):
+            nxt = tokens[i + 1]
+            if nxt.token_type in _NAME_TOKENS and nxt.start == token.end + 1:
+                found.append((token.start, nxt.end, nxt.text))
+    if sorted(n for *_, n in found) != sorted(expected):
+        raise _refused("the parameters could not be told apart; put spaces around ':' in slices")
+    if {n == "?" for *_, n in found} == {True, False}:
+        raise _refused("use either ? or :name parameters in one statement, not both")
+    names: list[str] = []
+    out: list[str] = []
+    last = 0
+    for start, end, name in found:
+        if name == "?":
+            names.append(name)
+            number = len(names)
+        else:
+            if name not in names:
+                names.append(name)
+            number = names.index(name) + 1
+        out += [sql[last:start], f"${number}"]
+        last = end + 1
+    # Cut after the last real token: a trailing ';' or comment goes, so the text can be nested.
+    body_end = max((t.end for t in tokens if t.token_type is not TokenType.SEMICOLON), default=-1)
+    out.append(sql[last : body_end + 1])
+    positional = not names or names[0] == "?"
+    return PgChecked("".join(out), kind, None if positional else tuple(names), len(names))
+
+
+def _lead(sql: str) -> str:
+    match = _LEAD.search(re.sub(r"--[^\n]*|/\*.*?\*/", " ", sql, flags=re.S))
+    return match.group(0).upper() if match else "this"
+
+
+def _refused(reason: str) -> InvalidArgument:
+    return InvalidArgument(f"statement refused: {reason}", reason=reason)

@@ -1,0 +1,93 @@
+"""Both SQL Memory backends for the same tests: SQLite in a temporary directory, PostgreSQL on
+the managed server (`palimpsest postgres start`; `make test` starts it), each test in fresh
+random scopes so runs never meet."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest.config import Settings
+from palimpsest.identity import Scope, ScopeRef
+from palimpsest.postgres_local import conninfo
+from palimpsest.sqlmem import SqliteStore
+from palimpsest.sqlmem.pg_store import PostgresStore
+from tests.unit.principals import scope_ref
+
+BACKENDS = ["sqlite", "postgres"]
+Store = SqliteStore | PostgresStore
+MakeStore = Callable[..., Store]
+
+
+@pytest.fixture(scope="session")
+def pg_conninfo() -> dict[str, Any]:
+    return conninfo(Settings())
+
+
+@pytest.fixture
+def make_store(
+    request: pytest.FixtureRequest, tmp_path: Path, pg_conninfo: dict[str, Any]
+) -> Iterator[MakeStore]:
+    """A factory of stores of the test's backend (``request.param``), closed afterwards."""
+    made: list[Store] = []
+    backend = request.param
+
+    def make(**limits: Any) -> Store:
+        defaults = {
+            "max_rows": 5,
+            "timeout_ms": 300,
+            "max_bytes": 256 * 1024,
+            "max_value_bytes": 1024 * 1024,
+            "max_result_bytes": 8 * 1024 * 1024,
+            "max_columns": 100,
+        }
+        options = {**defaults, **limits}
+        store: Store
+        if backend == "sqlite":
+            store = SqliteStore(tmp_path / f"sql{len(made)}", **options)
+        else:
+            store = PostgresStore(pg_conninfo, pool_size=8, **options)
+            store.prepare()
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.close()
+
+
+class Scopes:
+    """Fresh scopes of one test; their PostgreSQL schemas are erased afterwards."""
+
+    def __init__(self) -> None:
+        self.tenant = f"t-{uuid.uuid4().hex[:10]}"
+        self.made: list[ScopeRef] = []
+
+    def __call__(self, owner: str, scope: Scope = Scope.USER) -> ScopeRef:
+        ref = scope_ref(self.tenant, scope, self.tenant if scope is Scope.TENANT else owner)
+        self.made.append(ref)
+        return ref
+
+
+@pytest.fixture
+def scopes(pg_conninfo: dict[str, Any]) -> Iterator[Scopes]:
+    made = Scopes()
+    yield made
+    cleaner = PostgresStore(
+        pg_conninfo,
+        max_rows=1,
+        timeout_ms=1000,
+        max_bytes=0,
+        max_value_bytes=1024,
+        max_result_bytes=1024,
+        max_columns=1,
+    )
+    try:
+        for ref in made.made:
+            cleaner.erase_sync(ref.scope_key)
+    finally:
+        cleaner.close()

@@ -1,0 +1,320 @@
+"""The guarantees of SQL Memory, run the same way against both backends (SQLite, PostgreSQL).
+
+Where the two dialects spell a thing differently (a blob type, a long string), ``SQL`` gives
+each backend's spelling; the assertions are the same."""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+import pytest
+
+from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
+from palimpsest.identity import Scope, ScopeRef
+from palimpsest.sqlmem import DatabaseInfo, Statement, files
+from palimpsest.sqlmem.pg_store import PostgresStore
+from palimpsest.sqlmem.store import MAX_BATCH
+from tests.unit.sqlmem.conftest import BACKENDS, MakeStore, Scopes, Store
+
+pytestmark = pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+
+SQL = {
+    "sqlite": {
+        "notes": "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT UNIQUE, b BLOB)",
+        "blob": "zeroblob({n})",
+        "text": "CAST(zeroblob({n}) AS TEXT)",
+        "bytes_literal": "x'00ff'",
+        "refused": "ATTACH DATABASE 'x.db' AS x",
+        "big_insert": "INSERT INTO notes (b) WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL "
+        "SELECT n + 1 FROM c WHERE n < 100) SELECT randomblob(4000) FROM c",
+    },
+    "postgres": {
+        "notes": "CREATE TABLE notes (id SERIAL PRIMARY KEY, body TEXT UNIQUE, b BYTEA)",
+        "blob": "decode(repeat('00', {n}), 'hex')",
+        "text": "repeat('x', {n})",
+        "bytes_literal": "'\\x00ff'::bytea",
+        "refused": "COPY notes FROM PROGRAM 'id'",
+        "big_insert": "INSERT INTO notes (body) SELECT repeat(md5(random()::text), 8) "
+        "FROM generate_series(1, 2000)",
+    },
+}
+COUNT_FOREVER = (
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+)
+UP_TO = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < {}) "
+
+
+def sql(store: Store, name: str, **values: int) -> str:
+    backend = "sqlite" if type(store).__name__ == "SqliteStore" else "postgres"
+    return SQL[backend][name].format(**values)
+
+
+def make_notes(store: Store, who: ScopeRef) -> None:
+    store.execute_sync(who, [Statement(sql(store, "notes"))])
+
+
+def count(store: Store, who: ScopeRef) -> int:
+    return int(store.query_sync(who, "SELECT count(*) FROM notes", None).rows[0][0])
+
+
+def test_scopes_are_separate_and_a_read_creates_nothing(
+    make_store: MakeStore, scopes: Scopes
+) -> None:
+    store = make_store()
+    alice, bob, team = scopes("alice"), scopes("bob"), scopes("x", Scope.TENANT)
+    assert store.query_sync(alice, "SELECT 1 AS one", None).rows == [[1]]
+    listed = {d.key for d in _databases(store)}
+    assert alice.scope_key not in listed  # a read never creates a database
+    for who, body in ((alice, "alice"), (bob, "bob")):
+        make_notes(store, who)
+        store.execute_sync(who, [Statement("INSERT INTO notes (body) VALUES (?)", [body])])
+    assert store.query_sync(alice, "SELECT body FROM notes", None).rows == [["alice"]]
+    assert store.query_sync(bob, "SELECT body FROM notes", None).rows == [["bob"]]
+    with pytest.raises(InvalidArgument, match="no such table"):
+        store.query_sync(team, "SELECT body FROM notes", None)
+
+
+def test_positional_and_named_args_and_blobs(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice = make_store(), scopes("alice")
+    make_notes(store, alice)
+    results = store.execute_sync(
+        alice,
+        [
+            Statement("INSERT INTO notes (body, b) VALUES (?, ?)", ["one", {"$base64": "AAH/"}]),
+            Statement("INSERT INTO notes (id, body) VALUES (:id, :body)", {"id": 41, "body": "x"}),
+            Statement("UPDATE notes SET body = body || '!' WHERE id > ?", [0]),
+            Statement("DELETE FROM notes WHERE id = 41"),
+        ],
+    )
+    assert [r.rows_affected for r in results] == [1, 1, 2, 1]
+    rows = store.query_sync(alice, "SELECT body, b FROM notes WHERE body = :b", {"b": "one!"})
+    assert rows.rows == [["one!", {"$base64": "AAH/"}]]
+
+
+def test_a_batch_failing_halfway_leaves_no_change(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice = make_store(), scopes("alice")
+    make_notes(store, alice)
+    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('kept')")])
+    with pytest.raises(Conflict, match=r"(?i)unique") as caught:
+        store.execute_sync(
+            alice,
+            [
+                Statement("CREATE TABLE more (a INTEGER)"),
+                Statement("INSERT INTO notes (body) VALUES ('new')"),
+                Statement("INSERT INTO notes (body) VALUES ('kept')"),  # fails
+                Statement("INSERT INTO notes (body) VALUES ('never')"),
+            ],
+        )
+    assert caught.value.details["statement"] == 2
+    assert store.query_sync(alice, "SELECT body FROM notes", None).rows == [["kept"]]
+    with pytest.raises(InvalidArgument, match="no such table"):
+        store.query_sync(alice, "SELECT count(*) FROM more", None)
+
+
+def test_a_refused_statement_anywhere_means_nothing_runs(
+    make_store: MakeStore, scopes: Scopes
+) -> None:
+    store, alice = make_store(), scopes("alice")
+    make_notes(store, alice)
+    with pytest.raises(InvalidArgument, match="statement refused"):
+        store.execute_sync(
+            alice,
+            [
+                Statement("INSERT INTO notes (body) VALUES ('a')"),
+                Statement(sql(store, "refused")),
+            ],
+        )
+    assert count(store, alice) == 0
+    with pytest.raises(InvalidArgument, match="only one SQL statement"):
+        store.query_sync(alice, "SELECT 1; SELECT 2", None)
+
+
+def test_a_long_query_and_a_long_write_are_stopped_in_time(
+    make_store: MakeStore, scopes: Scopes
+) -> None:
+    store, alice = make_store(), scopes("alice")
+    started = time.monotonic()
+    with pytest.raises(QuotaExceeded, match="statement timeout of 300 ms exceeded") as caught:
+        store.query_sync(alice, COUNT_FOREVER, None)
+    assert time.monotonic() - started < 2.5  # far from "never": the limit is 0.3 s
+    assert (caught.value.details["limit"], caught.value.details["timeoutMs"]) == (
+        "statementTimeoutMs",
+        300,
+    )
+    make_notes(store, alice)
+    forever = (
+        "INSERT INTO notes (body) WITH RECURSIVE c(n) AS "
+        "(SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT NULL FROM c WHERE n < 0"
+    )
+    with pytest.raises(QuotaExceeded, match="timeout"):
+        store.execute_sync(
+            alice,
+            [Statement("INSERT INTO notes (body) VALUES ('first')"), Statement(forever)],
+        )
+    assert count(store, alice) == 0
+
+
+def test_rows_are_capped_and_the_cap_names_itself(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice = make_store(), scopes("alice")
+    capped = store.query_sync(alice, UP_TO.format(9) + "SELECT n FROM c", None)
+    assert capped.rows == [[1], [2], [3], [4], [5]]
+    assert (capped.truncated, capped.truncated_by) == (True, "sqlMaxRows")
+    exact = store.query_sync(alice, UP_TO.format(5) + "SELECT n FROM c", None)
+    assert (exact.columns, exact.truncated, exact.truncated_by) == (["n"], False, None)
+
+
+def test_the_size_quota_refuses_with_numbers_and_changes_nothing(
+    make_store: MakeStore, scopes: Scopes
+) -> None:
+    store, alice = make_store(), scopes("alice")
+    make_notes(store, alice)
+    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('small')")])
+    with pytest.raises(QuotaExceeded, match="quota of 262144 bytes") as caught:
+        store.execute_sync(alice, [Statement(sql(store, "big_insert"))])
+    assert caught.value.details["quota"] == 262144
+    assert 0 < caught.value.details["current"] < 262144
+    assert count(store, alice) == 1
+    # the refused rows do not linger against the quota: a small write still fits
+    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('after')")])
+    assert count(store, alice) == 2
+
+
+def test_values_are_json_safe(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice = make_store(), scopes("alice")
+    result = store.query_sync(
+        alice,
+        f"SELECT {sql(store, 'bytes_literal')}, 1.5, NULL, 'text', 9223372036854775807",
+        None,
+    )
+    assert result.rows == [[{"$base64": "AP8="}, 1.5, None, "text", 9223372036854775807]]
+    infinite = store.query_sync(alice, "SELECT ? AS a, ? AS b", [{"$float": "Infinity"}, 2])
+    assert infinite.rows == [[{"$float": "Infinity"}, 2]]
+
+
+@pytest.mark.parametrize("args", [{"a": [1]}, [{"nested": 1}], [2**64], "text", [{"$base64": "!"}]])
+def test_bad_args_are_refused(make_store: MakeStore, scopes: Scopes, args: object) -> None:
+    with pytest.raises(InvalidArgument):
+        make_store().query_sync(scopes("alice"), "SELECT ?", args)
+
+
+def test_batch_size_is_bounded(make_store: MakeStore, scopes: Scopes) -> None:
+    with pytest.raises(InvalidArgument, match=f"1 to {MAX_BATCH}"):
+        make_store().execute_sync(scopes("alice"), [])
+
+
+def test_listing_and_erasure(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice, team = make_store(), scopes("alice"), scopes("x", Scope.TENANT)
+    make_notes(store, alice)
+    make_notes(store, team)
+    listed = {d.key: d for d in _databases(store)}
+    assert {alice.scope_key, team.scope_key} <= set(listed)
+    mine = listed[alice.scope_key]
+    assert (mine.tenant_id, mine.scope, mine.owner_id) == (scopes.tenant, Scope.USER, "alice")
+    assert mine.bytes > 0
+    freed = store.erase_sync(alice.scope_key)
+    assert freed is not None
+    assert freed > 0
+    assert store.erase_sync(alice.scope_key) is None
+    assert alice.scope_key not in {d.key for d in _databases(store)}
+    with pytest.raises(InvalidArgument, match="no such table"):
+        count(store, alice)
+    make_notes(store, alice)  # a fresh, empty database afterwards
+    assert count(store, alice) == 0
+    assert count(store, team) == 0
+
+
+async def test_the_async_interface_runs_off_the_loop(make_store: MakeStore, scopes: Scopes) -> None:
+    store, team = make_store(), scopes("x", Scope.TENANT)
+    results = await store.execute(
+        team, [Statement("CREATE TABLE t (a INTEGER)"), Statement("INSERT INTO t VALUES (?)", [7])]
+    )
+    assert results[1].rows_affected == 1
+    assert (await store.query(team, "SELECT a FROM t", None)).rows == [[7]]
+    assert team.scope_key in {d.key for d in await store.databases()}
+    assert await store.erase(team.scope_key)
+    assert team.scope_key not in {d.key for d in await store.databases()}
+
+
+def tight(make_store: MakeStore) -> Store:
+    return make_store(
+        max_rows=1000,
+        timeout_ms=5000,
+        max_bytes=4 * 1024 * 1024,
+        max_value_bytes=64 * 1024,
+        max_result_bytes=256 * 1024,
+        max_columns=8,
+    )
+
+
+def test_no_value_over_the_cap_is_returned(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice = tight(make_store), scopes("alice")
+    for value in (sql(store, "blob", n=70_000), sql(store, "text", n=70_000)):
+        with pytest.raises(QuotaExceeded) as caught:
+            store.query_sync(alice, f"SELECT {value}", None)
+        assert caught.value.details == {
+            "limit": "sqlMaxValueBytes",
+            "maxValueBytes": 64 * 1024,
+            "statement": 0,
+        }
+    just_under = store.query_sync(alice, f"SELECT length({sql(store, 'blob', n=65536)})", None)
+    assert just_under.rows == [[65536]]
+    with pytest.raises(QuotaExceeded, match="65536 bytes"):
+        store.query_sync(alice, "SELECT length(?)", ["x" * 70_000])
+
+
+def test_the_result_stops_before_the_row_that_would_pass_the_byte_cap(
+    make_store: MakeStore, scopes: Scopes
+) -> None:
+    store, alice = tight(make_store), scopes("alice")
+    query = UP_TO.format(50) + f"SELECT n, {sql(store, 'blob', n=30000)} FROM c"
+    result = store.query_sync(alice, query, None)
+    assert (result.truncated, result.truncated_by) == (True, "sqlMaxResultBytes")
+    # each row is about 40 KB as JSON (base64): 6 of them fit in 256 KiB, the 7th does not
+    assert [r[0] for r in result.rows] == [1, 2, 3, 4, 5, 6]
+    assert 6 * 40_000 < len(orjson.dumps(result.rows)) <= 256 * 1024
+    whole = store.query_sync(alice, query.replace("n < 50", "n < 6"), None)
+    assert (whole.truncated, whole.truncated_by, len(whole.rows)) == (False, None, 6)
+
+
+def test_a_first_row_over_the_byte_cap_is_refused(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice = tight(make_store), scopes("alice")
+    wide = "SELECT " + ", ".join([sql(store, "blob", n=60000)] * 5)  # 5 x 80 KB as base64
+    with pytest.raises(QuotaExceeded, match="result limit is 262144") as caught:
+        store.query_sync(alice, wide, None)
+    assert caught.value.details["limit"] == "sqlMaxResultBytes"
+    assert caught.value.details["rowBytes"] > 5 * 80_000
+
+
+def test_the_column_cap_refuses_before_the_statement_runs(
+    make_store: MakeStore, scopes: Scopes
+) -> None:
+    store, alice = tight(make_store), scopes("alice")
+    # Running it would take until the timeout; the width is known before it runs.
+    query = (
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) "
+        "SELECT count(*), 2, 3, 4, 5, 6, 7, 8, 9 FROM c"
+    )
+    started = time.monotonic()
+    with pytest.raises(QuotaExceeded, match="returns 9 columns; the limit is 8") as caught:
+        store.query_sync(alice, query, None)
+    assert caught.value.details["limit"] == "sqlMaxColumns"
+    assert time.monotonic() - started < 2.0  # the timeout is 5 s: it never ran
+
+
+def _databases(store: Store) -> list[DatabaseInfo]:
+    if isinstance(store, PostgresStore):
+        return store.admin.databases()
+    return files.list_databases(store.root)
+
+
+def test_a_repeated_query_survives_a_schema_change(make_store: MakeStore, scopes: Scopes) -> None:
+    store, alice = make_store(), scopes("alice")
+    store.execute_sync(
+        alice, [Statement("CREATE TABLE w (a INTEGER)"), Statement("INSERT INTO w VALUES (1)")]
+    )
+    for _ in range(6):  # more than any driver's threshold for preparing a repeated text
+        assert store.query_sync(alice, "SELECT * FROM w", None).columns == ["a"]
+    store.execute_sync(alice, [Statement("ALTER TABLE w ADD COLUMN b INTEGER")])
+    for _ in range(2):
+        assert store.query_sync(alice, "SELECT * FROM w", None).rows == [[1, None]]

@@ -1,0 +1,171 @@
+"""The scope-local full-text index, pure parts: analyzer, representation, statistics, BM25
+and the MaxScore plan (checked against scoring every row)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from palimpsest import fulltext as ft
+from palimpsest.fulltext import KindStats, StatsDelta, Stored
+
+KEY = "0123456789abcdef0123456789abcdef"
+
+
+def test_analyzer_stems_drops_stop_words_and_possessives() -> None:
+    assert ft.analyze("Caroline's adoption agencies, and the Researching!") == [
+        "carolin",
+        "adopt",
+        "agenc",
+        "research",
+    ]
+    assert ft.analyze("don't  x_y 2023") == ["dont", "x", "y", "2023"]
+
+
+def test_question_words_leave_the_full_text_query_only_when_asked() -> None:
+    assert ft.query_terms("When did Caroline go to the support group?", True) == [
+        "carolin",
+        "go",
+        "support",
+        "group",
+    ]
+    with_them = ft.query_terms("When did Caroline go?", False)
+    assert with_them[:2] == ["when", "did"]
+    assert ft.query_terms("the the cat cat", True) == ["cat"]  # distinct terms
+
+
+def test_neighbourhood_is_own_twice_plus_previous_and_next() -> None:
+    texts = ["alpha one", "beta two", "gamma three"]
+    reps = ft.sequence_bags(texts, on=True)
+    assert reps[1] == Counter({"beta": 2, "two": 2, "alpha": 1, "one": 1, "gamma": 1, "three": 1})
+    # The last chunk has no next one yet: its own text a third time (a streaming turn).
+    assert reps[2] == Counter({"gamma": 3, "three": 3, "beta": 1, "two": 1})
+    assert reps[0] == Counter({"alpha": 2, "one": 2, "beta": 1, "two": 1})
+    assert ft.sequence_bags(texts, on=False)[1] == Counter({"beta": 1, "two": 1})
+
+
+def test_appending_a_turn_swaps_the_third_copy_for_the_new_turn() -> None:
+    before = ft.sequence_bags(["x said hello", "y said bye"], on=True)
+    after = ft.sequence_bags(["x said hello", "y said bye", "z waved"], on=True)
+    assert before[0] == after[0]
+    assert after[1] == before[1] - ft.bag("y said bye") + ft.bag("z waved")
+
+
+def test_stored_representation_round_trips() -> None:
+    rep = ft.bag("the cat sat on the cat mat")
+    stored = Stored.of(rep)
+    assert stored.ft == "cat mat sat"
+    assert stored.tf == [2, 1, 1]
+    assert stored.length == 4
+    assert ft.stored_bag(stored.ft, stored.tf) == rep
+    assert ft.stored_bag(None, None) == Counter()
+
+
+def test_stats_delta_counts_rows_lengths_and_document_frequencies() -> None:
+    delta = StatsDelta()
+    delta.add(ft.bag("cat cat dog"), speaker="ann")
+    delta.add(ft.bag("dog"))
+    delta.replace(ft.bag("dog"), ft.bag("bird"))
+    changes = {(c["kind"], c["term"]): (c["df"], c["len"]) for c in delta.changes("chunk")}
+    assert changes[("chunk", "")] == (2, 4)
+    assert changes[("chunk", "cat")] == (1, 0)
+    assert changes[("chunk", "dog")] == (1, 0)
+    assert changes[("chunk", "bird")] == (1, 0)
+    assert changes[("speaker", "ann")] == (1, 0)
+    removed = StatsDelta()
+    removed.add(ft.bag("cat"), -1)
+    assert {(c["term"], c["df"]) for c in removed.changes("memory")} == {("", -1), ("cat", -1)}
+    keys = [(c["kind"], c["term"]) for c in delta.changes("chunk")]
+    assert keys == sorted(keys)  # one lock order for every writer
+
+
+def test_bm25_matches_the_formula() -> None:
+    stats = KindStats(rows=10, length=100, df={"cat": 2})
+    idf = ft.idf(10, 2)
+    assert idf == pytest.approx(1.4816045, rel=1e-6)  # ln(1 + 8.5 / 2.5)
+    expected = idf * 3 * 2.2 / (3 + 1.2 * (0.25 + 0.75 * 20 / 10))
+    assert ft.bm25({"cat": 3}, 20, stats, 1.2, 0.75) == pytest.approx(expected)
+    assert ft.bm25({"dog": 3}, 20, stats, 1.2, 0.75) == 0.0
+
+
+def exhaustive(rows: dict[str, Counter[str]], terms: list[str], pool: int) -> list[str]:
+    stats = corpus_stats(rows)
+    scores = {
+        i: ft.bm25({t: r[t] for t in terms if r[t]}, sum(r.values()), stats, 1.2, 0.75)
+        for i, r in rows.items()
+        if any(r[t] for t in terms)
+    }
+    return sorted(scores, key=lambda i: (-scores[i], i))[:pool]
+
+
+def corpus_stats(rows: dict[str, Counter[str]]) -> KindStats:
+    df: Counter[str] = Counter()
+    for r in rows.values():
+        df.update(set(r))
+    return KindStats(len(rows), sum(sum(r.values()) for r in rows.values()), dict(df))
+
+
+def maxscore(rows: dict[str, Counter[str]], terms: list[str], pool: int) -> tuple[list[str], int]:
+    """The planner's algorithm over an in-memory scope; returns the pool and rows read."""
+    stats = corpus_stats(rows)
+    scored: dict[str, float] = {}
+    done: set[str] = set()
+    read = 0
+    batch = ft.first_terms(terms, stats, pool)
+    while batch:
+        for i, r in rows.items():
+            if any(r[t] for t in batch):
+                read += 1
+                tf = {t: r[t] for t in terms if r[t]}
+                scored[i] = ft.bm25(tf, sum(r.values()), stats, 1.2, 0.75)
+        done |= set(batch)
+        best = sorted(scored.values(), reverse=True)
+        threshold = best[pool - 1] if len(best) >= pool else None
+        batch = ft.missing_terms(terms, done, stats, 1.2, threshold)
+    return sorted(scored, key=lambda i: (-scored[i], i))[:pool], read
+
+
+@settings(deadline=None)  # timing depends on the machine's load; the answer must not
+@given(st.integers(min_value=0, max_value=10_000))
+def test_maxscore_finds_exactly_the_exhaustive_top_pool(seed: int) -> None:
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(30)]
+    weights = [1.0 / (i + 1) for i in range(30)]  # Zipf-like: a few very common terms
+    rows = {
+        f"r{i:03d}": Counter(rng.choices(vocab, weights, k=rng.randint(1, 12)))
+        for i in range(rng.randint(1, 120))
+    }
+    terms = list(dict.fromkeys(rng.choices(vocab, k=rng.randint(1, 5))))
+    pool = rng.randint(1, 20)
+    found, _ = maxscore(rows, terms, pool)
+    assert found == exhaustive(rows, terms, pool)
+
+
+def test_maxscore_skips_the_rows_of_a_common_term() -> None:
+    rows = {f"c{i:04d}": Counter({"common": 1, f"u{i}": 1}) for i in range(1000)}
+    rows |= {f"r{i:04d}": Counter({"common": 1, "rare": 1}) for i in range(30)}
+    found, read = maxscore(rows, ["common", "rare"], 20)
+    assert found == exhaustive(rows, ["common", "rare"], 20)
+    assert read == 30  # only the rare term's rows were enumerated
+
+
+def test_lucene_terms_carry_the_scope_and_only_analyzed_words() -> None:
+    q = ft.lucene_terms(KEY, ["cat", "dog"])
+    assert q == f'scope_key:"{KEY}" AND (ft:"cat" OR ft:"dog")'
+    with pytest.raises(ValueError, match="hex"):
+        ft.lucene_terms('x" OR "y', ["cat"])
+    with pytest.raises(ValueError, match="analyzed"):
+        ft.lucene_terms(KEY, ['cat" OR *:*'])
+
+
+@given(st.text(max_size=200))
+def test_query_terms_never_carry_lucene_syntax(text: str) -> None:
+    terms = ft.query_terms(text, True)
+    if terms:
+        q = ft.lucene_terms(KEY, terms)
+        assert q.count("scope_key:") == 1
+        assert all(t.isalnum() for t in terms)
