@@ -37,6 +37,14 @@ def graphiql_install() -> None:
     err(f"GraphiQL assets in {settings.graphiql_dir}")
 
 
+@neo4j_app.command("install")
+def neo4j_install() -> None:
+    """Fetch the locked Neo4j jars (sha256-checked), write the configuration, set a password."""
+    from palimpsest import neo4j_local
+
+    neo4j_local.install(Settings(), say=err)
+
+
 @neo4j_app.command("lock")
 def neo4j_lock(
     output: Annotated[
