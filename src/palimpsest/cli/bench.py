@@ -50,11 +50,14 @@ def bench_load(
     seconds: Annotated[float, typer.Option(min=1, help="How long to send.")] = 60,
     principals: Annotated[int, typer.Option(min=1, help="Distinct callers.")] = 40,
     seed: Annotated[int, typer.Option(help="Seed of the workload mix.")] = 1,
+    replicas: Annotated[
+        int, typer.Option(min=1, help="API processes sharing the load (round robin).")
+    ] = 1,
 ) -> None:
     """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
     from palimpsest_bench import load
 
-    print_json(load.run(Settings(), rate, seconds, principals, seed, say=err))
+    print_json(load.run(Settings(), rate, seconds, principals, seed, say=err, replicas=replicas))
 
 
 @bench_app.command("fuzz")

@@ -69,6 +69,8 @@ BOUNDED_LISTS = {
     "GraphRecallResult.chunks",
     "RecallResult.hits",
     "RecallResult.scopes",
+    "Explain.legs",
+    "Explain.boosts",
     "SqlQueryResult.columns",
     "SqlQueryResult.rows",
     "SqlExecResult.results",
