@@ -333,6 +333,8 @@ def run(
     # Whatever the environment says, the fault API talks only to the fault server.
     drop = ("PALIMPSEST_NEO4J_URI", "PALIMPSEST_NEO4J_PASSWORD")
     api = ApiProcess(api_env(s), home / "api.log", drop=drop)
+    # SIGTERM must run the clean-up below too: never leave the fault server or API behind.
+    previous = signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         prepare_home(s, source, say)
         neo4j_local.start(s, say)
@@ -347,6 +349,7 @@ def run(
             neo4j_local.stop(s, say)
         if made and not keep:
             shutil.rmtree(home, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
     t = faults.tally
     by_kind = {k: sum(1 for b in t.batches if b.kind == k) for k in KINDS}
     return {
@@ -365,6 +368,10 @@ def run(
         "seconds": round(time.perf_counter() - started, 1),
         "notes": t.notes[:20],
     }
+
+
+def _exit_on_term(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _p95(values: list[float]) -> float | None:

@@ -6,6 +6,12 @@ and a SQL table; then requests arrive every 1/rate seconds whatever the server's
 (open loop: a slow server is not excused by the client waiting), each a random operation of
 a random principal. Latency is measured from the moment a request was due, so queueing in
 the client counts against the server. Errors are any non-200 reply or a reply with errors.
+
+``replicas`` > 1 starts that many API processes on the same Neo4j and SQL backend (use
+``PALIMPSEST_SQL_BACKEND=postgres``: SQLite files are one host's) and sends the requests to
+them in turn. Afterwards every principal's reads (notes, SQL rows, facts, recall) are asked of
+every replica and compared: ``answers_identical`` and ``answer_mismatches`` report it. The SQL
+statements are the same on both backends (an upsert, not SQLite's ``INSERT OR REPLACE``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,18 @@ from palimpsest_bench.served import ApiProcess
 from palimpsest_bench.wire import WireClient
 
 Say = Callable[[str], None]
+UPSERT = "INSERT INTO notes (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+# What every replica must answer the same, per principal, once the load has stopped.
+CHECKS: list[tuple[str, dict[str, Any]]] = [
+    ("query($k: String!) { memory(scope: USER, key: $k) { value } }", {"k": "note/0"}),
+    ('{ memories(scope: USER, prefix: "load/", limit: 100) { items { key value } } }', {}),
+    ('{ sqlQuery(scope: USER, statement: "SELECT k, v FROM notes ORDER BY k") { rows } }', {}),
+    ("{ facts(scope: USER, limit: 100) { items { text } } }", {}),
+    (
+        "query($q: String!) { recall(scope: USER, query: $q, topK: 5) { hits { id kind score } } }",
+        {"q": "what did we decide about billing"},
+    ),
+]
 TOPICS = ["billing", "deploys", "oncall", "travel", "hiring", "pricing", "search", "backups"]
 
 OPS: dict[str, tuple[int, str]] = {
@@ -79,7 +97,7 @@ def variables(op: str, rng: random.Random) -> dict[str, Any]:
             return {"a": [rng.randrange(20)]}
         case _:
             k, v = rng.randrange(200), secrets.token_hex(8)
-            statement = "INSERT OR REPLACE INTO notes (k, v) VALUES (?, ?)"
+            statement = UPSERT
             return {"s": [{"statement": statement, "args": [k, v]}]}
 
 
@@ -99,10 +117,22 @@ class Pool:
         self.opened = 0
 
     async def call(self, query: str, variables: dict[str, Any], token: str) -> tuple[bool, str]:
-        client = self.idle.pop() if self.idle else self._open()
+        reused = bool(self.idle)
+        client = self.idle.pop() if reused else self._open()
         try:
             reply = await client.post_graphql(query, variables, token)
-        except (OSError, asyncio.IncompleteReadError, TimeoutError) as e:
+        except (OSError, asyncio.IncompleteReadError) as e:
+            if not reused:
+                return False, type(e).__name__
+            # The server closed this idle keep-alive connection (uvicorn does after 5 s):
+            # the request never reached it, so send it once more on a new connection.
+            await client.close()
+            client = self._open()
+            try:
+                reply = await client.post_graphql(query, variables, token)
+            except (OSError, asyncio.IncompleteReadError, TimeoutError) as again:
+                return False, type(again).__name__
+        except TimeoutError as e:
             return False, type(e).__name__
         self.idle.append(client)
         if reply.status != 200:
@@ -139,10 +169,7 @@ async def seed(pool: Pool, token: str, rng: random.Random) -> None:
     rows: list[dict[str, Any]] = [
         {"statement": "CREATE TABLE IF NOT EXISTS notes (k INTEGER PRIMARY KEY, v TEXT)"}
     ]
-    rows += [
-        {"statement": "INSERT OR REPLACE INTO notes (k, v) VALUES (?, ?)", "args": [k, f"v{k}"]}
-        for k in range(20)
-    ]
+    rows += [{"statement": UPSERT, "args": [k, f"v{k}"]} for k in range(20)]
     calls.append((OPS["sql_write"][1], {"s": rows}))
     for query, v in calls:
         ok, why = await pool.call(query, v, token)
@@ -151,16 +178,16 @@ async def seed(pool: Pool, token: str, rng: random.Random) -> None:
 
 
 async def drive(
-    url: str, tokens: list[str], rate: float, seconds: float, rng: random.Random
+    urls: list[str], tokens: list[str], rate: float, seconds: float, rng: random.Random
 ) -> tuple[Results, float]:
-    pool = Pool(url)
+    pools = [Pool(url) for url in urls]
     results = Results()
     names = list(OPS)
     weights = [OPS[n][0] for n in names]
     loop = asyncio.get_running_loop()
     pending: set[asyncio.Task[None]] = set()
 
-    async def one(op: str, due: float, token: str, v: dict[str, Any]) -> None:
+    async def one(op: str, due: float, token: str, v: dict[str, Any], pool: Pool) -> None:
         ok, why = await pool.call(OPS[op][1], v, token)
         results.latencies.setdefault(op, []).append((loop.time() - due) * 1000)
         if not ok:
@@ -175,13 +202,35 @@ async def drive(
         if delay > 0:
             await asyncio.sleep(delay)
         op = rng.choices(names, weights)[0]
-        task = asyncio.create_task(one(op, due, rng.choice(tokens), variables(op, rng)))
+        pool = pools[i % len(pools)]  # the replicas in turn, as a round-robin balancer would
+        task = asyncio.create_task(one(op, due, rng.choice(tokens), variables(op, rng), pool))
         pending.add(task)
         task.add_done_callback(pending.discard)
     await asyncio.gather(*pending)
     elapsed = loop.time() - started
-    await pool.close()
+    for pool in pools:
+        await pool.close()
     return results, elapsed
+
+
+async def compare(urls: list[str], tokens: list[str]) -> int:
+    """How many (principal, read) answers differ between the replicas."""
+    mismatches = 0
+    for token in tokens:
+        for query, v in CHECKS:
+            bodies = [await _ask(url, query, v, token) for url in urls]
+            if any("errors" in b for b in bodies) or any(b != bodies[0] for b in bodies):
+                mismatches += 1
+    return mismatches
+
+
+async def _ask(url: str, query: str, v: dict[str, Any], token: str) -> Any:
+    # A connection per question: a kept-alive one may be closed by the server meanwhile.
+    client = WireClient.for_url(url, timeout=120)
+    try:
+        return (await client.post_graphql(query, v, token)).json()
+    finally:
+        await client.close()
 
 
 def summary(results: Results, elapsed: float, rate: float, seconds: float) -> dict[str, Any]:
@@ -211,7 +260,13 @@ def summary(results: Results, elapsed: float, rate: float, seconds: float) -> di
 
 
 def run(
-    settings: Settings, rate: float, seconds: float, principals: int, seed_value: int, say: Say
+    settings: Settings,
+    rate: float,
+    seconds: float,
+    principals: int,
+    seed_value: int,
+    say: Say,
+    replicas: int = 1,
 ) -> dict[str, Any]:
     rng = random.Random(seed_value)
     keys = load_keys(settings)
@@ -221,23 +276,34 @@ def run(
         for i in range(principals)
     ]
     log = Path(tempfile.gettempdir()) / f"palimpsest-load-{os.getpid()}.log"
-    api = ApiProcess({"PALIMPSEST_LOG_LEVEL": "WARNING"}, log)
-    say(f"starting the API process on port {api.port} (log {log}) ...")
-    api.start()
+    apis = [ApiProcess({"PALIMPSEST_LOG_LEVEL": "WARNING"}, log) for _ in range(replicas)]
+    mismatches = None
     try:
+        for api in apis:
+            say(f"starting an API process on port {api.port} (log {log}) ...")
+            api.start()
+        urls = [api.url for api in apis]
         say(f"seeding {principals} principals ...")
-        asyncio.run(_seed_all(api.url, tokens, rng))
+        asyncio.run(_seed_all(urls[0], tokens, rng))
         load_before = os.getloadavg()
-        say(f"open loop: {rate:g} requests/s for {seconds:g}s ...")
+        say(f"open loop: {rate:g} requests/s for {seconds:g}s over {replicas} replica(s) ...")
         started = time.perf_counter()
-        results, elapsed = asyncio.run(drive(api.url, tokens, rate, seconds, rng))
+        results, elapsed = asyncio.run(drive(urls, tokens, rate, seconds, rng))
         say(f"done in {time.perf_counter() - started:.1f}s")
         load_after = os.getloadavg()
+        if replicas > 1:
+            say("asking every replica the same reads ...")
+            mismatches = asyncio.run(compare(urls, tokens))
     finally:
-        api.stop()
+        for api in apis:
+            api.stop()
     return {
         **summary(results, elapsed, rate, seconds),
         "principals": principals,
+        "replicas": replicas,
+        "sql_backend": settings.sql_backend,
+        "answers_identical": None if mismatches is None else mismatches == 0,
+        "answer_mismatches": mismatches,
         "cpus": os.cpu_count(),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],

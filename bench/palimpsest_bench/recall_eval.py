@@ -453,10 +453,13 @@ async def run(
     started = time.perf_counter()
     table: dict[str, dict[str, float]] = {}
     ds = LOADERS[dataset](data)
+    full_documents = len(ds.docs)
     if docs is not None:
         ds = subsample(ds, docs)
     if limit is not None:
-        ds = replace(ds, queries=ds.queries[:limit])
+        from palimpsest_bench.subset import limit_dataset
+
+        ds = limit_dataset(ds, limit)
     k = top_k or DEFAULT_TOP_K[dataset]
     tenant = f"eval-{dataset}-{uuid.uuid4().hex[:12]}"
     progress(
@@ -530,6 +533,8 @@ async def run(
         result["spans"] = harvested.spans
         result["harvest_seconds"] = round(harvested.harvest_seconds, 2)
         result["consolidate_seconds"] = round(harvested.consolidate_seconds, 2)
+    if limit is not None:
+        result["limited"] = {"queries": limit, "documents_of": full_documents}
     if keep:
         result["tenant"] = tenant
     return result

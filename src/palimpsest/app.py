@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from palimpsest import logs
+from palimpsest import browser, logs, mcp
 from palimpsest.config import Settings
 from palimpsest.cypher import causal
 from palimpsest.errors import ErrorCode, PalimpsestError, Unavailable
@@ -134,9 +134,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
     logs.configure(settings.log_level)
     keys = load_keys(settings)
 
+    mcp_app, mcp_running = mcp.http_endpoint(settings)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_services(settings) as services:
+        async with open_services(settings) as services, mcp_running():
             app.state.services = services
             with metrics_listener(settings):
                 log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
@@ -172,6 +174,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Mount(ASSETS_PATH, app=StaticFiles(directory=settings.graphiql_dir, check_dir=False)),
         # Every method reaches the view, so even a PUT is refused with a coded JSON 405.
         Route("/graphql", graphql),
+        Route(browser.GUIDE_PATH, browser.guide_page, methods=["GET", "OPTIONS"]),
+        Route(browser.STYLE_PATH, browser.style_file, methods=["GET", "OPTIONS"]),
+        # MCP over streamable HTTP: behind the same token middleware as /graphql.
+        Route(mcp.PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
         Middleware(AccessLog),

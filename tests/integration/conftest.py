@@ -40,7 +40,7 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def live_server_url(settings: Settings) -> Iterator[str]:
-    install_assets(settings.graphiql_dir)
+    install_assets(settings.graphiql_dir, settings.npm_registry_url)
     with serve_in_thread(settings) as url:
         yield url
 

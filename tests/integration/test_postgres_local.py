@@ -39,9 +39,11 @@ def test_start_status_login_and_stop_in_its_own_home(tmp_path: Path) -> None:
         with psycopg.connect(**postgres_local.conninfo(settings)) as conn:  # type: ignore[arg-type]
             row = conn.execute(
                 "SELECT current_database(), current_setting('listen_addresses'), "
-                "current_setting('unix_socket_directories')"
+                "current_setting('unix_socket_directories'), current_setting('log_statement'), "
+                "current_setting('log_error_verbosity')"
             ).fetchone()
-        assert row == ("palimpsest_sql", "127.0.0.1", "")
+        # loopback only, no socket; agent SQL and row values (DETAIL lines) stay out of the log
+        assert row == ("palimpsest_sql", "127.0.0.1", "", "none", "terse")
         if os.geteuid() == 0:
             # the server never runs as root: it runs as the service user
             owner = Path(f"/proc/{started.pid}/status").read_text()

@@ -100,11 +100,14 @@ def test_the_same_scope_in_another_tenant_sees_its_own_statistics(
         plant_ladder(gql, who)
     query = f"{GUESS} {LADDER[0]}"
 
-    def ranks(who: str) -> list[tuple[str, int | None, float]]:
+    def ranks(who: str) -> tuple[list[str], list[int]]:
         hits = ok(gql(SEARCH, who, q=query))["search"]["hits"]
-        # Sorted: rows of equal score (say a note and a chunk, each first in its own kind)
-        # may come in either order; the statistics under test are the ranks and scores.
-        return sorted((h["text"], h["fulltextRank"], h["score"]) for h in hits)
+        # Rows planted alike tie, in BM25 and in cosine, and ties break by random ids, so
+        # which row takes which rank (and so its fused score) may differ between the scopes;
+        # compared are the texts found and the full-text ranks handed out. Byte-identical
+        # answers for one scope are the test above.
+        texts = sorted(h["text"] for h in hits)
+        return texts, sorted(h["fulltextRank"] or 0 for h in hits)
 
     assert ranks(a) == ranks(c)
     flood(gql, c, 20)  # c's own rows now hold the guessed word many times

@@ -62,13 +62,15 @@ ASSERT_FACTS = Statement(
 UNWIND $facts AS item
 MERGE (s:Entity {scope_key: $scope_key, type: item.subject_type,
                  normalized_name: item.subject_norm})
-ON CREATE SET s.id = item.subject_id, s.name = item.subject_name, s.created_at = $now,
+ON CREATE SET s:$(item.subject_label), s.id = item.subject_id, s.name = item.subject_name,
+              s.created_at = $now,
               s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.session_id = $session_id, s.run_id = $run_id, s.agent_name = $agent_name,
               s.model = $model, s.origin = $origin
 MERGE (o:Entity {scope_key: $scope_key, type: item.object_type,
                  normalized_name: item.object_norm})
-ON CREATE SET o.id = item.object_id, o.name = item.object_name, o.created_at = $now,
+ON CREATE SET o:$(item.object_label), o.id = item.object_id, o.name = item.object_name,
+              o.created_at = $now,
               o.tenant_id = $tenant_id, o.scope = $scope, o.owner_id = $owner_id,
               o.session_id = $session_id, o.run_id = $run_id, o.agent_name = $agent_name,
               o.model = $model, o.origin = $origin

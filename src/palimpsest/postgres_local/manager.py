@@ -128,6 +128,8 @@ def start(settings: Settings, say: Say = print, timeout: float = 60.0) -> Status
         "log_statement=none",  # agent SQL and its literals never reach the server log
         "-c",
         "log_min_error_statement=panic",
+        "-c",
+        "log_error_verbosity=terse",  # no DETAIL lines: they quote row values ("Key (k)=...")
     ]
     process = subprocess.Popen(
         _as_service(settings, argv),

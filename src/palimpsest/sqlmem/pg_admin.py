@@ -49,7 +49,9 @@ EMPTY_ROLE = "sqlmem_nobody"  # reads of a scope that has no schema yet
 EMPTY_SCHEMA = "sqlmem_empty"
 TOO_BIG = "PA001"  # SQLSTATE raised by sqlmem_admin.too_big
 _KEY = re.compile(r"[0-9a-f]{32}")
-_LOCK_HARDEN = 7_317_001  # advisory lock ids of the admin's own work
+# One admin change of roles and grants at a time, across replicas: GRANT/REVOKE ON DATABASE
+# rewrite the database's one catalog row, and two at once fail ("tuple concurrently updated").
+_LOCK_CATALOG = 7_317_001
 _IDLE_IN_TX = "60s"
 _TEMP_FILES = "256MB"
 
@@ -152,7 +154,7 @@ class Admin:
     def harden(self) -> None:
         """Apply the database-wide hardening once per version (idempotent, any replica)."""
         with self.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_HARDEN])
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_CATALOG])
             conn.execute("CREATE SCHEMA IF NOT EXISTS sqlmem_admin")
             conn.execute("CREATE TABLE IF NOT EXISTS sqlmem_admin.hardening (version int NOT NULL)")
             done = conn.execute("SELECT max(version) FROM sqlmem_admin.hardening").fetchone()
@@ -214,7 +216,7 @@ class Admin:
         """Create the scope's role, schema and owner record if missing; reset the password."""
         key = check_key(ref.scope_key)
         with self.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7318))", [key])
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_CATALOG])
             schema = schema_name(key)
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
             self._ensure_role(conn, role_name(key), schema, create=True)
@@ -291,7 +293,7 @@ class Admin:
         """Drop a scope's schema and role (its sessions on every replica end); bytes freed."""
         role, schema = role_name(key), schema_name(key)
         with self.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7318))", [key])
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_CATALOG])
             found = conn.execute(
                 "SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]
             ).fetchone()

@@ -301,12 +301,15 @@ class PostgresStore:
                 raise translate(e, self._failure(time.monotonic())) from e
         # No such role yet (or its password was changed): provision it for a write; a read
         # of a scope that was never written sees the empty schema.
-        if write:
-            self.admin.provision(ref)
-        elif not self.admin.reset_password(role):
-            empty = self._take(EMPTY_ROLE)
-            return (empty or self._open(EMPTY_ROLE, EMPTY_SCHEMA)), EMPTY_ROLE
-        return self._open(role, schema), key
+        try:
+            if write:
+                self.admin.provision(ref)
+            elif not self.admin.reset_password(role):
+                empty = self._take(EMPTY_ROLE)
+                return (empty or self._open(EMPTY_ROLE, EMPTY_SCHEMA)), EMPTY_ROLE
+            return self._open(role, schema), key
+        except psycopg.Error as e:
+            raise translate(e, self._failure(time.monotonic())) from e
 
     def _open(self, role: str, schema: str) -> psycopg.Connection[Any]:
         conn = psycopg.connect(

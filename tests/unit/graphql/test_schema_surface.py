@@ -69,14 +69,14 @@ BOUNDED_LISTS = {
     "GraphRecallResult.chunks",
     "RecallResult.hits",
     "RecallResult.scopes",
+    "Explain.legs",
+    "Explain.boosts",
     "SqlQueryResult.columns",
     "SqlQueryResult.rows",
     "SqlExecResult.results",
     "Me.roles",
     "Me.memoryScopes",
     "Me.sqlScopes",
-    "Explain.legs",  # one per leg
-    "Explain.boosts",  # one per lever
     "Entity.aliases",  # at most 50
     "HarvestReceipt.spanIds",  # one per span of the request
     "Mutation.requeueDeadLetters",  # a subset of the ids the request names
