@@ -1,11 +1,20 @@
 # The API image for docker-compose.yml; Neo4j runs from the official image beside it.
+# Everything the API needs at run time is fetched at build time: the Python packages and the
+# GraphiQL files (from their npm tarballs, integrity-checked, in Python). It runs as a user
+# without privileges; SQL Memory files live on the volume mounted at $PALIMPSEST_HOME/sql.
 FROM python:3.11-slim
-RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm \
-    && rm -rf /var/lib/apt/lists/*
+RUN useradd --create-home --uid 10001 palimpsest
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY src ./src
+COPY bench ./bench
 RUN pip install --no-cache-dir .
-ENV PALIMPSEST_HOME=/data PALIMPSEST_NEO4J_MANAGED=false
+USER palimpsest
+ENV PALIMPSEST_HOME=/home/palimpsest/.palimpsest \
+    PALIMPSEST_NEO4J_MANAGED=false \
+    PALIMPSEST_HOST=0.0.0.0
+RUN palimpsest graphiql install && mkdir -p "$PALIMPSEST_HOME/sql"
 EXPOSE 8080
-CMD ["palimpsest", "serve", "--host", "0.0.0.0"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=6 \
+  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/readyz', timeout=4)"]
+CMD ["palimpsest", "serve"]

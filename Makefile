@@ -13,6 +13,7 @@ $(BIN)/palimpsest: pyproject.toml
 
 install: $(BIN)/palimpsest
 	$(BIN)/palimpsest neo4j install
+	$(BIN)/palimpsest graphiql install
 
 run: install
 	$(BIN)/palimpsest serve

@@ -14,7 +14,8 @@ from palimpsest.identity import Principal, Scope
 
 
 def principal(tenant: str, user: str, agent: str = "eval") -> Principal:
-    """A caller who owns one user scope, as a run token would name it."""
+    """A caller who owns one user scope, as a run token would name it; what it writes is a
+    bulk import by operator tooling (origin ``import``)."""
     return Principal(
         tenant_id=tenant,
         user_id=user,
@@ -26,6 +27,7 @@ def principal(tenant: str, user: str, agent: str = "eval") -> Principal:
         memory_scopes=frozenset({Scope.USER}),
         sql_scopes=frozenset(),
         isolated=False,
+        bulk_import=True,
     )
 
 

@@ -60,6 +60,7 @@ from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
 from palimpsest.timeparse import parse_optional
+from palimpsest_bench import harvest_ingest
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_data import LOADERS, Dataset, Doc, Query, units_markdown
 
@@ -79,6 +80,7 @@ DEFAULT_TOP_K = {"locomo": 10, "scifact": 100, "timeqa": 10}
 INGEST_CONCURRENCY = 2  # overlap one document's database write with the next one's embedding
 QUERY_CONCURRENCY = 8
 DELETE_CONCURRENCY = 8
+VIAS = ("import", "harvest")
 
 
 # -- metrics (pure) -------------------------------------------------------------------------
@@ -440,14 +442,24 @@ async def run(
     limit: int | None = None,
     ablation: bool = False,
     docs: int | None = None,
+    via: str = "import",
 ) -> dict[str, Any]:
+    """``via``: ``import`` (documents through ``importDocument``) or, for LoCoMo only,
+    ``harvest`` (turns through ``harvest`` and the consolidator; see ``harvest_ingest``)."""
+    if via not in VIAS or (via == "harvest" and dataset != "locomo"):
+        raise InvalidArgument(
+            f"--via {via} is not available for {dataset} (import; harvest: locomo)"
+        )
     started = time.perf_counter()
     table: dict[str, dict[str, float]] = {}
     ds = LOADERS[dataset](data)
+    full_documents = len(ds.docs)
     if docs is not None:
         ds = subsample(ds, docs)
     if limit is not None:
-        ds = replace(ds, queries=ds.queries[:limit])
+        from palimpsest_bench.subset import limit_dataset
+
+        ds = limit_dataset(ds, limit)
     k = top_k or DEFAULT_TOP_K[dataset]
     tenant = f"eval-{dataset}-{uuid.uuid4().hex[:12]}"
     progress(
@@ -458,9 +470,15 @@ async def run(
         cache = CachedEmbedder(base.embedder, embed_cache) if embed_cache else None
         svc = replace(base, embedder=cache) if cache else base
         loaded = Loaded()
+        harvested: harvest_ingest.Harvested | None = None
         try:
             ingest_started = time.perf_counter()
-            loaded = await ingest(svc, tenant, ds, progress)
+            if via == "harvest":
+                harvested = await harvest_ingest.ingest(svc, settings, tenant, ds, progress)
+                loaded.unit_of_chunk = harvested.unit_of_chunk
+                loaded.chunks = len(harvested.unit_of_chunk)
+            else:
+                loaded = await ingest(svc, tenant, ds, progress)
             ingest_seconds = time.perf_counter() - ingest_started
 
             query_started = time.perf_counter()
@@ -473,6 +491,9 @@ async def run(
             if not keep:
                 progress(f"  deleting {len(loaded.documents)} documents")
                 await erase(svc, tenant, loaded)
+                if via == "harvest":
+                    users = sorted({d.owner for d in ds.docs})
+                    await harvest_ingest.erase(svc, tenant, users)
             if cache is not None:
                 cache.close()
     per_query = [
@@ -483,6 +504,7 @@ async def run(
     progress(f"{dataset} {mode.value}: {metrics}")
     result: dict[str, Any] = {
         "dataset": dataset,
+        "via": via,
         "mode": mode.value,
         "n": sum(
             1 for q, _ in per_query if ds.name != "locomo" or q.category in HEADLINE_CATEGORIES
@@ -507,6 +529,12 @@ async def run(
             "queries_per_s": round(len(ds.queries) / max(query_seconds, 1e-9), 1),
         }
     )
+    if harvested is not None:
+        result["spans"] = harvested.spans
+        result["harvest_seconds"] = round(harvested.harvest_seconds, 2)
+        result["consolidate_seconds"] = round(harvested.consolidate_seconds, 2)
+    if limit is not None:
+        result["limited"] = {"queries": limit, "documents_of": full_documents}
     if keep:
         result["tenant"] = tenant
     return result

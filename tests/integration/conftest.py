@@ -7,7 +7,7 @@ server these tests fail loudly; they are never skipped.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -19,6 +19,8 @@ from palimpsest.graphql.ide import install_assets
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.neo4j_local import credentials
+from palimpsest.resolvers.services import Services
+from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
 
 Gql = Callable[..., dict[str, Any]]
@@ -38,7 +40,7 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def live_server_url(settings: Settings) -> Iterator[str]:
-    install_assets(settings.graphiql_dir)
+    install_assets(settings.graphiql_dir, settings.npm_registry_url)
     with serve_in_thread(settings) as url:
         yield url
 
@@ -64,6 +66,9 @@ def token(settings: Settings) -> Callable[..., str]:
         memory_scopes: list[Scope] | None = None,
         sql_scopes: list[Scope] | None = None,
         ttl: int = 600,
+        session: str | None = None,
+        run: str | None = None,
+        model: str | None = None,
     ) -> str:
         roles = {r for r, on in ((Role.ADMIN, admin), (Role.OPERATOR, operator)) if on}
         return mint(
@@ -71,6 +76,9 @@ def token(settings: Settings) -> Callable[..., str]:
             tenant=tenant,
             user=user,
             agent=agent,
+            session=session,
+            run=run,
+            model=model,
             roles=roles,
             isolated=isolated,
             memory_scopes=memory_scopes,
@@ -130,6 +138,13 @@ def postgres_http(postgres_settings: Settings) -> Iterator[httpx.Client]:
 def neo4j_driver(settings: Settings) -> Iterator[Driver]:
     with GraphDatabase.driver(settings.bolt_uri, auth=credentials(settings)) as driver:
         yield driver
+
+
+@pytest.fixture(scope="session")
+async def svc(settings: Settings) -> AsyncIterator[Services]:
+    """The services a consolidator worker opens, for tests that steer it in-process."""
+    async with open_services(settings) as services:
+        yield services
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -56,7 +56,7 @@ LIST_DOCUMENTS = Statement(
 MATCH (d:Document {scope_key: $scope_key})
 WHERE coalesce(d.path, '') STARTS WITH $path_prefix AND d.id > $after
 RETURN d {.id, .title, .path, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
-          .agent_name, .model, .origin} AS document,
+          .agent_name, .model, .origin, .compaction_generation} AS document,
        COUNT { (c:Chunk {scope_key: $scope_key, document_id: d.id}) } - 1 AS chunk_count
 ORDER BY d.id
 LIMIT $limit
@@ -68,7 +68,7 @@ GET_DOCUMENT = Statement(
     """
 MATCH (d:Document {scope_key: $scope_key, id: $id})
 RETURN d {.id, .title, .path, .preamble, .created_at, .updated_at, .tenant_id, .session_id,
-          .run_id, .agent_name, .model, .origin} AS document
+          .run_id, .agent_name, .model, .origin, .compaction_generation} AS document
 """,
 )
 
@@ -76,7 +76,7 @@ _CHUNK: LiteralString = """
 RETURN c {.id, .document_id, .type, .text, .separator, .level, .language, .position, .index,
           .revision, .start_line, .end_line, .start_char, .end_char, .observed_at,
           .created_at, .updated_at, .tenant_id, .session_id, .run_id, .agent_name, .model,
-          .origin} AS chunk,
+          .origin, .compaction_generation} AS chunk,
        p.id AS parent_id
 """
 

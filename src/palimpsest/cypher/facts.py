@@ -41,7 +41,10 @@ f {.id, .scope, .predicate, .text, .natural_key, .observed_at, .valid_at, .inval
    .expired_at, .supersedes, .superseded_by, .confidence, .verdict, .judge_reason,
    .judged_by, .judged_at, .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
    .compaction_generation} AS fact,
-s {.id, .type, .name} AS subject, o {.id, .type, .name} AS object,
+s {.id, .type, .name, .aliases, .tenant_id, .session_id, .run_id, .agent_name, .model,
+   .origin, .compaction_generation} AS subject,
+o {.id, .type, .name, .aliases, .tenant_id, .session_id, .run_id, .agent_name, .model,
+   .origin, .compaction_generation} AS object,
 COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
           RETURN x {.chunk_id, .document_id, .start, .end, .text, .origin_scope, .created_at,
                     .origin}
@@ -70,13 +73,15 @@ ASSERT_FACTS = Statement(
 UNWIND $facts AS item
 MERGE (s:Entity {scope_key: $scope_key, type: item.subject_type,
                  normalized_name: item.subject_norm})
-ON CREATE SET s.id = item.subject_id, s.name = item.subject_name, s.created_at = $now,
+ON CREATE SET s:$(item.subject_label), s.id = item.subject_id, s.name = item.subject_name,
+              s.created_at = $now,
               s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.session_id = $session_id, s.run_id = $run_id, s.agent_name = $agent_name,
               s.model = $model, s.origin = $origin
 MERGE (o:Entity {scope_key: $scope_key, type: item.object_type,
                  normalized_name: item.object_norm})
-ON CREATE SET o.id = item.object_id, o.name = item.object_name, o.created_at = $now,
+ON CREATE SET o:$(item.object_label), o.id = item.object_id, o.name = item.object_name,
+              o.created_at = $now,
               o.tenant_id = $tenant_id, o.scope = $scope, o.owner_id = $owner_id,
               o.session_id = $session_id, o.run_id = $run_id, o.agent_name = $agent_name,
               o.model = $model, o.origin = $origin

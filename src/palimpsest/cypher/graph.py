@@ -3,7 +3,9 @@
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
 
-_ENTITY = "RETURN e.id AS id, e.type AS type, e.name AS name"
+_ENTITY = """RETURN e.id AS id, e.type AS type, e.name AS name, e.aliases AS aliases,
+       e {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+          .compaction_generation} AS provenance"""
 
 # Paged in (normalized_name, type) order, unique per scope; no cursor: $after_name is null.
 FIND_ENTITIES = Statement(
@@ -28,6 +30,16 @@ ENTITIES_BY_ID = Statement(
     """
 MATCH (e:Entity {scope_key: $scope_key})
 WHERE e.id IN $ids
+"""
+    + _ENTITY,
+)
+
+# Names a mentions extractor also finds the entity by (normalised in ``alias_norms``).
+SET_ENTITY_ALIASES = Statement(
+    "SET_ENTITY_ALIASES",
+    """
+MATCH (e:Entity {scope_key: $scope_key, id: $id})
+SET e.aliases = $aliases, e.alias_norms = $norms
 """
     + _ENTITY,
 )
@@ -75,11 +87,15 @@ CHUNKS_FOR = Statement(
     """
 MATCH (c:Chunk {scope_key: $scope_key})
 WHERE c.id IN $chunk_ids AND c.index IS NOT NULL
-RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text
+RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text,
+       c {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+          .compaction_generation} AS provenance
 UNION
 MATCH (c:Chunk {scope_key: $scope_key})-[:MENTIONS {scope_key: $scope_key}]->
       (e:Entity {scope_key: $scope_key})
 WHERE e.id IN $entity_ids
-RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text
+RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text,
+       c {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+          .compaction_generation} AS provenance
 """,
 )

@@ -8,9 +8,15 @@ from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
 
+# A note's validity at ``$as_of``, read exactly like a fact's (SPEC section 3); undated notes
+# are always valid.
+NOTE_VALID: LiteralString = """((m.valid_at IS NULL OR m.valid_at <= $as_of)
+  AND (m.invalid_at IS NULL OR m.invalid_at > $as_of))"""
+
 _ENTRY: LiteralString = """
 RETURN m.key AS key, m.value AS value, m.expires_at AS expires_at, m.created_at AS created_at,
 m.updated_at AS updated_at, m.embedding IS NOT NULL AS embedded, m.embed_mode AS embed_mode,
+m.observed_at AS observed_at, m.valid_at AS valid_at, m.invalid_at AS invalid_at,
 m.tenant_id AS tenant_id, m.session_id AS session_id, m.run_id AS run_id,
 m.agent_name AS agent_name, m.model AS model, m.origin AS origin,
 m.compaction_generation AS compaction_generation
@@ -20,8 +26,8 @@ GET_MEMORY = Statement(
     "GET_MEMORY",
     """
 MATCH (m:Memory {scope_key: $scope_key, key: $key})
-WHERE (m.expires_at IS NULL OR m.expires_at > $now)
-"""
+WHERE (m.expires_at IS NULL OR m.expires_at > $now) AND """
+    + NOTE_VALID
     + _ENTRY,
 )
 
@@ -30,8 +36,8 @@ LIST_MEMORY = Statement(
     """
 MATCH (m:Memory {scope_key: $scope_key})
 WHERE m.key STARTS WITH $prefix AND m.key > $after
-  AND (m.expires_at IS NULL OR m.expires_at > $now)
-"""
+  AND (m.expires_at IS NULL OR m.expires_at > $now) AND """
+    + NOTE_VALID
     + _ENTRY
     + """
 ORDER BY m.key
@@ -55,6 +61,9 @@ RETURN CASE WHEN live THEN m.value END AS value,
        CASE WHEN live THEN m.expires_at END AS expires_at,
        CASE WHEN live THEN m.embed_mode END AS embed_mode,
        CASE WHEN live THEN m.text END AS text,
+       CASE WHEN live THEN m.observed_at END AS observed_at,
+       CASE WHEN live THEN m.valid_at END AS valid_at,
+       CASE WHEN live THEN m.invalid_at END AS invalid_at,
        m.ft AS ft, m.ft_tf AS ft_tf, m.ft_len AS ft_len, m.speaker AS speaker
 """,
 )
@@ -81,7 +90,8 @@ SET m.created_at = CASE
     m.ft = $ft, m.ft_tf = $ft_tf, m.ft_len = $ft_len, m.years = $years,
     m.has_time = $has_time, m.speaker = $speaker,
     m.session_id = $session_id, m.run_id = $run_id, m.agent_name = $agent_name,
-    m.model = $model, m.origin = $origin, m.compaction_generation = $compaction_generation
+    m.model = $model, m.origin = $origin, m.compaction_generation = $compaction_generation,
+    m.observed_at = $observed_at, m.valid_at = $valid_at, m.invalid_at = $invalid_at
 """
     + _ENTRY,
 )

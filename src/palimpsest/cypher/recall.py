@@ -16,16 +16,26 @@ from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
+from palimpsest.cypher.memory import NOTE_VALID
 
-_MEMORY_LIVE: LiteralString = (
+_MEMORY_KEPT: LiteralString = (
     "m.key STARTS WITH $prefix AND (m.expires_at IS NULL OR m.expires_at > $now)"
+)
+# A dated note outside ``$as_of`` is dropped like a fact the time view drops; ``untimely``
+# tells those apart from notes dropped for expiry or prefix, for the time-filter report.
+_MEMORY_TIMELY: LiteralString = "($include_retired OR " + NOTE_VALID + ")"
+_MEMORY_LIVE: LiteralString = _MEMORY_KEPT + " AND " + _MEMORY_TIMELY
+_MEMORY_UNTIMELY: LiteralString = (
+    ", collect(coalesce(" + _MEMORY_KEPT + " AND NOT " + _MEMORY_TIMELY + ", false)) AS untimely"
 )
 _CHUNK_LIVE: LiteralString = "c.index IS NOT NULL"
 
 
-def _scored(var: LiteralString, ident: LiteralString, live: LiteralString) -> LiteralString:
+def _scored(
+    var: LiteralString, ident: LiteralString, live: LiteralString, extra: LiteralString = ""
+) -> LiteralString:
     """The tail of a vector leg: one record of parallel lists in rank order (one record
-    decodes far faster than one per row)."""
+    decodes far faster than one per row); ``extra``: more list columns."""
     return (
         "\nWITH "
         + var
@@ -36,15 +46,18 @@ def _scored(var: LiteralString, ident: LiteralString, live: LiteralString) -> Li
         + ") AS ids, collect(score) AS scores, collect(coalesce("
         + live
         + ", false)) AS live"
+        + extra
     )
 
 
-_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE)
+_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY)
 _CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE)
 _FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE)
 
 
-def _terms(var: LiteralString, ident: LiteralString, live: LiteralString) -> LiteralString:
+def _terms(
+    var: LiteralString, ident: LiteralString, live: LiteralString, extra: LiteralString = ""
+) -> LiteralString:
     """The tail of a full-text leg: each row's stored terms, frequencies and length, as one
     record of parallel lists (the resolver picks the query terms' frequencies out)."""
     return (
@@ -63,6 +76,7 @@ def _terms(var: LiteralString, ident: LiteralString, live: LiteralString) -> Lit
         + ".ft, '')) AS ft, collect(coalesce("
         + var
         + ".ft_tf, [])) AS tf"
+        + extra
     )
 
 
@@ -81,7 +95,7 @@ TERMS_MEMORY = Statement(
     """CYPHER 25
 MATCH (m:Memory)
   SEARCH m IN (FULLTEXT INDEX memory_terms FOR $lucene LIMIT $k)"""
-    + _terms("m", "m.key", _MEMORY_LIVE),
+    + _terms("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY),
 )
 
 VECTOR_CHUNKS = Statement(
@@ -165,8 +179,9 @@ LOAD_MEMORY = Statement(
 MATCH (m:Memory {scope_key: $scope_key})
 WHERE m.key IN $ids
 RETURN m.key AS id,
-       m {.key, .scope, .text, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
-          .agent_name, .model, .origin, .compaction_generation, """
+       m {.key, .scope, .text, .created_at, .updated_at, .observed_at, .valid_at, .invalid_at,
+          .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+          .compaction_generation, """
     + _CUES
     + "} AS row",
 )
@@ -178,7 +193,7 @@ MATCH (c:Chunk)
 WHERE c.id IN $ids AND c.scope_key = $scope_key
 RETURN c.id AS id,
        c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
-          .session_id, .run_id, .agent_name, .model, .origin, """
+          .session_id, .run_id, .agent_name, .model, .origin, .compaction_generation, """
     + _CUES
     + "} AS row",
 )

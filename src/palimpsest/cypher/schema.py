@@ -104,6 +104,10 @@ RANGE_INDEXES = (
         "CREATE INDEX fact_lineage IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.lineage)",
     ),
     _unscoped(
+        "INDEX_ENTITY_SCOPE",
+        "CREATE INDEX entity_scope IF NOT EXISTS FOR (e:Entity) ON (e.scope_key)",
+    ),
+    _unscoped(
         "INDEX_ENTITY_NAME",
         "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.normalized_name)",
     ),
@@ -162,6 +166,10 @@ RANGE_INDEXES = (
         "INDEX_PENDING_QUEUE",
         "CREATE INDEX pending_queue IF NOT EXISTS "
         "FOR (p:PendingSpan) ON (p.status, p.lease_expires_at)",
+    ),
+    _unscoped(
+        "INDEX_PENDING_SCOPE",
+        "CREATE INDEX pending_scope IF NOT EXISTS FOR (p:PendingSpan) ON (p.scope_key, p.status)",
     ),
 )
 

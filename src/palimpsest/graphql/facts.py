@@ -40,10 +40,19 @@ class Entity:
     id: ID
     type: str
     name: str
+    aliases: list[str] = strawberry.field(
+        description="Other names the consolidator's mentions extractor finds it by."
+    )
+    provenance: Provenance | None = strawberry.field(
+        description="Who first recorded the entity (null for entities older than provenance)."
+    )
 
     @classmethod
     def of(cls, e: models.Entity) -> Entity:
-        return cls(id=ID(e.id), type=e.type, name=e.name)
+        provenance = Provenance.of(e.provenance) if e.provenance else None
+        return cls(
+            id=ID(e.id), type=e.type, name=e.name, aliases=list(e.aliases), provenance=provenance
+        )
 
 
 @strawberry.type(description="A span of a chunk that attests a fact.")
@@ -196,6 +205,7 @@ class ChunkRef:
     document_id: ID
     type: ChunkType
     text: str
+    provenance: Provenance | None
 
 
 @strawberry.type
@@ -306,7 +316,11 @@ class FactQuery:
             facts=[Fact.of(f) for f in found.facts],
             chunks=[
                 ChunkRef(
-                    id=ID(x.id), document_id=ID(x.document_id), type=ChunkType(x.type), text=x.text
+                    id=ID(x.id),
+                    document_id=ID(x.document_id),
+                    type=ChunkType(x.type),
+                    text=x.text,
+                    provenance=Provenance.of(x.provenance) if x.provenance else None,
                 )
                 for x in found.chunks
             ],
@@ -330,6 +344,16 @@ class FactMutation:
     ) -> Fact:
         c = info.context
         return Fact.of(await ops.retract(c.services, c.principal, scope, id, invalid_at))
+
+    @strawberry.mutation(
+        description="Replace an entity's aliases: other names (word-bounded, any case) by "
+        "which the consolidator links conversation turns to it."
+    )
+    async def set_entity_aliases(
+        self, info: Info, scope: Scope, id: ID, aliases: list[str]
+    ) -> Entity:
+        c = info.context
+        return Entity.of(await graph.set_aliases(c.services, c.principal, scope, id, aliases))
 
     @strawberry.mutation(description="Judge a fact; `UNSUPPORTED` hides it from reads by default.")
     async def judge_fact(

@@ -1,9 +1,10 @@
 """GraphiQL that works offline.
 
 Strawberry's stock IDE page pulls React and GraphiQL from a CDN, so without network it sits
-on "Loading..." forever. Here the same pinned files are fetched once with ``npm pack`` into a
-folder outside the git tree (under ``~/.palimpsest``), served by Starlette's ``StaticFiles``,
-and the page references only that local URL.
+on "Loading..." forever. Here the same pinned files are fetched once from the npm registry's
+tarballs (in Python, no npm client; each tarball checked against its pinned sha512 integrity,
+each file against strawberry's sha384) into a folder outside the git tree (under
+``~/.palimpsest``), served by Starlette's ``StaticFiles``; the page references only that URL.
 """
 
 from __future__ import annotations
@@ -12,29 +13,52 @@ import base64
 import functools
 import hashlib
 import html
+import io
 import os
-import shutil
-import subprocess
 import tarfile
 import tempfile
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import NamedTuple
+
+from palimpsest.fetching import transient
 
 __all__ = [
     "ASSETS",
     "ASSET_PACKAGES",
     "Asset",
+    "Package",
     "assets_missing",
     "ide_html",
     "install_assets",
 ]
 
+
+class Package(NamedTuple):
+    version: str
+    integrity: str  # the registry's sha512 SRI of the whole tarball
+
+
 # The versions strawberry 0.341.2's graphiql.html pins, so the page behaves like upstream.
-ASSET_PACKAGES: dict[str, str] = {
-    "react": "18.2.0",
-    "react-dom": "18.2.0",
-    "js-cookie": "3.0.5",
-    "graphiql": "3.8.3",
+ASSET_PACKAGES: dict[str, Package] = {
+    "react": Package(
+        "18.2.0",
+        "sha512-/3IjMdb2L9QbBdWiW5e3P2/npwMBaU9mHCSCUzNln0ZCYbcfTsGbTJrU/kGemdH2IWmB2ioZ+zkxtmq6g09fGQ==",
+    ),
+    "react-dom": Package(
+        "18.2.0",
+        "sha512-6IMTriUmvsjHUjNtEDudZfuDQUoWXVxKHhlEGSk81n4YFS+r/Kl99wXiwlVXtPBtJenozv2P+hxDsw9eA7Xo6g==",
+    ),
+    "js-cookie": Package(
+        "3.0.5",
+        "sha512-cEiJEAEoIbWfCZYKWhVwFuvPX1gETRYPw6LlaTKoxD3s2AkXzkCjnp6h0V77ozyqj0jakteJ4YqDJT830+lVGw==",
+    ),
+    "graphiql": Package(
+        "3.8.3",
+        "sha512-cuPDYtXVKV86Pu5PHBX642Odi/uVEE2y1Jxq5rGO/Qy1G2lRp7ZZ7a/T30RzxhuLSWo9zUbzq0P3U49//H0Ugw==",
+    ),
 }
 
 
@@ -77,7 +101,8 @@ ASSETS: dict[str, Asset] = {
 
 _TEMPLATE = Path(__file__).parent / "static" / "graphiql.html"
 _ASSETS_MARKER = "<!-- palimpsest:assets -->"
-_NPM_TIMEOUT_S = 300
+_TIMEOUT_S = 60
+_TRIES = 3
 
 
 def assets_missing(target: Path) -> list[str]:
@@ -85,37 +110,33 @@ def assets_missing(target: Path) -> list[str]:
     return [name for name in ASSETS if not (target / name).is_file()]
 
 
-def install_assets(target: Path) -> None:
-    """Fetch the pinned packages with ``npm pack`` and copy the browser files into ``target``.
+def install_assets(target: Path, registry: str) -> None:
+    """Fetch the pinned tarballs from the npm registry at ``registry`` and copy the browser
+    files into ``target``.
 
-    A no-op when every file is already there, so it is cheap to call at every start. Each file
-    is checked against its SRI hash and written atomically, so a crash or a concurrent install
-    never leaves a truncated file that the existence check would then accept.
+    A no-op when every file is already there, so it is cheap to call at every start. Each
+    tarball is checked against its sha512 integrity and each file against its sha384, and files
+    are written atomically, so a failure never leaves a file that the existence check would
+    then accept.
     """
     missing = assets_missing(target)
     if not missing:
         return
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RuntimeError(
-            "npm is not on PATH; it is needed once to fetch the GraphiQL assets "
-            f"({', '.join(missing)}) into {target}. Install Node.js/npm and retry."
-        )
-    packages = [pkg for pkg in ASSET_PACKAGES if any(ASSETS[n].package == pkg for n in missing)]
-    specs = [f"{pkg}@{ASSET_PACKAGES[pkg]}" for pkg in packages]
+    needed = [pkg for pkg in ASSET_PACKAGES if any(ASSETS[n].package == pkg for n in missing)]
+    tarballs = {pkg: _fetch_tarball(registry, pkg) for pkg in needed}
+    files = {}
+    for name in missing:
+        asset = ASSETS[name]
+        data = _read_member(tarballs[asset.package], asset.package, asset.member)
+        if _sri("sha384", data) != asset.integrity:
+            raise RuntimeError(
+                f"{asset.member} of {asset.package} does not match the pinned hash "
+                f"{asset.integrity}; refusing to serve it."
+            )
+        files[name] = data
     target.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="palimpsest-npm-") as tmp:
-        _npm_pack(npm, specs, Path(tmp))
-        for name in missing:
-            asset = ASSETS[name]
-            tarball = Path(tmp) / f"{asset.package}-{ASSET_PACKAGES[asset.package]}.tgz"
-            data = _read_member(tarball, asset.member)
-            if _sri_sha384(data) != asset.integrity:
-                raise RuntimeError(
-                    f"{asset.member} from {tarball.name} does not match the pinned hash "
-                    f"{asset.integrity}; refusing to serve it."
-                )
-            _write_atomic(target / name, data)
+    for name, data in files.items():
+        _write_atomic(target / name, data)
 
 
 @functools.cache
@@ -141,49 +162,52 @@ def ide_html(assets_url: str) -> str:
     return template.replace(_ASSETS_MARKER, "\n    ".join(tags), 1)
 
 
-def _npm_pack(npm: str, specs: list[str], dest: Path) -> None:
-    # Quiet npm's extras; --ignore-scripts because nothing here needs to run package code.
-    env = {
-        **os.environ,
-        "npm_config_update_notifier": "false",
-        "npm_config_fund": "false",
-        "npm_config_audit": "false",
-    }
-    argv = [npm, "pack", "--ignore-scripts", *specs]
-    try:
-        proc = subprocess.run(
-            argv,
-            cwd=dest,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=_NPM_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeError(f"`npm pack {' '.join(specs)}` could not run: {exc}") from exc
-    if proc.returncode != 0:
-        detail = (proc.stderr or proc.stdout).strip()[-2000:]
+def _fetch_tarball(registry: str, package: str) -> bytes:
+    pinned = ASSET_PACKAGES[package]
+    url = f"{registry.rstrip('/')}/{package}/-/{package}-{pinned.version}.tgz"
+    if not url.startswith(("https://", "file://")):
+        raise RuntimeError(f"PALIMPSEST_NPM_REGISTRY_URL must be an https:// URL, got {url!r}")
+    last: Exception | None = None
+    data = b""
+    for attempt in range(_TRIES):
+        try:
+            with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:  # noqa: S310 - scheme checked above
+                data = response.read()
+            last = None
+            break
+        except (urllib.error.URLError, OSError) as e:
+            last = e
+            if not transient(e, url):
+                break
+            time.sleep(0.5 * (attempt + 1))
+    if last is not None:
         raise RuntimeError(
-            f"`npm pack {' '.join(specs)}` failed with exit code {proc.returncode} "
-            f"(is the npm registry reachable?):\n{detail}"
+            f"could not fetch {package}@{pinned.version} from {url} (is the npm registry "
+            f"reachable? set PALIMPSEST_NPM_REGISTRY_URL for a mirror): {last}"
         )
+    if _sri("sha512", data) != pinned.integrity:
+        raise RuntimeError(
+            f"{package}@{pinned.version} from {url} does not match its pinned integrity "
+            f"{pinned.integrity}; refusing to use it."
+        )
+    return data
 
 
-def _read_member(tarball: Path, member: str) -> bytes:
+def _read_member(tarball: bytes, package: str, member: str) -> bytes:
     # Read one member into memory: nothing from the tarball is ever extracted by path.
     try:
-        with tarfile.open(tarball, "r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as tar:
             fileobj = tar.extractfile(member)
             if fileobj is None:
-                raise RuntimeError(f"{member} in {tarball.name} is not a regular file")
+                raise RuntimeError(f"{member} in {package}'s tarball is not a regular file")
             return fileobj.read()
     except (OSError, KeyError, tarfile.TarError) as exc:
-        raise RuntimeError(f"cannot read {member} from {tarball.name}: {exc}") from exc
+        raise RuntimeError(f"cannot read {member} from {package}'s tarball: {exc}") from exc
 
 
-def _sri_sha384(data: bytes) -> str:
-    return "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode("ascii")
+def _sri(algorithm: str, data: bytes) -> str:
+    digest = hashlib.new(algorithm, data).digest()
+    return f"{algorithm}-" + base64.b64encode(digest).decode("ascii")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

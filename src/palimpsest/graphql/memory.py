@@ -10,11 +10,19 @@ from strawberry.scalars import JSON
 
 from palimpsest import paging
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, Provenance, Scope, page_of
 from palimpsest.resolvers import memory as ops
 from palimpsest.schema import models
 
 KeyArg = Annotated[str, strawberry.argument(description="The entry's key (1-512 bytes).")]
+AsOfArg = Annotated[
+    Instant | None,
+    strawberry.argument(
+        description="Read the notes valid at this time (default now): validAt null or <= "
+        "asOf, and invalidAt null or after it."
+    ),
+]
 
 
 @strawberry.type(description="One key/value entry. Values are any JSON.")
@@ -26,6 +34,13 @@ class MemoryEntry:
     created_at: datetime
     updated_at: datetime
     embedded: bool = strawberry.field(description="True when the entry has a vector embedding.")
+    observed_at: datetime | None = strawberry.field(description="When it was said or written.")
+    valid_at: datetime | None = strawberry.field(
+        description="When it became true in the world (null: always, as far as known)."
+    )
+    invalid_at: datetime | None = strawberry.field(
+        description="When it stopped being true (exclusive; null: still true)."
+    )
     provenance: Provenance
 
     @classmethod
@@ -38,6 +53,9 @@ class MemoryEntry:
             created_at=e.created_at,
             updated_at=e.updated_at,
             embedded=e.embedded,
+            observed_at=e.observed_at,
+            valid_at=e.valid_at,
+            invalid_at=e.invalid_at,
             provenance=Provenance.of(e.provenance),
         )
 
@@ -61,10 +79,15 @@ class BoundedListResult:
 
 @strawberry.type
 class MemoryQuery:
-    @strawberry.field(description="Read one entry; a missing or expired key reads as null.")
-    async def memory(self, info: Info, scope: Scope, key: KeyArg) -> MemoryEntry | None:
+    @strawberry.field(
+        description="Read one entry; a missing or expired key, or a note not valid at "
+        "`asOf`, reads as null."
+    )
+    async def memory(
+        self, info: Info, scope: Scope, key: KeyArg, as_of: AsOfArg = None
+    ) -> MemoryEntry | None:
         c = info.context
-        entry = await ops.get(c.services, c.principal, scope, key)
+        entry = await ops.get(c.services, c.principal, scope, key, as_of)
         return MemoryEntry.of(entry) if entry else None
 
     @strawberry.field(
@@ -75,20 +98,21 @@ class MemoryQuery:
         info: Info,
         scope: Scope,
         prefix: str = "",
+        as_of: AsOfArg = None,
         limit: LimitArg = paging.DEFAULT_LIMIT,
         after: AfterArg = None,
     ) -> Page[MemoryEntry]:
         c = info.context
-        found = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after)
+        found = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after, as_of)
         return page_of(found, MemoryEntry.of)
 
 
 @strawberry.type
 class MemoryMutation:
     @strawberry.mutation(
-        description="Write a value, replacing any entry (and its expiry) under the key. "
-        "`ttlSeconds` 0 or null means no expiry. `embed` stores a vector of `embedText`, "
-        "or of the value itself."
+        description="Write a value, replacing any entry (its expiry and times too) under the "
+        "key. `ttlSeconds` 0 or null means no expiry. `embed` stores a vector of `embedText`, "
+        "or of the value itself. `observedAt`, `validAt`, `invalidAt` date the note like a fact."
     )
     async def memory_set(
         self,
@@ -99,10 +123,23 @@ class MemoryMutation:
         ttl_seconds: int | None = None,
         embed: bool = False,
         embed_text: str | None = None,
+        observed_at: Instant | None = None,
+        valid_at: Instant | None = None,
+        invalid_at: Instant | None = None,
     ) -> MemoryEntry:
         c = info.context
         entry = await ops.set_value(
-            c.services, c.principal, scope, key, value, ttl_seconds, embed, embed_text
+            c.services,
+            c.principal,
+            scope,
+            key,
+            value,
+            ttl_seconds,
+            embed,
+            embed_text,
+            observed_at,
+            valid_at,
+            invalid_at,
         )
         return MemoryEntry.of(entry)
 

@@ -15,6 +15,7 @@ from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
 from palimpsest.graphql.erasure import ErasureMutation, ExportQuery
 from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.facts import FactMutation, FactQuery
+from palimpsest.graphql.harvest import HarvestMutation, HarvestQuery
 from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
 from palimpsest.graphql.placement import PlacementMutation, PlacementQuery
 from palimpsest.graphql.recall import RecallQuery
@@ -46,6 +47,7 @@ Query = merge_types(
         SqlQuery,
         ExportQuery,
         AdminQuery,
+        HarvestQuery,
     ),
 )
 Mutation = merge_types(
@@ -58,6 +60,7 @@ Mutation = merge_types(
         SqlMutation,
         ErasureMutation,
         AdminMutation,
+        HarvestMutation,
     ),
 )
 

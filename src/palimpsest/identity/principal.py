@@ -47,6 +47,9 @@ class Principal:
     memory_scopes: frozenset[Scope] | None
     sql_scopes: frozenset[Scope] | None
     isolated: bool
+    # Set only by operator tooling that bulk-imports in-process (the evaluation and benchmark
+    # harnesses); no token claim reaches it. Its rows carry origin ``import``.
+    bulk_import: bool = False
 
     @property
     def is_admin(self) -> bool:
@@ -58,6 +61,8 @@ class Principal:
 
     @property
     def origin(self) -> Origin:
+        if self.bulk_import:
+            return Origin.IMPORT
         if Role.CONSOLIDATOR in self.roles:
             return Origin.CONSOLIDATOR
         if self.agent_name is None and (self.is_admin or self.is_operator):

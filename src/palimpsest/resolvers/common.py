@@ -41,6 +41,12 @@ def writer_key(who: Principal) -> str | None:
     return scope_key(who.tenant_id, Scope.USER, who.user_id) if who.user_id else None
 
 
+def fact_stamp(who: Principal, stamp: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a fact write stamps: the writer's provenance (or ``stamp``, a harvested run's, when
+    the consolidator writes for the user) and the writer key erasure finds unsourced facts by."""
+    return {**(stamp or writer_params(who)), "writer_key": writer_key(who)}
+
+
 def provenance_from(row: dict[str, Any]) -> Provenance:
     """A row's writer stamps; a fact's source quote is added from its sources (facts.py)."""
     return Provenance(

@@ -40,15 +40,16 @@ SELF = "self"
 ERASED = "erased user"
 
 # Every label a USER scope holds, in deletion order, with the receipt counter it feeds. A
-# unit test checks this covers every scoped label a person's scope can hold.
+# unit test checks this covers every scoped label a person's scope can hold. Harvested spans go
+# first: a consolidator re-checks its lease on them before writing, so it stops writing here.
 PERSON_LABELS: tuple[tuple[str, Statement, str | None], ...] = (
+    ("PendingSpan", q.ERASE_SPANS, "spans"),
     ("Source", q.ERASE_SOURCES, "fact_sources"),
     ("FACT", q.ERASE_FACTS, "facts"),
     ("Entity", q.ERASE_ENTITIES, "entities"),
     ("Chunk", q.ERASE_CHUNKS, "chunks"),
     ("Document", q.ERASE_DOCUMENTS, "documents"),
     ("Memory", q.ERASE_MEMORY, "entries"),
-    ("PendingSpan", q.ERASE_SPANS, "spans"),
     ("TermStats", q.ERASE_TERM_STATS, None),
     ("Scope", q.ERASE_SCOPE_RECORD, None),
 )

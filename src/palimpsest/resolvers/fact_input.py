@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -49,6 +50,27 @@ class FactDraft:
 
 def normalize(name: str) -> str:
     return " ".join(name.split()).casefold()
+
+
+TYPE_LABEL = re.compile(r"^Type_[A-Za-z0-9]{1,64}$")
+
+
+def type_label(entity_type: str) -> str:
+    """The second label an entity gets for its type, so Neo4j Browser colours types apart.
+
+    Cypher cannot take a label as an ordinary parameter; the statement sets it with Cypher 25's
+    dynamic label ``SET e:$(item.subject_label)``, so the value is still data, never query
+    text. On top of that the label is built from an allow-list pattern (``Type_`` plus ASCII
+    letters and digits, CamelCased): no type name can become a structural label such as
+    ``Memory`` or ``Chunk`` and widen what a scoped statement matches. Types with no ASCII
+    letter or digit share ``Type_Other``.
+    """
+    words = re.findall(r"[A-Za-z0-9]+", entity_type)
+    camel = "".join(w[:1].upper() + w[1:] for w in words)[:64] or "Other"
+    label = f"Type_{camel}"
+    if not TYPE_LABEL.match(label):  # unreachable by construction; never let it through
+        raise InvalidArgument("entity type does not make a valid label")
+    return label
 
 
 def prepare(drafts: Sequence[FactDraft]) -> list[dict[str, Any]]:
@@ -105,10 +127,12 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         "subject_name": " ".join(d.subject.name.split()),
         "subject_norm": normalize(d.subject.name),
         "subject_id": new_id(),
+        "subject_label": type_label(subject_type),
         "object_type": object_type,
         "object_name": " ".join(obj.name.split()),
         "object_norm": normalize(obj.name),
         "object_id": new_id(),
+        "object_label": type_label(object_type),
         "object_is_value": d.object is None,
         "predicate": predicate,
         "text": text,

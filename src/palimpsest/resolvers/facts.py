@@ -17,7 +17,7 @@ from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
 from palimpsest.resolvers import term_index
-from palimpsest.resolvers.common import check_id, provenance_from, writer_key, writer_params
+from palimpsest.resolvers.common import check_id, fact_stamp, provenance_from
 from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact, FactSource, SourceQuote
@@ -107,21 +107,18 @@ async def resolve_sources(tx: ScopedTx, rows: list[dict[str, Any]]) -> None:
 
 
 async def write_batch(
-    tx: ScopedTx, svc: Services, who: Principal, rows: list[dict[str, Any]]
+    tx: ScopedTx, svc: Services, stamp: dict[str, Any], rows: list[dict[str, Any]]
 ) -> list[tuple[int, Asserted]]:
-    """Write rows into the transaction's scope; a natural key naming another fact conflicts."""
+    """Write rows into the transaction's scope; a natural key naming another fact conflicts.
+
+    ``stamp`` is the writer's provenance and key (``common.fact_stamp``)."""
     clashes = await tx.run(q.KEY_CONFLICTS, {"facts": rows})
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
         raise Conflict(f"natural key already names a different fact: {keys}")
     for row in rows:
         row.update(term_index.row_fields(row["text"]))
-    params = {
-        **writer_params(who),
-        "writer_key": writer_key(who),
-        "now": svc.clock(),
-        "facts": rows,
-    }
+    params = {**stamp, "now": svc.clock(), "facts": rows}
     written = await tx.run(q.ASSERT_FACTS, params)
     # Only new facts count: a re-assertion matches the stored fact and keeps its text.
     by_index = {r["index"]: r for r in rows}
@@ -151,7 +148,7 @@ async def assert_facts(
         for row in rows:
             row["mention_chunk_id"] = None
         await resolve_sources(tx, rows)
-        return await write_batch(tx, svc, who, rows)
+        return await write_batch(tx, svc, fact_stamp(who), rows)
 
     written = await svc.db.scoped(ref).write_tx(work)
     return [a for _, a in sorted(written, key=lambda pair: pair[0])]
@@ -334,9 +331,9 @@ def fact_from(scope: Scope, row: Row) -> Fact:
     return Fact(
         scope=scope,
         id=f["id"],
-        subject=Entity(s["id"], s["type"], s["name"]),
+        subject=entity_from(s),
         predicate=f["predicate"],
-        object=Entity(o["id"], o["type"], o["name"]),
+        object=entity_from(o),
         text=f["text"],
         natural_key=f["natural_key"],
         observed_at=f["observed_at"],
@@ -365,3 +362,11 @@ def _source(x: Row) -> FactSource:
         added_at=x["created_at"],
         origin=x.get("origin"),
     )
+
+
+def entity_from(row: Row) -> Entity:
+    """An entity from a projection with ``id``, ``type``, ``name``, ``aliases`` and the
+    provenance keys (flat, or under ``provenance``)."""
+    stamp = row.get("provenance") or row
+    provenance = provenance_from(stamp) if stamp.get("tenant_id") else None
+    return Entity(row["id"], row["type"], row["name"], tuple(row.get("aliases") or ()), provenance)

@@ -7,15 +7,16 @@ from dataclasses import dataclass
 from palimpsest import paging
 from palimpsest.cypher import graph as q
 from palimpsest.cypher.executor import Row
-from palimpsest.errors import InvalidArgument
+from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers.common import check_id
-from palimpsest.resolvers.fact_input import normalize
-from palimpsest.resolvers.facts import TimeView, fact_from
+from palimpsest.resolvers.common import check_id, provenance_from
+from palimpsest.resolvers.fact_input import MAX_NAME, normalize
+from palimpsest.resolvers.facts import TimeView, entity_from, fact_from
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import Entity, Fact
+from palimpsest.schema.models import Entity, Fact, Provenance
 
 MAX_HOPS = 3
+MAX_ALIASES = 50
 MAX_LIST_LIMIT = 1000
 LIST_NAME = "entities"
 MAX_SEEDS = 500
@@ -31,6 +32,7 @@ class ChunkRef:
     document_id: str
     type: str
     text: str
+    provenance: Provenance | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,25 @@ async def find_entities(
     }
     rows = await svc.db.scoped(ref).read(q.FIND_ENTITIES, params)
     return paging.page(rows, limit, LIST_NAME, _position).map(_entity)
+
+
+async def set_aliases(
+    svc: Services, who: Principal, scope: Scope, entity_id: str, aliases: list[str]
+) -> Entity:
+    """Replace an entity's aliases: other names the mentions extractor finds it by."""
+    ref = resolve_scope(who, scope)
+    check_id(entity_id, "id")
+    if len(aliases) > MAX_ALIASES:
+        raise InvalidArgument(f"{len(aliases)} aliases, over the {MAX_ALIASES} limit")
+    clean = list(dict.fromkeys(" ".join(a.split()) for a in aliases))
+    for alias in clean:
+        if not alias or len(alias) > MAX_NAME:
+            raise InvalidArgument(f"each alias must be 1-{MAX_NAME} characters, not blank")
+    params = {"id": entity_id, "aliases": clean, "norms": sorted({normalize(a) for a in clean})}
+    rows = await svc.db.scoped(ref).write(q.SET_ENTITY_ALIASES, params)
+    if not rows:
+        raise NotFound("entity not found")
+    return _entity(rows[0])
 
 
 async def recall(
@@ -132,7 +153,10 @@ async def recall(
             "entity_ids": sorted(entities),
         },
     )
-    chunks = [ChunkRef(r["id"], r["document_id"], r["type"], r["text"]) for r in chunk_rows]
+    chunks = [
+        ChunkRef(r["id"], r["document_id"], r["type"], r["text"], provenance_from(r["provenance"]))
+        for r in chunk_rows
+    ]
     return GraphRecall(seeds, list(entities.values()), found, chunks[:MAX_CHUNKS])
 
 
@@ -153,4 +177,4 @@ def _position(row: Row) -> list[str]:
 
 
 def _entity(row: Row) -> Entity:
-    return Entity(row["id"], row["type"], row["name"])
+    return entity_from(row)

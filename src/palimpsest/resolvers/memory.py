@@ -21,6 +21,7 @@ from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryEntry
+from palimpsest.timeparse import check_interval
 
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
@@ -33,31 +34,61 @@ _EMBED_TEXT = "text"
 
 
 @dataclass(frozen=True, slots=True)
+class NoteTimes:
+    """When a note was said (``observed_at``) and when it holds in the world (half-open)."""
+
+    observed_at: datetime | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        check_interval(self.valid_at, self.invalid_at)
+
+    def params(self) -> dict[str, datetime | None]:
+        return {
+            "observed_at": self.observed_at,
+            "valid_at": self.valid_at,
+            "invalid_at": self.invalid_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class _Embedding:
     mode: str | None
     text: str | None
     vector: list[float] | None
 
 
-async def get(svc: Services, who: Principal, scope: Scope, key: str) -> MemoryEntry | None:
+async def get(
+    svc: Services, who: Principal, scope: Scope, key: str, as_of: datetime | None = None
+) -> MemoryEntry | None:
+    """The entry under ``key`` if it is live and valid at ``as_of`` (default now)."""
     ref = resolve_scope(who, scope)
-    rows = await svc.db.scoped(ref).read(
-        q.GET_MEMORY, {"key": values.check_key(key), "now": svc.clock()}
-    )
+    now = svc.clock()
+    params = {"key": values.check_key(key), "now": now, "as_of": _as_of(as_of, now)}
+    rows = await svc.db.scoped(ref).read(q.GET_MEMORY, params)
     return _entry(ref, rows[0]) if rows else None
 
 
 async def list_entries(
-    svc: Services, who: Principal, scope: Scope, prefix: str, limit: int, after: str | None
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    prefix: str,
+    limit: int,
+    after: str | None,
+    as_of: datetime | None = None,
 ) -> paging.Page[MemoryEntry]:
     ref = resolve_scope(who, scope)
     paging.check_limit(limit, MAX_LIST_LIMIT)
     position = paging.decode(after, LIST_NAME, (paging.Part.TEXT,))
+    now = svc.clock()
     params = {
         "prefix": prefix,
         "after": position[0] if position else "",  # keys are never empty
         "limit": limit + 1,
-        "now": svc.clock(),
+        "now": now,
+        "as_of": _as_of(as_of, now),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
     entries = [_entry(ref, row) for row in rows]
@@ -73,9 +104,13 @@ async def set_value(
     ttl_seconds: int | None,
     embed: bool,
     embed_text: str | None,
+    observed_at: datetime | None = None,
+    valid_at: datetime | None = None,
+    invalid_at: datetime | None = None,
 ) -> MemoryEntry:
     ref = resolve_scope(who, scope)
     key = values.check_key(key)
+    times = NoteTimes(observed_at, valid_at, invalid_at)
     text = values.encode(value)
     _check_value_size(svc, key, text)
     if ttl_seconds is not None and not 0 <= ttl_seconds <= MAX_TTL_SECONDS:
@@ -95,7 +130,7 @@ async def set_value(
 
     async def work(tx: ScopedTx) -> MemoryEntry:
         _, stored = await _lock(tx, key, now)
-        return await _write(tx, svc, who, key, text, expires, embedding, now, stored)
+        return await _write(tx, svc, who, key, text, expires, embedding, now, stored, times)
 
     return await svc.db.scoped(ref).write_tx(work)
 
@@ -161,7 +196,7 @@ async def _reduce(
     key: str,
     step: Callable[[Any], tuple[Any, R]],
 ) -> tuple[MemoryEntry, R]:
-    """Read, transform and write one value atomically; the expiry and embedding mode stay."""
+    """Read, transform and write one value atomically; expiry, embedding mode and times stay."""
     ref = resolve_scope(who, scope)
     key = values.check_key(key)
     now = svc.clock()
@@ -176,7 +211,12 @@ async def _reduce(
         kept_text = current["text"] if mode == _EMBED_TEXT and current else None
         embedding = await _embed(svc, mode is not None, kept_text, new, text)
         expires = current["expires_at"] if current else None
-        entry = await _write(tx, svc, who, key, text, expires, embedding, now, stored)
+        kept = (
+            NoteTimes(current["observed_at"], current["valid_at"], current["invalid_at"])
+            if current
+            else NoteTimes()
+        )
+        entry = await _write(tx, svc, who, key, text, expires, embedding, now, stored, kept)
         return entry, extra
 
     return await svc.db.scoped(ref).write_tx(work)
@@ -199,6 +239,7 @@ async def _write(
     embedding: _Embedding,
     now: datetime,
     stored: Row,
+    times: NoteTimes,
 ) -> MemoryEntry:
     # A separate embedText is stored (and indexed) too, so it counts against the quota.
     extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
@@ -227,6 +268,7 @@ async def _write(
         "embedding": embedding.vector,
         "embed_mode": embedding.mode,
         **writer_params(who),
+        **times.params(),
         "compaction_generation": None,
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
@@ -264,4 +306,11 @@ def _entry(ref: ScopeRef, row: Row) -> MemoryEntry:
         updated_at=row["updated_at"],
         embedded=bool(row["embedded"]),
         provenance=provenance_from(row),
+        observed_at=row["observed_at"],
+        valid_at=row["valid_at"],
+        invalid_at=row["invalid_at"],
     )
+
+
+def _as_of(as_of: datetime | None, now: datetime) -> datetime:
+    return as_of or now

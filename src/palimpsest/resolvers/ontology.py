@@ -22,7 +22,7 @@ from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, parse_ontology
 from palimpsest.placement import Placement, PlacementItem, place_batch
 from palimpsest.resolvers import facts
-from palimpsest.resolvers.common import writer_params
+from palimpsest.resolvers.common import fact_stamp, writer_params
 from palimpsest.resolvers.fact_input import FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
 
@@ -79,9 +79,37 @@ async def placement(
     return place_batch(ontology, who, scope, await _with_recorded_types(svc, ref, items))
 
 
+@dataclass(frozen=True, slots=True)
+class PlacedPlan:
+    """A placed batch decided and embedded, ready to be written inside a transaction."""
+
+    origin: ScopeRef
+    rows: list[dict[str, Any]]
+    decisions: list[Placement | None]
+    groups: dict[ScopeRef, list[dict[str, Any]]]
+    stamp: dict[str, Any]
+
+
 async def assert_placed(
     svc: Services, who: Principal, scope: Scope, drafts: Sequence[FactDraft], place: bool
 ) -> list[PlacedFact]:
+    plan = await plan_placed(svc, who, scope, drafts, place)
+    written = dict(await svc.db.write_tx(lambda tx: write_placed(tx, svc, plan)))
+    return [PlacedFact(written[i], plan.decisions[i]) for i in range(len(plan.rows))]
+
+
+async def plan_placed(
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    drafts: Sequence[FactDraft],
+    place: bool,
+    stamp: dict[str, Any] | None = None,
+) -> PlacedPlan:
+    """One placement decision per draft, and the embeddings, before any transaction.
+
+    ``stamp`` overrides the writer's provenance (the consolidator writes as the harvested run).
+    """
     origin = resolve_scope(who, scope)
     rows = prepare(drafts)
     decisions: list[Placement | None] = [None] * len(rows)
@@ -93,26 +121,26 @@ async def assert_placed(
         items = await _with_recorded_types(svc, origin, items)
         decisions = list(place_batch(ontology, who, scope, items))
     targets: dict[Scope, ScopeRef] = {scope: origin}
-    groups: dict[Scope, list[dict[str, Any]]] = {}
+    groups: dict[ScopeRef, list[dict[str, Any]]] = {}
     for row, decision in zip(rows, decisions, strict=True):
         target = decision.scope if decision else scope
         if target not in targets:
             targets[target] = resolve_scope(who, target)
-        groups.setdefault(target, []).append(row)
+        groups.setdefault(targets[target], []).append(row)
     await facts.embed_rows(svc, rows)
+    return PlacedPlan(origin, rows, decisions, groups, fact_stamp(who, stamp))
 
-    async def work(tx: Tx) -> list[tuple[int, facts.Asserted]]:
-        await facts.resolve_sources(tx.scoped(origin), rows)
-        written: list[tuple[int, facts.Asserted]] = []
-        for target, group in groups.items():
-            if target is not scope:
-                for row in group:
-                    row["mention_chunk_id"] = None
-            written += await facts.write_batch(tx.scoped(targets[target]), svc, who, group)
-        return written
 
-    written = dict(await svc.db.write_tx(work))
-    return [PlacedFact(written[i], decisions[i]) for i in range(len(rows))]
+async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[int, facts.Asserted]]:
+    """Write a planned batch: each fact with its anchors in its placed scope."""
+    await facts.resolve_sources(tx.scoped(plan.origin), plan.rows)
+    written: list[tuple[int, facts.Asserted]] = []
+    for target, group in plan.groups.items():
+        if target != plan.origin:
+            for row in group:
+                row["mention_chunk_id"] = None
+        written += await facts.write_batch(tx.scoped(target), svc, plan.stamp, group)
+    return written
 
 
 async def _load(svc: Services, who: Principal) -> Ontology | None:

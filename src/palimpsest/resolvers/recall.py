@@ -105,6 +105,7 @@ class Hit:
     has_time: bool = False
     speaker: str | None = None
     explain: Explain | None = None
+    dated: bool = False  # has a validity interval (facts and notes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,11 +187,11 @@ async def recall(
     ]
     lists = list(await asyncio.gather(*jobs))
     found = await _load(svc, refs, lists)
-    # Only facts have a validity to be outside of; other rows drop out for expiry or prefix.
+    # Facts and notes have a validity to be outside of; chunks drop out only as roots.
     dropped = {
         (lst.source.value, lst.ref.scope.value, i)
         for lst in lists
-        if lst.source is pure.Source.FACTS
+        if lst.source is not pure.Source.DOCUMENTS
         for i in lst.ranked.dropped
     }
     report = _apply_window(req.window, found) if req.window else None
@@ -300,6 +301,7 @@ def _hit(kind: pure.Source, row: Row) -> Hit:
             provenance=fact.provenance,
             years=row.get("years"),
             has_time=bool(row.get("has_time")),
+            dated=fact.valid_at is not None or fact.invalid_at is not None,
         )
     r = row["row"]
     scope = Scope(r["scope"])
@@ -311,7 +313,17 @@ def _hit(kind: pure.Source, row: Row) -> Hit:
         "speaker": r.get("speaker"),
     }
     if kind is pure.Source.NOTES:
-        return Hit(kind, scope, r["key"], r["text"] or "", key=r["key"], **common)
+        dated = r.get("valid_at") is not None or r.get("invalid_at") is not None
+        return Hit(
+            kind,
+            scope,
+            r["key"],
+            r["text"] or "",
+            key=r["key"],
+            observed_at=r.get("observed_at"),
+            dated=dated,
+            **common,
+        )
     return Hit(
         kind,
         scope,
@@ -341,9 +353,9 @@ def _apply_window(window: pure.Window, found: dict[Ident, Hit]) -> TimeFilterRep
 
 
 def _as_of_report(found: dict[Ident, Hit], dropped: set[Ident]) -> TimeFilterReport:
-    """For an as_of/known_at read: kept facts with an interval, facts the time view (or a
-    refuting verdict) dropped, and candidates with no interval at all."""
-    dated = sum(1 for h in found.values() if h.fact and (h.fact.valid_at or h.fact.invalid_at))
+    """For an as_of/known_at read: kept facts and notes with an interval, those the time view
+    (or, for facts, a refuting verdict) dropped, and candidates with no interval at all."""
+    dated = sum(1 for h in found.values() if h.dated)
     return TimeFilterReport(
         mode="as_of",
         slack_seconds=0,

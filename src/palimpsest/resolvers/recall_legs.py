@@ -121,7 +121,7 @@ async def vector_leg(
         k = min(k * 4, MAX_FETCH)  # filters thinned a full page: over-fetch
     kept = live[:pool]
     cosine = {r["id"]: 2.0 * float(r["score"]) - 1.0 for r in kept}
-    return Ranked([r["id"] for r in kept], cosine, {r["id"] for r in rows if not r["live"]})
+    return Ranked([r["id"] for r in kept], cosine, {r["id"] for r in rows if _dropped(r)})
 
 
 async def fulltext_leg(
@@ -137,6 +137,7 @@ async def fulltext_leg(
     """Exact top-``pool`` live rows by scope-local BM25 (ties by id)."""
     statement = LEGS[source].terms
     scored: dict[str, tuple[float, bool]] = {}
+    filtered_out: set[str] = set()  # not live, but not for the time view (expiry, prefix)
     done: set[str] = set()
     batch = fulltext.first_terms(terms, stats, pool)
     while batch:
@@ -145,13 +146,22 @@ async def fulltext_leg(
                 tf = fulltext.frequencies(row["ft"], row["tf"], terms)
                 score = fulltext.bm25(tf, int(row["len"]), stats, k1, b)
                 scored[row["id"]] = (score, bool(row["live"]))
+                if not _dropped(row):
+                    filtered_out.add(row["id"])
         done |= set(batch)
         batch = fulltext.missing_terms(terms, done, stats, k1, _threshold(scored, pool))
     order = sorted(scored, key=lambda i: (-scored[i][0], i))
     live = [i for i in order if scored[i][1]][:pool]
     floor = scored[live[-1]][0] if len(live) == pool else float("-inf")
-    dropped = {i for i in order if not scored[i][1] and scored[i][0] >= floor}
+    dropped = {
+        i for i in order if not scored[i][1] and scored[i][0] >= floor and i not in filtered_out
+    }
     return Ranked(live, {i: scored[i][0] for i in live}, dropped)
+
+
+def _dropped(row: Row) -> bool:
+    """Dropped by the time view: not live, and (notes) not live for their validity alone."""
+    return not row["live"] and bool(row.get("untimely", True))
 
 
 def _threshold(scored: dict[str, tuple[float, bool]], pool: int) -> float | None:

@@ -57,6 +57,9 @@ class MemoryEntry:
     updated_at: datetime
     embedded: bool
     provenance: Provenance
+    observed_at: datetime | None = None  # when it was said or written
+    valid_at: datetime | None = None  # world time, half-open like a fact's
+    invalid_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,8 @@ class Entity:
     id: str
     type: str
     name: str
+    aliases: tuple[str, ...] = ()
+    provenance: Provenance | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,11 @@ SCOPED = (
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}
 SCHEMA_MODULE = "palimpsest.cypher.schema"
+# The consolidator's queue reads across scopes in exactly these statements. Each returns scope
+# ids or counts, never span content: a worker then reads and writes a scope's spans only
+# through a handle bound to it (resolved for the consolidator acting for the span's owner).
+QUEUE_MODULE = "palimpsest.cypher.queue"
+UNSCOPED_QUEUE = {"PENDING_SCOPES", "QUEUE_GAUGES", "TENANT_QUEUE_COUNTS"}
 
 
 def all_statements() -> list[tuple[str, Statement]]:
@@ -45,9 +50,20 @@ def test_statements_are_found_and_uniquely_named() -> None:
 
 
 def test_only_schema_statements_are_unscoped() -> None:
-    # Unscoped statements run on the unbound handle, so they are few, named and DDL only.
+    # Unscoped statements run on the unbound handle, so they are few, named and DDL only,
+    # plus the named queue exceptions.
     for module, s in all_statements():
-        assert s.scoped is (module != SCHEMA_MODULE), s.name
+        exception = module == QUEUE_MODULE and s.name in UNSCOPED_QUEUE
+        assert s.scoped is not (module == SCHEMA_MODULE or exception), s.name
+
+
+def test_unscoped_queue_statements_return_no_span_content() -> None:
+    found = {s.name: s for m, s in all_statements() if m == QUEUE_MODULE and not s.scoped}
+    assert set(found) == UNSCOPED_QUEUE
+    for s in found.values():
+        returned = s.text.rsplit("RETURN", 1)[1]
+        for content in ("text", "facts", "speaker", "source_id", "p {", "p.*"):
+            assert content not in returned, (s.name, content)
 
 
 def test_every_scoped_statement_filters_on_scope_key() -> None:

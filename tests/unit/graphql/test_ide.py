@@ -1,19 +1,23 @@
-"""The offline GraphiQL page and its asset installer, without network or npm."""
+"""The offline GraphiQL page and its asset installer, against a local registry layout."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import re
-import sys
 import tarfile
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from palimpsest.graphql import ide
 from palimpsest.graphql.ide import (
     ASSET_PACKAGES,
     ASSETS,
+    Package,
     assets_missing,
     ide_html,
     install_assets,
@@ -79,57 +83,87 @@ def test_assets_missing_lists_absent_files(tmp_path: Path) -> None:
     assert "graphiql.min.css" not in assets_missing(tmp_path)
 
 
-def test_install_is_noop_when_complete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_is_noop_when_complete(tmp_path: Path) -> None:
     for name in ASSETS:
         (tmp_path / name).write_text("already here")
-    monkeypatch.setenv("PATH", "")  # npm would be unreachable if it were called
-    install_assets(tmp_path)
+    install_assets(tmp_path, (tmp_path / "no-registry").as_uri())  # would fail if it fetched
     assert all((tmp_path / n).read_text() == "already here" for n in ASSETS)
 
 
-def test_install_without_npm_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", "")
-    with pytest.raises(RuntimeError, match="npm is not on PATH"):
-        install_assets(tmp_path / "assets")
+def test_unreachable_registry_fails_clearly(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match=r"could not fetch react@18\.2\.0"):
+        install_assets(tmp_path / "assets", (tmp_path / "no-registry").as_uri())
+    assert not (tmp_path / "assets").exists()
 
 
-def _fake_npm(bin_dir: Path, body: str) -> None:
-    bin_dir.mkdir()
-    npm = bin_dir / "npm"
-    npm.write_text(f"#!{sys.executable}\nimport sys\n{body}\n")
-    npm.chmod(0o755)
+def test_registry_must_be_https(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="https://"):
+        install_assets(tmp_path / "assets", "http://registry.invalid")
 
 
-def test_install_reports_npm_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_npm(tmp_path / "bin", "print('E404 not found', file=sys.stderr)\nsys.exit(1)")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    with pytest.raises(RuntimeError, match=r"failed with exit code 1[\s\S]*E404"):
-        install_assets(tmp_path / "assets")
-
-
-def test_install_rejects_tampered_tarball(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A fake `npm pack` writing tarballs with the right layout but the wrong bytes.
+def _registry(root: Path, content: Callable[[str], bytes]) -> str:
+    """A registry layout (<name>/-/<name>-<version>.tgz) whose files hold content(member)."""
     members: dict[str, list[str]] = {}
     for asset in ASSETS.values():
         members.setdefault(asset.package, []).append(asset.member)
-    tarballs = tmp_path / "tarballs"
-    tarballs.mkdir()
     for package, names in members.items():
-        with tarfile.open(tarballs / f"{package}-{ASSET_PACKAGES[package]}.tgz", "w:gz") as tar:
+        folder = root / package / "-"
+        folder.mkdir(parents=True)
+        with tarfile.open(
+            folder / f"{package}-{ASSET_PACKAGES[package].version}.tgz", "w:gz"
+        ) as tar:
             for name in names:
+                data = content(name)
                 info = tarfile.TarInfo(name)
-                info.size = 5
-                tar.addfile(info, io.BytesIO(b"bogus"))
-    _fake_npm(
-        tmp_path / "bin",
-        "import shutil, pathlib\n"
-        "for spec in sys.argv[2:]:  # argv: pack [flags] specs\n"
-        "    if not spec.startswith('-'):\n"
-        "        name = spec.replace('@', '-') + '.tgz'\n"
-        f"        shutil.copy(pathlib.Path({str(tarballs)!r}) / name, name)",
-    )
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return root.as_uri()
+
+
+def _sri(algorithm: str, data: bytes) -> str:
+    return f"{algorithm}-" + base64.b64encode(hashlib.new(algorithm, data).digest()).decode()
+
+
+def _trust_tarballs(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pin the fake tarballs' sha512, so the per-file check is what is under test."""
+    pins = {
+        package: Package(
+            pinned.version,
+            _sri("sha512", (root / package / "-" / f"{package}-{pinned.version}.tgz").read_bytes()),
+        )
+        for package, pinned in ASSET_PACKAGES.items()
+    }
+    monkeypatch.setattr(ide, "ASSET_PACKAGES", pins)
+
+
+def test_tarball_not_matching_its_integrity_is_refused(tmp_path: Path) -> None:
+    registry = _registry(tmp_path / "registry", lambda member: b"bogus")
+    target = tmp_path / "assets"
+    with pytest.raises(RuntimeError, match="does not match its pinned integrity"):
+        install_assets(target, registry)
+    assert assets_missing(target) == list(ASSETS)  # nothing half-installed
+
+
+def test_file_not_matching_its_hash_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = _registry(tmp_path / "registry", lambda member: b"bogus")
+    _trust_tarballs(tmp_path / "registry", monkeypatch)
     target = tmp_path / "assets"
     with pytest.raises(RuntimeError, match="does not match the pinned hash"):
-        install_assets(target)
-    assert assets_missing(target) == list(ASSETS)  # nothing half-installed
+        install_assets(target, registry)
+    assert assets_missing(target) == list(ASSETS)
+
+
+def test_matching_files_are_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = _registry(tmp_path / "registry", lambda member: f"/* {member} */".encode())
+    _trust_tarballs(tmp_path / "registry", monkeypatch)
+    pins = {
+        name: asset._replace(integrity=_sri("sha384", f"/* {asset.member} */".encode()))
+        for name, asset in ASSETS.items()
+    }
+    monkeypatch.setattr(ide, "ASSETS", pins)
+    target = tmp_path / "assets"
+    install_assets(target, registry)
+    assert ide.assets_missing(target) == []
+    assert (target / "graphiql.min.js").read_text() == "/* package/graphiql.min.js */"

@@ -94,8 +94,20 @@ BOUNDED_LISTS = {
     "Me.roles",
     "Me.memoryScopes",
     "Me.sqlScopes",
+    "Entity.aliases",  # at most 50
+    "HarvestReceipt.spanIds",  # one per span of the request
+    "Mutation.requeueDeadLetters",  # a subset of the ids the request names
 }
-PAGED = {"memories", "documents", "facts", "factHistory", "entities", "sqlDatabases", "erasures"}
+PAGED = {
+    "memories",
+    "documents",
+    "facts",
+    "factHistory",
+    "entities",
+    "sqlDatabases",
+    "deadLetters",
+    "erasures",
+}
 
 
 def surface() -> dict[str, Any]:
@@ -182,6 +194,9 @@ def test_every_id_is_an_id_and_every_date_input_is_an_instant() -> None:
         "WhenInput.to",
         "WhenInput.knownAt",
         "DocumentInput.observedAt",
+        "SpanInput.observedAt",
+        "Mutation.memorySet(validAt)",
+        "Query.memory(asOf)",
     }
     assert [d for d in dates if d[1] != "Instant"] == []
     outputs = [named(x["type"])[0] for name, x in fields(schema) if name.endswith("At")]
@@ -215,6 +230,6 @@ def test_mutation_names_follow_the_rule() -> None:
     mutations = [name.split(".")[1] for name, _ in fields(schema) if name.startswith("Mutation.")]
     families = [m for m in mutations if re.match(r"^(memory|sql)[A-Z]", m)]
     assert len(families) == 8
-    verbs = "import|update|delete|supersede|retract|judge|set|assert|erase|export|harvest"
+    verbs = "import|update|delete|supersede|retract|judge|set|assert|erase|export|harvest|requeue"
     verb_first = re.compile(rf"^({verbs})([A-Z]\w*)?$")
     assert [m for m in mutations if m not in families and not verb_first.match(m)] == []

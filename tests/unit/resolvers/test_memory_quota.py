@@ -35,6 +35,9 @@ def script(used: int) -> Any:
                         "embed_mode": None,
                         "tenant_id": params["tenant_id"],
                         "origin": params["origin"],
+                        "observed_at": params["observed_at"],
+                        "valid_at": params["valid_at"],
+                        "invalid_at": params["invalid_at"],
                     }
                 ]
             case "APPLY_TERM_STATS":

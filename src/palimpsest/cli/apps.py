@@ -1,0 +1,64 @@
+"""The command groups and the two output helpers every subcommand module shares."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Palimpsest: long-term memory for AI agents (GraphQL and MCP over Neo4j).",
+)
+neo4j_app = typer.Typer(no_args_is_help=True, help="The managed local Neo4j server.")
+postgres_app = typer.Typer(
+    no_args_is_help=True, help="The managed local PostgreSQL (for PALIMPSEST_SQL_BACKEND=postgres)."
+)
+graphiql_app = typer.Typer(no_args_is_help=True, help="The offline GraphiQL page's assets.")
+token_app = typer.Typer(no_args_is_help=True, help="Run tokens for development.")
+bench_app = typer.Typer(
+    no_args_is_help=True, help="Benchmarks: one JSON object on stdout, progress on stderr."
+)
+eval_app = typer.Typer(
+    no_args_is_help=True,
+    help="Evaluations on a data folder: one JSON object on stdout, progress on stderr.",
+)
+app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(postgres_app, name="postgres")
+app.add_typer(graphiql_app, name="graphiql")
+app.add_typer(token_app, name="token")
+app.add_typer(bench_app, name="bench")
+app.add_typer(eval_app, name="eval")
+
+
+def err(message: str) -> None:
+    """Progress and notices go to stderr, so stdout stays machine-readable."""
+    typer.echo(message, err=True)
+
+
+def print_json(result: object) -> None:
+    import orjson
+
+    sys.stdout.write(orjson.dumps(result).decode() + "\n")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"palimpsest {version('palimpsest')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Long-term memory server for AI agents: GraphQL and MCP over Neo4j, scoped by run tokens."""

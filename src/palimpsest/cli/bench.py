@@ -1,0 +1,318 @@
+"""Benchmarks and evaluations: one JSON object on stdout each, progress on stderr."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from palimpsest.cli.apps import bench_app, err, eval_app, print_json
+from palimpsest.config import Settings
+
+
+class SqlBackend(StrEnum):
+    SQLITE = "sqlite"
+    POSTGRES = "postgres"
+
+
+@bench_app.command("sql")
+def bench_sql(
+    n: Annotated[int, typer.Option(min=1, help="Statements per kind (insert, select).")] = 2000,
+    backend: Annotated[
+        list[SqlBackend] | None,
+        typer.Option(help="Backend to measure (repeat); default both, in one run."),
+    ] = None,
+) -> None:
+    """SQL Memory: inserts and point selects per second, GraphQL against the bare engine."""
+    from palimpsest_bench import sql
+
+    chosen = [b.value for b in backend] if backend else list(sql.BACKENDS)
+    print_json(sql.run(Settings(), n=n, say=err, backends=chosen))
+
+
+@bench_app.command("attack")
+def bench_attack(
+    requests: Annotated[int, typer.Option(min=1, help="At least this many requests.")] = 10_000,
+    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 6,
+    seed: Annotated[int, typer.Option(help="Seed of the generated arguments.")] = 1,
+) -> None:
+    """Attack matrix: canaries everywhere, every field as every principal; counts leaks."""
+    from palimpsest_bench import attack
+
+    print_json(attack.run(Settings(), requests, concurrency, seed, say=err))
+
+
+@bench_app.command("load")
+def bench_load(
+    rate: Annotated[float, typer.Option(min=0.1, help="Requests per second (open loop).")] = 200,
+    seconds: Annotated[float, typer.Option(min=1, help="How long to send.")] = 60,
+    principals: Annotated[int, typer.Option(min=1, help="Distinct callers.")] = 40,
+    seed: Annotated[int, typer.Option(help="Seed of the workload mix.")] = 1,
+    replicas: Annotated[
+        int, typer.Option(min=1, help="API processes sharing the load (round robin).")
+    ] = 1,
+) -> None:
+    """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
+    from palimpsest_bench import load
+
+    print_json(load.run(Settings(), rate, seconds, principals, seed, say=err, replicas=replicas))
+
+
+@bench_app.command("fuzz")
+def bench_fuzz(
+    operations: Annotated[int, typer.Option(min=1, help="Generated requests to send.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Hypothesis seed.")] = 1,
+) -> None:
+    """Schema-driven fuzzing (hypothesis-graphql): counts INTERNAL and untyped 5xx replies."""
+    from palimpsest.identity.tokens import load_keys
+    from palimpsest.server import serve_in_thread
+    from palimpsest_bench.fuzz import run_fuzz
+
+    settings = Settings().model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    with serve_in_thread(settings) as url:
+        print_json(run_fuzz(url, load_keys(settings), operations, seed))
+
+
+@bench_app.command("faults")
+def bench_faults(
+    kills: Annotated[int, typer.Option(min=1, help="SIGKILLs (Neo4j, or the API).")] = 20,
+    home: Annotated[
+        Path | None, typer.Option(help="Home of the fault server (default: a fresh temp dir).")
+    ] = None,
+    bolt_port: Annotated[int, typer.Option(help="Bolt port of the fault server.")] = 7698,
+    http_port: Annotated[int, typer.Option(help="HTTP port of the fault server.")] = 7485,
+    keep: Annotated[bool, typer.Option(help="Keep a fresh temp home afterwards.")] = False,
+) -> None:
+    """SIGKILL a separate Neo4j (and the API) during batches; count lost and half-written."""
+    from palimpsest_bench import faults
+
+    print_json(
+        faults.run(
+            Settings(), kills, err, home=home, bolt_port=bolt_port, http_port=http_port, keep=keep
+        )
+    )
+
+
+@bench_app.command("edge")
+def bench_edge(
+    url: Annotated[
+        str | None, typer.Option(help="A running API to measure (default: one in-process).")
+    ] = None,
+    attackers: Annotated[int, typer.Option(min=1, help="Concurrent attack threads.")] = 4,
+    rounds: Annotated[int, typer.Option(min=1, help="Attack requests per thread.")] = 2,
+) -> None:
+    """The issue-11 attack documents: time per refusal, and /healthz latency meanwhile."""
+    from palimpsest_bench import edge
+
+    print_json(edge.run(Settings(), url=url, attackers=attackers, rounds=rounds, say=err))
+
+
+BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
+BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
+
+
+Synthetic = Annotated[
+    bool,
+    typer.Option(
+        "--synthetic-vectors",
+        help="Load the dataset with hash-derived vectors (database speed; timings only).",
+    ),
+]
+
+
+@bench_app.command("recall-latency")
+def bench_recall_latency(
+    chunks: BenchChunks = 10_000, queries: BenchQueries = 300, synthetic: Synthetic = False
+) -> None:
+    """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms)."""
+    import asyncio
+
+    from palimpsest_bench import recall_bench
+
+    run = recall_bench.run_latency(Settings(), chunks, queries, say=err, synthetic=synthetic)
+    print_json(asyncio.run(run))
+
+
+@bench_app.command("filtered-recall")
+def bench_filtered_recall(chunks: BenchChunks = 10_000, queries: BenchQueries = 50) -> None:
+    """Top-10 overlap with an exact in-scope search at 0.01-100 % scope shares."""
+    import asyncio
+
+    from palimpsest_bench import recall_bench
+
+    print_json(asyncio.run(recall_bench.run_filtered(Settings(), chunks, queries, say=err)))
+
+
+@bench_app.command("ingest")
+def bench_ingest(chunks: BenchChunks = 2000) -> None:
+    """Chunks per second through import_document against embedding-only throughput."""
+    import asyncio
+
+    from palimpsest_bench import recall_bench
+
+    print_json(asyncio.run(recall_bench.run_ingest(Settings(), chunks, say=err)))
+
+
+DataDir = Annotated[
+    Path,
+    typer.Option(
+        "--data",
+        exists=True,
+        file_okay=False,
+        help="The dataset's own folder (e.g. ../shared/eval/dev/situatedqa).",
+    ),
+]
+KeepData = Annotated[bool, typer.Option(help="Keep the eval tenant's facts afterwards.")]
+
+
+RecordLimit = Annotated[
+    int | None, typer.Option(min=1, help="Only the first N records of each file (smoke runs).")
+]
+
+
+@eval_app.command("situatedqa")
+def eval_situatedqa(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
+    """SituatedQA: load timelines as facts, answer as-of queries, exact match by date type."""
+    import asyncio
+
+    from palimpsest_bench import temporal
+
+    run = temporal.run_situatedqa(Settings(), data, err, keep=keep, limit=limit)
+    print_json(asyncio.run(run))
+
+
+@eval_app.command("yago11k")
+def eval_yago11k(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
+    """YAGO11k: load temporal KG facts, answer point-in-time probes, exact set match."""
+    import asyncio
+
+    from palimpsest_bench import temporal
+
+    print_json(asyncio.run(temporal.run_yago11k(Settings(), data, err, keep=keep, limit=limit)))
+
+
+class RecallMode(StrEnum):
+    VECTOR = "vector"
+    FULLTEXT = "fulltext"
+    HYBRID = "hybrid"
+
+
+RecallModeOpt = Annotated[RecallMode, typer.Option("--mode", help="Which legs of recall to run.")]
+TopK = Annotated[
+    int | None,
+    typer.Option("--top-k", min=1, help="topK per query (default 10; SciFact 50, the cap)."),
+]
+Pool = Annotated[
+    int | None, typer.Option(min=1, help="Candidates per leg (default: the resolver's).")
+]
+KeepDocs = Annotated[bool, typer.Option(help="Keep the eval tenant's documents afterwards.")]
+EmbedCache = Annotated[
+    Path | None,
+    typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
+]
+Limit = Annotated[
+    int | None,
+    typer.Option(min=1, help="Only the first N queries, and load only the documents they need."),
+]
+Docs = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Only the first N documents and the queries answered inside them (indicative)."
+    ),
+]
+Ablate = Annotated[
+    bool,
+    typer.Option(
+        "--ablate", help="Also print the headline metric with each recall lever removed in turn."
+    ),
+]
+
+
+def _recall_eval(
+    dataset: str,
+    data: Path,
+    mode: RecallMode,
+    top_k: int | None,
+    pool: int | None,
+    keep: bool,
+    embed_cache: Path | None,
+    limit: int | None,
+    ablation: bool,
+    docs: int | None,
+    via: IngestVia | None = None,
+) -> None:
+    import asyncio
+
+    from palimpsest.resolvers.recall import Mode
+    from palimpsest_bench import recall_eval
+
+    result = recall_eval.run(
+        Settings(),
+        dataset,
+        data,
+        Mode(mode.value),
+        err,
+        top_k=top_k,
+        pool=pool,
+        keep=keep,
+        embed_cache=embed_cache,
+        limit=limit,
+        ablation=ablation,
+        docs=docs,
+        via=(via or IngestVia.IMPORT).value,
+    )
+    print_json(asyncio.run(result))
+
+
+def _recall_command(dataset: str, summary: str) -> None:
+    def command(
+        data: DataDir,
+        mode: RecallModeOpt = RecallMode.HYBRID,
+        top_k: TopK = None,
+        pool: Pool = None,
+        keep: KeepDocs = False,
+        embed_cache: EmbedCache = None,
+        limit: Limit = None,
+        ablate: Ablate = False,
+        docs: Docs = None,
+    ) -> None:
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs)
+
+    command.__doc__ = summary
+    eval_app.command(dataset)(command)
+
+
+class IngestVia(StrEnum):
+    IMPORT = "import"
+    HARVEST = "harvest"
+
+
+Via = Annotated[
+    IngestVia | None,
+    typer.Option(help="How the data gets in: importDocument, or harvest + consolidate."),
+]
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    data: DataDir,
+    mode: RecallModeOpt = RecallMode.HYBRID,
+    top_k: TopK = None,
+    pool: Pool = None,
+    keep: KeepDocs = False,
+    embed_cache: EmbedCache = None,
+    limit: Limit = None,
+    ablate: Ablate = False,
+    docs: Docs = None,
+    via: Via = None,
+) -> None:
+    """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10.
+
+    --via harvest sends the turns through harvest and the consolidator instead."""
+    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs, via)
+
+
+_recall_command("scifact", "SciFact: one document per abstract; nDCG@10 and recall@100.")
+_recall_command("timeqa", "TimeQA: pages as documents, paragraphs as chunks; nDCG@10 and MRR@10.")

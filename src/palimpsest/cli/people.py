@@ -1,0 +1,196 @@
+"""Commands for people at a shell: ``ingest`` Markdown, and quick ``memory`` looks.
+
+They act as the run token in ``PALIMPSEST_RUN_TOKEN`` and call the same resolvers as the API,
+in-process, so scopes and grants are exactly those of GraphQL and MCP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import orjson
+import typer
+
+from palimpsest.cli.apps import app, err, print_json
+from palimpsest.config import Settings
+from palimpsest.errors import Unauthenticated
+from palimpsest.identity import Principal, Scope
+from palimpsest.resolvers.services import Services
+
+memory_app = typer.Typer(no_args_is_help=True, help="Quick looks at key/value memory.")
+app.add_typer(memory_app, name="memory")
+
+T = TypeVar("T")
+ScopeOpt = Annotated[Scope, typer.Option(help="Whose memory (the owner comes from the token).")]
+
+
+@asynccontextmanager
+async def _session(settings: Settings) -> AsyncIterator[tuple[Services, Principal]]:
+    from palimpsest import neo4j_local
+    from palimpsest.identity.tokens import load_keys, verify
+    from palimpsest.runtime import open_services
+
+    if settings.run_token is None:
+        raise Unauthenticated(
+            "set PALIMPSEST_RUN_TOKEN to the run token to act as, e.g. "
+            "export PALIMPSEST_RUN_TOKEN=$(palimpsest token mint --tenant acme --user alice)"
+        )
+    who = verify(load_keys(settings), settings.run_token.get_secret_value())
+    managed = settings.neo4j_managed and settings.neo4j_uri is None
+    if managed and not neo4j_local.status(settings).running:
+        neo4j_local.start(settings, say=err)
+    async with open_services(settings) as services:
+        yield services, who
+
+
+def _run(work: Callable[[Services, Principal], Awaitable[T]]) -> T:
+    async def main() -> T:
+        async with _session(Settings()) as (services, who):
+            return await work(services, who)
+
+    return asyncio.run(main())
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Markdown files and folders (recursive).")],
+    scope: ScopeOpt = Scope.USER,
+    batch: Annotated[int, typer.Option(min=1, max=100, help="Documents per call.")] = 20,
+) -> None:
+    """Import Markdown into a scope; unchanged files are skipped, an interrupted run resumes."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from palimpsest.ingest import Manifest, find_sources
+    from palimpsest.ingest import ingest as run_ingest
+
+    sources = find_sources(paths)
+    settings = Settings()
+    manifest = Manifest(settings.home / "ingest.db")
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[chunks]} chunks"),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, transient=False, console=_stderr_console()) as bar:
+        task = bar.add_task("ingest", total=len(sources), chunks=0, rate="")
+
+        def progress(done: int, chunks: int) -> None:
+            elapsed = bar.tasks[task].elapsed or 0.0
+            rate = f"{done / elapsed:.1f} files/s" if elapsed > 0 else ""
+            bar.update(task, completed=done, chunks=chunks, rate=rate)
+
+        try:
+            report = _run(
+                lambda svc, who: run_ingest(svc, who, scope, sources, manifest, batch, progress)
+            )
+        finally:
+            manifest.close()
+    for path, reason in report.failed:
+        err(f"failed {path}: {reason}")
+    err(
+        f"{report.files} files: {report.imported} imported, {report.replaced} replaced, "
+        f"{report.unchanged} unchanged, {len(report.failed)} failed; {report.chunks} chunks"
+    )
+    print_json(
+        {
+            "files": report.files,
+            "imported": report.imported,
+            "replaced": report.replaced,
+            "unchanged": report.unchanged,
+            "failed": [{"path": p, "reason": r} for p, r in report.failed],
+            "chunks": report.chunks,
+        }
+    )
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@memory_app.command("get")
+def memory_get(key: str, scope: ScopeOpt = Scope.USER) -> None:
+    """Print one entry's value as JSON; exit 1 when the key is missing or expired."""
+    from palimpsest.resolvers import memory
+
+    entry = _run(lambda svc, who: memory.get(svc, who, scope, key))
+    if entry is None:
+        err(f"no entry {key!r} in {scope.value}")
+        raise typer.Exit(1)
+    print_json(entry.value)
+
+
+@memory_app.command("set")
+def memory_set(
+    key: str,
+    value: Annotated[str, typer.Argument(help="JSON; anything that is not JSON is a string.")],
+    scope: ScopeOpt = Scope.USER,
+    ttl: Annotated[int | None, typer.Option(min=0, help="Expire after N seconds.")] = None,
+    embed: Annotated[bool, typer.Option(help="Embed it so search finds it by meaning.")] = True,
+) -> None:
+    """Store a value under a key (replacing what was there)."""
+    from palimpsest.resolvers import memory
+
+    parsed = _json_or_text(value)
+    entry = _run(lambda svc, who: memory.set_value(svc, who, scope, key, parsed, ttl, embed, None))
+    err(f"set {entry.key} in {entry.scope.value} at {entry.updated_at.isoformat()}")
+
+
+@memory_app.command("search")
+def memory_search(
+    query: str,
+    scope: ScopeOpt = Scope.USER,
+    top_k: Annotated[int, typer.Option(min=1, max=50)] = 10,
+) -> None:
+    """Search notes, facts and documents of a scope; a table on stderr, JSON hits on stdout."""
+    from rich.table import Table
+
+    from palimpsest import recall as pure
+    from palimpsest.mcp.render import hit_json
+    from palimpsest.mcp.tools import recall_request
+    from palimpsest.resolvers import recall
+    from palimpsest.resolvers.facts import time_view
+
+    def work(svc: Services, who: Principal) -> Awaitable[recall.RecallResult]:
+        req = recall_request(svc, query, top_k, pure.SEARCH_DEFAULT, time_view(svc, None, None))
+        return recall.recall(svc, who, [scope], req)
+
+    result = _run(work)
+    table = Table("score", "kind", "key / document", "text")
+    for h in result.hits:
+        where = h.key or h.document_id or (h.fact.id if h.fact else h.id)
+        table.add_row(f"{h.score:.4f}", h.kind.value, where, _short(h.text))
+    _stderr_console().print(table)
+    print_json([hit_json(h) for h in result.hits])
+
+
+def _json_or_text(value: str) -> Any:
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+
+
+def _short(text: str, width: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stderr)

@@ -1,0 +1,54 @@
+"""Operator commands for a person's data: ``export`` and ``import`` (JSON Lines, format v1),
+and the erasure benchmark. They run with the server's own Neo4j credentials, not a run token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from palimpsest.cli.apps import app, bench_app, err, print_json
+from palimpsest.config import Settings
+
+
+@app.command("export")
+def export_person(
+    tenant: Annotated[str, typer.Option(help="Tenant id.")],
+    user: Annotated[str, typer.Option(help="User id of the person.")],
+    out: Annotated[Path, typer.Option(help="File to write (JSON Lines, mode 600).")],
+) -> None:
+    """Write everything a person owns in a tenant, every plane, as JSON Lines."""
+    import asyncio
+
+    from palimpsest.portability import export_to_file
+
+    print_json(asyncio.run(export_to_file(Settings(), tenant, user, out)))
+
+
+@app.command("import")
+def import_person(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="An export.")],
+) -> None:
+    """Load an export into the tenant and user it names; their scope must be empty."""
+    import asyncio
+
+    from palimpsest.portability import import_from_file
+
+    print_json(asyncio.run(import_from_file(Settings(), file)))
+
+
+@bench_app.command("erase")
+def bench_erase(
+    users: Annotated[int, typer.Option(min=1, help="Other people in the tenant.")] = 100,
+    scale: Annotated[
+        int, typer.Option(min=10, help="Size of each person (about 5 x scale rows).")
+    ] = 100,
+    keep: Annotated[bool, typer.Option(help="Keep the tenant afterwards.")] = False,
+) -> None:
+    """Erase one person among many: nothing of them left, nobody else changed."""
+    import asyncio
+
+    from palimpsest_bench import erase
+
+    print_json(asyncio.run(erase.run(Settings(), users, scale, keep, err)))

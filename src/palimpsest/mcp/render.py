@@ -1,0 +1,52 @@
+"""Resolver results as plain JSON for tool results (dates as RFC 3339, nulls left out)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from palimpsest.resolvers.recall import Hit
+from palimpsest.schema.models import Fact
+
+
+def plain(value: object) -> Any:
+    """Dataclasses, enums and datetimes to JSON types, dropping null fields for brevity."""
+    return _drop_nulls(orjson.loads(orjson.dumps(value)))
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def fact_json(fact: Fact) -> Any:
+    return plain(fact)
+
+
+def hit_json(hit: Hit) -> Any:
+    # Field by field on purpose: the raw BM25 score is left out, as in GraphQL, because
+    # Lucene computes it with index-wide statistics that carry a trace of other tenants' text.
+    return plain(
+        {
+            "kind": hit.kind,
+            "scope": hit.scope,
+            "id": hit.id,
+            "text": hit.text,
+            "score": hit.score,
+            "cosine": hit.cosine,
+            "vector_rank": hit.vector_rank,
+            "fulltext_rank": hit.fulltext_rank,
+            "key": hit.key,
+            "document_id": hit.document_id,
+            "chunk_type": hit.chunk_type,
+            "fact": hit.fact,
+            "observed_at": hit.observed_at,
+            "created_at": hit.created_at,
+            "in_window": hit.in_window,
+            "provenance": hit.provenance,
+        }
+    )

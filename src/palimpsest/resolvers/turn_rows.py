@@ -1,0 +1,138 @@
+"""What a span becomes in the database: a ``turn`` chunk of its session's conversation, and
+the rows of the mentions drawn from it. The consolidator
+(``consolidate.py``) decides when they are written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from palimpsest import conversation
+from palimpsest.config import Settings
+from palimpsest.cypher import conversations as q
+from palimpsest.cypher.executor import ScopedTx
+from palimpsest.embedding import Vector
+from palimpsest.extractors import Mention, Turn
+from palimpsest.identity import Origin
+from palimpsest.identity.acting import HarvestedRun
+from palimpsest.resolvers import queue, term_index
+from palimpsest.resolvers.common import new_id
+from palimpsest.resolvers.fact_input import normalize
+from palimpsest.resolvers.harvest import fact_draft
+
+
+async def write_turns(
+    tx: ScopedTx,
+    settings: Settings,
+    session: str | None,
+    group: Sequence[queue.LeasedSpan],
+    turns: Sequence[Turn],
+    vectors: Sequence[Vector],
+    now: datetime,
+) -> str:
+    doc = conversation.document_id(tx.ref.scope_key, session)
+    root = conversation.root_id(doc)
+    first = group[0]
+    await tx.run(
+        q.OPEN_CONVERSATION,
+        {
+            **stamp(first.run),
+            "compaction_generation": first.compaction_generation,
+            "id": doc,
+            "root_id": root,
+            "root_type": "document",
+            "title": conversation.title(session),
+            "path": conversation.path(session),
+            "kind": conversation.KIND,
+            "now": now,
+        },
+    )
+    # A contiguous tail of the reading order, holding every turn a new one can sit next to
+    # (and any of the group written before: their positions are not below the first).
+    tail = await tx.run(q.CONVERSATION_TAIL, {"id": doc, "first": min(s.seq for s in group)})
+    existing = [(r["id"], int(r["index"])) for r in tail]
+    have = {i for i, _ in existing}
+    index = {t.id: (t, v) for t, v in zip(turns, vectors, strict=True)}
+    added = [s for s in group if s.id not in have]
+    rows = [turn_row(s, *index[s.id]) for s in added]
+    if rows:
+        await tx.run(q.WRITE_TURNS, {"id": doc, "root_id": root, "turns": rows, "now": now})
+    cut, draw = conversation.relink(existing, [(s.id, s.seq) for s in added])
+    if cut:
+        await tx.run(q.UNLINK_TURNS, {"pairs": cut})
+    if draw:
+        await tx.run(q.LINK_TURNS, {"pairs": draw})
+    # Full-text representation and term statistics, neighbours included, in this transaction.
+    await term_index.refresh_chunks(tx, settings, [s.id for s in added])
+    return doc
+
+
+def turn(span: queue.LeasedSpan) -> Turn:
+    text, start = conversation.turn_text(span.speaker, span.text)
+    return Turn(
+        id=span.id,
+        text=text,
+        quote_start=start,
+        speaker=span.speaker,
+        role=span.role,
+        observed_at=span.observed_at,
+        session_id=span.run.session_id,
+        facts=tuple(fact_draft(f) for f in span.facts),
+    )
+
+
+def turn_row(span: queue.LeasedSpan, turn: Turn, vector: Vector) -> dict[str, Any]:
+    lines = turn.text.count("\n") + 1
+    return {
+        "id": span.id,
+        "type": conversation.TURN_TYPE,
+        "text": turn.text,
+        "separator": conversation.SEPARATOR,
+        "position": span.seq,
+        "index": span.seq,
+        "start_line": 0,
+        "end_line": lines,
+        "start_char": 0,
+        "end_char": len(turn.text),
+        "embedding": vector,
+        "observed_at": span.observed_at,
+        "speaker": span.speaker,
+        "role": span.role,
+        "source_id": span.source_id,
+        **stamp(span.run),
+        "compaction_generation": span.compaction_generation,
+    }
+
+
+def mention_row(m: Mention, span: queue.LeasedSpan) -> dict[str, Any]:
+    return {
+        "chunk_id": m.turn_id,
+        "type": normalize(m.type),
+        "name": " ".join(m.name.split()),
+        "norm": normalize(m.name),
+        "entity_id": new_id(),
+        "start": m.start,
+        "end": m.end,
+        **stamp(span.run),
+        "compaction_generation": span.compaction_generation,
+    }
+
+
+def stamp(run: HarvestedRun) -> dict[str, Any]:
+    """Provenance of everything made from a span: the harvesting run, origin compaction."""
+    return {
+        "session_id": run.session_id,
+        "run_id": run.run_id,
+        "agent_name": run.agent_name,
+        "model": run.model,
+        "origin": Origin.COMPACTION.value,
+    }
+
+
+def sessions(spans: Sequence[queue.LeasedSpan]) -> dict[str | None, list[queue.LeasedSpan]]:
+    groups: dict[str | None, list[queue.LeasedSpan]] = {}
+    for span in spans:
+        groups.setdefault(span.run.session_id, []).append(span)
+    return groups

@@ -1,0 +1,40 @@
+"""Every command the README and the Makefile name exists (a lost one broke `make install`)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from palimpsest.cli import app
+
+COMMANDS = [
+    ["serve"],
+    ["mcp"],
+    ["ingest"],
+    ["memory", "get"],
+    ["memory", "set"],
+    ["memory", "search"],
+    ["token", "mint"],
+    ["neo4j", "install"],
+    ["neo4j", "lock"],
+    ["neo4j", "start"],
+    ["neo4j", "stop"],
+    ["neo4j", "status"],
+    ["graphiql", "install"],
+    ["postgres", "start"],
+    ["bench", "recall-latency"],
+    ["eval", "locomo"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_command_exists(command: list[str]) -> None:
+    result = CliRunner().invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.output
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.startswith("palimpsest ")
