@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +11,8 @@ from neo4j import Driver
 
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
-from tests.integration import people
+from palimpsest.resolvers.services import Services
+from tests.integration import cycle, people
 from tests.integration.conftest import Gql
 from tests.integration.people import Person, by_label, count, ok
 
@@ -166,3 +168,44 @@ def test_an_erased_admin_is_no_longer_named_by_the_erasures_they_asked_for(
     records = ok(gql(ERASURES, org["admin"]))["erasures"]["items"]
     assert [r["requestedBy"] for r in records if r["id"] == asked["id"]] == ["erased user"]
     assert count(neo4j_driver, people.ROWS_WITH_MARKER, m=boss, tenant=org["tenant"]) == 0
+
+
+async def test_erasure_takes_what_the_consolidator_made_of_harvested_spans(
+    gql: Gql, token: Callable[..., str], neo4j_driver: Driver, settings: Settings, svc: Services
+) -> None:
+    tenant, admin = people.new_org(gql, token, "erase")
+    marker = f"zq{uuid.uuid4().hex[:10]}9"
+    user = f"erin-{marker}"
+    grants = [Scope.USER, Scope.TENANT]
+    who = token(tenant, user, "planner", memory_scopes=grants, sql_scopes=grants)
+    erin = people.Person(tenant, user, marker, who)
+    service = {"type": "service", "name": f"ledger-{marker}"}
+    span = {
+        "text": f"{marker}: the ledger moved to Kubernetes",
+        "speaker": "Erin",
+        "sourceId": "1",
+        "facts": [{"subject": service, "predicate": "runs on", "objectValue": "Kubernetes"}],
+    }
+    ok(gql(cycle.HARVEST, who, spans=[span], gen=1))
+    assert (await cycle.drain(svc, tenant, user)).consolidated == 1
+    # One more span still queued when the erasure starts.
+    ok(gql(cycle.HARVEST, who, spans=[{"text": f"{marker} again", "sourceId": "2"}], gen=2))
+    made = by_label(neo4j_driver, erin.key)
+    assert made["Document"] == 1  # the session's conversation, holding the turn
+    assert made["Chunk"] >= 1
+    assert made["PendingSpan"] == 2
+    placed = count(
+        neo4j_driver,
+        "MATCH (x:Source {scope_key: $t, origin_key: $k}) RETURN count(x)",
+        t=erin.tenant_key,
+        k=erin.key,
+    )
+    assert placed == 1  # the service fact, placed in the tenant, quoting Erin's turn
+
+    receipt = ok(gql(ERASE_USER, admin, u=user))["eraseUser"]
+
+    assert receipt["status"] == "DONE"
+    assert receipt["removed"]["spans"] == 2
+    assert receipt["removed"]["chunks"] == made["Chunk"]
+    assert_nothing_left(neo4j_driver, settings, erin)
+    assert (await cycle.drain(svc, tenant, user)).leased == 0
