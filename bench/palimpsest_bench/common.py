@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
-import random
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from palimpsest.embedding import Vector
 from palimpsest.identity import Principal, Scope
@@ -43,19 +44,34 @@ async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: in
 
 
 class HashEmbedder:
-    """Deterministic pseudo-random unit vectors from each text's hash: loads a large latency
-    dataset at database speed (``--synthetic-vectors``). The vectors mean nothing, so only
-    timings are measured on such data, never quality; queries still use the real model."""
+    """Deterministic vectors without a model: each word gets a pseudo-random unit vector from
+    its hash, and a text is the normalised sum of its words' vectors (random indexing). Texts
+    sharing words are near each other, so the data has structure like a real embedding's
+    (a nearest-neighbour index meets clusters, not uniform noise), and a query embedded the
+    same way finds the rows that share its words. Loads a large dataset at database speed
+    (``--synthetic-vectors``); latency is measured with the real model on the query side,
+    overlap with queries embedded this way too."""
 
     def __init__(self, model_name: str, dimensions: int) -> None:
         self.model_name = model_name
         self.dimensions = dimensions
+        self._words: dict[str, np.ndarray] = {}
+
+    def _word(self, word: str) -> np.ndarray:
+        v = self._words.get(word)
+        if v is None:
+            seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "big")
+            v = np.random.default_rng(seed).standard_normal(self.dimensions)
+            self._words[word] = v = v / np.linalg.norm(v)
+        return v
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
         out: list[Vector] = []
         for text in texts:
-            rng = random.Random(hashlib.sha256(text.encode()).digest())
-            v = [rng.gauss(0.0, 1.0) for _ in range(self.dimensions)]
-            norm = math.sqrt(sum(x * x for x in v)) or 1.0
-            out.append(Vector([x / norm for x in v]))
+            words = _WORD.findall(text.lower()) or [text]
+            v = np.sum([self._word(w) for w in words], axis=0)
+            out.append(Vector((v / (np.linalg.norm(v) or 1.0)).tolist()))
         return out
+
+
+_WORD = re.compile(r"[a-z0-9]+")

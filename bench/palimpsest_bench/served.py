@@ -25,11 +25,17 @@ def free_port() -> int:
 
 class ApiProcess:
     def __init__(
-        self, env: dict[str, str], log: Path, port: int | None = None, drop: tuple[str, ...] = ()
+        self,
+        env: dict[str, str],
+        log: Path,
+        port: int | None = None,
+        drop: tuple[str, ...] = (),
+        workers: int = 1,
     ) -> None:
         self.env = {**{k: v for k, v in os.environ.items() if k not in drop}, **env}
         self.log = log
         self.port = port or free_port()
+        self.workers = workers
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -49,6 +55,8 @@ class ApiProcess:
             str(self.port),
             "--log-level",
             "warning",
+            "--workers",
+            str(self.workers),
         ]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(

@@ -42,6 +42,7 @@ from palimpsest.graphql.view import (
 from palimpsest.identity.tokens import TokenKeys, load_keys, verify
 from palimpsest.queue_metrics import refreshing
 from palimpsest.ratelimit import RateLimit
+from palimpsest.recall_timing import RequestTiming
 from palimpsest.resolvers.erasure import resume_pending
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
@@ -192,6 +193,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route(mcp.PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
+        Middleware(RequestTiming),
         Middleware(AccessLog),
         Middleware(CausalBookmarks),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -122,27 +122,114 @@ Synthetic = Annotated[
 ]
 
 
-@bench_app.command("recall-latency")
-def bench_recall_latency(
-    chunks: BenchChunks = 10_000, queries: BenchQueries = 300, synthetic: Synthetic = False
-) -> None:
-    """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms)."""
+OwnHome = Annotated[
+    Path | None,
+    typer.Option(
+        "--neo4j-home",
+        help="Run on a Neo4j of the bench's own in this home (started if needed, sized for "
+        "--chunks, stopped afterwards), never the shared one; for 1M-chunk datasets.",
+    ),
+]
+OwnBolt = Annotated[int, typer.Option(help="Bolt port of the --neo4j-home server.")]
+OwnHttp = Annotated[int, typer.Option(help="HTTP port of the --neo4j-home server.")]
+KeepRunning = Annotated[
+    bool, typer.Option(help="Leave the --neo4j-home server running afterwards.")
+]
+
+
+def _on_server(
+    home: Path | None, chunks: int, bolt: int, http: int, keep: bool, run: Any
+) -> dict[str, Any]:
+    """Run ``run(settings)`` on the configured Neo4j, or on a server of its own in ``home``
+    (the result then names the server, its memory settings and its size on disk)."""
     import asyncio
 
-    from palimpsest_bench import recall_bench
+    if home is None:
+        return dict(asyncio.run(run(Settings())))
+    from palimpsest_bench import scale_server
 
-    run = recall_bench.run_latency(Settings(), chunks, queries, say=err, synthetic=synthetic)
-    print_json(asyncio.run(run))
+    with scale_server.own_server(Settings(), home, chunks, err, bolt, http, keep) as s:
+        result = dict(asyncio.run(run(s)))
+        result["server"] = {
+            "home": str(s.home),
+            "bolt_port": s.neo4j_bolt_port,
+            "heap": s.neo4j_heap,
+            "pagecache": s.neo4j_pagecache,
+            "disk_bytes": scale_server.disk_bytes(s),
+        }
+        return result
+
+
+class LatencyDataset(StrEnum):
+    LATENCY = "latency"
+    FILTERED = "filtered"
+
+
+@bench_app.command("recall-latency")
+def bench_recall_latency(
+    chunks: BenchChunks = 10_000,
+    queries: BenchQueries = 300,
+    synthetic: Synthetic = False,
+    clients: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Concurrent clients, each one request at a time (2+: the API as a process)."
+        ),
+    ] = 1,
+    workers: Annotated[int, typer.Option(min=1, help="API worker processes (2+ clients).")] = 1,
+    embedding_threads: Annotated[
+        int | None, typer.Option(min=1, help="The model's threads (default: the setting).")
+    ] = None,
+    dataset: Annotated[
+        LatencyDataset,
+        typer.Option(help="latency: one big scope and many small; filtered: filtered-recall's."),
+    ] = LatencyDataset.LATENCY,
+    neo4j_home: OwnHome = None,
+    bolt_port: OwnBolt = 7699,
+    http_port: OwnHttp = 7486,
+    keep_running: KeepRunning = False,
+) -> None:
+    """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms),
+    with the time of each stage; or throughput with several clients."""
+    from palimpsest_bench import recall_latency
+
+    def run(s: Settings) -> Any:
+        if embedding_threads is not None:
+            s = s.model_copy(update={"embedding_threads": embedding_threads})
+        return recall_latency.run_latency(
+            s,
+            chunks,
+            queries,
+            say=err,
+            synthetic=synthetic,
+            clients=clients,
+            dataset_kind=dataset.value,
+            workers=workers,
+        )
+
+    size = chunks + chunks // 9 if dataset is LatencyDataset.FILTERED else chunks
+    print_json(_on_server(neo4j_home, size, bolt_port, http_port, keep_running, run))
 
 
 @bench_app.command("filtered-recall")
-def bench_filtered_recall(chunks: BenchChunks = 10_000, queries: BenchQueries = 50) -> None:
+def bench_filtered_recall(
+    chunks: BenchChunks = 10_000,
+    queries: BenchQueries = 50,
+    synthetic: Synthetic = False,
+    neo4j_home: OwnHome = None,
+    bolt_port: OwnBolt = 7699,
+    http_port: OwnHttp = 7486,
+    keep_running: KeepRunning = False,
+) -> None:
     """Top-10 overlap with an exact in-scope search at 0.01-100 % scope shares."""
-    import asyncio
-
     from palimpsest_bench import recall_bench
 
-    print_json(asyncio.run(recall_bench.run_filtered(Settings(), chunks, queries, say=err)))
+    def run(s: Settings) -> Any:
+        return recall_bench.run_filtered(s, chunks, queries, say=err, synthetic=synthetic)
+
+    # 1.111 x N chunks: the five shares add up to 111.11 % of N.
+    size = chunks + chunks // 9
+    print_json(_on_server(neo4j_home, size, bolt_port, http_port, keep_running, run))
 
 
 @bench_app.command("ingest")

@@ -20,6 +20,7 @@ from typing import Any
 
 from palimpsest import cues, fulltext
 from palimpsest import recall as pure
+from palimpsest import recall_timing as timing
 from palimpsest.cypher.executor import Row, ScopedTx, Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
@@ -138,6 +139,13 @@ class _List:
 async def recall(
     svc: Services, who: Principal, scopes: Sequence[Scope], req: RecallRequest
 ) -> RecallResult:
+    with timing.timed("resolver"):
+        return await _recall(svc, who, scopes, req)
+
+
+async def _recall(
+    svc: Services, who: Principal, scopes: Sequence[Scope], req: RecallRequest
+) -> RecallResult:
     refs = [resolve_scope(who, s) for s in dict.fromkeys(scopes)]
     if not refs:
         raise InvalidArgument("give at least one scope")
@@ -154,14 +162,16 @@ async def recall(
     async def stats_of(tx: Tx) -> list[legs.ScopeStats]:
         return [await legs.read_stats(tx.scoped(r), sources, terms, want_speakers) for r in refs]
 
-    stats = await svc.db.read_tx(stats_of)
+    with timing.timed("stats"):
+        stats = await svc.db.read_tx(stats_of)
     question = cues.read_question(req.query, {s for st in stats for s in st.speakers})
     vector: list[float] | None = None
     if req.mode is not Mode.FULLTEXT:
         text = (
             cues.without_speakers(req.query, question.speakers) if lv.speaker_strip else req.query
         )
-        vector = list((await svc.embed([text]))[0])
+        with timing.timed("embedding"):
+            vector = list((await svc.embed([text]))[0])
     base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
 
     async def run(ref: ScopeRef, source: pure.Source, leg: str, st: legs.ScopeStats) -> _List:
@@ -175,7 +185,8 @@ async def recall(
                 )
             return await legs.fulltext_leg(tx, source, terms, kind, pool, base, lv.k1, lv.b)
 
-        return _List(leg, source, ref, await svc.db.scoped(ref).read_tx(work))
+        with timing.timed(f"{leg}_{source.value}"):
+            return _List(leg, source, ref, await svc.db.scoped(ref).read_tx(work))
 
     jobs = [
         run(ref, source, leg, st)
@@ -185,8 +196,22 @@ async def recall(
         if (leg == "vector" and vector is not None)
         or (leg == "fulltext" and terms and st.of(source).rows > 0)
     ]
-    lists = list(await asyncio.gather(*jobs))
-    found = await _load(svc, refs, lists)
+    with timing.timed("legs"):
+        lists = list(await asyncio.gather(*jobs))
+    with timing.timed("load"):
+        found = await _load(svc, refs, lists)
+    with timing.timed("fusion"):
+        return _rank(req, refs, lists, found, question)
+
+
+def _rank(
+    req: RecallRequest,
+    refs: list[ScopeRef],
+    lists: list[_List],
+    found: dict[Ident, Hit],
+    question: cues.QuestionCues,
+) -> RecallResult:
+    lv = req.levers
     # Facts and notes have a validity to be outside of; chunks drop out only as roots.
     dropped = {
         (lst.source.value, lst.ref.scope.value, i)

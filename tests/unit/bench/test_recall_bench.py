@@ -6,6 +6,7 @@ import pytest
 
 from palimpsest import markdown
 from palimpsest_bench import recall_bench as b
+from palimpsest_bench import recall_load as d
 
 
 def test_percentile_interpolates_between_ranks() -> None:
@@ -51,45 +52,49 @@ def test_overlap_small_and_empty_scopes() -> None:
 
 @pytest.mark.parametrize("n", [1, 100, 10_000, 100_000])
 def test_latency_plan_adds_up_and_is_stable(n: int) -> None:
-    plan = b.latency_plan(n)
+    plan = d.latency_plan(n)
     assert sum(p.chunks for p in plan) == n
-    assert plan == b.latency_plan(n)
+    assert plan == d.latency_plan(n)
     assert [p.big for p in plan].count(True) == 1
     assert len({p.key for p in plan}) == len(plan)
     assert all(p.tenant.startswith(f"bench-recall-{n}-") for p in plan)
     if n >= 10_000:
         assert plan[0].chunks == n // 5
         assert len(plan) > 50
-        assert all(b.SMALL_MIN <= p.chunks <= b.SMALL_MAX for p in plan[1:-1])
+        assert all(d.SMALL_MIN <= p.chunks <= d.SMALL_MAX for p in plan[1:-1])
 
 
 def test_filtered_plan_has_exact_shares() -> None:
-    assert [p.chunks for p in b.filtered_plan(100_000)] == [10, 100, 1000, 10_000, 100_000]
-    assert [p.chunks for p in b.filtered_plan(10_000)] == [1, 10, 100, 1000, 10_000]
-    assert [p.chunks for p in b.filtered_plan(100)] == [1, 1, 1, 10, 100]
-    plan = b.filtered_plan(10_000)
+    assert [p.chunks for p in d.filtered_plan(100_000)] == [10, 100, 1000, 10_000, 100_000]
+    assert [p.chunks for p in d.filtered_plan(10_000)] == [1, 10, 100, 1000, 10_000]
+    assert [p.chunks for p in d.filtered_plan(100)] == [1, 1, 1, 10, 100]
+    plan = d.filtered_plan(10_000)
     assert len({p.key for p in plan}) == len(plan)
     assert {p.tenant for p in plan} == {"bench-filtered-10000"}
+    assert [p.big for p in plan] == [False, False, False, False, True]
+    assert {p.tenant for p in d.filtered_plan(10_000, synthetic=True)} == {
+        "bench-filtered-synth-10000"
+    }
 
 
 @pytest.mark.parametrize("chunks", [1, 2, 3, 7, 25])
 def test_document_parses_into_the_planned_chunk_count(chunks: int) -> None:
-    gen = b.TextGen("seed")
+    gen = d.TextGen("seed")
     for serial in range(20):
         text = gen.document(chunks, serial)
         assert len(markdown.parse(text).chunks) == chunks
 
 
 def test_documents_for_a_scope_add_up() -> None:
-    plan = b.ScopePlan("t", "u", 113)
-    pairs = list(b.documents_for(plan))
+    plan = d.ScopePlan("t", "u", 113)
+    pairs = list(d.documents_for(plan))
     assert sum(size for _, size in pairs) == 113
     assert sum(len(markdown.parse(text).chunks) for text, _ in pairs) == 113
-    assert pairs == list(b.documents_for(plan))  # deterministic per scope
+    assert pairs == list(d.documents_for(plan))  # deterministic per scope
 
 
 def test_text_generator_is_varied_and_deterministic() -> None:
-    one, two = b.TextGen("s"), b.TextGen("s")
+    one, two = d.TextGen("s"), d.TextGen("s")
     sentences = [one.sentence(one.topic()) for _ in range(500)]
     assert sentences == [two.sentence(two.topic()) for _ in range(500)]
     assert len(set(sentences)) > 490

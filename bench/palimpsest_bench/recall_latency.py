@@ -1,0 +1,395 @@
+"""``bench recall-latency``: scoped ``search`` over GraphQL/HTTP against the same raw work.
+
+N chunks over many USER scopes in four tenants (one big scope with a fifth of the rows,
+several hundred small ones; ``recall_load.latency_plan``). The dataset is kept between runs:
+tenants ``bench-recall-<N>-t<i>``; a run whose scopes all hold their planned chunk counts
+skips the load (``dataset.cached``), a scope left half-loaded is erased and loaded again.
+Then, per query, interleaved: ``search`` through GraphQL over HTTP (uvicorn in-process on a
+free port, a real run token, one keep-alive connection, one request at a time; default
+sources, topK 10, so the query embedding and every leg the resolver plans are included), and
+the raw work: embed the query, then the same ``cypher/recall.py`` statements the planner runs
+for that request (vector leg with the exact fallback on a short read, full-text leg, per
+kind, concurrently, as the resolver does) through ``Database.read``. ``overhead`` is
+p95 / raw_p95: what HTTP, GraphQL, the resolvers and fusion add.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from palimpsest import fulltext
+from palimpsest import recall as pure
+from palimpsest import recall_timing as timing
+from palimpsest.config import Settings
+from palimpsest.identity import ScopeRef
+from palimpsest.identity.tokens import load_keys, mint
+from palimpsest.resolvers import facts as fr
+from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers.services import Services
+from palimpsest.runtime import open_services
+from palimpsest.server import serve_in_thread
+from palimpsest_bench.common import HashEmbedder
+from palimpsest_bench.recall_bench import (
+    POOL,
+    TOP_K,
+    Progress,
+    latency_stats,
+    percentile,
+    stderr,
+)
+from palimpsest_bench.recall_load import (
+    AGENT,
+    COUNT_EMBEDDED,
+    ScopePlan,
+    TextGen,
+    ensure_loaded,
+    filtered_plan,
+    latency_plan,
+    load_average,
+)
+from palimpsest_bench.served import ApiProcess
+from palimpsest_bench.sql import GraphQLClient
+
+SEARCH_GQL = (
+    "query($scope: Scope!, $q: String!, $k: Int!) { search(scope: $scope, query: $q, topK: $k) "
+    "{ hits { kind id score cosine vectorRank fulltextRank text documentId } } }"
+)
+
+
+async def raw_search(
+    svc: Services, ref: ScopeRef, query: str, sources: frozenset[pure.Source]
+) -> int:
+    """The work of one ``search`` without the API: the scope's term statistics, the query
+    embedding, then every leg the planner runs for it (per kind: the vector leg, exact for
+    small scopes or with the exact fallback on a short read; the scope-local BM25 leg),
+    concurrently. No fusion, no boosts, no final load. Returns the rows ranked."""
+    levers = pure.Levers.of(svc.settings)
+    kinds = sorted(sources)
+    terms = fulltext.query_terms(query, levers.question_words)
+    db = svc.db.scoped(ref)
+    stats = await db.read_tx(lambda tx: legs.read_stats(tx, kinds, terms, True))
+    [vector] = await svc.embed([query])
+    base: dict[str, Any] = {
+        "prefix": "",
+        "now": svc.clock(),
+        **fr.time_view(svc, None, None).params(),
+    }
+
+    async def vector_leg(kind: pure.Source) -> int:
+        rows = stats.of(kind).rows
+        ranked = await db.read_tx(
+            lambda tx: legs.vector_leg(
+                tx, kind, list(vector), POOL, base, rows, levers.exact_max_rows
+            )
+        )
+        return len(ranked.ids)
+
+    async def text_leg(kind: pure.Source) -> int:
+        st = stats.of(kind)
+        if not terms or st.rows == 0:
+            return 0
+        ranked = await db.read_tx(
+            lambda tx: legs.fulltext_leg(tx, kind, terms, st, POOL, base, levers.k1, levers.b)
+        )
+        return len(ranked.ids)
+
+    jobs: list[Awaitable[int]] = []
+    for kind in kinds:
+        jobs += [vector_leg(kind), text_leg(kind)]
+    return sum(await asyncio.gather(*jobs))
+
+
+async def _timed_raw(
+    svc: Services, ref: ScopeRef, query: str, sources: frozenset[pure.Source]
+) -> float:
+    started = time.perf_counter()
+    await raw_search(svc, ref, query, sources)
+    return (time.perf_counter() - started) * 1000
+
+
+@dataclass(slots=True)
+class StageLog:
+    """Stage figures the API observed (``recall_timing``), appended from its thread."""
+
+    samples: list[tuple[str, float]] = field(default_factory=list)
+
+    def __call__(self, stage: str, seconds: float) -> None:
+        self.samples.append((stage, seconds * 1000))
+
+    def since(self, mark: int) -> dict[str, float]:
+        """Per stage, the milliseconds observed after ``mark`` (summed if several)."""
+        out: dict[str, float] = {}
+        for stage, ms in self.samples[mark:]:
+            out[stage] = out.get(stage, 0.0) + ms
+        return out
+
+
+def stage_summary(per_query: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """p50 and p95 (ms) of each stage over the queries that ran it."""
+    names = sorted({name for q in per_query for name in q})
+    out: dict[str, dict[str, float]] = {}
+    for name in names:
+        values = [q[name] for q in per_query if name in q]
+        out[name] = {
+            "p50": round(percentile(values, 50), 2),
+            "p95": round(percentile(values, 95), 2),
+            "n": len(values),
+        }
+    return out
+
+
+def query_picks(plans: Sequence[ScopePlan], n: int, count: int) -> list[tuple[ScopePlan, str]]:
+    """Every other query asks the big scope, the rest a random other scope."""
+    big = [p for p in plans if p.big] or [max(plans, key=lambda p: p.chunks)]
+    small = [p for p in plans if p not in big]
+    gen = TextGen(f"latency-queries-{n}")
+    return [
+        (big[0] if i % 2 == 0 or not small else gen.rng.choice(small), gen.query())
+        for i in range(count)
+    ]
+
+
+async def run_latency(
+    settings: Settings,
+    n: int = 10_000,
+    queries: int = 300,
+    warmup: int = 30,
+    say: Progress = stderr,
+    synthetic: bool = False,
+    clients: int = 1,
+    dataset_kind: str = "latency",
+    workers: int = 1,
+) -> dict[str, Any]:
+    """One client: every query timed through GraphQL and as raw work, with the API's stage
+    figures. Several clients: the API as its own process (``workers`` uvicorn workers), each
+    client one request at a time; throughput, latency percentiles and errors."""
+    settings = settings.model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    plans = (
+        filtered_plan(n, synthetic) if dataset_kind == "filtered" else latency_plan(n, synthetic)
+    )
+    async with open_services(settings) as svc:
+        loader = (
+            replace(svc, embedder=HashEmbedder(svc.embedder.model_name, svc.embedder.dimensions))
+            if synthetic
+            else svc
+        )
+        dataset = await ensure_loaded(loader, plans, say)
+        dataset["synthetic_vectors"] = synthetic
+        dataset["plan"] = dataset_kind
+        index_rows = (await svc.db.read(COUNT_EMBEDDED))[0]["n"]
+        keys = load_keys(settings)
+        tokens = {
+            p.key: mint(keys, tenant=p.tenant, user=p.user, agent=AGENT, ttl_seconds=7200)
+            for p in plans
+        }
+        picks = query_picks(plans, n, warmup + queries)
+        if clients > 1:
+            figures = await asyncio.to_thread(
+                concurrent_run, settings, picks, tokens, warmup, clients, workers, say
+            )
+        else:
+            figures = await sequential_run(svc, settings, picks, tokens, warmup, say)
+    small = [p for p in plans if not p.big]
+    return {
+        "benchmark": "recall-latency",
+        "chunks": n,
+        "queries": queries,
+        "warmup": warmup,
+        "top_k": TOP_K,
+        "sources": sorted(s.value for s in pure.SEARCH_DEFAULT),
+        **figures,
+        "dataset": {
+            **dataset,
+            "tenants": sorted({p.tenant for p in plans}),
+            "big_scope_chunks": max(p.chunks for p in plans),
+            "small_scopes": len(small),
+            "small_scope_chunks": [min(p.chunks for p in small), max(p.chunks for p in small)]
+            if small
+            else [],
+            "index_rows": index_rows,
+        },
+        "cpus": os.cpu_count(),
+    }
+
+
+async def sequential_run(
+    svc: Services,
+    settings: Settings,
+    picks: Sequence[tuple[ScopePlan, str]],
+    tokens: Mapping[str, str],
+    warmup: int,
+    say: Progress,
+) -> dict[str, Any]:
+    sources = pure.SEARCH_DEFAULT
+    say("starting the API (Neo4j, embedding model) ...")
+    gql: dict[str, list[float]] = {"big": [], "small": []}
+    raw: dict[str, list[float]] = {"big": [], "small": []}
+    stages: list[dict[str, float]] = []
+    log = StageLog()
+    with serve_in_thread(settings) as url, timing.listening(log):
+        client = GraphQLClient(url, tokens[picks[0][0].key])
+        load_before = load_average()
+        try:
+            say(f"{warmup} warm-up and {len(picks) - warmup} measured queries ...")
+            for i, (p, text) in enumerate(picks):
+                # One keep-alive connection; each request carries its scope's own token.
+                client.headers["Authorization"] = f"Bearer {tokens[p.key]}"
+                # Alternate which goes first, so neither always meets the warmer caches.
+                raw_first = (i // 2) % 2 == 1
+                if raw_first:
+                    raw_ms = await _timed_raw(svc, p.ref, text, sources)
+                mark = len(log.samples)
+                t0 = time.perf_counter()
+                data = client.call(SEARCH_GQL, scope="USER", q=text, k=TOP_K)
+                gql_ms = (time.perf_counter() - t0) * 1000
+                seen = log.since(mark)
+                if not raw_first:
+                    raw_ms = await _timed_raw(svc, p.ref, text, sources)
+                if not data["search"]["hits"]:
+                    raise RuntimeError("a benchmark search returned nothing")
+                if i >= warmup:
+                    kind = "big" if p.big else "small"
+                    gql[kind].append(gql_ms)
+                    raw[kind].append(raw_ms)
+                    # What neither the resolver nor the server's HTTP/GraphQL time explains:
+                    # the loopback and the client's own work.
+                    server = seen.get("resolver", 0.0) + seen.get("http_graphql", 0.0)
+                    stages.append({**seen, "total": gql_ms, "client": max(0.0, gql_ms - server)})
+                if (i + 1) % 100 == 0:
+                    say(f"  {i + 1}/{len(picks)} queries")
+        finally:
+            client.close()
+        load_after = load_average()
+    all_gql = gql["big"] + gql["small"]
+    all_raw = raw["big"] + raw["small"]
+    stats = latency_stats(all_gql)
+    raw_stats = latency_stats(all_raw, "raw_")
+    return {
+        "clients": 1,
+        **stats,
+        **raw_stats,
+        "overhead": round(stats["p95"] / raw_stats["raw_p95"], 3),
+        "overhead_p50": round(stats["p50"] / raw_stats["raw_p50"], 3),
+        "stages": stage_summary(stages),
+        "by_scope": {
+            kind: {
+                "queries": len(gql[kind]),
+                **latency_stats(gql[kind]),
+                **latency_stats(raw[kind], "raw_"),
+            }
+            for kind in ("big", "small")
+            if gql[kind]
+        },
+        "embedding_threads": settings.embedding_threads,
+        "load_avg_before": load_before,
+        "load_avg_after": load_after,
+    }
+
+
+def concurrent_run(
+    settings: Settings,
+    picks: Sequence[tuple[ScopePlan, str]],
+    tokens: Mapping[str, str],
+    warmup: int,
+    clients: int,
+    workers: int,
+    say: Progress,
+) -> dict[str, Any]:
+    """The API as its own process, so the clients' threads never hold its interpreter lock;
+    each client thread sends its share of the queries one at a time."""
+    with tempfile.TemporaryDirectory(prefix="palimpsest-latency-") as tmp:
+        api = ApiProcess(api_env(settings), Path(tmp) / "api.log", workers=workers)
+        say(f"starting the API ({workers} worker(s)) ...")
+        api.start()
+        try:
+            return _drive(api.url, picks, tokens, warmup, clients, workers, say, settings)
+        finally:
+            api.stop()
+
+
+def _drive(
+    url: str,
+    picks: Sequence[tuple[ScopePlan, str]],
+    tokens: Mapping[str, str],
+    warmup: int,
+    clients: int,
+    workers: int,
+    say: Progress,
+    settings: Settings,
+) -> dict[str, Any]:
+    def one(client: GraphQLClient, p: ScopePlan, text: str) -> float:
+        client.headers["Authorization"] = f"Bearer {tokens[p.key]}"
+        t0 = time.perf_counter()
+        data = client.call(SEARCH_GQL, scope="USER", q=text, k=TOP_K)
+        if not data["search"]["hits"]:
+            raise RuntimeError("a benchmark search returned nothing")
+        return (time.perf_counter() - t0) * 1000
+
+    warm = GraphQLClient(url, tokens[picks[0][0].key])
+    try:
+        for p, text in picks[:warmup]:
+            one(warm, p, text)
+    finally:
+        warm.close()
+    measured = list(picks[warmup:])
+    errors: list[str] = []
+
+    def client_loop(share: Sequence[tuple[ScopePlan, str]]) -> list[float]:
+        client = GraphQLClient(url, tokens[share[0][0].key])
+        out: list[float] = []
+        try:
+            for p, text in share:
+                try:
+                    out.append(one(client, p, text))
+                except Exception as e:  # counted, never hidden; the client reconnects
+                    errors.append(type(e).__name__)
+                    client.close()
+                    client = GraphQLClient(url, tokens[p.key])
+        finally:
+            client.close()
+        return out
+
+    shares = [measured[i::clients] for i in range(clients)]
+    say(f"{len(measured)} queries from {clients} concurrent clients ...")
+    load_before = load_average()
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        results = list(pool.map(client_loop, [s for s in shares if s]))
+    wall = time.perf_counter() - started
+    ms = [x for r in results for x in r]
+    return {
+        "clients": clients,
+        "workers": workers,
+        "embedding_threads": settings.embedding_threads,
+        "throughput_per_s": round(len(ms) / wall, 1),
+        **latency_stats(ms),
+        "errors": len(errors),
+        "error_kinds": sorted(set(errors)),
+        "seconds": round(wall, 1),
+        "load_avg_before": load_before,
+        "load_avg_after": load_average(),
+    }
+
+
+def api_env(s: Settings) -> dict[str, str]:
+    """The settings the API process needs to reach the same Neo4j and accept our tokens."""
+    env = {
+        "PALIMPSEST_HOME": str(s.home),
+        "PALIMPSEST_NEO4J_BOLT_PORT": str(s.neo4j_bolt_port),
+        "PALIMPSEST_NEO4J_HTTP_PORT": str(s.neo4j_http_port),
+        "PALIMPSEST_LOG_LEVEL": "WARNING",
+        "PALIMPSEST_RATE_LIMIT_PER_SECOND": "0",
+    }
+    if s.neo4j_uri:
+        env["PALIMPSEST_NEO4J_URI"] = s.neo4j_uri
+    if s.embedding_threads is not None:
+        env["PALIMPSEST_EMBEDDING_THREADS"] = str(s.embedding_threads)
+    return env

@@ -1,0 +1,90 @@
+"""Recall stage timing on the real server: every stage a search runs is observed once, as a
+Prometheus histogram on the metrics listener and to in-process listeners; requests that run
+no recall add nothing; no figure carries the query."""
+
+from __future__ import annotations
+
+import re
+import socket
+import uuid
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from palimpsest import recall_timing as timing
+from palimpsest.config import Settings
+from palimpsest.identity import Scope
+from palimpsest.server import serve_in_thread
+from tests.integration.conftest import gql_over
+
+pytestmark = pytest.mark.integration
+
+IMPORT = """mutation($m: String!) {
+  importDocument(scope: USER, markdown: $m) { summary { id } } }"""
+SET = """mutation($k: String!, $v: JSON!) { memorySet(scope: USER, key: $k, value: $v,
+  embed: true) { key } }"""
+SEARCH = """query($q: String!) { search(scope: USER, query: $q, topK: 5) { hits { id } } }"""
+# One search, one scope, all three kinds with rows of each: every leg runs.
+LEG_STAGES = {f"{leg}_{kind}" for leg in ("vector", "fulltext") for kind in ("notes", "documents")}
+PER_SEARCH = {"stats", "embedding", "legs", "fusion", "load", "resolver", "http_graphql"}
+
+
+@pytest.fixture(scope="module")
+def metered(settings: Settings) -> Iterator[tuple[httpx.Client, str]]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    with (
+        serve_in_thread(settings.model_copy(update={"metrics_port": port})) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
+        yield client, f"http://127.0.0.1:{port}/metrics"
+
+
+def stage_counts(metrics_url: str) -> dict[str, float]:
+    text = httpx.get(metrics_url).text
+    found = re.findall(r'palimpsest_recall_stage_seconds_count\{stage="(\w+)"\} (\S+)', text)
+    return {stage: float(n) for stage, n in found}
+
+
+def test_a_search_observes_each_stage_once(
+    metered: tuple[httpx.Client, str], token: Callable[..., str]
+) -> None:
+    client, metrics_url = metered
+    gql = gql_over(client)
+    who = token(f"rt-{uuid.uuid4().hex[:8]}", "alice", "timer", memory_scopes=[Scope.USER])
+    assert "errors" not in gql(IMPORT, who, m="The harbor crane lifted cargo in Lisbon.\n")
+    assert "errors" not in gql(SET, who, k="cargo", v="cargo manifests are kept in the harbor")
+    before = stage_counts(metrics_url)
+    seen: list[tuple[str, float]] = []
+    with timing.listening(lambda stage, seconds: seen.append((stage, seconds))):
+        body = gql(SEARCH, who, q="harbor cargo")
+    assert body["data"]["search"]["hits"], body
+    stages = [stage for stage, _ in seen]
+    assert set(stages) >= PER_SEARCH | LEG_STAGES
+    # No facts in the scope: the facts' full-text leg has nothing to read and does not run.
+    assert "fulltext_facts" not in stages
+    for stage in PER_SEARCH | LEG_STAGES:
+        assert stages.count(stage) == 1, stage
+    figures = dict(seen)
+    assert all(0 < s < 60 for s in figures.values())
+    # The resolver's time holds its stages (legs overlap each other, not the other stages).
+    inner = figures["stats"] + figures["embedding"] + figures["legs"] + figures["load"]
+    assert inner + figures["fusion"] <= figures["resolver"]
+    after = stage_counts(metrics_url)
+    for stage in set(stages):
+        assert after[stage] - before.get(stage, 0.0) == stages.count(stage), stage
+
+
+def test_requests_without_a_recall_observe_nothing(metered: tuple[httpx.Client, str]) -> None:
+    client, _ = metered
+    seen: list[str] = []
+    with timing.listening(lambda stage, seconds: seen.append(stage)):
+        assert client.post("/graphql", json={"query": "{ health }"}).status_code == 200
+    assert seen == []
+
+
+def test_only_known_stages_are_observed() -> None:
+    with pytest.raises(ValueError, match="unknown recall stage"):
+        timing.observe("the query text", 0.001)
