@@ -19,7 +19,7 @@ import asyncio
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +29,7 @@ from palimpsest import fulltext
 from palimpsest import recall as pure
 from palimpsest import recall_timing as timing
 from palimpsest.config import Settings
+from palimpsest.cypher.executor import ScopedTx
 from palimpsest.identity import ScopeRef
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.resolvers import facts as fr
@@ -67,44 +68,54 @@ SEARCH_GQL = (
 async def raw_search(
     svc: Services, ref: ScopeRef, query: str, sources: frozenset[pure.Source]
 ) -> int:
-    """The work of one ``search`` without the API: the scope's term statistics, the query
-    embedding, then every leg the planner runs for it (per kind: the vector leg, exact for
-    small scopes or with the exact fallback on a short read; the scope-local BM25 leg),
-    concurrently. No fusion, no boosts, no final load. Returns the rows ranked."""
+    """The work of one ``search`` without the API, planned as the resolver plans it: one read
+    transaction reads the scope's term statistics and runs the scope-local BM25 leg of each
+    kind; meanwhile the query is embedded (after the statistics) and a second transaction
+    runs each kind's vector leg (exact for small scopes, the exact fallback on a short read).
+    No fusion, no boosts, no final load. Returns the rows ranked."""
     levers = pure.Levers.of(svc.settings)
     kinds = sorted(sources)
     terms = fulltext.query_terms(query, levers.question_words)
     db = svc.db.scoped(ref)
-    stats = await db.read_tx(lambda tx: legs.read_stats(tx, kinds, terms, True))
-    [vector] = await svc.embed([query])
     base: dict[str, Any] = {
         "prefix": "",
         "now": svc.clock(),
         **fr.time_view(svc, None, None).params(),
     }
+    read: asyncio.Future[legs.ScopeStats] = asyncio.get_running_loop().create_future()
 
-    async def vector_leg(kind: pure.Source) -> int:
-        rows = stats.of(kind).rows
-        ranked = await db.read_tx(
-            lambda tx: legs.vector_leg(
-                tx, kind, list(vector), POOL, base, rows, levers.exact_max_rows
-            )
-        )
-        return len(ranked.ids)
+    async def text_side(tx: ScopedTx) -> int:
+        stats = await legs.read_stats(tx, kinds, terms, True)
+        if not read.done():
+            read.set_result(stats)
+        found = 0
+        for kind in kinds:
+            st = stats.of(kind)
+            if terms and st.rows:
+                ranked = await legs.fulltext_leg(
+                    tx, kind, terms, st, POOL, base, levers.k1, levers.b
+                )
+                found += len(ranked.ids)
+        return found
 
-    async def text_leg(kind: pure.Source) -> int:
-        st = stats.of(kind)
-        if not terms or st.rows == 0:
-            return 0
-        ranked = await db.read_tx(
-            lambda tx: legs.fulltext_leg(tx, kind, terms, st, POOL, base, levers.k1, levers.b)
-        )
-        return len(ranked.ids)
+    async def vector_side() -> int:
+        stats = await read
+        [vector] = await svc.embed([query])
 
-    jobs: list[Awaitable[int]] = []
-    for kind in kinds:
-        jobs += [vector_leg(kind), text_leg(kind)]
-    return sum(await asyncio.gather(*jobs))
+        async def work(tx: ScopedTx) -> int:
+            found = 0
+            for kind in kinds:
+                rows = stats.of(kind).rows
+                ranked = await legs.vector_leg(
+                    tx, kind, list(vector), POOL, base, rows, levers.exact_max_rows
+                )
+                found += len(ranked.ids)
+            return found
+
+        return await db.read_tx(work)
+
+    counts = await asyncio.gather(db.read_tx(text_side), vector_side())
+    return sum(counts)
 
 
 async def _timed_raw(

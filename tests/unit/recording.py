@@ -35,10 +35,15 @@ class Call:
 class RecordingExecutor:
     answer: Answer
     calls: list[Call] = field(default_factory=list)
+    transactions: list[list[str]] = field(default_factory=list)  # statement names per tx
 
     async def execute(self, work: Callable[[RawRun], Awaitable[T]], *, write: bool) -> T:
+        names: list[str] = []
+        self.transactions.append(names)
+
         async def run(statement: Statement, params: dict[str, Any]) -> list[Row]:
             self.calls.append(Call(statement.name, params, write))
+            names.append(statement.name)
             return self.answer(statement, params)
 
         return await work(run)

@@ -36,20 +36,40 @@ FACT_VISIBLE: LiteralString = (
   AND ($include_refuted OR coalesce(f.confidence, 1.0) >= $min_confidence)"""
 )
 
-FACT_COLUMNS: LiteralString = """
-f {.id, .scope, .predicate, .text, .natural_key, .observed_at, .valid_at, .invalid_at, .created_at,
-   .expired_at, .supersedes, .superseded_by, .confidence, .verdict, .judge_reason,
-   .judged_by, .judged_at, .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-   .compaction_generation} AS fact,
-s {.id, .type, .name, .aliases, .tenant_id, .session_id, .run_id, .agent_name, .model,
-   .origin, .compaction_generation} AS subject,
-o {.id, .type, .name, .aliases, .tenant_id, .session_id, .run_id, .agent_name, .model,
-   .origin, .compaction_generation} AS object,
-COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
+_FACT_MAP: LiteralString = """f {.id, .scope, .predicate, .text, .natural_key, .observed_at,
+   .valid_at, .invalid_at, .created_at, .expired_at, .supersedes, .superseded_by, .confidence,
+   .verdict, .judge_reason, .judged_by, .judged_at, .tenant_id, .session_id, .run_id,
+   .agent_name, .model, .origin, .compaction_generation}"""
+_ENTITY_FIELDS: LiteralString = """{.id, .type, .name, .aliases, .tenant_id, .session_id,
+   .run_id, .agent_name, .model, .origin, .compaction_generation}"""
+_SOURCES: LiteralString = """COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
           RETURN x {.chunk_id, .document_id, .start, .end, .text, .origin_scope, .created_at,
                     .origin}
-          ORDER BY x.created_at, x.key } AS sources
-"""
+          ORDER BY x.created_at, x.key }"""
+# A fact as the columns ``fact_from`` reads (``fact``, ``subject``, ``object``, ``sources``),
+# and the same as one map (for statements that collect several facts into one column).
+FACT_COLUMNS: LiteralString = (
+    "\n"
+    + _FACT_MAP
+    + " AS fact,\ns "
+    + _ENTITY_FIELDS
+    + " AS subject,\no "
+    + _ENTITY_FIELDS
+    + " AS object,\n"
+    + _SOURCES
+    + " AS sources\n"
+)
+FACT_ROW: LiteralString = (
+    "{fact: "
+    + _FACT_MAP
+    + ",\n subject: s "
+    + _ENTITY_FIELDS
+    + ",\n object: o "
+    + _ENTITY_FIELDS
+    + ",\n sources: "
+    + _SOURCES
+    + "}"
+)
 
 KEY_CONFLICTS = Statement(
     "KEY_CONFLICTS",

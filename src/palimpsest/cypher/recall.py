@@ -1,9 +1,12 @@
 """The legs of hybrid recall, per kind of row, and the final load of the chosen rows.
 
 Candidate legs return only what ranking needs: the row id, its score (vector) or its stored
-terms, frequencies and length (full-text), and a ``live`` flag for the row filters (expiry, key
+terms, frequencies and length (full-text), a ``live`` flag for the row filters (expiry, key
 prefix, validity), so the resolver can tell a short pool (over-fetch) from a small scope
-(exact fallback). The rows that survive fusion are then loaded once, by id.
+(exact fallback), and the ``cues`` the time window and the boosts read (``observedAt`` as
+epoch milliseconds, so no temporal value is built for a row fusion drops). The top-k that
+survives fusion is then loaded once per scope, all kinds in one statement (``LOAD_HITS``),
+with its provenance.
 
 Vector legs filter on ``scope_key`` inside the index (``SEARCH ... WHERE``); their scores
 are Neo4j's normalised cosine, ``(1 + cos) / 2``. Full-text legs ask Lucene only *which*
@@ -15,7 +18,7 @@ resolver with the scope's own statistics. Every leg re-checks the scope after th
 from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
-from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
+from palimpsest.cypher.facts import FACT_ROW, FACT_VISIBLE
 from palimpsest.cypher.memory import NOTE_VALID
 
 _MEMORY_KEPT: LiteralString = (
@@ -29,6 +32,30 @@ _MEMORY_UNTIMELY: LiteralString = (
     ", collect(coalesce(" + _MEMORY_KEPT + " AND NOT " + _MEMORY_TIMELY + ", false)) AS untimely"
 )
 _CHUNK_LIVE: LiteralString = "c.index IS NOT NULL"
+
+
+def _cues(var: LiteralString, dated: LiteralString) -> LiteralString:
+    """What the time window and the boosts read, per row: [observedAt in epoch ms, years,
+    has a time expression, speaker, has a validity interval]. A list per row, so rows with
+    nulls keep their place (``collect`` skips nulls)."""
+    return (
+        ", collect(["
+        + var
+        + ".observed_at.epochMillis, "
+        + var
+        + ".years, coalesce("
+        + var
+        + ".has_time, false), "
+        + var
+        + ".speaker, "
+        + dated
+        + "]) AS cues"
+    )
+
+
+_MEMORY_CUES = _cues("m", "(m.valid_at IS NOT NULL OR m.invalid_at IS NOT NULL)")
+_CHUNK_CUES = _cues("c", "false")
+_FACT_CUES = _cues("f", "(f.valid_at IS NOT NULL OR f.invalid_at IS NOT NULL)")
 
 
 def _scored(
@@ -50,9 +77,9 @@ def _scored(
     )
 
 
-_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY)
-_CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE)
-_FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE)
+_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES)
+_CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES)
+_FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE, _FACT_CUES)
 
 
 def _terms(
@@ -95,7 +122,7 @@ TERMS_MEMORY = Statement(
     """CYPHER 25
 MATCH (m:Memory)
   SEARCH m IN (FULLTEXT INDEX memory_terms FOR $lucene LIMIT $k)"""
-    + _terms("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY),
+    + _terms("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES),
 )
 
 VECTOR_CHUNKS = Statement(
@@ -113,7 +140,7 @@ TERMS_CHUNKS = Statement(
     """CYPHER 25
 MATCH (c:Chunk)
   SEARCH c IN (FULLTEXT INDEX chunk_terms FOR $lucene LIMIT $k)"""
-    + _terms("c", "c.id", _CHUNK_LIVE),
+    + _terms("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES),
 )
 
 VECTOR_FACTS = Statement(
@@ -131,7 +158,7 @@ TERMS_FACTS = Statement(
     """CYPHER 25
 MATCH ()-[f:FACT]->()
   SEARCH f IN (FULLTEXT INDEX fact_terms FOR $lucene LIMIT $k)"""
-    + _terms("f", "f.id", FACT_VISIBLE),
+    + _terms("f", "f.id", FACT_VISIBLE, _FACT_CUES),
 )
 
 # Exact legs: every embedded row of the scope, scored by cosine. The planner uses them for
@@ -170,39 +197,29 @@ LIMIT $k"""
     + _FACT_SCORED,
 )
 
-# The final load: the rows fusion kept, with what boosts and filters read.
-_CUES: LiteralString = ".years, .has_time, .speaker"
-
-LOAD_MEMORY = Statement(
-    "LOAD_MEMORY",
-    """
-MATCH (m:Memory {scope_key: $scope_key})
-WHERE m.key IN $ids
-RETURN m.key AS id,
-       m {.key, .scope, .text, .created_at, .updated_at, .observed_at, .valid_at, .invalid_at,
-          .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-          .compaction_generation, """
-    + _CUES
-    + "} AS row",
-)
-
-LOAD_CHUNKS = Statement(
-    "LOAD_CHUNKS",
-    """
-MATCH (c:Chunk)
-WHERE c.id IN $ids AND c.scope_key = $scope_key
-RETURN c.id AS id,
-       c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at, .tenant_id,
-          .session_id, .run_id, .agent_name, .model, .origin, .compaction_generation, """
-    + _CUES
-    + "} AS row",
-)
-
-LOAD_FACTS = Statement(
-    "LOAD_FACTS",
-    """
-MATCH (s:Entity)-[f:FACT]->(o:Entity)
-WHERE f.id IN $ids AND f.scope_key = $scope_key
-RETURN f.id AS id, f.years AS years, f.has_time AS has_time,"""
-    + FACT_COLUMNS,
+# The final load: the top-k fusion kept, every kind of one scope in one statement.
+LOAD_HITS = Statement(
+    "LOAD_HITS",
+    """CYPHER 25
+CALL () {
+  MATCH (m:Memory {scope_key: $scope_key})
+  WHERE m.key IN $notes
+  RETURN collect(m {.key, .scope, .text, .created_at, .observed_at, .tenant_id, .session_id,
+                    .run_id, .agent_name, .model, .origin, .compaction_generation}) AS notes
+}
+CALL () {
+  MATCH (c:Chunk)
+  WHERE c.id IN $chunks AND c.scope_key = $scope_key
+  RETURN collect(c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at,
+                    .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+                    .compaction_generation}) AS chunks
+}
+CALL () {
+  MATCH (s:Entity)-[f:FACT]->(o:Entity)
+  WHERE f.id IN $facts AND f.scope_key = $scope_key
+  RETURN collect("""
+    + FACT_ROW
+    + """) AS facts
+}
+RETURN notes, chunks, facts""",
 )

@@ -3,38 +3,64 @@ BM25 leg, each a ranked list; the lists are fused by Reciprocal Rank Fusion, the
 preferences read from the question (dates, "when", years, a named speaker) boost the fused
 score. Nothing from another scope reaches a score, a rank or the candidate pools.
 
-The plan for one request: read the scopes' term statistics (one transaction), embed the
-query (without the speakers it names, lever 3), run every leg concurrently
-(``recall_legs``), load the rows fusion may keep (one transaction per scope), then filter,
-fuse, boost and explain.
+The plan for one request, two read transactions on two sessions, running concurrently:
+
+- the text side reads the scopes' term statistics, then runs every full-text leg;
+- the vector side waits for the statistics (the speakers a question names leave the
+  embedded text, lever 3, and a scope's size picks the exact or the approximate leg), embeds
+  the query meanwhile the full-text legs run, runs every vector leg, then takes the text
+  side's lists, filters, fuses, boosts and explains, and loads the top-k in the same
+  transaction (one statement per scope, ``recall_hits.load``).
+
+A full-text-only request runs everything in the text side's one transaction. Each stage is
+timed (``recall_timing``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+import time
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from palimpsest import cues, fulltext
 from palimpsest import recall as pure
 from palimpsest import recall_timing as timing
-from palimpsest.cypher.executor import Row, ScopedTx, Tx
+from palimpsest.cypher.executor import Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers.common import provenance_from
-from palimpsest.resolvers.facts import TimeView, fact_from
+from palimpsest.resolvers.facts import TimeView
+from palimpsest.resolvers.recall_hits import (
+    BoostPart,
+    Explain,
+    Hit,
+    Ident,
+    LegPart,
+    TimeFilterReport,
+)
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.models import Fact, Provenance
 
 MAX_POOL = 200  # also the largest top_k the resolver serves (the API allows 50)
 MAX_FETCH = legs.MAX_FETCH
 ANN_FLOOR = legs.ANN_FLOOR
 MAX_QUERY_CHARS = 4000
-Ident = tuple[str, str, str]  # (kind, scope, id)
+T = TypeVar("T")
+__all__ = [
+    "BoostPart",
+    "Explain",
+    "Hit",
+    "LegPart",
+    "Mode",
+    "RecallRequest",
+    "RecallResult",
+    "TimeFilterReport",
+    "recall",
+]
 
 
 class Mode(StrEnum):
@@ -58,64 +84,6 @@ class RecallRequest:
     pool: int | None = None  # candidates per leg; default pool_factor x top_k, capped
     pool_factor: int = 2
     levers: pure.Levers = field(default_factory=pure.Levers)
-
-
-@dataclass(frozen=True, slots=True)
-class LegPart:
-    """One ranked list's share of a hit's score: ``weight / (k + rank)``."""
-
-    leg: str  # vector | fulltext
-    rank: int
-    contribution: float
-    value: float  # the leg's own score: cosine, or scope-local BM25
-
-
-@dataclass(frozen=True, slots=True)
-class BoostPart:
-    lever: str  # observedDate | whenQuestion | yearRange | speaker
-    factor: float
-
-
-@dataclass(frozen=True, slots=True)
-class Explain:
-    legs: list[LegPart]
-    boosts: list[BoostPart]
-    fused: float  # the RRF sum before boosts
-
-
-@dataclass(slots=True)
-class Hit:
-    kind: pure.Source
-    scope: Scope
-    id: str
-    text: str
-    score: float = 0.0
-    cosine: float | None = None
-    fulltext_score: float | None = None
-    vector_rank: int | None = None
-    fulltext_rank: int | None = None
-    key: str | None = None
-    document_id: str | None = None
-    chunk_type: str | None = None
-    fact: Fact | None = None
-    observed_at: datetime | None = None
-    created_at: datetime | None = None
-    provenance: Provenance | None = None
-    in_window: bool | None = None
-    years: list[int] | None = None
-    has_time: bool = False
-    speaker: str | None = None
-    explain: Explain | None = None
-    dated: bool = False  # has a validity interval (facts and notes)
-
-
-@dataclass(frozen=True, slots=True)
-class TimeFilterReport:
-    mode: str
-    slack_seconds: int
-    in_window: int
-    out_of_window: int
-    undated: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,60 +126,110 @@ async def _recall(
     sources = sorted(req.sources)
     terms = [] if req.mode is Mode.VECTOR else fulltext.query_terms(req.query, lv.question_words)
     want_speakers = lv.speaker_strip or lv.speaker_boost > 1.0
+    base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
+    stats_read: asyncio.Future[list[legs.ScopeStats]] = asyncio.get_running_loop().create_future()
+    spans: list[tuple[float, float]] = []  # each leg's start and end, for the "legs" stage
 
-    async def stats_of(tx: Tx) -> list[legs.ScopeStats]:
-        return [await legs.read_stats(tx.scoped(r), sources, terms, want_speakers) for r in refs]
+    async def leg(stage: str, work: Awaitable[T]) -> T:
+        started = time.perf_counter()
+        try:
+            return await work
+        finally:
+            ended = time.perf_counter()
+            spans.append((started, ended))
+            timing.observe(stage, ended - started)
 
-    with timing.timed("stats"):
-        stats = await svc.db.read_tx(stats_of)
-    question = cues.read_question(req.query, {s for st in stats for s in st.speakers})
-    vector: list[float] | None = None
-    if req.mode is not Mode.FULLTEXT:
-        text = (
+    async def text_side(tx: Tx) -> list[_List]:
+        with timing.timed("stats"):
+            stats = [
+                await legs.read_stats(tx.scoped(r), sources, terms, want_speakers) for r in refs
+            ]
+        if not stats_read.done():  # a retried transaction reads them again
+            stats_read.set_result(stats)
+        lists: list[_List] = []
+        for ref, st in zip(refs, stats, strict=True):
+            for source in sources:
+                kind = st.of(source)
+                if terms and kind.rows > 0:
+                    work = legs.fulltext_leg(
+                        tx.scoped(ref), source, terms, kind, pool, base, lv.k1, lv.b
+                    )
+                    ranked = await leg(f"fulltext_{source.value}", work)
+                    lists.append(_List("fulltext", source, ref, ranked))
+        return lists
+
+    async def finish(tx: Tx, lists: list[_List], question: cues.QuestionCues) -> RecallResult:
+        if spans:
+            timing.observe("legs", max(e for _, e in spans) - min(s for s, _ in spans))
+        with timing.timed("fusion"):
+            ranked, report = _rank(req, refs, lists, question)
+        with timing.timed("load"):
+            hits = await hits_of.load(tx, refs, ranked[: req.top_k])
+        return RecallResult(
+            hits=hits, sources_applied=True, time_filter=report, scopes=[r.scope for r in refs]
+        )
+
+    def question_of(stats: list[legs.ScopeStats]) -> cues.QuestionCues:
+        return cues.read_question(req.query, {s for st in stats for s in st.speakers})
+
+    if req.mode is Mode.FULLTEXT:
+
+        async def text_only(tx: Tx) -> RecallResult:
+            lists = await text_side(tx)
+            return await finish(tx, lists, question_of(stats_read.result()))
+
+        return await svc.db.read_tx(text_only)
+
+    text_lists = asyncio.ensure_future(svc.db.read_tx(text_side))
+    try:
+        either: list[asyncio.Future[Any]] = [stats_read, text_lists]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not stats_read.done():
+            await text_lists  # it failed before the statistics were read: raises
+        stats = stats_read.result()
+        question = question_of(stats)
+        embedded = (
             cues.without_speakers(req.query, question.speakers) if lv.speaker_strip else req.query
         )
         with timing.timed("embedding"):
-            vector = list((await svc.embed([text]))[0])
-    base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
+            vector = list((await svc.embed([embedded]))[0])
 
-    async def run(ref: ScopeRef, source: pure.Source, leg: str, st: legs.ScopeStats) -> _List:
-        kind = st.of(source)
+        async def vector_side(tx: Tx) -> RecallResult:
+            lists: list[_List] = []
+            for ref, st in zip(refs, stats, strict=True):
+                for source in sources:
+                    rows = st.of(source).rows
+                    work = legs.vector_leg(
+                        tx.scoped(ref), source, vector, pool, base, rows, lv.exact_max_rows
+                    )
+                    ranked = await leg(f"vector_{source.value}", work)
+                    lists.append(_List("vector", source, ref, ranked))
+            lists += await asyncio.shield(text_lists)
+            return await finish(tx, lists, question)
 
-        async def work(tx: ScopedTx) -> legs.Ranked:
-            if leg == "vector":
-                assert vector is not None
-                return await legs.vector_leg(
-                    tx, source, vector, pool, base, kind.rows, lv.exact_max_rows
-                )
-            return await legs.fulltext_leg(tx, source, terms, kind, pool, base, lv.k1, lv.b)
-
-        with timing.timed(f"{leg}_{source.value}"):
-            return _List(leg, source, ref, await svc.db.scoped(ref).read_tx(work))
-
-    jobs = [
-        run(ref, source, leg, st)
-        for ref, st in zip(refs, stats, strict=True)
-        for source in sources
-        for leg in ("vector", "fulltext")
-        if (leg == "vector" and vector is not None)
-        or (leg == "fulltext" and terms and st.of(source).rows > 0)
-    ]
-    with timing.timed("legs"):
-        lists = list(await asyncio.gather(*jobs))
-    with timing.timed("load"):
-        found = await _load(svc, refs, lists)
-    with timing.timed("fusion"):
-        return _rank(req, refs, lists, found, question)
+        return await svc.db.read_tx(vector_side)
+    finally:
+        if not text_lists.done():
+            text_lists.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await text_lists
 
 
 def _rank(
-    req: RecallRequest,
-    refs: list[ScopeRef],
-    lists: list[_List],
-    found: dict[Ident, Hit],
-    question: cues.QuestionCues,
-) -> RecallResult:
-    lv = req.levers
+    req: RecallRequest, refs: list[ScopeRef], lists: list[_List], question: cues.QuestionCues
+) -> tuple[list[Hit], TimeFilterReport | None]:
+    """Candidates from the legs' cues, the time window, RRF, boosts; best first."""
+    order = {r.scope: i for i, r in enumerate(refs)}
+    # The lists in one fixed order (scope, kind, vector before full-text): RRF keeps the
+    # first-seen order on ties, so the answer never depends on which leg finished first.
+    lists.sort(key=lambda lst: (order[lst.ref.scope], lst.source, lst.leg != "vector"))
+    found: dict[Ident, Hit] = {}
+    for lst in lists:
+        for i in lst.ranked.ids:
+            ident = (lst.source.value, lst.ref.scope.value, i)
+            if ident not in found:
+                cue = lst.ranked.cues.get(i) or legs.Cues.of(None)
+                found[ident] = hits_of.candidate(lst.source, lst.ref.scope, i, cue)
     # Facts and notes have a validity to be outside of; chunks drop out only as roots.
     dropped = {
         (lst.source.value, lst.ref.scope.value, i)
@@ -219,45 +237,16 @@ def _rank(
         if lst.source is not pure.Source.DOCUMENTS
         for i in lst.ranked.dropped
     }
-    report = _apply_window(req.window, found) if req.window else None
+    report = hits_of.apply_window(req.window, found) if req.window else None
     if report is None and req.view.as_of_given:
-        report = _as_of_report(found, dropped)
+        report = hits_of.as_of_report(found, dropped)
     ranked = _fuse(req, lists, found)
-    _boost(ranked, question, lv)
+    _boost(ranked, question, req.levers)
     ranked.sort(key=lambda h: -h.score)
     if req.window and req.window.missing is pure.Missing.PREFER:
         # Prefer ranks: in-window first, then undated, then out-of-window; stable otherwise.
         ranked.sort(key=lambda h: 0 if h.in_window else 1 if h.in_window is None else 2)
-    return RecallResult(
-        hits=ranked[: req.top_k],
-        sources_applied=True,
-        time_filter=report,
-        scopes=[r.scope for r in refs],
-    )
-
-
-async def _load(svc: Services, refs: list[ScopeRef], lists: list[_List]) -> dict[Ident, Hit]:
-    """Load every candidate row once: one transaction per scope."""
-
-    async def one(ref: ScopeRef) -> list[tuple[pure.Source, dict[str, Row]]]:
-        wanted: dict[pure.Source, list[str]] = {}
-        for lst in lists:
-            if lst.ref is ref:
-                ids = wanted.setdefault(lst.source, [])
-                ids += [i for i in lst.ranked.ids if i not in ids]
-
-        async def work(tx: ScopedTx) -> list[tuple[pure.Source, dict[str, Row]]]:
-            return [(s, await legs.load(tx, s, ids)) for s, ids in sorted(wanted.items())]
-
-        return await svc.db.scoped(ref).read_tx(work) if wanted else []
-
-    found: dict[Ident, Hit] = {}
-    for ref, loaded in zip(refs, await asyncio.gather(*(one(r) for r in refs)), strict=True):
-        for source, rows in loaded:
-            for row_id, row in rows.items():
-                hit = _hit(source, row)
-                found[(source.value, ref.scope.value, row_id)] = hit
-    return found
+    return ranked, report
 
 
 def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit]) -> list[Hit]:
@@ -309,85 +298,6 @@ def _boost(hits: list[Hit], q: cues.QuestionCues, lv: pure.Levers) -> None:
             hit.score *= b.factor
         if hit.explain is not None:
             hit.explain.boosts.extend(boosts)
-
-
-def _hit(kind: pure.Source, row: Row) -> Hit:
-    """A hit names the scope its row is stored in (not the scope that was asked for)."""
-    if kind is pure.Source.FACTS:
-        fact = fact_from(Scope(row["fact"]["scope"]), row)
-        return Hit(
-            kind,
-            fact.scope,
-            fact.id,
-            fact.text,
-            fact=fact,
-            observed_at=fact.observed_at,
-            created_at=fact.created_at,
-            provenance=fact.provenance,
-            years=row.get("years"),
-            has_time=bool(row.get("has_time")),
-            dated=fact.valid_at is not None or fact.invalid_at is not None,
-        )
-    r = row["row"]
-    scope = Scope(r["scope"])
-    common: dict[str, Any] = {
-        "created_at": r["created_at"],
-        "provenance": provenance_from(r),
-        "years": r.get("years"),
-        "has_time": bool(r.get("has_time")),
-        "speaker": r.get("speaker"),
-    }
-    if kind is pure.Source.NOTES:
-        dated = r.get("valid_at") is not None or r.get("invalid_at") is not None
-        return Hit(
-            kind,
-            scope,
-            r["key"],
-            r["text"] or "",
-            key=r["key"],
-            observed_at=r.get("observed_at"),
-            dated=dated,
-            **common,
-        )
-    return Hit(
-        kind,
-        scope,
-        r["id"],
-        r["text"],
-        document_id=r["document_id"],
-        chunk_type=r["type"],
-        observed_at=r["observed_at"],
-        **common,
-    )
-
-
-def _apply_window(window: pure.Window, found: dict[Ident, Hit]) -> TimeFilterReport:
-    counts = {True: 0, False: 0, None: 0}
-    for ident, hit in list(found.items()):
-        hit.in_window = window.contains(hit.observed_at)
-        counts[hit.in_window] += 1
-        if window.missing is pure.Missing.REQUIRE and not hit.in_window:
-            del found[ident]
-    return TimeFilterReport(
-        mode=window.missing.value,
-        slack_seconds=int(window.slack.total_seconds()),
-        in_window=counts[True],
-        out_of_window=counts[False],
-        undated=counts[None],
-    )
-
-
-def _as_of_report(found: dict[Ident, Hit], dropped: set[Ident]) -> TimeFilterReport:
-    """For an as_of/known_at read: kept facts and notes with an interval, those the time view
-    (or, for facts, a refuting verdict) dropped, and candidates with no interval at all."""
-    dated = sum(1 for h in found.values() if h.dated)
-    return TimeFilterReport(
-        mode="as_of",
-        slack_seconds=0,
-        in_window=dated,
-        out_of_window=len(dropped - found.keys()),
-        undated=len(found) - dated,
-    )
 
 
 def _key(ident: Ident) -> str:

@@ -13,12 +13,17 @@ their own, concurrently (the planner in ``recall.py`` decides).
   own count of them) and scored; then the terms whose rows could still reach the pool are
   enumerated too; a row holding only the remaining terms scores below the pool's last score,
   so it cannot enter. Which rows are read, and their scores, depend only on the scope.
+- ``load_hits``: the rows fusion kept, every kind of a scope in one statement.
+
+Legs return each candidate's ``Cues`` (observedAt, years, time expressions, speaker,
+validity), so the time window and the boosts need no load: only the top-k is loaded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from palimpsest import fulltext
@@ -41,14 +46,32 @@ class KindLegs:
     ann: Statement
     exact: Statement
     terms: Statement
-    load: Statement
 
 
 LEGS: dict[Source, KindLegs] = {
-    Source.NOTES: KindLegs(q.VECTOR_MEMORY, q.EXACT_MEMORY, q.TERMS_MEMORY, q.LOAD_MEMORY),
-    Source.DOCUMENTS: KindLegs(q.VECTOR_CHUNKS, q.EXACT_CHUNKS, q.TERMS_CHUNKS, q.LOAD_CHUNKS),
-    Source.FACTS: KindLegs(q.VECTOR_FACTS, q.EXACT_FACTS, q.TERMS_FACTS, q.LOAD_FACTS),
+    Source.NOTES: KindLegs(q.VECTOR_MEMORY, q.EXACT_MEMORY, q.TERMS_MEMORY),
+    Source.DOCUMENTS: KindLegs(q.VECTOR_CHUNKS, q.EXACT_CHUNKS, q.TERMS_CHUNKS),
+    Source.FACTS: KindLegs(q.VECTOR_FACTS, q.EXACT_FACTS, q.TERMS_FACTS),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Cues:
+    """What the time window and the boosts read of a candidate, before any full load."""
+
+    observed_at: datetime | None
+    years: list[int] | None
+    has_time: bool
+    speaker: str | None
+    dated: bool  # has a validity interval (facts and notes)
+
+    @classmethod
+    def of(cls, raw: Sequence[Any] | None) -> Cues:
+        if not raw:
+            return cls(None, None, False, None, False)
+        ms, years, has_time, speaker, dated = raw
+        observed = None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
+        return cls(observed, years, bool(has_time), speaker, bool(dated))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +91,7 @@ class Ranked:
     ids: list[str]
     scores: dict[str, float]
     dropped: set[str]
+    cues: dict[str, Cues] = field(default_factory=dict)
 
 
 async def read_stats(
@@ -121,7 +145,8 @@ async def vector_leg(
         k = min(k * 4, MAX_FETCH)  # filters thinned a full page: over-fetch
     kept = live[:pool]
     cosine = {r["id"]: 2.0 * float(r["score"]) - 1.0 for r in kept}
-    return Ranked([r["id"] for r in kept], cosine, {r["id"] for r in rows if _dropped(r)})
+    cues = {r["id"]: Cues.of(r.get("cues")) for r in kept}
+    return Ranked([r["id"] for r in kept], cosine, {r["id"] for r in rows if _dropped(r)}, cues)
 
 
 async def fulltext_leg(
@@ -137,6 +162,7 @@ async def fulltext_leg(
     """Exact top-``pool`` live rows by scope-local BM25 (ties by id)."""
     statement = LEGS[source].terms
     scored: dict[str, tuple[float, bool]] = {}
+    raw_cues: dict[str, Any] = {}
     filtered_out: set[str] = set()  # not live, but not for the time view (expiry, prefix)
     done: set[str] = set()
     batch = fulltext.first_terms(terms, stats, pool)
@@ -146,6 +172,7 @@ async def fulltext_leg(
                 tf = fulltext.frequencies(row["ft"], row["tf"], terms)
                 score = fulltext.bm25(tf, int(row["len"]), stats, k1, b)
                 scored[row["id"]] = (score, bool(row["live"]))
+                raw_cues[row["id"]] = row.get("cues")
                 if not _dropped(row):
                     filtered_out.add(row["id"])
         done |= set(batch)
@@ -156,7 +183,8 @@ async def fulltext_leg(
     dropped = {
         i for i in order if not scored[i][1] and scored[i][0] >= floor and i not in filtered_out
     }
-    return Ranked(live, {i: scored[i][0] for i in live}, dropped)
+    cues = {i: Cues.of(raw_cues[i]) for i in live}
+    return Ranked(live, {i: scored[i][0] for i in live}, dropped, cues)
 
 
 def _dropped(row: Row) -> bool:
@@ -199,11 +227,20 @@ def _columns(rows: list[Row]) -> list[Row]:
     return [dict(zip(names, values, strict=True)) for values in zip(*record.values(), strict=True)]
 
 
-_SINGULAR = {"ids": "id", "scores": "score", "lens": "len"}
+_SINGULAR = {"ids": "id", "scores": "score", "lens": "len", "cues": "cues"}
 
 
-async def load(tx: ScopedTx, source: Source, ids: Sequence[str]) -> dict[str, Row]:
-    if not ids:
-        return {}
-    rows = await tx.run(LEGS[source].load, {"ids": list(ids)})
-    return {r["id"]: r for r in rows}
+async def load_hits(tx: ScopedTx, ids: Mapping[Source, Sequence[str]]) -> dict[Source, list[Row]]:
+    """The rows of one scope fusion kept, every kind in one statement; a row deleted since
+    its leg read it is simply missing."""
+    params = {
+        "notes": list(ids.get(Source.NOTES, ())),
+        "chunks": list(ids.get(Source.DOCUMENTS, ())),
+        "facts": list(ids.get(Source.FACTS, ())),
+    }
+    [row] = await tx.run(q.LOAD_HITS, params)
+    return {
+        Source.NOTES: row["notes"],
+        Source.DOCUMENTS: row["chunks"],
+        Source.FACTS: row["facts"],
+    }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,22 +31,21 @@ def chunk_rows(n: int, live: int, prefix: str = "c") -> list[Row]:
 
 
 def loaded(ids: list[str]) -> list[Row]:
-    return [
+    """The final load's one record: the chunks asked for, no notes or facts."""
+    chunks = [
         {
             "id": i,
-            "row": {
-                "id": i,
-                "document_id": "d" * 32,
-                "type": "paragraph",
-                "text": f"text {i}",
-                "observed_at": None,
-                "created_at": NOW,
-                "tenant_id": "acme",
-                "scope": "USER",
-            },
+            "document_id": "d" * 32,
+            "type": "paragraph",
+            "text": f"text {i}",
+            "observed_at": None,
+            "created_at": NOW,
+            "tenant_id": "acme",
+            "scope": "USER",
         }
         for i in ids
     ]
+    return [{"notes": [], "chunks": chunks, "facts": []}]
 
 
 def scope_of(rows: int) -> list[Row]:
@@ -58,8 +59,8 @@ def answering(legs: Answer, rows: int = 5000) -> Answer:
             return scope_of(rows)
         if statement.name == "READ_SPEAKERS":
             return []
-        if statement.name == "LOAD_CHUNKS":
-            return loaded(params["ids"])
+        if statement.name == "LOAD_HITS":
+            return loaded(params["chunks"])
         return legs(statement, params)
 
     return answer
@@ -100,7 +101,7 @@ async def test_filters_that_thin_a_full_page_make_the_leg_over_fetch(tmp_path: P
     svc, recorder = services(answering(answer), tmp_path)
     result = await rr.recall(svc, principal(), [Scope.USER], request())
     legs = [c for c in recorder.calls if c.name == "VECTOR_CHUNKS"]
-    assert len(legs) == len([c for c in recorder.calls if "_CHUNKS" in c.name]) - 1  # + load
+    assert len(legs) == len([c for c in recorder.calls if "_CHUNKS" in c.name])  # no exact scan
     assert [c.params["k"] for c in legs] == [rr.ANN_FLOOR, 80]  # pool 20 x 4
     assert len(result.hits) == 10
     assert all(h.vector_rank is not None for h in result.hits)
@@ -153,8 +154,8 @@ async def test_full_text_legs_ask_lucene_only_inside_their_own_scope(tmp_path: P
                     "tf": [[1, 4], [2], [5, 3]],
                 }
             ]
-        if statement.name == "LOAD_CHUNKS":
-            return loaded(params["ids"])
+        if statement.name == "LOAD_HITS":
+            return loaded(params["chunks"])
         return []
 
     svc, recorder = services(answer, tmp_path)
@@ -170,3 +171,85 @@ async def test_full_text_legs_ask_lucene_only_inside_their_own_scope(tmp_path: P
     # Ranked by BM25 within each scope: the highest term frequency first in each list.
     assert [h.fulltext_rank for h in result.hits][:2] == [1, 1]
     assert result.hits[0].id == f"t{2:031d}"
+
+
+def hybrid_answer(n: int = 50, epoch_ms: list[int | None] | None = None) -> Answer:
+    """A 5000-row scope: the approximate leg answers ``n`` live chunks (with their cues), the
+    full-text leg three rows holding the query's one known term."""
+
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        if statement.name == "READ_TERM_STATS":
+            return [*scope_of(5000), {"kind": "chunk", "term": "checkout", "df": 3, "len": 0}]
+        if statement.name == "VECTOR_CHUNKS":
+            rows = chunk_rows(n, live=n)
+            stamps = epoch_ms or [None] * n
+            rows[0]["cues"] = [[stamps[i], None, False, None, False] for i in range(n)]
+            return rows
+        if statement.name == "TERMS_CHUNKS":
+            return [
+                {
+                    "ids": [f"c{i:031d}" for i in (7, 8, 9)],
+                    "lens": [10, 10, 10],
+                    "live": [True, True, True],
+                    "ft": ["checkout", "checkout", "checkout"],
+                    "tf": [[1], [1], [1]],
+                    "cues": [[None, None, False, None, False]] * 3,
+                }
+            ]
+        if statement.name == "LOAD_HITS":
+            return loaded(params["chunks"])
+        return []
+
+    return answer
+
+
+async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k(
+    tmp_path: Path,
+) -> None:
+    svc, recorder = services(hybrid_answer(), tmp_path)
+    result = await rr.recall(svc, principal(), [Scope.USER], request(5, rr.Mode.HYBRID))
+    assert len(result.hits) == 5
+    # The text side (statistics, then the full-text leg) and the vector side (the vector
+    # leg, then the final load of the fused top-k) in one transaction each.
+    assert sorted(recorder.transactions) == [
+        ["READ_TERM_STATS", "READ_SPEAKERS", "TERMS_CHUNKS"],
+        ["VECTOR_CHUNKS", "LOAD_HITS"],
+    ]
+    assert not any(c.write for c in recorder.calls)
+    [load] = [c for c in recorder.calls if c.name == "LOAD_HITS"]
+    assert load.params["chunks"] == [h.id for h in result.hits]  # 5 of 10 candidates
+    assert load.params["notes"] == load.params["facts"] == []
+    # Found by both legs, rows 7-9 rank first; the load's text reaches the hits.
+    assert [h.id for h in result.hits][:3] == [f"c{i:031d}" for i in (7, 8, 9)]
+    assert [h.text for h in result.hits] == [f"text {h.id}" for h in result.hits]
+
+
+async def test_a_full_text_search_is_one_read_transaction(tmp_path: Path) -> None:
+    svc, recorder = services(hybrid_answer(), tmp_path)
+    result = await rr.recall(svc, principal(), [Scope.USER], request(2, rr.Mode.FULLTEXT))
+    assert recorder.transactions == [
+        ["READ_TERM_STATS", "READ_SPEAKERS", "TERMS_CHUNKS", "LOAD_HITS"]
+    ]
+    assert len(result.hits) == 2
+
+
+async def test_the_time_window_reads_the_legs_cues_before_any_load(tmp_path: Path) -> None:
+    inside = int(datetime(2024, 5, 2, tzinfo=UTC).timestamp() * 1000)
+    outside = int(datetime(2020, 1, 1, tzinfo=UTC).timestamp() * 1000)
+    stamps: list[int | None] = [outside] * 50
+    stamps[3] = stamps[12] = inside
+    svc, recorder = services(hybrid_answer(epoch_ms=stamps), tmp_path)
+    window = pure.Window(
+        datetime(2024, 5, 1, tzinfo=UTC),
+        datetime(2024, 5, 3, tzinfo=UTC),
+        pure.Missing.REQUIRE,
+        timedelta(0),
+    )
+    req = replace(request(10, rr.Mode.VECTOR), window=window)
+    result = await rr.recall(svc, principal(), [Scope.USER], req)
+    assert [h.id for h in result.hits] == [f"c{i:031d}" for i in (3, 12)]
+    assert [h.observed_at for h in result.hits] == [datetime(2024, 5, 2, tzinfo=UTC)] * 2
+    assert result.time_filter is not None
+    assert (result.time_filter.in_window, result.time_filter.out_of_window) == (2, 18)
+    [load] = [c for c in recorder.calls if c.name == "LOAD_HITS"]
+    assert load.params["chunks"] == [h.id for h in result.hits]
