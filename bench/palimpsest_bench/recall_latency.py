@@ -106,6 +106,8 @@ async def raw_search(
             found = 0
             for kind in kinds:
                 rows = stats.of(kind).rows
+                if rows == 0:
+                    continue
                 ranked = await legs.vector_leg(
                     tx, kind, list(vector), POOL, base, rows, levers.exact_max_rows
                 )

@@ -199,6 +199,10 @@ async def _recall(
             for ref, st in zip(refs, stats, strict=True):
                 for source in sources:
                     rows = st.of(source).rows
+                    if rows == 0:
+                        # The scope's own count, kept in the rows' own transactions: it holds
+                        # no row of this kind, so there is nothing to search.
+                        continue
                     work = legs.vector_leg(
                         tx.scoped(ref), source, vector, pool, base, rows, lv.exact_max_rows
                     )

@@ -253,3 +253,13 @@ async def test_the_time_window_reads_the_legs_cues_before_any_load(tmp_path: Pat
     assert (result.time_filter.in_window, result.time_filter.out_of_window) == (2, 18)
     [load] = [c for c in recorder.calls if c.name == "LOAD_HITS"]
     assert load.params["chunks"] == [h.id for h in result.hits]
+
+
+async def test_kinds_the_scope_holds_no_rows_of_run_no_leg(tmp_path: Path) -> None:
+    svc, recorder = services(hybrid_answer(), tmp_path)
+    req = replace(request(5, rr.Mode.HYBRID), sources=pure.SEARCH_DEFAULT)
+    result = await rr.recall(svc, principal(), [Scope.USER], req)
+    assert len(result.hits) == 5
+    # Its statistics count chunks only: neither notes nor facts are searched or loaded.
+    legs = {c.name for c in recorder.calls} - {"READ_TERM_STATS", "READ_SPEAKERS", "LOAD_HITS"}
+    assert legs == {"VECTOR_CHUNKS", "TERMS_CHUNKS"}
