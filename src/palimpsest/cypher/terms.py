@@ -20,25 +20,25 @@ RETURN count(s) AS changed
 """,
 )
 
+# The query terms' statistics per kind and, when ``$speakers``, the speakers the scope knows
+# (kind ``$speaker_kind``, ``len`` 0), in one round trip.
 READ_TERM_STATS = Statement(
     "READ_TERM_STATS",
-    """
-MATCH (s:TermStats {scope_key: $scope_key})
-WHERE s.kind IN $kinds AND s.term IN $terms
-RETURN s.kind AS kind, s.term AS term, sum(s.df) AS df, sum(s.len) AS len
-""",
-)
-
-READ_SPEAKERS = Statement(
-    "READ_SPEAKERS",
-    """
-MATCH (s:TermStats {scope_key: $scope_key, kind: $kind})
-WHERE s.term IS NOT NULL
-WITH s.term AS term, sum(s.df) AS df
-WHERE df > 0
-RETURN term
-ORDER BY term
-LIMIT $limit
+    """CYPHER 25
+CALL () {
+  MATCH (s:TermStats {scope_key: $scope_key})
+  WHERE s.kind IN $kinds AND s.term IN $terms
+  RETURN s.kind AS kind, s.term AS term, sum(s.df) AS df, sum(s.len) AS len
+  UNION ALL
+  MATCH (s:TermStats {scope_key: $scope_key, kind: $speaker_kind})
+  WHERE $speakers AND s.term IS NOT NULL
+  WITH s.term AS term, sum(s.df) AS df
+  WHERE df > 0
+  RETURN $speaker_kind AS kind, term, df, 0 AS len
+  ORDER BY term
+  LIMIT $limit
+}
+RETURN kind, term, df, len
 """,
 )
 

@@ -4,7 +4,7 @@ Each function takes the handle it runs on, so legs can share one transaction or 
 their own, concurrently (the planner in ``recall.py`` decides).
 
 - ``read_stats``: the scope's own term statistics for the query terms, its row count per
-  kind, and the speakers it knows.
+  kind, and the speakers it knows (one statement).
 - ``vector_leg``: scopes up to ``exact_max_rows`` rows are scanned exactly (deterministic,
   and as cheap as an index call at that size); larger ones use the in-index filtered ANN
   search, re-run exactly when it reads short, and over-fetch when row filters thin the pool.
@@ -98,23 +98,26 @@ async def read_stats(
     tx: ScopedTx, sources: Sequence[Source], terms: Sequence[str], speakers: bool
 ) -> ScopeStats:
     kinds = [KIND[s] for s in sources]
-    rows = await tx.run(tq.READ_TERM_STATS, {"kinds": kinds, "terms": [fulltext.TOTALS, *terms]})
+    params = {
+        "kinds": kinds,
+        "terms": [fulltext.TOTALS, *terms],
+        "speakers": speakers,
+        "speaker_kind": fulltext.SPEAKER_KIND,
+        "limit": MAX_SPEAKERS,
+    }
     totals: dict[str, tuple[int, int]] = {}
     dfs: dict[str, dict[str, int]] = {k: {} for k in kinds}
-    for r in rows:
-        if r["term"] == fulltext.TOTALS:
+    names: list[str] = []
+    for r in await tx.run(tq.READ_TERM_STATS, params):
+        if r["kind"] == fulltext.SPEAKER_KIND:
+            names.append(r["term"])
+        elif r["term"] == fulltext.TOTALS:
             totals[r["kind"]] = (int(r["df"]), int(r["len"]))
         elif int(r["df"]) > 0:
             dfs[r["kind"]][r["term"]] = int(r["df"])
     stats = {
         k: KindStats(totals.get(k, (0, 0))[0], totals.get(k, (0, 0))[1], dfs[k]) for k in kinds
     }
-    names: list[str] = []
-    if speakers:
-        found = await tx.run(
-            tq.READ_SPEAKERS, {"kind": fulltext.SPEAKER_KIND, "limit": MAX_SPEAKERS}
-        )
-        names = [r["term"] for r in found]
     return ScopeStats(stats, names)
 
 

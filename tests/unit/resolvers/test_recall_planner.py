@@ -57,8 +57,6 @@ def answering(legs: Answer, rows: int = 5000) -> Answer:
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         if statement.name == "READ_TERM_STATS":
             return scope_of(rows)
-        if statement.name == "READ_SPEAKERS":
-            return []
         if statement.name == "LOAD_HITS":
             return loaded(params["chunks"])
         return legs(statement, params)
@@ -212,7 +210,7 @@ async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k
     # The text side (statistics, then the full-text leg) and the vector side (the vector
     # leg, then the final load of the fused top-k) in one transaction each.
     assert sorted(recorder.transactions) == [
-        ["READ_TERM_STATS", "READ_SPEAKERS", "TERMS_CHUNKS"],
+        ["READ_TERM_STATS", "TERMS_CHUNKS"],
         ["VECTOR_CHUNKS", "LOAD_HITS"],
     ]
     assert not any(c.write for c in recorder.calls)
@@ -227,9 +225,7 @@ async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k
 async def test_a_full_text_search_is_one_read_transaction(tmp_path: Path) -> None:
     svc, recorder = services(hybrid_answer(), tmp_path)
     result = await rr.recall(svc, principal(), [Scope.USER], request(2, rr.Mode.FULLTEXT))
-    assert recorder.transactions == [
-        ["READ_TERM_STATS", "READ_SPEAKERS", "TERMS_CHUNKS", "LOAD_HITS"]
-    ]
+    assert recorder.transactions == [["READ_TERM_STATS", "TERMS_CHUNKS", "LOAD_HITS"]]
     assert len(result.hits) == 2
 
 
@@ -261,5 +257,5 @@ async def test_kinds_the_scope_holds_no_rows_of_run_no_leg(tmp_path: Path) -> No
     result = await rr.recall(svc, principal(), [Scope.USER], req)
     assert len(result.hits) == 5
     # Its statistics count chunks only: neither notes nor facts are searched or loaded.
-    legs = {c.name for c in recorder.calls} - {"READ_TERM_STATS", "READ_SPEAKERS", "LOAD_HITS"}
+    legs = {c.name for c in recorder.calls} - {"READ_TERM_STATS", "LOAD_HITS"}
     assert legs == {"VECTOR_CHUNKS", "TERMS_CHUNKS"}
