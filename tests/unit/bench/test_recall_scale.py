@@ -97,3 +97,13 @@ def test_hash_vectors_are_unit_stable_and_share_words() -> None:
     assert np.linalg.norm(a) == pytest.approx(1.0)
     assert np.dot(a, b) > 0.3 > abs(np.dot(a, c))
     assert len(a2) == 384
+
+
+def test_disk_bytes_splits_the_store_from_the_transaction_logs(tmp_path: Path) -> None:
+    s = srv.scale_settings(tmp_path, 1000)
+    data = s.neo4j_home / "data"
+    (data / "databases" / "neo4j").mkdir(parents=True)
+    (data / "transactions" / "neo4j").mkdir(parents=True)
+    (data / "databases" / "neo4j" / "neostore").write_bytes(b"x" * 300)
+    (data / "transactions" / "neo4j" / "neostore.transaction.db.0").write_bytes(b"y" * 70)
+    assert srv.disk_bytes(s) == {"store": 300, "transactions": 70}
