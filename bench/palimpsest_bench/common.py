@@ -66,11 +66,15 @@ class HashEmbedder:
         return v
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
-        out: list[Vector] = []
-        for text in texts:
+        return [Vector(row.tolist()) for row in self.matrix(texts)]
+
+    def matrix(self, texts: Sequence[str]) -> np.ndarray:
+        """The texts' vectors as rows of one array (what ``embed`` returns, as floats)."""
+        out = np.empty((len(texts), self.dimensions))
+        for i, text in enumerate(texts):
             words = _WORD.findall(text.lower()) or [text]
             v = np.sum([self._word(w) for w in words], axis=0)
-            out.append(Vector((v / (np.linalg.norm(v) or 1.0)).tolist()))
+            out[i] = v / (np.linalg.norm(v) or 1.0)
         return out
 
 

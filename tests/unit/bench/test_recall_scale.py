@@ -107,3 +107,19 @@ def test_disk_bytes_splits_the_store_from_the_transaction_logs(tmp_path: Path) -
     (data / "databases" / "neo4j" / "neostore").write_bytes(b"x" * 300)
     (data / "transactions" / "neo4j" / "neostore.transaction.db.0").write_bytes(b"y" * 70)
     assert srv.disk_bytes(s) == {"store": 300, "transactions": 70}
+
+
+def test_the_local_exact_top_orders_by_score_then_id() -> None:
+    from palimpsest_bench.exact_local import _top
+
+    scores = np.array([0.1, 0.9, 0.5, 0.9, 0.2, 0.5, 0.3, 0.0, 0.4, 0.1, 0.2, 0.3])
+    ids = [f"i{n:02d}" for n in range(len(scores))][::-1]  # ids run against the order
+    # Ties (0.9, 0.5) come out by id, as in ``ORDER BY score DESC, c.id``.
+    assert [ids[i] for i in _top(scores, ids, 3)] == ["i08", "i10", "i06"]
+    assert [scores[i] for i in _top(scores, ids, 5)] == [0.9, 0.9, 0.5, 0.5, 0.4]
+
+
+def test_hash_matrix_rows_are_the_embedded_vectors() -> None:
+    e = HashEmbedder("m", 384)
+    texts = ["Maria sold the old cargo.", "comet orbit", ""]
+    assert e.matrix(texts).tolist() == [list(v) for v in e.embed(texts)]
