@@ -180,7 +180,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         return JSONResponse({"status": "ready", "model": services.embedder.model_name})
 
     schema = build_schema(extensions=[OperationMetrics, PreparedDocument])
-    graphql = GraphQLView(schema, EdgeLimits.of(settings))
+    graphql = GraphQLView(schema, EdgeLimits.of(settings), settings.graphql_document_cache)
     routes = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),

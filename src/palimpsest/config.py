@@ -132,6 +132,9 @@ class Settings(BaseSettings):
     max_root_fields: int = Field(default=20, ge=1)
     max_operation_embeddings: int = Field(default=10, ge=1)
     max_operation_index_calls: int = Field(default=60, ge=1)
+    # Valid documents kept per process, by tenant and query text, so a repeat skips parsing
+    # and validation (milliseconds per request); 0 switches the cache off.
+    graphql_document_cache: int = Field(default=512, ge=0, le=100_000)
     # Run tokens longer than this are refused before any decoding or signature check.
     max_token_bytes: int = Field(default=8192, ge=256, le=1_048_576)
     # Prometheus metrics show every tenant's traffic, so they get their own listener,

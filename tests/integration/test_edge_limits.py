@@ -192,6 +192,20 @@ def test_embedding_calls_per_operation_are_capped_and_nothing_is_written(
     assert written["data"]["a10"]["key"] == "edge-embed"
 
 
+def test_a_document_seen_before_is_still_costed_by_its_variables(
+    http: httpx.Client, bearer: str
+) -> None:
+    one = 'memorySet(scope: USER, key: "edge-cached", value: "v", embed: $e) { key }'
+    query = "mutation($e: Boolean!) { " + aliased(one, 11) + " }"
+    for _ in range(2):  # valid: parsed and validated once, then served from the cache
+        written = post(http, query, bearer, e=False).json()
+        assert "errors" not in written, written
+    error = only_error(post(http, query, bearer, e=True))
+    assert error["extensions"]["code"] == "QUOTA_EXCEEDED"
+    assert error["extensions"]["limit"] == "maxOperationEmbeddings"
+    assert error["extensions"]["requested"] == 11
+
+
 def test_index_calls_per_operation_are_capped(http: httpx.Client, bearer: str) -> None:
     wide = 'search(scope: USER, query: "q", alsoScopes: $also) { scopes }'
     query = "query($also: [Scope!]) { " + aliased(wide, 3) + " }"

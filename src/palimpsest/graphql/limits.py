@@ -125,8 +125,8 @@ def anonymous_document(query: str, limits: EdgeLimits) -> DocumentNode | None:
         document = parse(query, max_tokens=limits.anonymous_max_tokens)
     except (GraphQLError, RecursionError):
         return None
-    fragments = _fragments(document)
-    operations = _operations(document)
+    fragments = fragments_of(document)
+    operations = operations_of(document)
     if not operations:
         return None
     for op in operations:
@@ -151,8 +151,8 @@ def prepare(
     try:
         if document is None:
             document = parse(query, max_tokens=limits.max_tokens)
-        fragments = _fragments(document)
-        for op in _operations(document):
+        fragments = fragments_of(document)
+        for op in operations_of(document):
             check_cost(cost(op, fragments, variables or {}), limits)
         check_shape(measure(document), limits)
         errors = [_located(e) for e in validate_document(schema, document, tuple(specified_rules))]
@@ -172,7 +172,7 @@ def measure(document: DocumentNode) -> Shape:
     Fragments are measured once each, in dependency order, so neither a long chain of
     fragments (no deep recursion) nor repeated spreads (no re-walking) cost more than a pass.
     """
-    fragments = _fragments(document)
+    fragments = fragments_of(document)
     known: dict[str, Shape] = {}
 
     def selections(node: SelectionSetNode) -> Shape:
@@ -201,7 +201,7 @@ def measure(document: DocumentNode) -> Shape:
     for name in _dependency_order(fragments):
         known[name] = selections(fragments[name].selection_set)
     total = Shape()
-    for op in _operations(document):
+    for op in operations_of(document):
         shape = selections(op.selection_set)
         total = Shape(
             max(total.depth, shape.depth),
@@ -366,11 +366,11 @@ def _distinct(value: Any, default: int, worst: int) -> int:
     return max(1, min(len(set(items)), worst))
 
 
-def _fragments(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
+def fragments_of(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
     return {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
 
 
-def _operations(document: DocumentNode) -> list[OperationDefinitionNode]:
+def operations_of(document: DocumentNode) -> list[OperationDefinitionNode]:
     return [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
 
 

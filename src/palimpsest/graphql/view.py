@@ -9,7 +9,9 @@ error with ``extensions.code``, never a plain-text status:
 3. the body itself: not UTF-8 JSON, not an object with a ``query`` string, or a lone UTF-16
    surrogate anywhere in it: 400 ``INVALID_ARGUMENT``;
 4. without a token, a document that is more than ``health``/``__typename``/introspection: 401;
-5. parse within the token budget, shape and cost limits, validation, all on a worker thread.
+5. parse within the token budget, shape and cost limits, validation, all on a worker thread;
+   a document the caller's tenant sent before comes from ``DocumentCache`` and only its cost
+   limits are checked again (they read the variables).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from strawberry.types import ExecutionResult
 
 from palimpsest.errors import InvalidArgument, PalimpsestError, Unauthenticated
 from palimpsest.graphql.context import Context
+from palimpsest.graphql.document_cache import DocumentCache, cost_errors
 from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.ide import ide_html
 from palimpsest.graphql.limits import EdgeLimits, anonymous_document, prepare
@@ -72,10 +75,11 @@ def error_extensions(error: PalimpsestError) -> dict[str, Any]:
 
 
 class GraphQLView(GraphQL[Context, None]):
-    def __init__(self, schema: CodedSchema, limits: EdgeLimits) -> None:
+    def __init__(self, schema: CodedSchema, limits: EdgeLimits, cached_documents: int = 0) -> None:
         super().__init__(schema)
         self.coded_schema = schema
         self.limits = limits
+        self.documents = DocumentCache(cached_documents)
 
     @property
     def graphql_ide_html(self) -> str:
@@ -184,17 +188,27 @@ class GraphQLView(GraphQL[Context, None]):
             document = anonymous_document(query, self.limits)
             if document is None:
                 raise Refused(401, _anonymous_refusal(self.limits))
-        loop = asyncio.get_running_loop()
-        work = partial(
-            prepare,
-            self.coded_schema._schema,
-            query,
-            request_data.variables,
-            self.limits,
-            document,
+        key = (
+            None if context.caller is None else self.documents.key(context.caller.tenant_id, query)
         )
-        document, errors = await loop.run_in_executor(_PREPARE, work)
-        if document is None:
+        cached = self.documents.get(key) if key is not None else None
+        if cached is not None:
+            document = cached
+            errors = cost_errors(cached, request_data.variables, self.limits)
+        else:
+            loop = asyncio.get_running_loop()
+            work = partial(
+                prepare,
+                self.coded_schema._schema,
+                query,
+                request_data.variables,
+                self.limits,
+                document,
+            )
+            document, errors = await loop.run_in_executor(_PREPARE, work)
+            if document is not None and key is not None:
+                self.documents.put(key, document)
+        if document is None or errors:
             self.schema.process_errors(errors, None)
             return ExecutionResult(data=None, errors=errors)
         context.document = document
