@@ -73,7 +73,6 @@ TOP_K = 10
 BULK_DOCS = 20  # documents per import_documents call in the ingest benchmark
 # The resolver's default pool for topK 10, and what its approximate search is asked for.
 POOL = min(2 * TOP_K, rr.MAX_POOL)
-ANN_ASK = max(POOL, rr.ANN_FLOOR)
 LOCAL_EXACT_ABOVE = 50_000  # synthetic scopes larger than this: exact search with numpy
 
 # -- pure helpers -------------------------------------------------------------------------
@@ -159,6 +158,7 @@ async def run_filtered(
         view = fr.time_view(svc, None, None)
         docs_only = frozenset({pure.Source.DOCUMENTS})
         levers = pure.Levers.of(settings)
+        ann_ask = max(POOL, levers.ann_floor)
         by_share: dict[str, Any] = {}
         started = time.perf_counter()
         for share, p in zip(SHARES, plans, strict=True):
@@ -180,8 +180,8 @@ async def run_filtered(
                     if local
                     else ids_of(await db.read(q.EXACT_CHUNKS, {**base, "k": POOL}))
                 )
-                ann_ids = ids_of(await db.read(q.VECTOR_CHUNKS, {**base, "k": ANN_ASK}))
-                if len(ann_ids) < min(ANN_ASK, p.chunks):
+                ann_ids = ids_of(await db.read(q.VECTOR_CHUNKS, {**base, "k": ann_ask}))
+                if len(ann_ids) < min(ann_ask, p.chunks):
                     short += 1
                 # The BM25 leg is exact by construction (scope-local MaxScore).
                 ft = await bm25_pool(svc, p.ref, text, levers, {**base, **view.params()})
@@ -221,6 +221,7 @@ async def run_filtered(
         "queries": queries,
         "top_k": TOP_K,
         "pool": POOL,
+        "ann_floor": levers.ann_floor,
         "overlap": {k: v["overlap"] for k, v in by_share.items()},
         "overlap_hybrid": {k: v["overlap_hybrid"] for k, v in by_share.items()},
         "min_overlap": worst,

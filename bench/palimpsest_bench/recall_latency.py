@@ -109,7 +109,14 @@ async def raw_search(
                 if rows == 0:
                     continue
                 ranked = await legs.vector_leg(
-                    tx, kind, list(vector), POOL, base, rows, levers.exact_max_rows
+                    tx,
+                    kind,
+                    list(vector),
+                    POOL,
+                    base,
+                    rows,
+                    levers.exact_max_rows,
+                    levers.ann_floor,
                 )
                 found += len(ranked.ids)
             return found

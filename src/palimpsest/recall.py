@@ -50,6 +50,7 @@ class Levers:
     when_boost: float = 1.3
     year_boost: float = 1.3
     exact_max_rows: int = 2000
+    ann_floor: int = 50
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -63,6 +64,7 @@ class Levers:
             when_boost=s.recall_when_boost,
             year_boost=s.recall_year_boost,
             exact_max_rows=s.recall_exact_max_rows,
+            ann_floor=s.recall_ann_floor,
         )
 
 

@@ -204,7 +204,14 @@ async def _recall(
                         # no row of this kind, so there is nothing to search.
                         continue
                     work = legs.vector_leg(
-                        tx.scoped(ref), source, vector, pool, base, rows, lv.exact_max_rows
+                        tx.scoped(ref),
+                        source,
+                        vector,
+                        pool,
+                        base,
+                        rows,
+                        lv.exact_max_rows,
+                        lv.ann_floor,
                     )
                     ranked = await leg(f"vector_{source.value}", work)
                     lists.append(_List("vector", source, ref, ranked))

@@ -35,7 +35,8 @@ from palimpsest.recall import Source
 
 MAX_FETCH = 2000
 # The approximate search is asked for at least this many rows, whatever the pool: a larger
-# LIMIT widens its search, so the top of a small pool is as good as an exact scan's.
+# LIMIT widens its search, so the top of a small pool is closer to an exact scan's
+# (the default of ``recall_ann_floor``).
 ANN_FLOOR = 50
 MAX_SPEAKERS = 1000
 KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
@@ -129,13 +130,14 @@ async def vector_leg(
     base: dict[str, Any],
     rows_in_scope: int,
     exact_max_rows: int,
+    ann_floor: int = ANN_FLOOR,
 ) -> Ranked:
     legs = LEGS[source]
     statement = legs.exact if rows_in_scope <= exact_max_rows else legs.ann
     params = {**base, "vector": vector}
     k = pool
     while True:
-        ask = max(k, ANN_FLOOR) if statement is legs.ann else k
+        ask = max(k, ann_floor) if statement is legs.ann else k
         rows = _columns(await tx.run(statement, {**params, "k": ask}))
         live = [r for r in rows if r["live"]]
         if len(live) >= pool or k >= MAX_FETCH:

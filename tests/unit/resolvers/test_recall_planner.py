@@ -259,3 +259,10 @@ async def test_kinds_the_scope_holds_no_rows_of_run_no_leg(tmp_path: Path) -> No
     # Its statistics count chunks only: neither notes nor facts are searched or loaded.
     legs = {c.name for c in recorder.calls} - {"READ_TERM_STATS", "LOAD_HITS"}
     assert legs == {"VECTOR_CHUNKS", "TERMS_CHUNKS"}
+
+
+async def test_the_approximate_leg_asks_for_the_configured_floor(tmp_path: Path) -> None:
+    svc, recorder = services(hybrid_answer(), tmp_path, recall_ann_floor=400)
+    req = replace(request(5, rr.Mode.VECTOR), levers=pure.Levers.of(svc.settings))
+    await rr.recall(svc, principal(), [Scope.USER], req)
+    assert [c.params["k"] for c in recorder.calls if c.name == "VECTOR_CHUNKS"] == [400]
