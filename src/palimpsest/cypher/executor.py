@@ -25,6 +25,7 @@ from typing import Any, LiteralString, Protocol, TypeVar
 import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction, Bookmarks
 from neo4j.exceptions import ConstraintError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.graph import Node, Path, Relationship
 from neo4j.time import DateTime
 from prometheus_client import Histogram
 
@@ -218,18 +219,42 @@ async def _run(
 
 
 def _native(record: neo4j.Record) -> Row:
-    return {k: _convert(v) for k, v in record.data().items()}
+    # Not ``record.data()``: its exporter runs abstract-class checks on every nested value,
+    # which cost more than the query itself for a leg's lists of a thousand rows.
+    return {k: _convert(v) for k, v in zip(record.keys(), record.values(), strict=True)}
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def _convert(value: Any) -> Any:
-    """Driver temporal values become ``datetime``, also inside map projections and nested
-    lists (export's ``[key, value]`` pairs); lists of numbers (embeddings) are left alone."""
+    """Driver values as ``record.data()`` gives them (graph types as property maps), with
+    temporal values as ``datetime``, also inside map projections and nested lists (export's
+    ``[key, value]`` pairs); lists of numbers (embeddings) are left alone."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is list:
+        if value and type(value[0]) in _NUMBERS:
+            return value
+        return [_convert(v) for v in value]
+    if kind is dict:
+        return {k: _convert(v) for k, v in value.items()}
     if isinstance(value, DateTime):
         # Fixed-offset UTC: a named "UTC" zone written back would compare as a different,
         # later instant than the same moment with offset Z, breaking half-open intervals.
         return value.to_native().astimezone(UTC)
-    if isinstance(value, dict):
-        return {k: _convert(v) for k, v in value.items()}
-    if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
-        return [_convert(v) for v in value]
+    if isinstance(value, Node):
+        return _convert(dict(value))
+    if isinstance(value, Relationship):
+        ends = [{} if n is None else dict(n) for n in (value.start_node, value.end_node)]
+        return (_convert(ends[0]), type(value).__name__, _convert(ends[1]))
+    if isinstance(value, Path):
+        path = [_convert(value.start_node)]
+        for i, rel in enumerate(value.relationships):
+            path += [type(rel).__name__, _convert(value.nodes[i + 1])]
+        return path
     return value
+
+
+_NUMBERS = frozenset({int, float})
