@@ -43,7 +43,6 @@ from palimpsest_bench.served import ApiProcess
 from palimpsest_bench.wire import WireClient
 
 Say = Callable[[str], None]
-SHARED_BOLT_PORT = 7687
 KINDS = ("facts", "api-sql", "import", "sql")
 WRITERS = 3
 SIZES = {"import": 5, "facts": 20, "sql": 10, "api-sql": 10}
@@ -88,9 +87,10 @@ class Tally:
 
 
 def fault_settings(home: Path, bolt_port: int, http_port: int) -> Settings:
-    if bolt_port == SHARED_BOLT_PORT:
-        raise ValueError("the fault server must not use the shared Bolt port 7687")
-    return Settings().model_copy(
+    shared = Settings()
+    if bolt_port == shared.neo4j_bolt_port:
+        raise ValueError(f"the fault server must not use the shared Bolt port {bolt_port}")
+    return shared.model_copy(
         update={
             "home": home,
             "neo4j_managed": True,

@@ -27,6 +27,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest import browser, logs, mcp
+from palimpsest.admission import Admission
 from palimpsest.config import Settings
 from palimpsest.cypher import causal
 from palimpsest.errors import ErrorCode, PalimpsestError, Unavailable
@@ -198,6 +199,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Middleware(CausalBookmarks),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
         Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
+        Middleware(
+            Admission,
+            max_in_flight=settings.max_in_flight,
+            max_waiting=settings.max_waiting,
+            routes={"/graphql": frozenset({"GET", "POST"}), mcp.PATH: frozenset({"POST"})},
+        ),
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 

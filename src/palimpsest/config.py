@@ -153,6 +153,10 @@ class Settings(BaseSettings):
     # token): requests per second and the burst saved up; a rate of 0 switches it off.
     rate_limit_per_second: float = Field(default=100.0, ge=0)
     rate_limit_burst: int = Field(default=200, ge=1)
+    # Admission control (``admission.py``): authenticated requests running at once, and how
+    # many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running switches it off.
+    max_in_flight: int = Field(default=32, ge=0, le=10_000)
+    max_waiting: int = Field(default=128, ge=0, le=100_000)
 
     # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
     # leases per span before it becomes a dead letter, the wait before a failed span is

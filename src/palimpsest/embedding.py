@@ -12,7 +12,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -129,11 +128,25 @@ def build_default_model_dir(out: Path) -> Path:
     for src, name in ((onnx_src, "model.onnx"), (tok_src, "tokenizer.json")):
         dst = out / name
         if not dst.exists() or dst.stat().st_size != src.stat().st_size:
-            shutil.copyfile(src, dst)
-    (out / "tokenizer_config.json").write_text(json.dumps(_TOKENIZER_CONFIG))
-    (out / "special_tokens_map.json").write_text(json.dumps(_SPECIAL))
-    (out / "config.json").write_text(json.dumps(_CONFIG))
+            _replace(dst, src.read_bytes())
+    for name, content in (
+        ("tokenizer_config.json", _TOKENIZER_CONFIG),
+        ("special_tokens_map.json", _SPECIAL),
+        ("config.json", _CONFIG),
+    ):
+        data = json.dumps(content).encode()
+        dst = out / name
+        if not dst.exists() or dst.read_bytes() != data:
+            _replace(dst, data)
     return out
+
+
+def _replace(dst: Path, data: bytes) -> None:
+    """Write a whole file at once: several processes (API replicas, consolidator workers) lay
+    out the folder as they start, and none may read a file another is half-way through."""
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, dst)
 
 
 def _package_file(package: str, relative: str) -> Path:

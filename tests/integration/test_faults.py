@@ -45,6 +45,7 @@ def test_kills_lose_nothing_and_half_write_nothing(
     neo4j_driver.verify_connectivity()
 
 
-def test_the_fault_server_may_not_use_the_shared_port(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="7687"):
-        faults.fault_settings(tmp_path, 7687, 7485)
+def test_the_fault_server_may_not_use_the_shared_port(tmp_path: Path, settings: Settings) -> None:
+    shared = settings.neo4j_bolt_port
+    with pytest.raises(ValueError, match=f"shared Bolt port {shared}"):
+        faults.fault_settings(tmp_path, shared, 7485)

@@ -168,8 +168,9 @@ RANGE_INDEXES = (
         "FOR (p:PendingSpan) ON (p.status, p.lease_expires_at)",
     ),
     _unscoped(
-        "INDEX_PENDING_SCOPE",
-        "CREATE INDEX pending_scope IF NOT EXISTS FOR (p:PendingSpan) ON (p.scope_key, p.status)",
+        "INDEX_PENDING_SCOPE_STATUS",
+        "CREATE INDEX pending_scope_status IF NOT EXISTS "
+        "FOR (p:PendingSpan) ON (p.scope_key, p.status)",
     ),
 )
 
