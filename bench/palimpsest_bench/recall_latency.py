@@ -4,25 +4,23 @@ N chunks over many USER scopes in four tenants (one big scope with a fifth of th
 several hundred small ones; ``recall_load.latency_plan``). The dataset is kept between runs:
 tenants ``bench-recall-<N>-t<i>``; a run whose scopes all hold their planned chunk counts
 skips the load (``dataset.cached``), a scope left half-loaded is erased and loaded again.
-Then, per query, interleaved: ``search`` through GraphQL over HTTP (uvicorn in-process on a
-free port, a real run token, one keep-alive connection, one request at a time; default
-sources, topK 10, so the query embedding and every leg the resolver plans are included), and
-the raw work: embed the query, then the same ``cypher/recall.py`` statements the planner runs
-for that request (vector leg with the exact fallback on a short read, full-text leg, per
-kind, concurrently, as the resolver does) through ``Database.read``. ``overhead`` is
-p95 / raw_p95: what HTTP, GraphQL, the resolvers and fusion add.
+A load that stopped part-way resumes at its last whole batch. Then, per query, interleaved:
+``search`` through GraphQL over HTTP (uvicorn in-process on a free port, a real run token,
+one keep-alive connection, one request at a time; default sources, topK 10, so the query
+embedding and every leg the resolver plans are included), and the raw work: embed the
+query, then the same ``cypher/recall.py`` statements in the same two transactions the
+resolver plans (``raw_search``). ``overhead`` is p95 / raw_p95: what HTTP, GraphQL, the
+resolvers, fusion and the final load add. ``stages``: what the API observed of each stage
+(``recall_timing``) for each measured query. Several clients: ``recall_clients.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from palimpsest import fulltext
@@ -37,6 +35,7 @@ from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
+from palimpsest_bench import recall_clients
 from palimpsest_bench.common import HashEmbedder
 from palimpsest_bench.recall_bench import (
     POOL,
@@ -46,6 +45,7 @@ from palimpsest_bench.recall_bench import (
     percentile,
     stderr,
 )
+from palimpsest_bench.recall_clients import SEARCH_GQL
 from palimpsest_bench.recall_load import (
     AGENT,
     COUNT_EMBEDDED,
@@ -56,13 +56,7 @@ from palimpsest_bench.recall_load import (
     latency_plan,
     load_average,
 )
-from palimpsest_bench.served import ApiProcess
 from palimpsest_bench.sql import GraphQLClient
-
-SEARCH_GQL = (
-    "query($scope: Scope!, $q: String!, $k: Int!) { search(scope: $scope, query: $q, topK: $k) "
-    "{ hits { kind id score cosine vectorRank fulltextRank text documentId } } }"
-)
 
 
 async def raw_search(
@@ -213,7 +207,14 @@ async def run_latency(
         picks = query_picks(plans, n, warmup + queries)
         if clients > 1:
             figures = await asyncio.to_thread(
-                concurrent_run, settings, picks, tokens, warmup, clients, workers, say
+                recall_clients.concurrent_run,
+                settings,
+                picks,
+                tokens,
+                warmup,
+                clients,
+                workers,
+                say,
             )
         else:
             figures = await sequential_run(svc, settings, picks, tokens, warmup, say)
@@ -312,104 +313,3 @@ async def sequential_run(
         "load_avg_before": load_before,
         "load_avg_after": load_after,
     }
-
-
-def concurrent_run(
-    settings: Settings,
-    picks: Sequence[tuple[ScopePlan, str]],
-    tokens: Mapping[str, str],
-    warmup: int,
-    clients: int,
-    workers: int,
-    say: Progress,
-) -> dict[str, Any]:
-    """The API as its own process, so the clients' threads never hold its interpreter lock;
-    each client thread sends its share of the queries one at a time."""
-    with tempfile.TemporaryDirectory(prefix="palimpsest-latency-") as tmp:
-        api = ApiProcess(api_env(settings), Path(tmp) / "api.log", workers=workers)
-        say(f"starting the API ({workers} worker(s)) ...")
-        api.start()
-        try:
-            return _drive(api.url, picks, tokens, warmup, clients, workers, say, settings)
-        finally:
-            api.stop()
-
-
-def _drive(
-    url: str,
-    picks: Sequence[tuple[ScopePlan, str]],
-    tokens: Mapping[str, str],
-    warmup: int,
-    clients: int,
-    workers: int,
-    say: Progress,
-    settings: Settings,
-) -> dict[str, Any]:
-    def one(client: GraphQLClient, p: ScopePlan, text: str) -> float:
-        client.headers["Authorization"] = f"Bearer {tokens[p.key]}"
-        t0 = time.perf_counter()
-        data = client.call(SEARCH_GQL, scope="USER", q=text, k=TOP_K)
-        if not data["search"]["hits"]:
-            raise RuntimeError("a benchmark search returned nothing")
-        return (time.perf_counter() - t0) * 1000
-
-    warm = GraphQLClient(url, tokens[picks[0][0].key])
-    try:
-        for p, text in picks[:warmup]:
-            one(warm, p, text)
-    finally:
-        warm.close()
-    measured = list(picks[warmup:])
-    errors: list[str] = []
-
-    def client_loop(share: Sequence[tuple[ScopePlan, str]]) -> list[float]:
-        client = GraphQLClient(url, tokens[share[0][0].key])
-        out: list[float] = []
-        try:
-            for p, text in share:
-                try:
-                    out.append(one(client, p, text))
-                except Exception as e:  # counted, never hidden; the client reconnects
-                    errors.append(type(e).__name__)
-                    client.close()
-                    client = GraphQLClient(url, tokens[p.key])
-        finally:
-            client.close()
-        return out
-
-    shares = [measured[i::clients] for i in range(clients)]
-    say(f"{len(measured)} queries from {clients} concurrent clients ...")
-    load_before = load_average()
-    started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=clients) as pool:
-        results = list(pool.map(client_loop, [s for s in shares if s]))
-    wall = time.perf_counter() - started
-    ms = [x for r in results for x in r]
-    return {
-        "clients": clients,
-        "workers": workers,
-        "embedding_threads": settings.embedding_threads,
-        "throughput_per_s": round(len(ms) / wall, 1),
-        **latency_stats(ms),
-        "errors": len(errors),
-        "error_kinds": sorted(set(errors)),
-        "seconds": round(wall, 1),
-        "load_avg_before": load_before,
-        "load_avg_after": load_average(),
-    }
-
-
-def api_env(s: Settings) -> dict[str, str]:
-    """The settings the API process needs to reach the same Neo4j and accept our tokens."""
-    env = {
-        "PALIMPSEST_HOME": str(s.home),
-        "PALIMPSEST_NEO4J_BOLT_PORT": str(s.neo4j_bolt_port),
-        "PALIMPSEST_NEO4J_HTTP_PORT": str(s.neo4j_http_port),
-        "PALIMPSEST_LOG_LEVEL": "WARNING",
-        "PALIMPSEST_RATE_LIMIT_PER_SECOND": "0",
-    }
-    if s.neo4j_uri:
-        env["PALIMPSEST_NEO4J_URI"] = s.neo4j_uri
-    if s.embedding_threads is not None:
-        env["PALIMPSEST_EMBEDDING_THREADS"] = str(s.embedding_threads)
-    return env
