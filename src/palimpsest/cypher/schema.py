@@ -221,6 +221,14 @@ DROP_FULLTEXT = {
     "fact_terms": _unscoped("DROP_FACT_FULLTEXT", "DROP INDEX fact_terms IF EXISTS"),
 }
 
+# Full-text indexes of earlier versions (Lucene-ranked, before scope-local BM25): nothing reads
+# them, so a database upgraded in place stops paying for them on every write.
+DROP_RETIRED = (
+    _unscoped("DROP_RETIRED_MEMORY_TEXT", "DROP INDEX memory_text IF EXISTS"),
+    _unscoped("DROP_RETIRED_CHUNK_TEXT", "DROP INDEX chunk_text IF EXISTS"),
+    _unscoped("DROP_RETIRED_FACT_TEXT", "DROP INDEX fact_text IF EXISTS"),
+)
+
 AWAIT_INDEXES = _unscoped("AWAIT_INDEXES", "CALL db.awaitIndexes(300)")
 
 LIST_INDEXES = _unscoped(

@@ -36,6 +36,8 @@ async def apply_schema(db: Database, model: str, dimensions: int) -> None:
         await db.write(statement)
     for statement in q.VECTOR_INDEXES:
         await db.write(statement, {"options": vector_options(dimensions)})
+    for statement in q.DROP_RETIRED:
+        await db.write(statement)
     await _drop_stale_fulltext(db)
     for statement in q.FULLTEXT_INDEXES:
         await db.write(statement, {"options": FULLTEXT_OPTIONS})
