@@ -13,6 +13,8 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.indexes import apply_schema
 from tests.integration.conftest import Gql
 
 pytestmark = pytest.mark.integration
@@ -115,6 +117,26 @@ def test_schema_lists_every_index_online(neo4j_driver: Any) -> None:
         assert found.get(name) == (kind, "ONLINE"), name
     # The Lucene-ranked indexes of earlier versions are dropped by the schema set-up.
     assert {"memory_text", "chunk_text", "fact_text"}.isdisjoint(found)
+
+
+async def test_schema_set_up_remakes_an_index_of_another_shape(
+    neo4j_driver: Any, svc: Services, settings: Settings
+) -> None:
+    # An earlier version made ``pending_scope`` on (scope_key, status); ``IF NOT EXISTS`` kept
+    # that shape on upgraded databases, and every read by scope_key alone scanned the label.
+    def shape() -> list[str]:
+        records, _, _ = neo4j_driver.execute_query(
+            "SHOW INDEXES YIELD name, properties WHERE name = 'pending_scope' RETURN properties"
+        )
+        return [p for r in records for p in r["properties"]]
+
+    neo4j_driver.execute_query("DROP INDEX pending_scope IF EXISTS")
+    neo4j_driver.execute_query(
+        "CREATE INDEX pending_scope FOR (p:PendingSpan) ON (p.scope_key, p.created_at)"
+    )
+    assert shape() == ["scope_key", "created_at"]
+    await apply_schema(svc.db, settings.embedding_model, settings.embedding_dimensions)
+    assert shape() == ["scope_key"]
 
 
 @pytest.fixture

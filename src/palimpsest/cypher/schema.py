@@ -86,7 +86,22 @@ CONSTRAINTS = (
     ),
 )
 
+# Every scoped label and relationship type can be read by ``scope_key`` alone (erasure, exact
+# vector legs, counts): a composite index whose first property is ``scope_key`` is not used
+# for that, and a label scan costs what every tenant holds.
 RANGE_INDEXES = (
+    _unscoped(
+        "INDEX_MEMORY_SCOPE",
+        "CREATE INDEX memory_scope IF NOT EXISTS FOR (m:Memory) ON (m.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_SOURCE_SCOPE",
+        "CREATE INDEX source_scope IF NOT EXISTS FOR (x:Source) ON (x.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_TERM_STATS_SCOPE",
+        "CREATE INDEX term_stats_scope IF NOT EXISTS FOR (s:TermStats) ON (s.scope_key)",
+    ),
     _unscoped(
         "INDEX_DOCUMENT_SCOPE",
         "CREATE INDEX document_scope IF NOT EXISTS FOR (d:Document) ON (d.scope_key)",
@@ -228,6 +243,10 @@ DROP_RETIRED = (
     _unscoped("DROP_RETIRED_CHUNK_TEXT", "DROP INDEX chunk_text IF EXISTS"),
     _unscoped("DROP_RETIRED_FACT_TEXT", "DROP INDEX fact_text IF EXISTS"),
 )
+
+# An index whose name is ours but whose shape is not (made by an earlier version: ``IF NOT
+# EXISTS`` keeps it as it was) is dropped by name and made again.
+DROP_INDEX = _unscoped("DROP_INDEX", "DROP INDEX $name IF EXISTS")
 
 AWAIT_INDEXES = _unscoped("AWAIT_INDEXES", "CALL db.awaitIndexes(300)")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from palimpsest.cypher import schema as q
@@ -32,6 +33,7 @@ def vector_options(dimensions: int) -> dict[str, Any]:
 
 async def apply_schema(db: Database, model: str, dimensions: int) -> None:
     """Create everything that is missing, wait until online, and check the embedding model."""
+    await _drop_reshaped_ranges(db)
     for statement in (*q.CONSTRAINTS, *q.RANGE_INDEXES):
         await db.write(statement)
     for statement in q.VECTOR_INDEXES:
@@ -51,6 +53,31 @@ async def apply_schema(db: Database, model: str, dimensions: int) -> None:
             f"dimensions) but this server is configured for {model} ({dimensions}); "
             "use the same model or re-embed into a fresh database"
         )
+
+
+# "CREATE INDEX name IF NOT EXISTS FOR (x:Label) ON (x.a, x.b)", nodes or relationships.
+_RANGE_SHAPE = re.compile(r"CREATE INDEX (\w+) IF NOT EXISTS FOR .*?:(\w+)[)\]].* ON \(([^)]*)\)")
+
+
+def range_shapes() -> dict[str, tuple[str, list[str]]]:
+    """Each range index of ``cypher.schema`` by name: its label or type and its properties."""
+    shapes: dict[str, tuple[str, list[str]]] = {}
+    for statement in q.RANGE_INDEXES:
+        found = _RANGE_SHAPE.fullmatch(statement.text)
+        if found is None:
+            raise ValueError(f"unreadable range index: {statement.name}")
+        name, label, props = found.groups()
+        shapes[name] = (label, [p.strip().split(".", 1)[1] for p in props.split(",")])
+    return shapes
+
+
+async def _drop_reshaped_ranges(db: Database) -> None:
+    """An index with one of our names but another shape is dropped, to be made again."""
+    wanted = range_shapes()
+    for index in await list_indexes(db):
+        shape = wanted.get(index["name"])
+        if shape and (index["labelsOrTypes"], index["properties"]) != ([shape[0]], shape[1]):
+            await db.write(q.DROP_INDEX, {"name": index["name"]})
 
 
 async def _drop_stale_fulltext(db: Database) -> None:
