@@ -7,8 +7,10 @@ and a SQL table; then requests arrive every 1/rate seconds whatever the server's
 a random principal. Latency is measured from the moment a request was due, so queueing in
 the client counts against the server. Errors are any non-200 reply or a reply with errors.
 
-``replicas`` > 1 starts that many API processes on the same Neo4j and SQL backend (use
-``PALIMPSEST_SQL_BACKEND=postgres``: SQLite files are one host's) and sends the requests to
+``workers`` > 1 runs each API process as that many uvicorn workers on one port (the event
+loop of one Python process is the first limit). ``replicas`` > 1 starts that many API
+processes on the same Neo4j and SQL backend (use ``PALIMPSEST_SQL_BACKEND=postgres``:
+SQLite files are one host's) and sends the requests to
 them in turn. Afterwards every principal's reads (notes, SQL rows, facts, recall) are asked of
 every replica and compared: ``answers_identical`` and ``answer_mismatches`` report it. The SQL
 statements are the same on both backends (an upsert, not SQLite's ``INSERT OR REPLACE``).
@@ -267,6 +269,7 @@ def run(
     seed_value: int,
     say: Say,
     replicas: int = 1,
+    workers: int = 1,
 ) -> dict[str, Any]:
     rng = random.Random(seed_value)
     keys = load_keys(settings)
@@ -276,7 +279,10 @@ def run(
         for i in range(principals)
     ]
     log = Path(tempfile.gettempdir()) / f"palimpsest-load-{os.getpid()}.log"
-    apis = [ApiProcess({"PALIMPSEST_LOG_LEVEL": "WARNING"}, log) for _ in range(replicas)]
+    apis = [
+        ApiProcess({"PALIMPSEST_LOG_LEVEL": "WARNING"}, log, workers=workers)
+        for _ in range(replicas)
+    ]
     mismatches = None
     try:
         for api in apis:
@@ -301,6 +307,8 @@ def run(
         **summary(results, elapsed, rate, seconds),
         "principals": principals,
         "replicas": replicas,
+        "workers": workers,
+        "embedding_cache_size": settings.embedding_cache_size,
         "sql_backend": settings.sql_backend,
         "answers_identical": None if mismatches is None else mismatches == 0,
         "answer_mismatches": mismatches,

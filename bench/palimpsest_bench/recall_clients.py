@@ -119,6 +119,8 @@ def api_env(s: Settings) -> dict[str, str]:
         "PALIMPSEST_NEO4J_HTTP_PORT": str(s.neo4j_http_port),
         "PALIMPSEST_LOG_LEVEL": "WARNING",
         "PALIMPSEST_RATE_LIMIT_PER_SECOND": "0",
+        # Every timed search pays its query embedding, as a new question would.
+        "PALIMPSEST_EMBEDDING_CACHE_SIZE": "0",
     }
     if s.neo4j_uri:
         env["PALIMPSEST_NEO4J_URI"] = s.neo4j_uri

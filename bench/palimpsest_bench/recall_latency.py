@@ -185,7 +185,10 @@ async def run_latency(
     """One client: every query timed through GraphQL and as raw work, with the API's stage
     figures. Several clients: the API as its own process (``workers`` uvicorn workers), each
     client one request at a time; throughput, latency percentiles and errors."""
-    settings = settings.model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    # No embedding cache: the raw run embeds each query first, which would warm it for GraphQL.
+    settings = settings.model_copy(
+        update={"log_level": "WARNING", "rate_limit_per_second": 0, "embedding_cache_size": 0}
+    )
     plans = (
         filtered_plan(n, synthetic) if dataset_kind == "filtered" else latency_plan(n, synthetic)
     )

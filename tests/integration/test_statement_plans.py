@@ -98,7 +98,9 @@ def test_the_plan_check_catches_an_unbounded_scan(neo4j_driver: Driver) -> None:
     assert unbounded_leaves(plan_of(neo4j_driver, bounded)) == []
 
 
-SCAN = re.compile(r"^(NodeByLabelScan|AllNodesScan|\w*RelationshipTypeScan|\w*AllRelationshipsScan)")
+SCAN = re.compile(
+    r"^(NodeByLabelScan|AllNodesScan|\w*RelationshipTypeScan|\w*AllRelationshipsScan)"
+)
 
 
 def label_scans(plan: dict[str, Any]) -> list[str]:
@@ -106,9 +108,11 @@ def label_scans(plan: dict[str, Any]) -> list[str]:
     grows with every tenant's rows, not with the caller's scope."""
     operator = str(plan["operatorType"]).split("@")[0]
     details = str(plan.get("args", {}).get("Details", ""))
-    found = [f"{operator}: {details[:120]}"] if SCAN.match(operator) and (
-        VARIABLE.search(details)
-    ) else []
+    found = (
+        [f"{operator}: {details[:120]}"]
+        if SCAN.match(operator) and (VARIABLE.search(details))
+        else []
+    )
     return found + [s for child in plan.get("children", []) for s in label_scans(child)]
 
 

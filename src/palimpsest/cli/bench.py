@@ -53,11 +53,18 @@ def bench_load(
     replicas: Annotated[
         int, typer.Option(min=1, help="API processes sharing the load (round robin).")
     ] = 1,
+    workers: Annotated[
+        int, typer.Option(min=1, help="uvicorn worker processes of each API process.")
+    ] = 1,
 ) -> None:
     """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
     from palimpsest_bench import load
 
-    print_json(load.run(Settings(), rate, seconds, principals, seed, say=err, replicas=replicas))
+    print_json(
+        load.run(
+            Settings(), rate, seconds, principals, seed, say=err, replicas=replicas, workers=workers
+        )
+    )
 
 
 @bench_app.command("fuzz")

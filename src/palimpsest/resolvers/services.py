@@ -10,7 +10,7 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database
-from palimpsest.embedding import Embedder, Vector
+from palimpsest.embedding import CachedEmbedder, Embedder, Vector
 from palimpsest.sqlmem import SqlStore
 
 
@@ -27,5 +27,9 @@ class Services:
     clock: Callable[[], datetime] = field(default=utc_now)
 
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
-        """Embed off the event loop: the model is CPU-bound."""
+        """Embed off the event loop (the model is CPU-bound), unless every text is cached."""
+        if isinstance(self.embedder, CachedEmbedder):
+            known = self.embedder.peek(texts)
+            if known is not None:
+                return known
         return await anyio.to_thread.run_sync(self.embedder.embed, list(texts))
