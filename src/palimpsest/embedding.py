@@ -87,44 +87,35 @@ class FastEmbedder:
         return [Vector(v.tolist()) for v in self._model.embed(list(texts), batch_size=64)]
 
 
-class CachedEmbedder:
-    """An embedder that remembers the vectors of its most recent short texts (queries, fact
-    texts, notes), least recently used out first. A text's vector never changes for one
-    model, so a hit is exact. Long texts (document chunks) are embedded every time: they
-    rarely repeat and would crowd the queries out."""
+class QueryVectors:
+    """The vectors of recent recall questions, least recently used out first. Keys carry the
+    asking principal: a hit is faster than a model run, so a cache shared between callers
+    would let one time whether another asked the same words. A text's vector never changes
+    for one model, so a hit is exact. Written rows are not cached: their texts rarely repeat."""
 
     MAX_CHARS = 1000
 
-    def __init__(self, inner: Embedder, size: int) -> None:
-        self._inner = inner
+    def __init__(self, size: int) -> None:
         self._size = size
-        self._vectors: OrderedDict[str, Vector] = OrderedDict()
-        self._lock = threading.Lock()  # embed() runs in worker threads
-        self.model_name = inner.model_name
-        self.dimensions = inner.dimensions
+        self._vectors: OrderedDict[tuple[str, str], Vector] = OrderedDict()
+        self._lock = threading.Lock()
 
-    def peek(self, texts: Sequence[str]) -> list[Vector] | None:
-        """Every text's vector if all are remembered (no model run, fit for the event loop)."""
+    def get(self, caller: str, text: str) -> Vector | None:
         with self._lock:
-            if not all(t in self._vectors for t in texts):
+            vector = self._vectors.get((caller, text))
+            if vector is None:
                 return None
-            for t in texts:
-                self._vectors.move_to_end(t)
-            return [Vector(self._vectors[t]) for t in texts]
+            self._vectors.move_to_end((caller, text))
+            return Vector(vector)  # a copy: a caller cannot spoil the cache
 
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
+    def put(self, caller: str, text: str, vector: Vector) -> None:
+        if len(text) > self.MAX_CHARS:
+            return
         with self._lock:
-            known = {t: Vector(self._vectors[t]) for t in texts if t in self._vectors}
-        missing = list(dict.fromkeys(t for t in texts if t not in known))
-        made = dict(zip(missing, self._inner.embed(missing), strict=True))
-        with self._lock:
-            for text, vector in made.items():
-                if len(text) <= self.MAX_CHARS:
-                    self._vectors[text] = Vector(vector)
-                    self._vectors.move_to_end(text)
+            self._vectors[(caller, text)] = Vector(vector)
+            self._vectors.move_to_end((caller, text))
             while len(self._vectors) > self._size:
                 self._vectors.popitem(last=False)
-        return [known[t] if t in known else made[t] for t in texts]
 
 
 def load_embedder(

@@ -14,7 +14,7 @@ from neo4j import AsyncGraphDatabase
 
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database, Neo4jExecutor
-from palimpsest.embedding import CachedEmbedder, Embedder, load_embedder
+from palimpsest.embedding import QueryVectors, load_embedder
 from palimpsest.neo4j_local import credentials
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
@@ -32,7 +32,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
         await driver.verify_connectivity()
         db = Database(Neo4jExecutor(driver, settings.neo4j_database))
         await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
-        model = await anyio.to_thread.run_sync(
+        embedder = await anyio.to_thread.run_sync(
             lambda: load_embedder(
                 settings.embedding_model,
                 settings.embedding_dimensions,
@@ -40,11 +40,11 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                 settings.embedding_threads,
             )
         )
-        size = settings.embedding_cache_size
-        embedder: Embedder = CachedEmbedder(model, size) if size else model
         sql = await anyio.to_thread.run_sync(open_sql_store, settings)
+        size = settings.embedding_cache_size
+        questions = QueryVectors(size) if size else None
         try:
-            yield Services(db=db, embedder=embedder, settings=settings, sql=sql)
+            yield Services(db, embedder, settings, sql, questions=questions)
         finally:
             sql.close()
     finally:

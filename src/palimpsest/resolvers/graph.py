@@ -119,7 +119,7 @@ async def recall(
         rows = await db.read(q.ENTITIES_BY_ID, {**base, "ids": seed_ids})
         entities.update((r["id"], _entity(r)) for r in rows)
     if query and query.strip():
-        [vector] = await svc.embed([query])
+        vector = await svc.embed_question(who, query)
         rows = await db.read(q.SEARCH_FACTS, {**base, "vector": vector, "k": QUERY_SEED_FACTS})
         for row in rows:
             _take(scope, row, facts, entities)

@@ -192,7 +192,7 @@ async def _recall(
             cues.without_speakers(req.query, question.speakers) if lv.speaker_strip else req.query
         )
         with timing.timed("embedding"):
-            vector = list((await svc.embed([embedded]))[0])
+            vector = list(await svc.embed_question(who, embedded))
 
         async def vector_side(tx: Tx) -> RecallResult:
             lists: list[_List] = []

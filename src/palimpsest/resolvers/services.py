@@ -10,7 +10,8 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database
-from palimpsest.embedding import CachedEmbedder, Embedder, Vector
+from palimpsest.embedding import Embedder, QueryVectors, Vector
+from palimpsest.identity.principal import Principal
 from palimpsest.sqlmem import SqlStore
 
 
@@ -25,11 +26,20 @@ class Services:
     settings: Settings
     sql: SqlStore
     clock: Callable[[], datetime] = field(default=utc_now)
+    questions: QueryVectors | None = None
 
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
-        """Embed off the event loop (the model is CPU-bound), unless every text is cached."""
-        if isinstance(self.embedder, CachedEmbedder):
-            known = self.embedder.peek(texts)
-            if known is not None:
-                return known
+        """Embed off the event loop: the model is CPU-bound."""
         return await anyio.to_thread.run_sync(self.embedder.embed, list(texts))
+
+    async def embed_question(self, who: Principal, text: str) -> Vector:
+        """A recall question's vector; the same caller asking the same words again is
+        answered from its own recent questions, without a model run."""
+        if self.questions is None:
+            return (await self.embed([text]))[0]
+        caller = "\x1f".join((who.tenant_id, who.user_id or "", who.agent_name or ""))
+        known = self.questions.get(caller, text)
+        if known is None:
+            known = (await self.embed([text]))[0]
+            self.questions.put(caller, text, known)
+        return known
