@@ -40,7 +40,7 @@ from palimpsest.graphql.view import (
     GraphQLView,
     PreparedDocument,
 )
-from palimpsest.identity.tokens import TokenKeys, load_keys, verify
+from palimpsest.identity.tokens import TokenKeys, VerifiedTokens, load_keys
 from palimpsest.queue_metrics import refreshing
 from palimpsest.ratelimit import RateLimit
 from palimpsest.recall_timing import RequestTiming
@@ -53,7 +53,7 @@ log = logging.getLogger("palimpsest.app")
 
 class TokenBackend(AuthenticationBackend):
     def __init__(self, keys: TokenKeys) -> None:
-        self.keys = keys
+        self.tokens = VerifiedTokens(keys)
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         header = conn.headers.get("authorization")
@@ -63,7 +63,7 @@ class TokenBackend(AuthenticationBackend):
         if scheme.lower() != "bearer" or not token.strip():
             raise AuthenticationError("use `Authorization: Bearer <run token>`")
         try:
-            principal = verify(self.keys, token.strip())
+            principal = self.tokens.verify(token.strip())
         except PalimpsestError as e:
             raise AuthenticationError(e.message) from e
         return AuthCredentials(["authenticated"]), AuthenticatedCaller(principal)

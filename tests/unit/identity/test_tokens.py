@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from palimpsest.config import Settings
 from palimpsest.errors import Unauthenticated
 from palimpsest.identity import Role, Scope
-from palimpsest.identity.tokens import TokenKeys, load_keys, mint, verify
+from palimpsest.identity.tokens import TokenKeys, VerifiedTokens, load_keys, mint, verify
 
 SECRET = b"s" * 32
 
@@ -183,3 +183,47 @@ def test_no_claim_makes_a_bulk_import_principal() -> None:
     p = verify(keys, token)
     assert p.bulk_import is False
     assert p.origin.value == "agent"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_verified_token_is_remembered_until_it_expires() -> None:
+    clock = Clock()
+    keys = TokenKeys("HS256", SECRET, SECRET, "palimpsest", "palimpsest", 5)
+    tokens = VerifiedTokens(keys, clock=clock)
+    token = mint(keys, tenant="acme", user="alice", ttl_seconds=60)
+    first = tokens.verify(token)
+    assert tokens.verify(token) is first  # remembered: no second signature check
+    clock.now += 60 + 4  # within the leeway, as jwt.decode would judge it
+    assert tokens.verify(token) is first
+    clock.now += 1  # past it: verified afresh (by jwt.decode, on the real clock)
+    again = tokens.verify(token)
+    assert again is not first
+    assert again == first
+
+
+def test_only_the_exact_token_text_is_remembered() -> None:
+    keys = hs_keys()
+    tokens = VerifiedTokens(keys)
+    token = mint(keys, tenant="acme")
+    tokens.verify(token)
+    head, _, signature = token.split(".")
+    forged = mint(keys, tenant="evil").split(".")[1]
+    for bad in (f"{head}.{forged}.{signature}", token + "x", token[:-1]):
+        with pytest.raises(Unauthenticated):
+            tokens.verify(bad)
+
+
+def test_the_memory_is_bounded() -> None:
+    keys = hs_keys()
+    tokens = VerifiedTokens(keys, size=2)
+    minted = [mint(keys, tenant=f"t{i}") for i in range(3)]
+    principals = [tokens.verify(t) for t in minted]
+    assert tokens.verify(minted[2]) is principals[2]
+    assert tokens.verify(minted[0]) is not principals[0]  # the oldest was let go
