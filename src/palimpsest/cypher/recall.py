@@ -4,7 +4,8 @@ Candidate legs return only what ranking needs: the row id, its score (vector) or
 terms, frequencies and length (full-text), a ``live`` flag for the row filters (expiry, key
 prefix, validity), so the resolver can tell a short pool (over-fetch) from a small scope
 (exact fallback), and the ``cues`` the time window and the boosts read (``observedAt`` as
-epoch milliseconds, so no temporal value is built for a row fusion drops). The top-k that
+epoch milliseconds, so no temporal value is built for a row fusion drops); full-text legs
+read the cues of their pool only, once scored (``CUES_*``). The top-k that
 survives fusion is then loaded once per scope, all kinds in one statement (``LOAD_HITS``),
 with its provenance.
 
@@ -122,7 +123,7 @@ TERMS_MEMORY = Statement(
     """CYPHER 25
 MATCH (m:Memory)
   SEARCH m IN (FULLTEXT INDEX memory_terms FOR $lucene LIMIT $k)"""
-    + _terms("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES),
+    + _terms("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY),
 )
 
 VECTOR_CHUNKS = Statement(
@@ -140,7 +141,7 @@ TERMS_CHUNKS = Statement(
     """CYPHER 25
 MATCH (c:Chunk)
   SEARCH c IN (FULLTEXT INDEX chunk_terms FOR $lucene LIMIT $k)"""
-    + _terms("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES),
+    + _terms("c", "c.id", _CHUNK_LIVE),
 )
 
 VECTOR_FACTS = Statement(
@@ -158,7 +159,37 @@ TERMS_FACTS = Statement(
     """CYPHER 25
 MATCH ()-[f:FACT]->()
   SEARCH f IN (FULLTEXT INDEX fact_terms FOR $lucene LIMIT $k)"""
-    + _terms("f", "f.id", FACT_VISIBLE, _FACT_CUES),
+    + _terms("f", "f.id", FACT_VISIBLE),
+)
+
+# The cues of the rows a full-text leg kept for its pool, read after scoring: a leg reads
+# every scope row holding the query's rarest terms (hundreds at 100k rows), and reading their
+# cues there was a third of the leg's time.
+CUES_MEMORY = Statement(
+    "CUES_MEMORY",
+    """
+MATCH (m:Memory {scope_key: $scope_key})
+WHERE m.key IN $ids
+RETURN collect(m.key) AS ids"""
+    + _MEMORY_CUES,
+)
+
+CUES_CHUNKS = Statement(
+    "CUES_CHUNKS",
+    """
+MATCH (c:Chunk)
+WHERE c.id IN $ids AND c.scope_key = $scope_key
+RETURN collect(c.id) AS ids"""
+    + _CHUNK_CUES,
+)
+
+CUES_FACTS = Statement(
+    "CUES_FACTS",
+    """
+MATCH ()-[f:FACT]->()
+WHERE f.id IN $ids AND f.scope_key = $scope_key
+RETURN collect(f.id) AS ids"""
+    + _FACT_CUES,
 )
 
 # Exact legs: every embedded row of the scope, scored by cosine. The planner uses them for

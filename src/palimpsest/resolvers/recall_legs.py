@@ -8,7 +8,8 @@ their own, concurrently (the planner in ``recall.py`` decides).
 - ``vector_leg``: scopes up to ``exact_max_rows`` rows are scanned exactly (deterministic,
   and as cheap as an index call at that size); larger ones use the in-index filtered ANN
   search, re-run exactly when it reads short, and over-fetch when row filters thin the pool.
-- ``fulltext_leg``: exact scope-local BM25 top-``pool`` by MaxScore. Rows holding the rarest
+- ``fulltext_leg``: exact scope-local BM25 top-``pool`` by MaxScore (the pool's cues read
+  once it is known). Rows holding the rarest
   terms are enumerated first (every such row of the scope: the Lucene limit is the scope's
   own count of them) and scored; then the terms whose rows could still reach the pool are
   enumerated too; a row holding only the remaining terms scores below the pool's last score,
@@ -47,12 +48,13 @@ class KindLegs:
     ann: Statement
     exact: Statement
     terms: Statement
+    cues: Statement
 
 
 LEGS: dict[Source, KindLegs] = {
-    Source.NOTES: KindLegs(q.VECTOR_MEMORY, q.EXACT_MEMORY, q.TERMS_MEMORY),
-    Source.DOCUMENTS: KindLegs(q.VECTOR_CHUNKS, q.EXACT_CHUNKS, q.TERMS_CHUNKS),
-    Source.FACTS: KindLegs(q.VECTOR_FACTS, q.EXACT_FACTS, q.TERMS_FACTS),
+    Source.NOTES: KindLegs(q.VECTOR_MEMORY, q.EXACT_MEMORY, q.TERMS_MEMORY, q.CUES_MEMORY),
+    Source.DOCUMENTS: KindLegs(q.VECTOR_CHUNKS, q.EXACT_CHUNKS, q.TERMS_CHUNKS, q.CUES_CHUNKS),
+    Source.FACTS: KindLegs(q.VECTOR_FACTS, q.EXACT_FACTS, q.TERMS_FACTS, q.CUES_FACTS),
 }
 
 
@@ -167,7 +169,6 @@ async def fulltext_leg(
     """Exact top-``pool`` live rows by scope-local BM25 (ties by id)."""
     statement = LEGS[source].terms
     scored: dict[str, tuple[float, bool]] = {}
-    raw_cues: dict[str, Any] = {}
     filtered_out: set[str] = set()  # not live, but not for the time view (expiry, prefix)
     done: set[str] = set()
     batch = fulltext.first_terms(terms, stats, pool)
@@ -177,7 +178,6 @@ async def fulltext_leg(
                 tf = fulltext.frequencies(row["ft"], row["tf"], terms)
                 score = fulltext.bm25(tf, int(row["len"]), stats, k1, b)
                 scored[row["id"]] = (score, bool(row["live"]))
-                raw_cues[row["id"]] = row.get("cues")
                 if not _dropped(row):
                     filtered_out.add(row["id"])
         done |= set(batch)
@@ -188,8 +188,15 @@ async def fulltext_leg(
     dropped = {
         i for i in order if not scored[i][1] and scored[i][0] >= floor and i not in filtered_out
     }
-    cues = {i: Cues.of(raw_cues[i]) for i in live}
-    return Ranked(live, {i: scored[i][0] for i in live}, dropped, cues)
+    return Ranked(live, {i: scored[i][0] for i in live}, dropped, await _cues(tx, source, live))
+
+
+async def _cues(tx: ScopedTx, source: Source, ids: list[str]) -> dict[str, Cues]:
+    """The cues of the rows a full-text leg kept (read in the leg's transaction)."""
+    if not ids:
+        return {}
+    found = {r["id"]: r["cues"] for r in _columns(await tx.run(LEGS[source].cues, {"ids": ids}))}
+    return {i: Cues.of(found.get(i)) for i in ids}
 
 
 def _dropped(row: Row) -> bool:

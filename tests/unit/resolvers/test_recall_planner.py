@@ -171,9 +171,12 @@ async def test_full_text_legs_ask_lucene_only_inside_their_own_scope(tmp_path: P
     assert result.hits[0].id == f"t{2:031d}"
 
 
-def hybrid_answer(n: int = 50, epoch_ms: list[int | None] | None = None) -> Answer:
+def hybrid_answer(
+    n: int = 50, epoch_ms: list[int | None] | None = None, text_ms: int | None = None
+) -> Answer:
     """A 5000-row scope: the approximate leg answers ``n`` live chunks (with their cues), the
-    full-text leg three rows holding the query's one known term."""
+    full-text leg three rows holding the query's one known term (``text_ms``: the observed
+    time of the middle one, read with the cues of the full-text pool)."""
 
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         if statement.name == "READ_TERM_STATS":
@@ -191,9 +194,12 @@ def hybrid_answer(n: int = 50, epoch_ms: list[int | None] | None = None) -> Answ
                     "live": [True, True, True],
                     "ft": ["checkout", "checkout", "checkout"],
                     "tf": [[1], [1], [1]],
-                    "cues": [[None, None, False, None, False]] * 3,
                 }
             ]
+        if statement.name == "CUES_CHUNKS":
+            stamp = {f"c{8:031d}": text_ms}
+            cues = [[stamp.get(i), None, False, None, False] for i in params["ids"]]
+            return [{"ids": list(params["ids"]), "cues": cues}]
         if statement.name == "LOAD_HITS":
             return loaded(params["chunks"])
         return []
@@ -210,7 +216,7 @@ async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k
     # The text side (statistics, then the full-text leg) and the vector side (the vector
     # leg, then the final load of the fused top-k) in one transaction each.
     assert sorted(recorder.transactions) == [
-        ["READ_TERM_STATS", "TERMS_CHUNKS"],
+        ["READ_TERM_STATS", "TERMS_CHUNKS", "CUES_CHUNKS"],
         ["VECTOR_CHUNKS", "LOAD_HITS"],
     ]
     assert not any(c.write for c in recorder.calls)
@@ -225,8 +231,29 @@ async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k
 async def test_a_full_text_search_is_one_read_transaction(tmp_path: Path) -> None:
     svc, recorder = services(hybrid_answer(), tmp_path)
     result = await rr.recall(svc, principal(), [Scope.USER], request(2, rr.Mode.FULLTEXT))
-    assert recorder.transactions == [["READ_TERM_STATS", "TERMS_CHUNKS", "LOAD_HITS"]]
+    assert recorder.transactions == [
+        ["READ_TERM_STATS", "TERMS_CHUNKS", "CUES_CHUNKS", "LOAD_HITS"]
+    ]
     assert len(result.hits) == 2
+
+
+async def test_a_full_text_leg_reads_the_cues_of_its_pool_only(tmp_path: Path) -> None:
+    # The leg scores every row holding the query's terms without their cues, then reads the
+    # cues of the rows it kept; the time window reads those.
+    inside = int(datetime(2024, 5, 2, tzinfo=UTC).timestamp() * 1000)
+    svc, recorder = services(hybrid_answer(text_ms=inside), tmp_path)
+    window = pure.Window(
+        datetime(2024, 5, 1, tzinfo=UTC),
+        datetime(2024, 5, 3, tzinfo=UTC),
+        pure.Missing.REQUIRE,
+        timedelta(0),
+    )
+    req = replace(request(1, rr.Mode.FULLTEXT), window=window, pool=2)
+    result = await rr.recall(svc, principal(), [Scope.USER], req)
+    [cues] = [c for c in recorder.calls if c.name == "CUES_CHUNKS"]
+    assert cues.params["ids"] == [f"c{i:031d}" for i in (7, 8)]  # the pool of 2, of 3 rows
+    assert [h.id for h in result.hits] == [f"c{8:031d}"]
+    assert result.hits[0].observed_at == datetime(2024, 5, 2, tzinfo=UTC)
 
 
 async def test_the_time_window_reads_the_legs_cues_before_any_load(tmp_path: Path) -> None:
@@ -258,7 +285,7 @@ async def test_kinds_the_scope_holds_no_rows_of_run_no_leg(tmp_path: Path) -> No
     assert len(result.hits) == 5
     # Its statistics count chunks only: neither notes nor facts are searched or loaded.
     legs = {c.name for c in recorder.calls} - {"READ_TERM_STATS", "LOAD_HITS"}
-    assert legs == {"VECTOR_CHUNKS", "TERMS_CHUNKS"}
+    assert legs == {"VECTOR_CHUNKS", "TERMS_CHUNKS", "CUES_CHUNKS"}
 
 
 async def test_the_approximate_leg_asks_for_the_configured_floor(tmp_path: Path) -> None:
