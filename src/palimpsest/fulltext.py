@@ -133,13 +133,15 @@ def frequencies(ft: str | None, tf: Sequence[int] | None, terms: Sequence[str]) 
     """The frequencies of ``terms`` in a stored representation (absent terms left out)."""
     if not ft or tf is None:
         return {}
-    stored = ft.split(" ")
+    # Found in the text itself: a leg scores hundreds of rows, and splitting each row's
+    # representation into a list cost more than the scoring. A term's index in ``tf`` is
+    # the number of spaces before it.
+    padded = f" {ft} "
     out: dict[str, int] = {}
     for term in terms:
-        try:
-            out[term] = int(tf[stored.index(term)])
-        except ValueError:
-            continue
+        at = padded.find(f" {term} ")
+        if at >= 0:
+            out[term] = int(tf[padded.count(" ", 0, at)])
     return out
 
 

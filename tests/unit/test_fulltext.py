@@ -169,3 +169,14 @@ def test_query_terms_never_carry_lucene_syntax(text: str) -> None:
         q = ft.lucene_terms(KEY, terms)
         assert q.count("scope_key:") == 1
         assert all(t.isalnum() for t in terms)
+
+
+def test_frequencies_are_found_by_whole_term_in_the_stored_text() -> None:
+    stored, tf = "ab abc b bc c", [1, 2, 3, 4, 5]
+    # first, middle and last terms; a term that is a prefix or a suffix of another is
+    # matched whole only; absent terms are left out.
+    assert ft.frequencies(stored, tf, ["ab", "b", "c"]) == {"ab": 1, "b": 3, "c": 5}
+    assert ft.frequencies(stored, tf, ["abc", "bc"]) == {"abc": 2, "bc": 4}
+    assert ft.frequencies(stored, tf, ["a", "bcd", "x"]) == {}
+    assert ft.frequencies("", [], ["ab"]) == {}
+    assert ft.frequencies(None, None, ["ab"]) == {}
