@@ -237,18 +237,21 @@ async def test_a_full_text_search_is_one_read_transaction(tmp_path: Path) -> Non
     assert len(result.hits) == 2
 
 
+# Observed between 1 and 3 May 2024 (missing times excluded), and a time inside it.
+MAY_1_TO_3 = pure.Window(
+    datetime(2024, 5, 1, tzinfo=UTC),
+    datetime(2024, 5, 3, tzinfo=UTC),
+    pure.Missing.REQUIRE,
+    timedelta(0),
+)
+INSIDE_MS = int(datetime(2024, 5, 2, tzinfo=UTC).timestamp() * 1000)
+
+
 async def test_a_full_text_leg_reads_the_cues_of_its_pool_only(tmp_path: Path) -> None:
     # The leg scores every row holding the query's terms without their cues, then reads the
     # cues of the rows it kept; the time window reads those.
-    inside = int(datetime(2024, 5, 2, tzinfo=UTC).timestamp() * 1000)
-    svc, recorder = services(hybrid_answer(text_ms=inside), tmp_path)
-    window = pure.Window(
-        datetime(2024, 5, 1, tzinfo=UTC),
-        datetime(2024, 5, 3, tzinfo=UTC),
-        pure.Missing.REQUIRE,
-        timedelta(0),
-    )
-    req = replace(request(1, rr.Mode.FULLTEXT), window=window, pool=2)
+    svc, recorder = services(hybrid_answer(text_ms=INSIDE_MS), tmp_path)
+    req = replace(request(1, rr.Mode.FULLTEXT), window=MAY_1_TO_3, pool=2)
     result = await rr.recall(svc, principal(), [Scope.USER], req)
     [cues] = [c for c in recorder.calls if c.name == "CUES_CHUNKS"]
     assert cues.params["ids"] == [f"c{i:031d}" for i in (7, 8)]  # the pool of 2, of 3 rows
@@ -257,18 +260,11 @@ async def test_a_full_text_leg_reads_the_cues_of_its_pool_only(tmp_path: Path) -
 
 
 async def test_the_time_window_reads_the_legs_cues_before_any_load(tmp_path: Path) -> None:
-    inside = int(datetime(2024, 5, 2, tzinfo=UTC).timestamp() * 1000)
     outside = int(datetime(2020, 1, 1, tzinfo=UTC).timestamp() * 1000)
     stamps: list[int | None] = [outside] * 50
-    stamps[3] = stamps[12] = inside
+    stamps[3] = stamps[12] = INSIDE_MS
     svc, recorder = services(hybrid_answer(epoch_ms=stamps), tmp_path)
-    window = pure.Window(
-        datetime(2024, 5, 1, tzinfo=UTC),
-        datetime(2024, 5, 3, tzinfo=UTC),
-        pure.Missing.REQUIRE,
-        timedelta(0),
-    )
-    req = replace(request(10, rr.Mode.VECTOR), window=window)
+    req = replace(request(10, rr.Mode.VECTOR), window=MAY_1_TO_3)
     result = await rr.recall(svc, principal(), [Scope.USER], req)
     assert [h.id for h in result.hits] == [f"c{i:031d}" for i in (3, 12)]
     assert [h.observed_at for h in result.hits] == [datetime(2024, 5, 2, tzinfo=UTC)] * 2
