@@ -5,9 +5,9 @@ terms, frequencies and length (full-text), a ``live`` flag for the row filters (
 prefix, validity), so the resolver can tell a short pool (over-fetch) from a small scope
 (exact fallback), and the ``cues`` the time window and the boosts read (``observedAt`` as
 epoch milliseconds, so no temporal value is built for a row fusion drops); full-text legs
-read the cues of their pool only, once scored (``CUES_*``). The top-k that
-survives fusion is then loaded once per scope, all kinds in one statement (``LOAD_HITS``),
-with its provenance.
+read the cues of their pool only, once scored (``CUES_*``). The top-k that survives fusion
+is then loaded once per scope, all kinds in one statement (``LOAD_HITS``), with its
+provenance.
 
 Vector legs filter on ``scope_key`` inside the index (``SEARCH ... WHERE``); their scores
 are Neo4j's normalised cosine, ``(1 + cos) / 2``. Full-text legs ask Lucene only *which*

@@ -8,15 +8,15 @@ their own, concurrently (the planner in ``recall.py`` decides).
 - ``vector_leg``: scopes up to ``exact_max_rows`` rows are scanned exactly (deterministic,
   and as cheap as an index call at that size); larger ones use the in-index filtered ANN
   search, re-run exactly when it reads short, and over-fetch when row filters thin the pool.
-- ``fulltext_leg``: exact scope-local BM25 top-``pool`` by MaxScore (the pool's cues read
-  once it is known). Rows holding the rarest
+- ``fulltext_leg``: exact scope-local BM25 top-``pool`` by MaxScore. Rows holding the rarest
   terms are enumerated first (every such row of the scope: the Lucene limit is the scope's
   own count of them) and scored; then the terms whose rows could still reach the pool are
   enumerated too; a row holding only the remaining terms scores below the pool's last score,
-  so it cannot enter. Which rows are read, and their scores, depend only on the scope.
+  so it cannot enter. Which rows are read, and their scores, depend only on the scope. The
+  pool's cues are read once the pool is known.
 - ``load_hits``: the rows fusion kept, every kind of a scope in one statement.
 
-Legs return each candidate's ``Cues`` (observedAt, years, time expressions, speaker,
+Legs return their pool's ``Cues`` (observedAt, years, time expressions, speaker,
 validity), so the time window and the boosts need no load: only the top-k is loaded.
 """
 
