@@ -106,6 +106,8 @@ def variables(op: str, rng: random.Random) -> dict[str, Any]:
 @dataclass
 class Results:
     latencies: dict[str, list[float]] = field(default_factory=dict)
+    # (seconds since the start when the request was due, latency ms, ok): the run over time
+    timeline: list[tuple[float, float, bool]] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
 
@@ -191,7 +193,9 @@ async def drive(
 
     async def one(op: str, due: float, token: str, v: dict[str, Any], pool: Pool) -> None:
         ok, why = await pool.call(OPS[op][1], v, token)
-        results.latencies.setdefault(op, []).append((loop.time() - due) * 1000)
+        latency = (loop.time() - due) * 1000
+        results.latencies.setdefault(op, []).append(latency)
+        results.timeline.append((due - started, latency, ok))
         if not ok:
             results.errors[op] = results.errors.get(op, 0) + 1
             if len(results.examples) < 10:
@@ -258,7 +262,26 @@ def summary(results: Results, elapsed: float, rate: float, seconds: float) -> di
         "errors": sum(results.errors.values()),
         "error_examples": results.examples,
         "by_operation": by_op,
+        "by_minute": by_window(results.timeline, 60.0),
     }
+
+
+def by_window(timeline: list[tuple[float, float, bool]], width: float) -> list[dict[str, Any]]:
+    """p50/p95 and errors of the requests due in each ``width`` seconds: a server that slows
+    down as the run goes on shows here, not in the run's percentiles."""
+    windows: dict[int, list[tuple[float, bool]]] = {}
+    for due, latency, ok in timeline:
+        windows.setdefault(int(due // width), []).append((latency, ok))
+    return [
+        {
+            "from_s": int(w * width),
+            "requests": len(rows),
+            "p50_ms": round(percentile([x for x, _ in rows], 50), 1),
+            "p95_ms": round(percentile([x for x, _ in rows], 95), 1),
+            "errors": sum(1 for _, ok in rows if not ok),
+        }
+        for w, rows in sorted(windows.items())
+    ]
 
 
 def run(
