@@ -10,10 +10,11 @@ the client counts against the server. Errors are any non-200 reply or a reply wi
 ``workers`` > 1 runs each API process as that many uvicorn workers on one port (the event
 loop of one Python process is the first limit). ``replicas`` > 1 starts that many API
 processes on the same Neo4j and SQL backend (use ``PALIMPSEST_SQL_BACKEND=postgres``:
-SQLite files are one host's) and sends the requests to
-them in turn. Afterwards every principal's reads (notes, SQL rows, facts, recall) are asked of
-every replica and compared: ``answers_identical`` and ``answer_mismatches`` report it. The SQL
-statements are the same on both backends (an upsert, not SQLite's ``INSERT OR REPLACE``).
+SQLite files are one host's) and sends the requests to them in turn. Afterwards every
+principal's reads (notes, SQL rows, facts, recall) are asked of every replica and compared:
+``answers_identical`` and ``answer_mismatches`` report it. The SQL statements are the same on
+both backends (an upsert, not SQLite's ``INSERT OR REPLACE``). ``by_minute`` gives the
+figures of each minute of the run.
 """
 
 from __future__ import annotations
