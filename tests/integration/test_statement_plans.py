@@ -131,3 +131,28 @@ def test_the_scan_check_catches_a_label_scan(neo4j_driver: Driver) -> None:
     )
     assert label_scans(plan_of(neo4j_driver, scan))
     assert label_scans(plan_of(neo4j_driver, seek)) == []
+
+
+# Statements that read a few rows of a scope by key. With an index on ``scope_key`` alone the
+# planner preferred it and filtered every row of the scope (READ_TERM_STATS read every term
+# the scope had ever seen, and slowed as it grew); their hints pin the composite index.
+BY_KEY = {
+    "READ_TERM_STATS": ("s:TermStats", "TermStats(scope_key, kind, term)"),
+    "LOAD_HITS": ("m:Memory", "Memory(scope_key, key)"),
+    "CUES_MEMORY": ("m:Memory", "Memory(scope_key, key)"),
+}
+
+
+def seeks(plan: dict[str, Any]) -> list[str]:
+    operator = str(plan["operatorType"]).split("@")[0]
+    found = [str(plan.get("args", {}).get("Details", ""))] if "Seek" in operator else []
+    return found + [s for child in plan.get("children", []) for s in seeks(child)]
+
+
+@pytest.mark.parametrize("name", sorted(BY_KEY))
+def test_reads_by_key_seek_the_composite_index(neo4j_driver: Driver, name: str) -> None:
+    [statement] = [s for _, s in all_statements() if s.name == name]
+    label, index = BY_KEY[name]
+    reads = [d for d in seeks(plan_of(neo4j_driver, statement)) if label in d]
+    assert reads
+    assert all(index in d for d in reads), reads

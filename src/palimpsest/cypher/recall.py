@@ -164,11 +164,13 @@ MATCH ()-[f:FACT]->()
 
 # The cues of the rows a full-text leg kept for its pool, read after scoring: a leg reads
 # every scope row holding the query's rarest terms (hundreds at 100k rows), and reading their
-# cues there was a third of the leg's time.
+# cues there was a third of the leg's time. Notes by key use the (scope_key, key) index: the
+# planner would otherwise pick the index on scope_key alone and read every note of the scope.
 CUES_MEMORY = Statement(
     "CUES_MEMORY",
     """
 MATCH (m:Memory {scope_key: $scope_key})
+USING INDEX m:Memory(scope_key, key)
 WHERE m.key IN $ids
 RETURN collect(m.key) AS ids"""
     + _MEMORY_CUES,
@@ -228,12 +230,14 @@ LIMIT $k"""
     + _FACT_SCORED,
 )
 
-# The final load: the top-k fusion kept, every kind of one scope in one statement.
+# The final load: the top-k fusion kept, every kind of one scope in one statement (notes by
+# the (scope_key, key) index, as in CUES_MEMORY).
 LOAD_HITS = Statement(
     "LOAD_HITS",
     """CYPHER 25
 CALL () {
   MATCH (m:Memory {scope_key: $scope_key})
+  USING INDEX m:Memory(scope_key, key)
   WHERE m.key IN $notes
   RETURN collect(m {.key, .scope, .text, .created_at, .observed_at, .tenant_id, .session_id,
                     .run_id, .agent_name, .model, .origin, .compaction_generation}) AS notes

@@ -21,12 +21,14 @@ RETURN count(s) AS changed
 )
 
 # The query terms' statistics per kind and, when ``$speakers``, the speakers the scope knows
-# (kind ``$speaker_kind``, ``len`` 0), in one round trip.
+# (kind ``$speaker_kind``, ``len`` 0), in one round trip. The hint keeps the planner off the
+# index on ``scope_key`` alone, which reads every term the scope has ever seen.
 READ_TERM_STATS = Statement(
     "READ_TERM_STATS",
     """CYPHER 25
 CALL () {
   MATCH (s:TermStats {scope_key: $scope_key})
+  USING INDEX s:TermStats(scope_key, kind, term)
   WHERE s.kind IN $kinds AND s.term IN $terms
   RETURN s.kind AS kind, s.term AS term, sum(s.df) AS df, sum(s.len) AS len
   UNION ALL
