@@ -322,6 +322,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "date_boost": {"date_boost": 1.0},
     "when_boost": {"when_boost": 1.0},
     "year_boost": {"year_boost": 1.0},
+    "absent_at_depth": {"absent_at_depth": False},
 }
 NEIGHBOURS = "neighbours"
 HEADLINE: dict[str, tuple[str, ...]] = {

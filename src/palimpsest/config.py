@@ -75,6 +75,10 @@ class Settings(BaseSettings):
     # Per-leg weights in the fusion: score = sum over legs of weight / (k + rank).
     rrf_vector_weight: float = Field(default=1.0, ge=0.0, le=10.0)
     rrf_fulltext_weight: float = Field(default=1.0, ge=0.0, le=10.0)
+    # A row one leg returned and the other leg over the same rows did not is ranked just past
+    # that leg's pool there, not nowhere (README "Recall and search"). Off: plain RRF, where a
+    # row listed by both legs, however deep, outranks the top of one leg.
+    rrf_absent_at_depth: bool = True
     # Scope-local BM25 (computed with each scope's own term statistics): its k1 and b.
     fulltext_k1: float = Field(default=1.2, ge=0.0, le=10.0)
     fulltext_b: float = Field(default=0.75, ge=0.0, le=1.0)

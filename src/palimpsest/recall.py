@@ -51,6 +51,7 @@ class Levers:
     year_boost: float = 1.3
     exact_max_rows: int = 2000
     ann_floor: int = 50
+    absent_at_depth: bool = True
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -65,6 +66,7 @@ class Levers:
             year_boost=s.recall_year_boost,
             exact_max_rows=s.recall_exact_max_rows,
             ann_floor=s.recall_ann_floor,
+            absent_at_depth=s.rrf_absent_at_depth,
         )
 
 
@@ -73,33 +75,52 @@ class Fused:
     id: str
     score: float
     ranks: Mapping[str, int] = field(default_factory=dict)
+    beyond: tuple[str, ...] = ()  # the lists that did not hold the id, ranked at depth + 1
 
 
 def rrf(
     legs: Mapping[str, Sequence[str]],
     k: int = DEFAULT_RRF_K,
     weights: Mapping[str, float] | None = None,
+    depth: int | None = None,
+    groups: Mapping[str, str] | None = None,
 ) -> list[Fused]:
     """Fuse ranked id lists: each id scores ``sum(weight / (k + rank))``, ranks from 1.
+
+    With ``depth`` (how deep every list was read), an id that a list of its group does not
+    hold is ranked ``depth + 1`` there: a list cut at its depth says only that the id ranks
+    below its end, not that it ranks nowhere. Scored as zero instead, any id listed twice,
+    however deep, outranks the top of a single list. ``groups`` names each list's group
+    (lists over the same rows: the legs of one kind and scope); by default all are one.
 
     Ties keep first-seen order (legs in the given order, then rank), so equal evidence never
     reorders at random. A leg listing an id twice counts its best rank only.
     """
     if k < 1:
         raise InvalidArgument("the RRF constant k must be at least 1")
+    if depth is not None and depth < 1:
+        raise InvalidArgument("the RRF depth must be at least 1")
+    weight = {leg: 1.0 if weights is None else weights.get(leg, 1.0) for leg in legs}
+    group = {leg: "" if groups is None else groups.get(leg, "") for leg in legs}
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     for leg, ids in legs.items():
-        weight = 1.0 if weights is None else weights.get(leg, 1.0)
         for rank, item in enumerate(ids, start=1):
             seen = ranks.setdefault(item, {})
             if leg in seen:
                 continue
             seen[leg] = rank
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight[leg] / (k + rank)
+    beyond: dict[str, tuple[str, ...]] = {}
+    if depth is not None:
+        for item, seen in ranks.items():
+            own = group[next(iter(seen))]
+            missed = tuple(leg for leg in legs if leg not in seen and group[leg] == own)
+            scores[item] += sum(weight[leg] / (k + depth + 1) for leg in missed)
+            beyond[item] = missed
     order = {item: i for i, item in enumerate(ranks)}
     fused = sorted(scores, key=lambda item: (-scores[item], order[item]))
-    return [Fused(item, scores[item], ranks[item]) for item in fused]
+    return [Fused(item, scores[item], ranks[item], beyond.get(item, ())) for item in fused]
 
 
 def parse_sources(names: Iterable[str] | None, default: frozenset[Source]) -> frozenset[Source]:

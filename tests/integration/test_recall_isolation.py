@@ -213,7 +213,8 @@ def test_edits_reindex_neighbours_and_deletes_empty_the_statistics(
 
 EXPLAINED = """query($q: String!) { search(scope: USER, query: $q, sources: [DOCUMENTS]) {
   hits { text score vectorRank fulltextRank
-         explain { fused legs { leg rank contribution value } boosts { lever factor } } } } }"""
+         explain { fused legs { leg rank contribution value beyondDepth }
+                   boosts { lever factor } } } } }"""
 
 
 def test_explain_adds_up_and_names_the_boosts_of_a_when_question(
@@ -226,6 +227,9 @@ def test_explain_adds_up_and_names_the_boosts_of_a_when_question(
         "Mira: The puppy chewed my shoes in 2019 too.",
     ]
     ok(gql(IMPORT, who, m="\n\n".join(turns) + "\n"))
+    # Another document with no word of the question: the full-text leg misses it.
+    turns.append("Tomas: I like sailing.")
+    ok(gql(IMPORT, who, m=turns[-1] + "\n"))
     hits = ok(gql(EXPLAINED, who, q="When did Mira adopt the puppy?"))["search"]["hits"]
     for h in hits:
         h["text"] = h["text"].strip()
@@ -237,10 +241,14 @@ def test_explain_adds_up_and_names_the_boosts_of_a_when_question(
         for b in e["boosts"]:
             factor *= b["factor"]
         assert h["score"] == pytest.approx(e["fused"] * factor)
-        ranks = {p["leg"]: p["rank"] for p in e["legs"]}
-        assert ranks.get("vector") == h["vectorRank"]
-        assert ranks.get("fulltext") == h["fulltextRank"]
+        # Both legs speak for every hit: the rank the leg returned it at, or (not returned)
+        # just past the leg's pool of 2 x topK = 20, with no value of its own.
+        assert sorted(p["leg"] for p in e["legs"]) == ["fulltext", "vector"]
         for p in e["legs"]:
+            returned = h["vectorRank"] if p["leg"] == "vector" else h["fulltextRank"]
+            assert p["beyondDepth"] is (returned is None)
+            assert p["rank"] == (21 if returned is None else returned)
+            assert (p["value"] is None) is p["beyondDepth"]
             assert p["contribution"] == pytest.approx(1 / (60 + p["rank"]))
     levers = {h["text"]: {b["lever"] for b in h["explain"]["boosts"]} for h in hits}
     # Mira's turns are preferred (she is the one speaker named), and a "when" question
@@ -248,4 +256,7 @@ def test_explain_adds_up_and_names_the_boosts_of_a_when_question(
     assert levers[turns[0]] == {"speaker", "whenQuestion"}
     assert levers[turns[2]] == {"speaker", "whenQuestion"}
     assert levers[turns[1]] == set()
+    assert levers[turns[3]] == set()
+    [missed] = [h for h in hits if h["fulltextRank"] is None]
+    assert missed["text"] == turns[3]
     assert hits[0]["text"] == turns[0]

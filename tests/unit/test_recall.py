@@ -44,6 +44,34 @@ def test_rrf_ties_keep_first_seen_order_and_weights_apply() -> None:
         rrf({"a": ["p"]}, k=0)
 
 
+def test_a_row_one_list_missed_ranks_just_past_that_lists_depth() -> None:
+    # "top" heads one list of depth 3 and is missing from the other: it ranks 4th there.
+    legs = {"vector": ["a", "b", "deep"], "fulltext": ["top", "c", "deep"]}
+    fused = {f.id: f for f in rrf(legs, depth=3)}
+    assert fused["top"].score == pytest.approx(1 / 61 + 1 / 64)
+    assert fused["top"].beyond == ("vector",)
+    assert dict(fused["top"].ranks) == {"fulltext": 1}
+    assert fused["deep"].score == pytest.approx(2 / 63)
+    assert fused["deep"].beyond == ()
+    # Without a depth a missing row scores nothing there: listed twice, however deep, wins.
+    assert rrf(legs)[0].id == "deep"
+    assert [f.id for f in rrf(legs, depth=3)] == ["a", "top", "b", "c", "deep"]
+
+
+def test_absent_ranks_count_only_within_a_group() -> None:
+    legs = {"v:notes": ["n1"], "f:notes": ["n2"], "v:facts": ["x1"]}
+    groups = {"v:notes": "notes", "f:notes": "notes", "v:facts": "facts"}
+    fused = {f.id: f for f in rrf(legs, depth=5, groups=groups)}
+    assert fused["n1"].beyond == ("f:notes",)
+    assert fused["n2"].beyond == ("v:notes",)
+    assert fused["x1"].beyond == ()  # no other list over facts ran
+    assert fused["x1"].score == pytest.approx(1 / 61)
+    weighted = rrf({"a": ["p"], "b": ["q"]}, weights={"a": 2.0}, depth=1)
+    assert {f.id: f.score for f in weighted}["q"] == pytest.approx(1 / 61 + 2 / 62)
+    with pytest.raises(InvalidArgument):
+        rrf(legs, depth=0)
+
+
 @given(
     st.dictionaries(
         st.sampled_from(["v", "f", "g"]),

@@ -62,8 +62,13 @@ class ScoreLeg:
     leg: str = strawberry.field(description="vector or fulltext")
     rank: int
     contribution: float
-    value: float = strawberry.field(
-        description="The leg's own score: the cosine, or BM25 with the scope's own statistics."
+    value: float | None = strawberry.field(
+        description="The leg's own score: the cosine, or BM25 with the scope's own statistics "
+        "(null when the leg did not return the row)."
+    )
+    beyond_depth: bool = strawberry.field(
+        description="The leg did not return the row: it counts as ranked just past the leg's "
+        "pool (rank = pool + 1)."
     )
 
 
@@ -83,7 +88,13 @@ class Explain:
     def of(cls, e: ops.Explain) -> Explain:
         return cls(
             legs=[
-                ScoreLeg(leg=p.leg, rank=p.rank, contribution=p.contribution, value=p.value)
+                ScoreLeg(
+                    leg=p.leg,
+                    rank=p.rank,
+                    contribution=p.contribution,
+                    value=p.value,
+                    beyond_depth=p.beyond_depth,
+                )
                 for p in e.legs
             ],
             boosts=[ScoreBoost(lever=b.lever, factor=b.factor) for b in e.boosts],

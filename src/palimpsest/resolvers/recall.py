@@ -162,7 +162,7 @@ async def _recall(
         if spans:
             timing.observe("legs", max(e for _, e in spans) - min(s for s, _ in spans))
         with timing.timed("fusion"):
-            ranked, report = _rank(req, refs, lists, question)
+            ranked, report = _rank(req, refs, lists, question, pool)
         with timing.timed("load"):
             hits = await hits_of.load(tx, refs, ranked[: req.top_k])
         return RecallResult(
@@ -227,7 +227,11 @@ async def _recall(
 
 
 def _rank(
-    req: RecallRequest, refs: list[ScopeRef], lists: list[_List], question: cues.QuestionCues
+    req: RecallRequest,
+    refs: list[ScopeRef],
+    lists: list[_List],
+    question: cues.QuestionCues,
+    pool: int,
 ) -> tuple[list[Hit], TimeFilterReport | None]:
     """Candidates from the legs' cues, the time window, RRF, boosts; best first."""
     order = {r.scope: i for i, r in enumerate(refs)}
@@ -251,7 +255,7 @@ def _rank(
     report = hits_of.apply_window(req.window, found) if req.window else None
     if report is None and req.view.as_of_given:
         report = hits_of.as_of_report(found, dropped)
-    ranked = _fuse(req, lists, found)
+    ranked = _fuse(req, lists, found, pool)
     _boost(ranked, question, req.levers)
     ranked.sort(key=lambda h: -h.score)
     if req.window and req.window.missing is pure.Missing.PREFER:
@@ -260,22 +264,28 @@ def _rank(
     return ranked, report
 
 
-def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit]) -> list[Hit]:
+def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit], pool: int) -> list[Hit]:
     """RRF over ranked lists, one per (leg, kind, scope): raw scores from different indexes
-    or scopes are never compared, only ranks within one list."""
+    or scopes are never compared, only ranks within one list. The two legs over one kind and
+    scope are a group: a row one of them missed ranks just past its pool there (lever
+    ``absent_at_depth``)."""
     named: dict[str, list[str]] = {}
     weights: dict[str, float] = {}
+    groups: dict[str, str] = {}
     values: dict[tuple[str, str], float] = {}
     for lst in lists:
-        name = f"{lst.leg}\x1f{lst.source.value}\x1f{lst.ref.scope.value}"
+        group = f"{lst.source.value}\x1f{lst.ref.scope.value}"
+        name = f"{lst.leg}\x1f{group}"
         idents = [(lst.source.value, lst.ref.scope.value, i) for i in lst.ranked.ids]
         named[name] = [_key(i) for i in idents if i in found]
         weights[name] = req.vector_weight if lst.leg == "vector" else req.fulltext_weight
+        groups[name] = group
         for ident in idents:
             values[(lst.leg, _key(ident))] = lst.ranked.scores[ident[2]]
     by_key = {_key(i): h for i, h in found.items()}
+    depth = pool if req.levers.absent_at_depth else None
     out: list[Hit] = []
-    for f in pure.rrf(named, k=req.rrf_k, weights=weights):
+    for f in pure.rrf(named, k=req.rrf_k, weights=weights, depth=depth, groups=groups):
         hit = by_key[f.id]
         parts: list[LegPart] = []
         for name, rank in f.ranks.items():
@@ -286,6 +296,9 @@ def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit]) -> li
                 hit.vector_rank, hit.cosine = rank, value
             else:
                 hit.fulltext_rank, hit.fulltext_score = rank, value
+        for name in f.beyond:
+            leg, rank = name.split("\x1f", 1)[0], pool + 1
+            parts.append(LegPart(leg, rank, weights[name] / (req.rrf_k + rank), None, True))
         hit.score = f.score
         hit.explain = Explain(parts, [], f.score)
         out.append(hit)

@@ -24,12 +24,14 @@ Ident = tuple[str, str, str]  # (kind, scope, id)
 
 @dataclass(frozen=True, slots=True)
 class LegPart:
-    """One ranked list's share of a hit's score: ``weight / (k + rank)``."""
+    """One ranked list's share of a hit's score: ``weight / (k + rank)``. A list that did not
+    return the row counts it ranked just past its pool (``beyond_depth``, no value)."""
 
     leg: str  # vector | fulltext
     rank: int
     contribution: float
-    value: float  # the leg's own score: cosine, or scope-local BM25
+    value: float | None  # the leg's own score: cosine, or scope-local BM25
+    beyond_depth: bool = False
 
 
 @dataclass(frozen=True, slots=True)

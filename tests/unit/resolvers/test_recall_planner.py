@@ -223,8 +223,11 @@ async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k
     [load] = [c for c in recorder.calls if c.name == "LOAD_HITS"]
     assert load.params["chunks"] == [h.id for h in result.hits]  # 5 of 10 candidates
     assert load.params["notes"] == load.params["facts"] == []
-    # Found by both legs, rows 7-9 rank first; the load's text reaches the hits.
-    assert [h.id for h in result.hits][:3] == [f"c{i:031d}" for i in (7, 8, 9)]
+    # Pools of 10: the vector leg ranks rows 0-9, the full-text leg rows 7, 8, 9. Rows 7 and
+    # 8 (high in both) rank first; rows 0 and 1 (top of the vector leg, ranked just past the
+    # full-text pool there) outrank row 9 (last of both); the load's text reaches the hits.
+    assert [h.id for h in result.hits] == [f"c{i:031d}" for i in (7, 8, 0, 1, 9)]
+    assert result.hits[2].fulltext_rank is None
     assert [h.text for h in result.hits] == [f"text {h.id}" for h in result.hits]
 
 
