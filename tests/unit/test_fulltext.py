@@ -92,6 +92,27 @@ def test_bm25_matches_the_formula() -> None:
     assert ft.bm25({"dog": 3}, 20, stats, 1.2, 0.75) == 0.0
 
 
+WORDS = st.sampled_from(["ab", "abc", "b", "bc", "c", "cat", "dog", "x1"])
+
+
+@given(
+    st.lists(st.dictionaries(WORDS, st.integers(1, 9), min_size=1), min_size=1, max_size=8),
+    st.lists(WORDS, min_size=1, max_size=5),
+    st.floats(0.0, 3.0),
+    st.floats(0.0, 1.0),
+)
+def test_the_scorer_gives_exactly_the_floats_of_bm25(
+    rows: list[dict[str, int]], terms: list[str], k1: float, b: float
+) -> None:
+    stats = corpus_stats({str(i): Counter(r) for i, r in enumerate(rows)})
+    scorer = ft.Scorer.of(terms, stats, k1, b)
+    for r in rows:
+        stored = Stored.of(Counter(r))
+        expected = ft.bm25(ft.frequencies(stored.ft, stored.tf, terms), stored.length, stats, k1, b)
+        assert scorer.score(stored.ft, stored.tf, stored.length) == expected  # not approx
+    assert scorer.score("", [], 3) == scorer.score(None, None, 3) == 0.0
+
+
 def exhaustive(rows: dict[str, Counter[str]], terms: list[str], pool: int) -> list[str]:
     stats = corpus_stats(rows)
     scores = {

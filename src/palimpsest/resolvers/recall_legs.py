@@ -168,18 +168,24 @@ async def fulltext_leg(
 ) -> Ranked:
     """Exact top-``pool`` live rows by scope-local BM25 (ties by id)."""
     statement = LEGS[source].terms
+    scorer = fulltext.Scorer.of(terms, stats, k1, b)
     scored: dict[str, tuple[float, bool]] = {}
     filtered_out: set[str] = set()  # not live, but not for the time view (expiry, prefix)
     done: set[str] = set()
     batch = fulltext.first_terms(terms, stats, pool)
     while batch:
-        for row in await _rows_holding(tx, statement, batch, terms, stats, base):
-            if row["id"] not in scored:
-                tf = fulltext.frequencies(row["ft"], row["tf"], terms)
-                score = fulltext.bm25(tf, int(row["len"]), stats, k1, b)
-                scored[row["id"]] = (score, bool(row["live"]))
-                if not _dropped(row):
-                    filtered_out.add(row["id"])
+        found = await _rows_holding(tx, statement, batch, stats, base)
+        # The record's parallel lists, read as they are: no dictionary per row.
+        ids = found["ids"]
+        untimely = found.get("untimely", [True] * len(ids))
+        rows = zip(
+            ids, found["lens"], found["live"], found["ft"], found["tf"], untimely, strict=True
+        )
+        for row_id, length, live, ft, tf, late in rows:
+            if row_id not in scored:
+                scored[row_id] = (scorer.score(ft, tf, int(length)), bool(live))
+                if live or not late:  # not dropped by the time view (see ``_dropped``)
+                    filtered_out.add(row_id)
         done |= set(batch)
         batch = fulltext.missing_terms(terms, done, stats, k1, _threshold(scored, pool))
     order = sorted(scored, key=lambda i: (-scored[i][0], i))
@@ -213,20 +219,19 @@ async def _rows_holding(
     tx: ScopedTx,
     statement: Statement,
     batch: Sequence[str],
-    terms: Sequence[str],
     stats: KindStats,
     base: dict[str, Any],
-) -> list[Row]:
-    """Every row of the scope holding a term of ``batch``. The limit is the scope's own
-    count of such rows (plus one); a full answer means the statistics lag, so ask again
-    with more until the answer is complete: the cut-off never falls inside the scope."""
+) -> Row:
+    """Every row of the scope holding a term of ``batch``, as one record of parallel lists.
+    The limit is the scope's own count of such rows (plus one); a full answer means the
+    statistics lag, so ask again with more until the answer is complete: the cut-off never
+    falls inside the scope."""
     lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
     k = sum(stats.df.get(t, 0) for t in batch) + 1
     while True:
-        params = {**base, "lucene": lucene, "k": k}
-        rows = _columns(await tx.run(statement, params))
-        if len(rows) < k:
-            return rows
+        [found] = await tx.run(statement, {**base, "lucene": lucene, "k": k})
+        if len(found["ids"]) < k:
+            return found
         k *= 4
 
 
