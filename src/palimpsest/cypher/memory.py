@@ -56,7 +56,7 @@ ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id
 SET s.touched_at = $now
 WITH s
 OPTIONAL MATCH (m:Memory {scope_key: $scope_key, key: $key})
-WITH m, m IS NOT NULL AND (m.expires_at IS NULL OR m.expires_at > $now) AS live
+WITH s, m, m IS NOT NULL AND (m.expires_at IS NULL OR m.expires_at > $now) AS live
 RETURN CASE WHEN live THEN m.value END AS value,
        CASE WHEN live THEN m.expires_at END AS expires_at,
        CASE WHEN live THEN m.embed_mode END AS embed_mode,
@@ -64,16 +64,30 @@ RETURN CASE WHEN live THEN m.value END AS value,
        CASE WHEN live THEN m.observed_at END AS observed_at,
        CASE WHEN live THEN m.valid_at END AS valid_at,
        CASE WHEN live THEN m.invalid_at END AS invalid_at,
-       m.ft AS ft, m.ft_tf AS ft_tf, m.ft_len AS ft_len, m.speaker AS speaker
+       m.ft AS ft, m.ft_tf AS ft_tf, m.ft_len AS ft_len, m.speaker AS speaker,
+       coalesce(m.bytes, 0) AS stored_bytes, s.memory_bytes AS memory_bytes
 """,
 )
 
+# The quota counts live notes only, which takes reading every note of the scope. The scope
+# node keeps ``memory_bytes``, the bytes of every stored note, expired ones included: an upper
+# bound of the live bytes, so a write it clears needs no sum. Writers change it under the
+# scope's lock; a bulk write removes it (null: unknown, summed again at the next write).
 SCOPE_USAGE = Statement(
     "SCOPE_USAGE",
     """
 MATCH (m:Memory {scope_key: $scope_key})
-WHERE m.key <> $key AND (m.expires_at IS NULL OR m.expires_at > $now)
-RETURN coalesce(sum(m.bytes), 0) AS used
+RETURN coalesce(sum(CASE WHEN m.key <> $key AND (m.expires_at IS NULL OR m.expires_at > $now)
+                         THEN m.bytes END), 0) AS used,
+       coalesce(sum(CASE WHEN m.key <> $key THEN m.bytes END), 0) AS others
+""",
+)
+
+FORGET_MEMORY_BYTES = Statement(
+    "FORGET_MEMORY_BYTES",
+    """
+MATCH (s:Scope {scope_key: $scope_key})
+REMOVE s.memory_bytes
 """,
 )
 
@@ -92,14 +106,21 @@ SET m.created_at = CASE
     m.session_id = $session_id, m.run_id = $run_id, m.agent_name = $agent_name,
     m.model = $model, m.origin = $origin, m.compaction_generation = $compaction_generation,
     m.observed_at = $observed_at, m.valid_at = $valid_at, m.invalid_at = $invalid_at
-"""
+WITH m
+OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
+SET s.memory_bytes = $memory_bytes
+WITH m"""
     + _ENTRY,
 )
 
 DELETE_MEMORY = Statement(
     "DELETE_MEMORY",
     """
+OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
+SET s.touched_at = $now
+WITH s
 MATCH (m:Memory {scope_key: $scope_key, key: $key})
+SET s.memory_bytes = s.memory_bytes - coalesce(m.bytes, 0)
 WITH m, (m.expires_at IS NULL OR m.expires_at > $now) AS live, m.ft AS ft, m.ft_tf AS ft_tf,
      m.ft_len AS ft_len, m.speaker AS speaker
 DETACH DELETE m

@@ -16,6 +16,7 @@ from typing import Any
 
 from palimpsest.cypher import erasure as eq
 from palimpsest.cypher import export as q
+from palimpsest.cypher import memory as mq
 from palimpsest.cypher.executor import ScopedTx, Statement
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity.principal import console_operator
@@ -146,12 +147,21 @@ class _Loader:
             found[i] = vector
         return found
 
-    async def _rows(self, statement: Statement, rows: list[Record], kind: str | None) -> None:
-        """Write rows into the person's scope and add the indexed ones to its statistics."""
+    async def _rows(
+        self,
+        statement: Statement,
+        rows: list[Record],
+        kind: str | None,
+        then: Statement | None = None,
+    ) -> None:
+        """Write rows into the person's scope and add the indexed ones to its statistics
+        (``then``: a statement the same transaction runs after the rows)."""
         indexed = [r["props"] for r in rows if r["props"].get("ft_len") is not None]
 
         async def work(tx: ScopedTx) -> None:
             await tx.run(statement, {"rows": rows})
+            if then is not None:
+                await tx.run(then, {})
             if kind is not None:
                 await term_index.apply(tx, self.svc.settings, kind, term_index.added(indexed))
 
@@ -164,7 +174,7 @@ class _Loader:
 
         vectors = await self._embedded(batch, text)
         rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
-        await self._rows(q.IMPORT_MEMORY, rows, "memory")
+        await self._rows(q.IMPORT_MEMORY, rows, "memory", then=mq.FORGET_MEMORY_BYTES)
 
     async def documents(self, batch: list[Record]) -> None:
         await self.person.write(

@@ -244,18 +244,7 @@ async def _write(
     # A separate embedText is stored (and indexed) too, so it counts against the quota.
     extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
     size = len(key.encode()) + len(text.encode()) + len(extra.encode())
-    quota = svc.settings.max_scope_bytes
-    if quota:
-        used_rows = await tx.run(q.SCOPE_USAGE, {"key": key, "now": now})
-        used = int(used_rows[0]["used"])
-        if used + size > quota:
-            raise QuotaExceeded(
-                f"scope {tx.ref.scope.value} quota of {quota} bytes would be exceeded "
-                f"(current={used}, after={used + size})",
-                quota=quota,
-                current=used,
-                after=used + size,
-            )
+    memory_bytes = await _check_quota(tx, svc.settings.max_scope_bytes, key, size, now, stored)
     indexed = term_index.row_fields(embedding.text or "")
     params = {
         **indexed,
@@ -270,10 +259,34 @@ async def _write(
         **writer_params(who),
         **times.params(),
         "compaction_generation": None,
+        "memory_bytes": memory_bytes,
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
     await term_index.apply(tx, svc.settings, "memory", term_index.replaced(stored, indexed))
     return _entry(tx.ref, rows[0])
+
+
+async def _check_quota(
+    tx: ScopedTx, quota: int, key: str, size: int, now: datetime, stored: Row
+) -> int | None:
+    """Refuse a write that would take the scope's live notes over ``quota`` bytes. Returns
+    the scope's ``memory_bytes`` after the write (every stored note: an upper bound of the
+    live ones; None: unknown). Under the bound nothing is summed; near the quota, or when
+    the bound is unknown, the live notes are."""
+    bound = stored["memory_bytes"]
+    others = None if bound is None else int(bound) - int(stored["stored_bytes"])
+    if quota and (others is None or others + size > quota):
+        [usage] = await tx.run(q.SCOPE_USAGE, {"key": key, "now": now})
+        used, others = int(usage["used"]), int(usage["others"])
+        if used + size > quota:
+            raise QuotaExceeded(
+                f"scope {tx.ref.scope.value} quota of {quota} bytes would be exceeded "
+                f"(current={used}, after={used + size})",
+                quota=quota,
+                current=used,
+                after=used + size,
+            )
+    return None if others is None else others + size  # unknown stays so while no quota asks
 
 
 async def _embed(
