@@ -14,7 +14,7 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.errors import QuotaExceeded
-from palimpsest.identity import Scope, resolve_scope
+from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import memory
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
@@ -28,6 +28,13 @@ RETURN s.memory_bytes AS bound,
 """
 
 
+def owner(svc: Services, user: str) -> tuple[Services, Principal, str]:
+    """Services with a 400-byte quota, a fresh tenant's user, and their USER scope key."""
+    quota = replace(svc, settings=svc.settings.model_copy(update={"max_scope_bytes": 400}))
+    who = principal(tenant_id=f"quota-{uuid.uuid4().hex[:8]}", user_id=user)
+    return quota, who, resolve_scope(who, Scope.USER).scope_key
+
+
 def bound_and_stored(driver: Driver, key: str) -> tuple[Any, Any]:
     [row], _, _ = driver.execute_query(BOUND, k=key)
     return row["bound"], row["stored"]
@@ -36,9 +43,7 @@ def bound_and_stored(driver: Driver, key: str) -> tuple[Any, Any]:
 async def test_the_scope_bound_is_the_sum_of_its_stored_notes(
     svc: Services, neo4j_driver: Driver
 ) -> None:
-    quota = replace(svc, settings=svc.settings.model_copy(update={"max_scope_bytes": 400}))
-    who = principal(tenant_id=f"quota-{uuid.uuid4().hex[:8]}", user_id="alice")
-    key = resolve_scope(who, Scope.USER).scope_key
+    quota, who, key = owner(svc, "alice")
 
     async def put(k: str, value: str, ttl: int | None = None, on: Services = quota) -> None:
         await memory.set_value(on, who, Scope.USER, k, value, ttl, False, None)
@@ -74,9 +79,7 @@ async def test_the_scope_bound_is_the_sum_of_its_stored_notes(
 async def test_an_unknown_bound_is_summed_once_and_kept(
     svc: Services, neo4j_driver: Driver
 ) -> None:
-    quota = replace(svc, settings=svc.settings.model_copy(update={"max_scope_bytes": 400}))
-    who = principal(tenant_id=f"quota-{uuid.uuid4().hex[:8]}", user_id="bob")
-    key = resolve_scope(who, Scope.USER).scope_key
+    quota, who, key = owner(svc, "bob")
     await memory.set_value(quota, who, Scope.USER, "a", "x" * 30, None, False, None)
     # As a bulk import leaves it, or a database written before the bound existed.
     neo4j_driver.execute_query("MATCH (s:Scope {scope_key: $k}) REMOVE s.memory_bytes", k=key)
