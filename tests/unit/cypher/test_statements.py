@@ -87,3 +87,25 @@ def test_values_are_parameters_not_literals() -> None:
             continue
         literals = re.findall(r"'[^']*'", s.text)
         assert all(lit == "''" for lit in literals) or s.name == "MERGE_SCHEMA_INFO", s.name
+
+
+# The scope node's ``memory_bytes`` bounds the bytes of the scope's notes (the quota's fast
+# path), so a statement that adds or removes notes keeps it, or is listed here with the
+# reason it need not.
+KEEPS_MEMORY_BYTES_ELSEWHERE = {
+    "IMPORT_MEMORY": "the importer runs FORGET_MEMORY_BYTES in the same transaction",
+    "ERASE_MEMORY": "a scope's erasure deletes its :Scope node, and the bound with it",
+}
+
+
+def test_every_statement_adding_or_removing_notes_keeps_the_scope_bound() -> None:
+    writers = set()
+    for _, s in all_statements():
+        notes = re.findall(r"(?:MATCH|MERGE|CREATE) \((\w+):Memory\b", s.text)
+        made = re.search(r"(?:MERGE|CREATE) \(\w+:Memory\b", s.text)
+        deleted = any(re.search(rf"DELETE {v}\b", s.text) for v in notes)
+        if made or deleted:
+            writers.add(s.name)
+            if s.name not in KEEPS_MEMORY_BYTES_ELSEWHERE:
+                assert "memory_bytes" in s.text, s.name
+    assert writers >= {"UPSERT_MEMORY", "DELETE_MEMORY", *KEEPS_MEMORY_BYTES_ELSEWHERE}
