@@ -41,12 +41,14 @@ class DyingExecutor:
     inner: Neo4jExecutor
     writes: int
 
-    async def execute(self, work: Callable[[RawRun], Awaitable[T]], *, write: bool) -> T:
+    async def execute(
+        self, work: Callable[[RawRun], Awaitable[T]], *, write: bool, single: bool = False
+    ) -> T:
         if write:
             if self.writes == 0:
                 await self.inner.driver.close()
             self.writes -= 1
-        return await self.inner.execute(work, write=write)
+        return await self.inner.execute(work, write=write, single=single)
 
     async def ping(self) -> None:
         await self.inner.ping()

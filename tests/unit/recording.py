@@ -37,11 +37,14 @@ class RecordingExecutor:
     calls: list[Call] = field(default_factory=list)
     transactions: list[list[str]] = field(default_factory=list)  # statement names per tx
 
-    async def execute(self, work: Callable[[RawRun], Awaitable[T]], *, write: bool) -> T:
+    async def execute(
+        self, work: Callable[[RawRun], Awaitable[T]], *, write: bool, single: bool = False
+    ) -> T:
         names: list[str] = []
         self.transactions.append(names)
 
         async def run(statement: Statement, params: dict[str, Any]) -> list[Row]:
+            assert not (single and names), "a single-statement read ran a second statement"
             self.calls.append(Call(statement.name, params, write))
             names.append(statement.name)
             return self.answer(statement, params)

@@ -6,10 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from neo4j.exceptions import ClientError, SessionExpired, TransientError
 
 from palimpsest.cypher import memory as mq
 from palimpsest.cypher import schema as sq
-from palimpsest.cypher.executor import ScopedTx, ScopeViolation, Tx
+from palimpsest.cypher.executor import (
+    Database,
+    Neo4jExecutor,
+    ScopedTx,
+    ScopeViolation,
+    Statement,
+    Tx,
+)
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.scopes import scope_key
 from tests.unit.principals import principal
@@ -70,3 +78,68 @@ async def test_one_transaction_can_reach_several_scopes_each_bound(tmp_path: Pat
     keys = [c.params["scope_key"] for c in recorder.calls]
     assert keys == [scope_key("acme", Scope.USER, "alice"), scope_key("acme", Scope.TENANT, "acme")]
     assert all(c.write for c in recorder.calls)
+
+
+class _Record:
+    def keys(self) -> list[str]:
+        return ["one"]
+
+    def values(self) -> list[int]:
+        return [1]
+
+
+class _Result:
+    async def fetch(self, n: int) -> list[_Record]:
+        return [_Record()]
+
+
+class _FlakySession:
+    """A session whose first ``fails`` auto-commit runs raise ``error``."""
+
+    def __init__(self, error: Exception, fails: int) -> None:
+        self.error, self.fails, self.runs = error, fails, 0
+
+    async def __aenter__(self) -> _FlakySession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def run(self, text: str, args: dict[str, object]) -> _Result:
+        self.runs += 1
+        if self.runs <= self.fails:
+            raise self.error
+        return _Result()
+
+
+class _Driver:
+    def __init__(self, session: _FlakySession) -> None:
+        self.session_ = session
+
+    def session(self, **config: object) -> _FlakySession:
+        assert config["default_access_mode"] == "READ"
+        return self.session_
+
+
+ONE = Statement("TEST_ONE", "RETURN 1 AS one", scoped=False)
+
+
+@pytest.mark.parametrize("error", [TransientError("busy"), SessionExpired("moved")])
+async def test_a_single_read_is_retried_on_transient_errors(error: Exception) -> None:
+    session = _FlakySession(error, fails=2)
+    db = Database(Neo4jExecutor(_Driver(session), "neo4j"))  # type: ignore[arg-type]
+    assert await db.read(ONE) == [{"one": 1}]
+    assert session.runs == 3
+
+
+async def test_a_single_read_gives_up_after_three_tries_and_at_once_on_client_errors() -> None:
+    session = _FlakySession(TransientError("busy"), fails=3)
+    db = Database(Neo4jExecutor(_Driver(session), "neo4j"))  # type: ignore[arg-type]
+    with pytest.raises(TransientError):
+        await db.read(ONE)
+    assert session.runs == 3
+    session = _FlakySession(ClientError("bad"), fails=1)
+    db = Database(Neo4jExecutor(_Driver(session), "neo4j"))  # type: ignore[arg-type]
+    with pytest.raises(ClientError):
+        await db.read(ONE)
+    assert session.runs == 1

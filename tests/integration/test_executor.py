@@ -1,0 +1,37 @@
+"""The transport on the real Neo4j: a single-statement read runs as an auto-commit
+(implicit) transaction, one round trip fewer than a managed one; work of several statements
+stays in one managed transaction."""
+
+from __future__ import annotations
+
+import pytest
+from neo4j.exceptions import Neo4jError
+
+from palimpsest.cypher.executor import Database, RawRun, Row, Statement
+from palimpsest.resolvers.services import Services
+
+pytestmark = pytest.mark.integration
+
+# Neo4j runs CALL { ... } IN TRANSACTIONS only in an implicit transaction: the statement
+# itself tells which kind of transaction ran it.
+IMPLICIT_ONLY = Statement(
+    "TEST_IMPLICIT_ONLY", "CALL () { RETURN 1 AS one } IN TRANSACTIONS RETURN one", scoped=False
+)
+ONE = Statement("TEST_ONE", "RETURN 1 AS one", scoped=False)
+
+
+async def test_a_single_read_is_an_implicit_transaction(svc: Services) -> None:
+    db: Database = svc.db
+    assert await db.read(IMPLICIT_ONLY) == [{"one": 1}]
+    with pytest.raises(Neo4jError, match=r"(?i)implicit transaction"):
+        await db.read_tx(lambda tx: tx.run(IMPLICIT_ONLY))
+
+
+async def test_a_single_read_runs_one_statement_only(svc: Services) -> None:
+    async def twice(run: RawRun) -> list[Row]:
+        await run(ONE, {})
+        return await run(ONE, {})
+
+    with pytest.raises(RuntimeError, match="second statement"):
+        await svc.db.executor.execute(twice, write=False, single=True)
+    assert await svc.db.read_tx(lambda tx: tx.run(ONE)) == [{"one": 1}]
