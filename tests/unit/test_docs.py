@@ -34,7 +34,7 @@ def test_the_table_names_no_setting_that_does_not_exist() -> None:
 
 def test_license_file_matches_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["license"] == {"text": "Apache-2.0"}
+    assert project["license"] == "Apache-2.0"  # an SPDX expression
     text = (ROOT / "LICENSE").read_text()
     assert "Apache License" in text
     assert "Version 2.0, January 2004" in text
