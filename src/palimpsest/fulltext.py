@@ -129,22 +129,6 @@ def stored_bag(ft: str | None, tf: Sequence[int] | None) -> Counter[str]:
     return Counter(dict(zip(ft.split(" "), tf, strict=True)))
 
 
-def frequencies(ft: str | None, tf: Sequence[int] | None, terms: Sequence[str]) -> dict[str, int]:
-    """The frequencies of ``terms`` in a stored representation (absent terms left out)."""
-    if not ft or tf is None:
-        return {}
-    # Found in the text itself: a leg scores hundreds of rows, and splitting each row's
-    # representation into a list cost more than the scoring. A term's index in ``tf`` is
-    # the number of spaces before it.
-    padded = f" {ft} "
-    out: dict[str, int] = {}
-    for term in terms:
-        at = padded.find(f" {term} ")
-        if at >= 0:
-            out[term] = int(tf[padded.count(" ", 0, at)])
-    return out
-
-
 @dataclass(slots=True)
 class StatsDelta:
     """Changes to one kind's statistics in one scope, applied in one statement at the end of
@@ -212,24 +196,13 @@ def idf(rows: int, df: int) -> float:
     return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
 
 
-def bm25(tf: Mapping[str, int], length: int, stats: KindStats, k1: float, b: float) -> float:
-    """BM25 of one row for the query terms in ``tf`` (summed in term order: deterministic)."""
-    norm = k1 * (1.0 - b + b * length / stats.avg_length)
-    total = 0.0
-    for term in sorted(tf):
-        n = tf[term]
-        df = stats.df.get(term, 0)
-        if n > 0 and df > 0:
-            total += idf(stats.rows, df) * n * (k1 + 1.0) / (n + norm)
-    return total
-
-
 @dataclass(frozen=True, slots=True)
 class Scorer:
-    """``bm25(frequencies(ft, tf, terms), length, ...)`` for many rows of one leg, with the
-    per-term parts computed once: a leg scores every scope row holding its rarest terms (a
-    thousand or more at 100k rows), and per-row dictionaries and idf calls were most of its
-    Python time. Same operations in the same order, so the same floats as ``bm25``."""
+    """Scope-local BM25 of the rows of one leg, with the per-term parts computed once: a leg
+    scores every scope row holding its rarest terms (a thousand or more at 100k rows), and
+    per-row dictionaries and idf calls were most of its Python time. A term's frequency is
+    found in the stored text itself (splitting every row cost more than the scoring).
+    ``tests/unit/test_fulltext.py`` holds it to the textbook formula, float for float."""
 
     terms: tuple[tuple[str, float], ...]  # (" term ", idf) in term order, df > 0 only
     k1: float

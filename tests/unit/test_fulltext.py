@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import given, settings
@@ -83,13 +84,32 @@ def test_stats_delta_counts_rows_lengths_and_document_frequencies() -> None:
     assert keys == sorted(keys)  # one lock order for every writer
 
 
+def bm25(tf: Mapping[str, int], length: int, stats: KindStats, k1: float, b: float) -> float:
+    """The textbook formula, term by term in term order: the oracle ``Scorer`` must match."""
+    norm = k1 * (1.0 - b + b * length / stats.avg_length)
+    total = 0.0
+    for term in sorted(tf):
+        n, df = tf[term], stats.df.get(term, 0)
+        if n > 0 and df > 0:
+            total += ft.idf(stats.rows, df) * n * (k1 + 1.0) / (n + norm)
+    return total
+
+
+def frequencies(stored: str | None, tf: list[int] | None, terms: list[str]) -> dict[str, int]:
+    """The query terms' frequencies by splitting the stored text (what ``Scorer`` avoids)."""
+    held = dict(zip((stored or "").split(), tf or [], strict=True))
+    return {t: held[t] for t in terms if t in held}
+
+
 def test_bm25_matches_the_formula() -> None:
     stats = KindStats(rows=10, length=100, df={"cat": 2})
     idf = ft.idf(10, 2)
     assert idf == pytest.approx(1.4816045, rel=1e-6)  # ln(1 + 8.5 / 2.5)
     expected = idf * 3 * 2.2 / (3 + 1.2 * (0.25 + 0.75 * 20 / 10))
-    assert ft.bm25({"cat": 3}, 20, stats, 1.2, 0.75) == pytest.approx(expected)
-    assert ft.bm25({"dog": 3}, 20, stats, 1.2, 0.75) == 0.0
+    assert bm25({"cat": 3}, 20, stats, 1.2, 0.75) == pytest.approx(expected)
+    assert bm25({"dog": 3}, 20, stats, 1.2, 0.75) == 0.0
+    scorer = ft.Scorer.of(["cat", "dog"], stats, 1.2, 0.75)
+    assert scorer.score("cat mouse", [3, 1], 20) == pytest.approx(expected)
 
 
 WORDS = st.sampled_from(["ab", "abc", "b", "bc", "c", "cat", "dog", "x1"])
@@ -108,7 +128,7 @@ def test_the_scorer_gives_exactly_the_floats_of_bm25(
     scorer = ft.Scorer.of(terms, stats, k1, b)
     for r in rows:
         stored = Stored.of(Counter(r))
-        expected = ft.bm25(ft.frequencies(stored.ft, stored.tf, terms), stored.length, stats, k1, b)
+        expected = bm25(frequencies(stored.ft, stored.tf, terms), stored.length, stats, k1, b)
         assert scorer.score(stored.ft, stored.tf, stored.length) == expected  # not approx
     assert scorer.score("", [], 3) == scorer.score(None, None, 3) == 0.0
 
@@ -116,7 +136,7 @@ def test_the_scorer_gives_exactly_the_floats_of_bm25(
 def exhaustive(rows: dict[str, Counter[str]], terms: list[str], pool: int) -> list[str]:
     stats = corpus_stats(rows)
     scores = {
-        i: ft.bm25({t: r[t] for t in terms if r[t]}, sum(r.values()), stats, 1.2, 0.75)
+        i: bm25({t: r[t] for t in terms if r[t]}, sum(r.values()), stats, 1.2, 0.75)
         for i, r in rows.items()
         if any(r[t] for t in terms)
     }
@@ -142,7 +162,7 @@ def maxscore(rows: dict[str, Counter[str]], terms: list[str], pool: int) -> tupl
             if any(r[t] for t in batch):
                 read += 1
                 tf = {t: r[t] for t in terms if r[t]}
-                scored[i] = ft.bm25(tf, sum(r.values()), stats, 1.2, 0.75)
+                scored[i] = bm25(tf, sum(r.values()), stats, 1.2, 0.75)
         done |= set(batch)
         best = sorted(scored.values(), reverse=True)
         threshold = best[pool - 1] if len(best) >= pool else None
@@ -192,12 +212,15 @@ def test_query_terms_never_carry_lucene_syntax(text: str) -> None:
         assert all(t.isalnum() for t in terms)
 
 
-def test_frequencies_are_found_by_whole_term_in_the_stored_text() -> None:
+def test_the_scorer_finds_terms_whole_in_the_stored_text() -> None:
     stored, tf = "ab abc b bc c", [1, 2, 3, 4, 5]
+    stats = KindStats(10, 100, dict.fromkeys(["a", "ab", "abc", "b", "bc", "bcd", "c", "x"], 2))
+
+    def score(terms: list[str]) -> float:
+        return ft.Scorer.of(terms, stats, 1.2, 0.75).score(stored, tf, 15)
+
     # first, middle and last terms; a term that is a prefix or a suffix of another is
-    # matched whole only; absent terms are left out.
-    assert ft.frequencies(stored, tf, ["ab", "b", "c"]) == {"ab": 1, "b": 3, "c": 5}
-    assert ft.frequencies(stored, tf, ["abc", "bc"]) == {"abc": 2, "bc": 4}
-    assert ft.frequencies(stored, tf, ["a", "bcd", "x"]) == {}
-    assert ft.frequencies("", [], ["ab"]) == {}
-    assert ft.frequencies(None, None, ["ab"]) == {}
+    # matched whole only; absent terms add nothing.
+    assert score(["ab", "b", "c"]) == bm25({"ab": 1, "b": 3, "c": 5}, 15, stats, 1.2, 0.75)
+    assert score(["abc", "bc"]) == bm25({"abc": 2, "bc": 4}, 15, stats, 1.2, 0.75)
+    assert score(["a", "bcd", "x"]) == 0.0
