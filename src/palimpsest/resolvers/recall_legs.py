@@ -153,7 +153,12 @@ async def vector_leg(
     kept = live[:pool]
     cosine = {r["id"]: 2.0 * float(r["score"]) - 1.0 for r in kept}
     cues = {r["id"]: Cues.of(r.get("cues")) for r in kept}
-    return Ranked([r["id"] for r in kept], cosine, {r["id"] for r in rows if _dropped(r)}, cues)
+    return Ranked(
+        [r["id"] for r in kept],
+        cosine,
+        {r["id"] for r in rows if _dropped(r["live"], r.get("untimely", True))},
+        cues,
+    )
 
 
 async def fulltext_leg(
@@ -184,7 +189,7 @@ async def fulltext_leg(
         for row_id, length, live, ft, tf, late in rows:
             if row_id not in scored:
                 scored[row_id] = (scorer.score(ft, tf, int(length)), bool(live))
-                if live or not late:  # not dropped by the time view (see ``_dropped``)
+                if not _dropped(live, late):
                     filtered_out.add(row_id)
         done |= set(batch)
         batch = fulltext.missing_terms(terms, done, stats, k1, _threshold(scored, pool))
@@ -205,9 +210,9 @@ async def _cues(tx: ScopedTx, source: Source, ids: list[str]) -> dict[str, Cues]
     return {i: Cues.of(found.get(i)) for i in ids}
 
 
-def _dropped(row: Row) -> bool:
+def _dropped(live: bool, untimely: bool) -> bool:
     """Dropped by the time view: not live, and (notes) not live for their validity alone."""
-    return not row["live"] and bool(row.get("untimely", True))
+    return not live and bool(untimely)
 
 
 def _threshold(scored: dict[str, tuple[float, bool]], pool: int) -> float | None:
