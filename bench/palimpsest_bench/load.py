@@ -107,8 +107,8 @@ def variables(op: str, rng: random.Random) -> dict[str, Any]:
 @dataclass
 class Results:
     latencies: dict[str, list[float]] = field(default_factory=dict)
-    # (seconds since the start when the request was due, latency ms, ok): the run over time
-    timeline: list[tuple[float, float, bool]] = field(default_factory=list)
+    # (seconds since the start when the request was due, latency ms, ok, operation)
+    timeline: list[tuple[float, float, bool, str]] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
 
@@ -196,7 +196,7 @@ async def drive(
         ok, why = await pool.call(OPS[op][1], v, token)
         latency = (loop.time() - due) * 1000
         results.latencies.setdefault(op, []).append(latency)
-        results.timeline.append((due - started, latency, ok))
+        results.timeline.append((due - started, latency, ok, op))
         if not ok:
             results.errors[op] = results.errors.get(op, 0) + 1
             if len(results.examples) < 10:
@@ -267,22 +267,31 @@ def summary(results: Results, elapsed: float, rate: float, seconds: float) -> di
     }
 
 
-def by_window(timeline: list[tuple[float, float, bool]], width: float) -> list[dict[str, Any]]:
-    """p50/p95 and errors of the requests due in each ``width`` seconds: a server that slows
-    down as the run goes on shows here, not in the run's percentiles."""
-    windows: dict[int, list[tuple[float, bool]]] = {}
-    for due, latency, ok in timeline:
-        windows.setdefault(int(due // width), []).append((latency, ok))
-    return [
-        {
-            "from_s": int(w * width),
-            "requests": len(rows),
-            "p50_ms": round(percentile([x for x, _ in rows], 50), 1),
-            "p95_ms": round(percentile([x for x, _ in rows], 95), 1),
-            "errors": sum(1 for _, ok in rows if not ok),
-        }
-        for w, rows in sorted(windows.items())
-    ]
+def by_window(timeline: list[tuple[float, float, bool, str]], width: float) -> list[dict[str, Any]]:
+    """p50/p95 and errors of the requests due in each ``width`` seconds, and the p50 of each
+    operation: a server that slows down as the run goes on shows here, not in the run's
+    percentiles, and the operations say which work grew."""
+    windows: dict[int, list[tuple[float, bool, str]]] = {}
+    for due, latency, ok, op in timeline:
+        windows.setdefault(int(due // width), []).append((latency, ok, op))
+    out = []
+    for w, rows in sorted(windows.items()):
+        ops: dict[str, list[float]] = {}
+        for latency, _, op in rows:
+            ops.setdefault(op, []).append(latency)
+        out.append(
+            {
+                "from_s": int(w * width),
+                "requests": len(rows),
+                "p50_ms": round(percentile([x for x, _, _ in rows], 50), 1),
+                "p95_ms": round(percentile([x for x, _, _ in rows], 95), 1),
+                "errors": sum(1 for _, ok, _ in rows if not ok),
+                "p50_ms_by_operation": {
+                    op: round(percentile(xs, 50), 1) for op, xs in sorted(ops.items())
+                },
+            }
+        )
+    return out
 
 
 def run(
