@@ -1,13 +1,13 @@
-"""The transport on the real Neo4j: a single-statement read runs as an auto-commit
-(implicit) transaction, one round trip fewer than a managed one; work of several statements
-stays in one managed transaction."""
+"""The transport on the real Neo4j: reads run as auto-commit (implicit) transactions, the
+BEGIN and COMMIT round trips fewer than a managed one; writes stay in one managed
+transaction."""
 
 from __future__ import annotations
 
 import pytest
 from neo4j.exceptions import Neo4jError
 
-from palimpsest.cypher.executor import Database, RawRun, Row, Statement
+from palimpsest.cypher.executor import Database, RawRun, Row, Statement, Tx
 from palimpsest.resolvers.services import Services
 
 pytestmark = pytest.mark.integration
@@ -20,11 +20,16 @@ IMPLICIT_ONLY = Statement(
 ONE = Statement("TEST_ONE", "RETURN 1 AS one", scoped=False)
 
 
-async def test_a_single_read_is_an_implicit_transaction(svc: Services) -> None:
+async def test_reads_are_implicit_transactions_and_writes_are_not(svc: Services) -> None:
     db: Database = svc.db
     assert await db.read(IMPLICIT_ONLY) == [{"one": 1}]
+
+    async def twice(tx: Tx) -> list[Row]:
+        return [*await tx.run(IMPLICIT_ONLY), *await tx.run(IMPLICIT_ONLY)]
+
+    assert await db.read_tx(twice) == [{"one": 1}, {"one": 1}]
     with pytest.raises(Neo4jError, match=r"(?i)implicit transaction"):
-        await db.read_tx(lambda tx: tx.run(IMPLICIT_ONLY))
+        await db.write_tx(lambda tx: tx.run(IMPLICIT_ONLY))
 
 
 async def test_a_single_read_runs_one_statement_only(svc: Services) -> None:

@@ -3,7 +3,7 @@ BM25 leg, each a ranked list; the lists are fused by Reciprocal Rank Fusion, the
 preferences read from the question (dates, "when", years, a named speaker) boost the fused
 score. Nothing from another scope reaches a score, a rank or the candidate pools.
 
-The plan for one request, two read transactions on two sessions, running concurrently:
+The plan for one request, two read sessions running concurrently:
 
 - the text side reads the scopes' term statistics, then runs every full-text leg;
 - the vector side waits for the statistics (the speakers a question names leave the
