@@ -111,6 +111,9 @@ class Results:
     timeline: list[tuple[float, float, bool, str]] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
+    # (seconds since the start, the machine's CPU steal so far in seconds): on a virtual
+    # machine a minute that slows down for no reason of ours shows stolen time here.
+    steal: list[tuple[float, float]] = field(default_factory=list)
 
 
 class Pool:
@@ -203,6 +206,13 @@ async def drive(
                 results.examples.append(f"{op}: {why}")
 
     started = loop.time()
+
+    async def watch_steal() -> None:
+        while (stolen := cpu_steal_seconds()) is not None:
+            results.steal.append((loop.time() - started, stolen))
+            await asyncio.sleep(STEAL_SAMPLE_SECONDS)
+
+    watcher = asyncio.create_task(watch_steal())
     for i in range(int(rate * seconds)):
         due = started + i / rate
         delay = due - loop.time()
@@ -214,6 +224,9 @@ async def drive(
         pending.add(task)
         task.add_done_callback(pending.discard)
     await asyncio.gather(*pending)
+    watcher.cancel()
+    if (stolen := cpu_steal_seconds()) is not None:
+        results.steal.append((loop.time() - started, stolen))
     elapsed = loop.time() - started
     for pool in pools:
         await pool.close()
@@ -263,14 +276,20 @@ def summary(results: Results, elapsed: float, rate: float, seconds: float) -> di
         "errors": sum(results.errors.values()),
         "error_examples": results.examples,
         "by_operation": by_op,
-        "by_minute": by_window(results.timeline, 60.0),
+        "cpu_steal_s": round(_growth(results.steal, 0.0, elapsed + 1.0), 2),
+        "by_minute": by_window(results.timeline, 60.0, results.steal),
     }
 
 
-def by_window(timeline: list[tuple[float, float, bool, str]], width: float) -> list[dict[str, Any]]:
+def by_window(
+    timeline: list[tuple[float, float, bool, str]],
+    width: float,
+    steal: list[tuple[float, float]] | None = None,
+) -> list[dict[str, Any]]:
     """p50/p95 and errors of the requests due in each ``width`` seconds, and the p50 of each
     operation: a server that slows down as the run goes on shows here, not in the run's
-    percentiles, and the operations say which work grew."""
+    percentiles, and the operations say which work grew. ``steal``: samples of the machine's
+    CPU steal; each window then says how many CPU seconds the hypervisor took in it."""
     windows: dict[int, list[tuple[float, bool, str]]] = {}
     for due, latency, ok, op in timeline:
         windows.setdefault(int(due // width), []).append((latency, ok, op))
@@ -279,19 +298,43 @@ def by_window(timeline: list[tuple[float, float, bool, str]], width: float) -> l
         ops: dict[str, list[float]] = {}
         for latency, _, op in rows:
             ops.setdefault(op, []).append(latency)
-        out.append(
-            {
-                "from_s": int(w * width),
-                "requests": len(rows),
-                "p50_ms": round(percentile([x for x, _, _ in rows], 50), 1),
-                "p95_ms": round(percentile([x for x, _, _ in rows], 95), 1),
-                "errors": sum(1 for _, ok, _ in rows if not ok),
-                "p50_ms_by_operation": {
-                    op: round(percentile(xs, 50), 1) for op, xs in sorted(ops.items())
-                },
-            }
-        )
+        window: dict[str, Any] = {
+            "from_s": int(w * width),
+            "requests": len(rows),
+            "p50_ms": round(percentile([x for x, _, _ in rows], 50), 1),
+            "p95_ms": round(percentile([x for x, _, _ in rows], 95), 1),
+            "errors": sum(1 for _, ok, _ in rows if not ok),
+            "p50_ms_by_operation": {
+                op: round(percentile(xs, 50), 1) for op, xs in sorted(ops.items())
+            },
+        }
+        if steal:
+            window["cpu_steal_s"] = round(_growth(steal, w * width, (w + 1) * width), 2)
+        out.append(window)
     return out
+
+
+def _growth(samples: list[tuple[float, float]], start: float, end: float) -> float:
+    """How much a counter sampled as (time, value) grew between two times (the samples
+    nearest inside them)."""
+    inside = [v for t, v in samples if start <= t <= end]
+    return inside[-1] - inside[0] if len(inside) >= 2 else 0.0
+
+
+STEAL_SAMPLE_SECONDS = 1.0
+
+
+def cpu_steal_seconds() -> float | None:
+    """CPU time the hypervisor has taken from this machine since boot, all CPUs (Linux's
+    ``/proc/stat``); None where there is no such file."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK")
 
 
 def run(

@@ -3,7 +3,10 @@ and each minute says which operation grew."""
 
 from __future__ import annotations
 
-from palimpsest_bench.load import by_window
+import os
+from pathlib import Path
+
+from palimpsest_bench.load import by_window, cpu_steal_seconds
 
 
 def test_requests_fall_into_the_window_they_were_due_in() -> None:
@@ -39,3 +42,26 @@ def test_requests_fall_into_the_window_they_were_due_in() -> None:
             "p50_ms_by_operation": {"kv_read": 5.0},
         },
     ]
+
+
+def test_each_window_says_how_much_cpu_the_hypervisor_took_in_it() -> None:
+    timeline = [(1.0, 10.0, True, "kv_read"), (61.0, 10.0, True, "kv_read")]
+    steal = [(0.0, 100.0), (30.0, 100.5), (59.0, 101.0), (60.5, 101.0), (119.0, 104.25)]
+    windows = by_window(timeline, 60.0, steal)
+    assert [w["cpu_steal_s"] for w in windows] == [1.0, 3.25]
+
+
+def test_cpu_steal_is_read_from_the_kernel_where_there_is_one() -> None:
+    stat = Path("/proc/stat")
+    if not stat.exists():
+        assert cpu_steal_seconds() is None
+        return
+
+    def steal() -> float:  # the eighth number of the "cpu" line, in clock ticks
+        return int(stat.read_text().split("\n", 1)[0].split()[8]) / os.sysconf("SC_CLK_TCK")
+
+    before = steal()
+    stolen = cpu_steal_seconds()
+    after = steal()
+    assert stolen is not None
+    assert before <= stolen <= after
