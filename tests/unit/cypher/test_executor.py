@@ -13,6 +13,7 @@ from palimpsest.cypher import schema as sq
 from palimpsest.cypher.executor import (
     Database,
     Neo4jExecutor,
+    Row,
     ScopedTx,
     ScopeViolation,
     Statement,
@@ -94,10 +95,11 @@ class _Result:
 
 
 class _FlakySession:
-    """A session whose first ``fails`` auto-commit runs raise ``error``."""
+    """A session whose first ``fails`` auto-commit runs raise ``error`` (or the runs
+    numbered in ``at``, counting from 1)."""
 
-    def __init__(self, error: Exception, fails: int) -> None:
-        self.error, self.fails, self.runs = error, fails, 0
+    def __init__(self, error: Exception, fails: int = 0, at: frozenset[int] = frozenset()) -> None:
+        self.error, self.fails, self.at, self.runs = error, fails, at, 0
 
     async def __aenter__(self) -> _FlakySession:
         return self
@@ -107,7 +109,7 @@ class _FlakySession:
 
     async def run(self, text: str, args: dict[str, object]) -> _Result:
         self.runs += 1
-        if self.runs <= self.fails:
+        if self.runs <= self.fails or self.runs in self.at:
             raise self.error
         return _Result()
 
@@ -143,3 +145,19 @@ async def test_a_single_read_gives_up_after_three_tries_and_at_once_on_client_er
     with pytest.raises(ClientError):
         await db.read(ONE)
     assert session.runs == 1
+
+
+async def test_a_read_of_several_statements_is_retried_from_its_first() -> None:
+    """Reads run as auto-commit statements: a transient error in the second one runs the
+    whole read again, as a managed transaction would be."""
+    session = _FlakySession(TransientError("busy"), at=frozenset({2}))
+    db = Database(Neo4jExecutor(_Driver(session), "neo4j"))  # type: ignore[arg-type]
+    attempts: list[int] = []
+
+    async def work(tx: Tx) -> list[Row]:
+        attempts.append(session.runs)
+        return [*await tx.run(ONE), *await tx.run(ONE)]
+
+    assert await db.read_tx(work) == [{"one": 1}, {"one": 1}]
+    assert attempts == [0, 2]  # the second attempt started after the failed second run
+    assert session.runs == 4
