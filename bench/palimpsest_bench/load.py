@@ -33,6 +33,7 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest_bench.recall_bench import percentile
+from palimpsest_bench.recall_load import cpu_steal_seconds
 from palimpsest_bench.served import ApiProcess
 from palimpsest_bench.wire import WireClient
 
@@ -322,19 +323,6 @@ def _growth(samples: list[tuple[float, float]], start: float, end: float) -> flo
 
 
 STEAL_SAMPLE_SECONDS = 1.0
-
-
-def cpu_steal_seconds() -> float | None:
-    """CPU time the hypervisor has taken from this machine since boot, all CPUs (Linux's
-    ``/proc/stat``); None where there is no such file."""
-    try:
-        with open("/proc/stat") as f:
-            fields = f.readline().split()
-    except OSError:
-        return None
-    if len(fields) < 9 or fields[0] != "cpu":
-        return None
-    return int(fields[8]) / os.sysconf("SC_CLK_TCK")
 
 
 def run(

@@ -16,7 +16,7 @@ from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest_bench.recall_bench import TOP_K, Progress, latency_stats
-from palimpsest_bench.recall_load import ScopePlan, load_average
+from palimpsest_bench.recall_load import ScopePlan, cpu_steal_seconds, load_average, stolen_since
 from palimpsest_bench.served import ApiProcess
 from palimpsest_bench.sql import GraphQLClient
 
@@ -92,6 +92,7 @@ def _drive(
     shares = [measured[i::clients] for i in range(clients)]
     say(f"{len(measured)} queries from {clients} concurrent clients ...")
     load_before = load_average()
+    steal_before = cpu_steal_seconds()
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=clients) as pool:
         results = list(pool.map(client_loop, [s for s in shares if s]))
@@ -108,6 +109,7 @@ def _drive(
         "seconds": round(wall, 1),
         "load_avg_before": load_before,
         "load_avg_after": load_average(),
+        "cpu_steal_s": stolen_since(steal_before),
     }
 
 

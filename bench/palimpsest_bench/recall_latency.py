@@ -51,10 +51,12 @@ from palimpsest_bench.recall_load import (
     COUNT_EMBEDDED,
     ScopePlan,
     TextGen,
+    cpu_steal_seconds,
     ensure_loaded,
     filtered_plan,
     latency_plan,
     load_average,
+    stolen_since,
 )
 from palimpsest_bench.sql import GraphQLClient
 
@@ -261,6 +263,7 @@ async def sequential_run(
     with serve_in_thread(settings) as url, timing.listening(log):
         client = GraphQLClient(url, tokens[picks[0][0].key])
         load_before = load_average()
+        steal_before = cpu_steal_seconds()
         try:
             say(f"{warmup} warm-up and {len(picks) - warmup} measured queries ...")
             for i, (p, text) in enumerate(picks):
@@ -292,6 +295,7 @@ async def sequential_run(
         finally:
             client.close()
         load_after = load_average()
+        stolen = stolen_since(steal_before)
     all_gql = gql["big"] + gql["small"]
     all_raw = raw["big"] + raw["small"]
     stats = latency_stats(all_gql)
@@ -315,4 +319,7 @@ async def sequential_run(
         "embedding_threads": settings.embedding_threads,
         "load_avg_before": load_before,
         "load_avg_after": load_after,
+        # CPU seconds the hypervisor took during the queries: runs on a virtual machine are
+        # comparable only when this is small.
+        "cpu_steal_s": stolen,
     }

@@ -342,3 +342,22 @@ def boundaries(plan: ScopePlan, batch_chunks: int) -> set[int]:
 
 def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def cpu_steal_seconds() -> float | None:
+    """CPU time the hypervisor has taken from this machine since boot, all CPUs (Linux's
+    ``/proc/stat``); None where there is no such file."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+
+
+def stolen_since(before: float | None) -> float | None:
+    """CPU seconds the hypervisor took since ``before`` (a ``cpu_steal_seconds`` reading)."""
+    now = cpu_steal_seconds()
+    return None if before is None or now is None else round(now - before, 2)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from palimpsest_bench.load import by_window, cpu_steal_seconds
+from palimpsest_bench.load import by_window
+from palimpsest_bench.recall_load import cpu_steal_seconds, stolen_since
 
 
 def test_requests_fall_into_the_window_they_were_due_in() -> None:
@@ -65,3 +66,13 @@ def test_cpu_steal_is_read_from_the_kernel_where_there_is_one() -> None:
     after = steal()
     assert stolen is not None
     assert before <= stolen <= after
+
+
+def test_steal_since_a_reading_is_what_the_counter_grew_by() -> None:
+    assert stolen_since(None) is None
+    before = cpu_steal_seconds()
+    if before is None:
+        return  # no /proc/stat: nothing to measure
+    grew = stolen_since(before)
+    assert grew is not None
+    assert 0.0 <= grew <= 1.0  # a moment's steal
