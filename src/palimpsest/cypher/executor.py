@@ -291,6 +291,8 @@ def _convert(value: Any) -> Any:
     if kind is list:
         if value and type(value[0]) in _NUMBERS:
             return value
+        if set(map(type, value)) <= _PLAIN:
+            return value  # a leg's ids or stored terms: tens of thousands of plain values
         return [_convert(v) for v in value]
     if kind is dict:
         return {k: _convert(v) for k, v in value.items()}

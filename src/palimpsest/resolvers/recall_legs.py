@@ -22,6 +22,7 @@ validity), so the time window and the boosts need no load: only the top-k is loa
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -193,11 +194,16 @@ async def fulltext_leg(
                     filtered_out.add(row_id)
         done |= set(batch)
         batch = fulltext.missing_terms(terms, done, stats, k1, _threshold(scored, pool))
-    order = sorted(scored, key=lambda i: (-scored[i][0], i))
-    live = [i for i in order if scored[i][1]][:pool]
+    # The pool, best first (ties by id), without sorting every row read (tens of thousands on
+    # a big scope).
+    live = heapq.nsmallest(
+        pool, (i for i, (_, alive) in scored.items() if alive), key=lambda i: (-scored[i][0], i)
+    )
     floor = scored[live[-1]][0] if len(live) == pool else float("-inf")
     dropped = {
-        i for i in order if not scored[i][1] and scored[i][0] >= floor and i not in filtered_out
+        i
+        for i, (score, alive) in scored.items()
+        if not alive and score >= floor and i not in filtered_out
     }
     return Ranked(live, {i: scored[i][0] for i in live}, dropped, await _cues(tx, source, live))
 
@@ -216,8 +222,9 @@ def _dropped(live: bool, untimely: bool) -> bool:
 
 
 def _threshold(scored: dict[str, tuple[float, bool]], pool: int) -> float | None:
-    live = sorted((s for s, alive in scored.values() if alive), reverse=True)
-    return live[pool - 1] if len(live) >= pool else None
+    """The pool's last live score so far (None while fewer live rows were read)."""
+    best = heapq.nlargest(pool, (s for s, alive in scored.values() if alive))
+    return best[-1] if len(best) == pool else None
 
 
 async def _rows_holding(
