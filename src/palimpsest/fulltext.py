@@ -267,12 +267,67 @@ def missing_terms(
     return chosen
 
 
+# The covering read asks Lucene for rows holding whole sets of the query's terms: for up to
+# this many terms, and this many sets (past them, the rarest-terms-first read is used).
+MAX_COVER_TERMS = 8
+MAX_COVER_SETS = 32
+
+
+def covering_sets(
+    terms: Iterable[str], stats: KindStats, k1: float, threshold: float
+) -> list[list[str]] | None:
+    """The minimal sets of query terms whose bounds together reach ``threshold`` (a score
+    some live rows of the scope have): each term adds at most its bound, so a row holding
+    none of these sets whole scores below it and cannot enter the pool. Each set is sorted;
+    None when there are too many terms or sets to ask for at once."""
+    bounds = sorted(
+        ((upper_bound(t, stats, k1), t) for t in set(terms) if stats.df.get(t, 0) > 0),
+        key=lambda b: (-b[0], b[1]),
+    )
+    if not bounds or len(bounds) > MAX_COVER_TERMS:
+        return None
+    # A hair below the threshold: a float sum of parts may round past the sum of bounds.
+    reach = threshold * (1.0 - 1e-9)
+    rest = [sum(b for b, _ in bounds[i:]) for i in range(len(bounds) + 1)]
+    found: list[list[str]] = []
+
+    def extend(start: int, chosen: list[str], total: float) -> None:
+        for i in range(start, len(bounds)):
+            if total + rest[i] < reach:
+                return  # even every remaining term together falls short
+            bound, term = bounds[i]
+            if total + bound >= reach:
+                found.append(sorted([*chosen, term]))  # minimal: every member is needed
+            else:
+                extend(i + 1, [*chosen, term], total + bound)
+
+    extend(0, [], 0.0)
+    return found if len(found) <= MAX_COVER_SETS else None
+
+
 def lucene_terms(scope_key: str, terms: Sequence[str]) -> str:
     """The Lucene query for rows of one scope holding any of ``terms`` (analyzed terms are
     ``[^\\W_]+`` runs, quoted all the same); the scope clause is required."""
-    if not re.fullmatch(r"[0-9a-f]{8,64}", scope_key):
-        raise ValueError("scope keys are hex")
-    if not terms or not all(re.fullmatch(r"[^\W_]+", t) for t in terms):
-        raise ValueError("terms must be analyzed words")
+    _check(scope_key, [terms])
     ors = " OR ".join(f'ft:"{t}"' for t in terms)
     return f'scope_key:"{scope_key}" AND ({ors})'
+
+
+def lucene_sets(scope_key: str, sets: Sequence[Sequence[str]], unless: Sequence[str] = ()) -> str:
+    """The Lucene query for rows of one scope holding every term of at least one of ``sets``,
+    and not every term of ``unless`` (rows already read)."""
+    _check(scope_key, [*sets, *([unless] if unless else [])])
+    groups = " OR ".join(_all_of(ts) for ts in sets)
+    query = f'scope_key:"{scope_key}" AND ({groups})'
+    return f"{query} AND NOT {_all_of(unless)}" if unless else query
+
+
+def _all_of(terms: Sequence[str]) -> str:
+    return "(" + " AND ".join(f'ft:"{t}"' for t in terms) + ")"
+
+
+def _check(scope_key: str, groups: Sequence[Sequence[str]]) -> None:
+    if not re.fullmatch(r"[0-9a-f]{8,64}", scope_key):
+        raise ValueError("scope keys are hex")
+    if not groups or not all(ts and all(re.fullmatch(r"[^\W_]+", t) for t in ts) for ts in groups):
+        raise ValueError("terms must be analyzed words")

@@ -3,12 +3,13 @@ and the MaxScore plan (checked against scoring every row)."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 from collections.abc import Mapping
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from palimpsest import fulltext as ft
@@ -133,65 +134,11 @@ def test_the_scorer_gives_exactly_the_floats_of_bm25(
     assert scorer.score("", [], 3) == scorer.score(None, None, 3) == 0.0
 
 
-def exhaustive(rows: dict[str, Counter[str]], terms: list[str], pool: int) -> list[str]:
-    stats = corpus_stats(rows)
-    scores = {
-        i: bm25({t: r[t] for t in terms if r[t]}, sum(r.values()), stats, 1.2, 0.75)
-        for i, r in rows.items()
-        if any(r[t] for t in terms)
-    }
-    return sorted(scores, key=lambda i: (-scores[i], i))[:pool]
-
-
 def corpus_stats(rows: dict[str, Counter[str]]) -> KindStats:
     df: Counter[str] = Counter()
     for r in rows.values():
         df.update(set(r))
     return KindStats(len(rows), sum(sum(r.values()) for r in rows.values()), dict(df))
-
-
-def maxscore(rows: dict[str, Counter[str]], terms: list[str], pool: int) -> tuple[list[str], int]:
-    """The planner's algorithm over an in-memory scope; returns the pool and rows read."""
-    stats = corpus_stats(rows)
-    scored: dict[str, float] = {}
-    done: set[str] = set()
-    read = 0
-    batch = ft.first_terms(terms, stats, pool)
-    while batch:
-        for i, r in rows.items():
-            if any(r[t] for t in batch):
-                read += 1
-                tf = {t: r[t] for t in terms if r[t]}
-                scored[i] = bm25(tf, sum(r.values()), stats, 1.2, 0.75)
-        done |= set(batch)
-        best = sorted(scored.values(), reverse=True)
-        threshold = best[pool - 1] if len(best) >= pool else None
-        batch = ft.missing_terms(terms, done, stats, 1.2, threshold)
-    return sorted(scored, key=lambda i: (-scored[i], i))[:pool], read
-
-
-@settings(deadline=None)  # timing depends on the machine's load; the answer must not
-@given(st.integers(min_value=0, max_value=10_000))
-def test_maxscore_finds_exactly_the_exhaustive_top_pool(seed: int) -> None:
-    rng = random.Random(seed)
-    vocab = [f"w{i}" for i in range(30)]
-    weights = [1.0 / (i + 1) for i in range(30)]  # Zipf-like: a few very common terms
-    rows = {
-        f"r{i:03d}": Counter(rng.choices(vocab, weights, k=rng.randint(1, 12)))
-        for i in range(rng.randint(1, 120))
-    }
-    terms = list(dict.fromkeys(rng.choices(vocab, k=rng.randint(1, 5))))
-    pool = rng.randint(1, 20)
-    found, _ = maxscore(rows, terms, pool)
-    assert found == exhaustive(rows, terms, pool)
-
-
-def test_maxscore_skips_the_rows_of_a_common_term() -> None:
-    rows = {f"c{i:04d}": Counter({"common": 1, f"u{i}": 1}) for i in range(1000)}
-    rows |= {f"r{i:04d}": Counter({"common": 1, "rare": 1}) for i in range(30)}
-    found, read = maxscore(rows, ["common", "rare"], 20)
-    assert found == exhaustive(rows, ["common", "rare"], 20)
-    assert read == 30  # only the rare term's rows were enumerated
 
 
 def test_lucene_terms_carry_the_scope_and_only_analyzed_words() -> None:
@@ -224,3 +171,53 @@ def test_the_scorer_finds_terms_whole_in_the_stored_text() -> None:
     assert score(["ab", "b", "c"]) == bm25({"ab": 1, "b": 3, "c": 5}, 15, stats, 1.2, 0.75)
     assert score(["abc", "bc"]) == bm25({"abc": 2, "bc": 4}, 15, stats, 1.2, 0.75)
     assert score(["a", "bcd", "x"]) == 0.0
+
+
+def minimal_sets_by_brute_force(bounds: dict[str, float], threshold: float) -> list[list[str]]:
+    out = []
+    for n in range(1, len(bounds) + 1):
+        for combo in itertools.combinations(sorted(bounds), n):
+            total = sum(bounds[t] for t in combo)
+            if total >= threshold and all(total - bounds[t] < threshold for t in combo):
+                out.append(list(combo))
+    return out
+
+
+@given(st.integers(min_value=0, max_value=100_000))
+def test_covering_sets_are_the_minimal_sets_whose_bounds_reach_the_threshold(seed: int) -> None:
+    rng = random.Random(seed)
+    rows = rng.randint(10, 10_000)
+    df = {f"t{i}": rng.randint(1, rows) for i in range(rng.randint(1, ft.MAX_COVER_TERMS))}
+    stats = KindStats(rows, rows * 10, df)
+    bounds = {t: ft.upper_bound(t, stats, 1.2) for t in df}
+    # A threshold some set of terms reaches exactly (the edge), or one in between.
+    some = rng.sample(sorted(df), rng.randint(1, len(df)))
+    threshold = sum(bounds[t] for t in some) * rng.choice([1.0, rng.uniform(0.2, 1.2)])
+    found = ft.covering_sets(df, stats, 1.2, threshold)
+    expected = minimal_sets_by_brute_force(bounds, threshold * (1.0 - 1e-9))
+    if len(expected) > ft.MAX_COVER_SETS:
+        assert found is None
+    else:
+        assert found is not None
+        assert sorted(found) == sorted(expected)
+
+
+def test_covering_sets_give_up_past_their_size() -> None:
+    df = {f"t{i}": 5 for i in range(ft.MAX_COVER_TERMS + 1)}
+    assert ft.covering_sets(df, KindStats(100, 1000, df), 1.2, 1.0) is None
+
+
+def test_lucene_sets_carry_the_scope_and_only_analyzed_words() -> None:
+    q = ft.lucene_sets(KEY, [["cat", "dog"], ["eel"]], ["cat", "dog", "eel"])
+    assert q == (
+        f'scope_key:"{KEY}" AND ((ft:"cat" AND ft:"dog") OR (ft:"eel"))'
+        ' AND NOT (ft:"cat" AND ft:"dog" AND ft:"eel")'
+    )
+    assert ft.lucene_sets(KEY, [["cat"]]) == f'scope_key:"{KEY}" AND ((ft:"cat"))'
+    with pytest.raises(ValueError, match="hex"):
+        ft.lucene_sets('x" OR "y', [["cat"]])
+    for bad in ([], [[]], [["cat"], ['dog" OR *:*']]):
+        with pytest.raises(ValueError, match="analyzed"):
+            ft.lucene_sets(KEY, bad)
+    with pytest.raises(ValueError, match="analyzed"):
+        ft.lucene_sets(KEY, [["cat"]], ["dog) OR (*:*"])

@@ -12,8 +12,11 @@ their own, concurrently (the planner in ``recall.py`` decides).
   terms are enumerated first (every such row of the scope: the Lucene limit is the scope's
   own count of them) and scored; then the terms whose rows could still reach the pool are
   enumerated too; a row holding only the remaining terms scores below the pool's last score,
-  so it cannot enter. Which rows are read, and their scores, depend only on the scope. The
-  pool's cues are read once the pool is known.
+  so it cannot enter. On a big scope, where the rarest term alone is held by thousands of
+  rows, the covering read (``_Cover``) first reads the rows holding every query term, and
+  then only the rows holding a set of terms that could still reach the pool. Which rows are
+  read, and their scores, depend only on the scope. The pool's cues are read once the pool
+  is known.
 - ``load_hits``: the rows fusion kept, every kind of a scope in one statement.
 
 Legs return their pool's ``Cues`` (observedAt, years, time expressions, speaker,
@@ -23,7 +26,8 @@ validity), so the time window and the boosts need no load: only the top-k is loa
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -41,6 +45,9 @@ MAX_FETCH = 2000
 # (the default of ``recall_ann_floor``).
 ANN_FLOOR = 50
 MAX_SPEAKERS = 1000
+# A full-text leg tries the covering read when its rarest term is held by this many rows of
+# the scope or more (``_Cover.read``).
+COVER_MIN_ROWS = 1000
 KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
 
 
@@ -171,16 +178,15 @@ async def fulltext_leg(
     base: dict[str, Any],
     k1: float,
     b: float,
+    cover_min_rows: int = COVER_MIN_ROWS,
 ) -> Ranked:
     """Exact top-``pool`` live rows by scope-local BM25 (ties by id)."""
     statement = LEGS[source].terms
     scorer = fulltext.Scorer.of(terms, stats, k1, b)
     scored: dict[str, tuple[float, bool]] = {}
     filtered_out: set[str] = set()  # not live, but not for the time view (expiry, prefix)
-    done: set[str] = set()
-    batch = fulltext.first_terms(terms, stats, pool)
-    while batch:
-        found = await _rows_holding(tx, statement, batch, stats, base)
+
+    def take(found: Row) -> None:
         # The record's parallel lists, read as they are: no dictionary per row.
         ids = found["ids"]
         untimely = found.get("untimely", [True] * len(ids))
@@ -192,8 +198,16 @@ async def fulltext_leg(
                 scored[row_id] = (scorer.score(ft, tf, int(length)), bool(live))
                 if not _dropped(live, late):
                     filtered_out.add(row_id)
-        done |= set(batch)
-        batch = fulltext.missing_terms(terms, done, stats, k1, _threshold(scored, pool))
+
+    cover = _Cover(tx, statement, stats, base, take)
+    if not await cover.read(terms, pool, k1, scored, cover_min_rows):
+        done: set[str] = set()
+        batch = fulltext.first_terms(terms, stats, pool)
+        while batch:
+            lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
+            take(await cover.rows(lucene, _most_holding(batch, stats)))
+            done |= set(batch)
+            batch = fulltext.missing_terms(terms, done, stats, k1, _threshold(scored, pool))
     # The pool, best first (ties by id), without sorting every row read (tens of thousands on
     # a big scope).
     live = heapq.nsmallest(
@@ -206,6 +220,85 @@ async def fulltext_leg(
         if not alive and score >= floor and i not in filtered_out
     }
     return Ranked(live, {i: scored[i][0] for i in live}, dropped, await _cues(tx, source, live))
+
+
+@dataclass(frozen=True, slots=True)
+class _Cover:
+    """The reads of one full-text leg, and the covering read that spares most of a frequent
+    rarest term's rows on a big scope."""
+
+    tx: ScopedTx
+    statement: Statement
+    stats: KindStats
+    base: dict[str, Any]
+    take: Callable[[Row], None]
+
+    async def read(
+        self,
+        terms: Sequence[str],
+        pool: int,
+        k1: float,
+        scored: dict[str, tuple[float, bool]],
+        min_rows: int,
+    ) -> bool:
+        """Read every row that could enter the pool in two small reads, when that can be
+        (False: it could not; the rows read so far are scored all the same). The rows holding
+        every query term are read first and scored exactly: the pool's last live score among
+        them is one the true pool reaches, so a row that could still enter holds a whole set
+        of terms whose bounds reach it (``fulltext.covering_sets``), and exactly those rows
+        are read next. Rows, scores and ranks still depend only on the scope. Used when the
+        rarest term is held by ``min_rows`` rows or more (below that, reading them costs less
+        than a round trip)."""
+        df = self.stats.df
+        present = sorted({t for t in terms if df.get(t, 0) > 0})
+        if len(present) < 2 or min(df[t] for t in present) < min_rows:
+            return False
+        key = self.tx.ref.scope_key
+        self.take(await self.rows(fulltext.lucene_sets(key, [present]), _most_of([present], df)))
+        threshold = _threshold(scored, pool)
+        sets = (
+            None
+            if threshold is None
+            else fulltext.covering_sets(present, self.stats, k1, threshold)
+        )
+        if not sets:
+            return False
+        if sets == [present]:
+            return True  # only rows holding every term can enter: all of them are read
+        first = _most_holding(fulltext.first_terms(terms, self.stats, pool), self.stats)
+        if _expected(sets, self.stats) >= first:
+            return False  # reading the rarest terms' rows first would read no more
+        self.take(await self.rows(fulltext.lucene_sets(key, sets, present), _most_of(sets, df)))
+        return True
+
+    async def rows(self, lucene: str, most: int) -> Row:
+        """Every row of the scope matching ``lucene``, as one record of parallel lists. The
+        limit is the scope's own count of such rows at most (``most``), plus one; a full
+        answer means the statistics lag, so ask again with more until the answer is
+        complete: the cut-off never falls inside the scope."""
+        k = most + 1
+        while True:
+            [found] = await self.tx.run(self.statement, {**self.base, "lucene": lucene, "k": k})
+            if len(found["ids"]) < k:
+                return found
+            k *= 4
+
+
+def _most_holding(batch: Sequence[str], stats: KindStats) -> int:
+    """The scope's own count of rows holding a term of ``batch``, at most."""
+    return sum(stats.df.get(t, 0) for t in batch)
+
+
+def _expected(sets: Sequence[Sequence[str]], stats: KindStats) -> float:
+    """About how many rows of the scope hold a whole set of ``sets``, were terms independent
+    (only to choose the cheaper read; the pool is exact either way)."""
+    n = max(stats.rows, 1)
+    return sum(n * math.prod(stats.df.get(t, 0) / n for t in s) for s in sets)
+
+
+def _most_of(sets: Sequence[Sequence[str]], df: Mapping[str, int]) -> int:
+    """The scope's own count of rows holding a whole set of ``sets``, at most."""
+    return sum(min(df.get(t, 0) for t in s) for s in sets)
 
 
 async def _cues(tx: ScopedTx, source: Source, ids: list[str]) -> dict[str, Cues]:
@@ -225,26 +318,6 @@ def _threshold(scored: dict[str, tuple[float, bool]], pool: int) -> float | None
     """The pool's last live score so far (None while fewer live rows were read)."""
     best = heapq.nlargest(pool, (s for s, alive in scored.values() if alive))
     return best[-1] if len(best) == pool else None
-
-
-async def _rows_holding(
-    tx: ScopedTx,
-    statement: Statement,
-    batch: Sequence[str],
-    stats: KindStats,
-    base: dict[str, Any],
-) -> Row:
-    """Every row of the scope holding a term of ``batch``, as one record of parallel lists.
-    The limit is the scope's own count of such rows (plus one); a full answer means the
-    statistics lag, so ask again with more until the answer is complete: the cut-off never
-    falls inside the scope."""
-    lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
-    k = sum(stats.df.get(t, 0) for t in batch) + 1
-    while True:
-        [found] = await tx.run(statement, {**base, "lucene": lucene, "k": k})
-        if len(found["ids"]) < k:
-            return found
-        k *= 4
 
 
 def _columns(rows: list[Row]) -> list[Row]:

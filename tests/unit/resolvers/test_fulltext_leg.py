@@ -27,11 +27,13 @@ K1, B = 1.2, 0.75
 
 class Rows:
     """One scope's chunks, and Lucene's part in the leg: which rows hold the queried terms
-    (``ft:"t"`` clauses joined by OR; AND inside parentheses), answered in an order unrelated
-    to BM25 (a hash of the id) and cut at the query's limit, as Lucene cuts its own ranking."""
+    (``ft:"t"`` clauses joined by OR; AND inside parentheses; AND NOT a last group),
+    answered in an order unrelated to BM25 (a hash of the id) and cut at the query's limit,
+    as Lucene cuts its own ranking."""
 
     def __init__(self, rows: dict[str, Counter[str]], dead: set[str], salt: int) -> None:
         self.rows, self.dead, self.salt = rows, dead, salt
+        self.reads: list[int] = []  # rows answered, per full-text query
 
     def stats(self) -> KindStats:
         df: Counter[str] = Counter()
@@ -44,13 +46,21 @@ class Rows:
             ids = list(params["ids"])
             return [{"ids": ids, "cues": [[None, None, False, None, False] for _ in ids]}]
         assert statement.name == "TERMS_CHUNKS"
-        match = re.fullmatch(r'scope_key:"(\w+)" AND \((.*)\)', params["lucene"])
+        query, _, unless = params["lucene"].partition(" AND NOT ")
+        match = re.fullmatch(r'scope_key:"(\w+)" AND \((.*)\)', query)
         assert match is not None
         assert match[1] == params["scope_key"]  # the scope clause is always there
         sets = [re.findall(r'ft:"(\w+)"', g) for g in match[2].split(" OR ")]
-        hits = [i for i, r in self.rows.items() if any(all(r[t] for t in s) for s in sets)]
+        besides = re.findall(r'ft:"(\w+)"', unless)
+        hits = [
+            i
+            for i, r in self.rows.items()
+            if any(all(r[t] for t in s) for s in sets)
+            and not (besides and all(r[t] for t in besides))
+        ]
         hits.sort(key=lambda i: hash((self.salt, i)))
         hits = hits[: params["k"]]
+        self.reads.append(len(hits))
         stored = [Stored.of(self.rows[i]) for i in hits]
         return [
             {
@@ -63,10 +73,13 @@ class Rows:
         ]
 
 
-def leg(scope: Rows, terms: list[str], pool: int) -> legs.Ranked:
+def leg(scope: Rows, terms: list[str], pool: int, cover_min_rows: int = 0) -> legs.Ranked:
     ref = resolve_scope(principal(), Scope.USER)
     tx = ScopedTx(scope.run, ref)
-    work = legs.fulltext_leg(tx, Source.DOCUMENTS, terms, scope.stats(), pool, {}, K1, B)
+    stats = scope.stats()
+    work = legs.fulltext_leg(
+        tx, Source.DOCUMENTS, terms, stats, pool, {}, K1, B, cover_min_rows=cover_min_rows
+    )
     return asyncio.run(work)
 
 
@@ -100,7 +113,71 @@ def test_the_leg_finds_exactly_the_exhaustive_pool_whatever_order_lucene_answers
     terms = list(dict.fromkeys(rng.choices(vocab, k=rng.randint(1, 9))))
     pool = rng.randint(1, 25)
     scope = Rows(rows, dead, rng.randrange(1000))
-    found = leg(scope, terms, pool)
+    # The covering read on (from the first row) or off (the rarest-terms-first read alone).
+    found = leg(scope, terms, pool, rng.choice([0, 1, 10**9]))
     live, dropped = exhaustive(scope, terms, pool)
     assert found.ids == live
     assert found.dropped == dropped
+
+
+def big_scope() -> Rows:
+    """Two terms held by a thousand rows each, and together, often, by fifty rows."""
+    rows = {f"a{i:04d}": Counter({"alpha": 1, f"x{i % 7}": 1}) for i in range(1000)}
+    rows |= {f"b{i:04d}": Counter({"beta": 1, f"y{i % 7}": 1}) for i in range(1000)}
+    rows |= {f"c{i:04d}": Counter({"alpha": 3, "beta": 3}) for i in range(50)}
+    return Rows(rows, {"c0003"}, 7)
+
+
+def test_the_covering_read_spares_the_rows_that_cannot_reach_the_pool() -> None:
+    scope = big_scope()
+    found = leg(scope, ["alpha", "beta"], 20)
+    assert (found.ids, found.dropped) == exhaustive(scope, ["alpha", "beta"], 20)
+    assert scope.reads == [50]  # the rows holding both terms, and no others
+
+
+def test_below_its_size_the_covering_read_is_not_tried() -> None:
+    scope = big_scope()
+    found = leg(scope, ["alpha", "beta"], 20, cover_min_rows=1051)
+    assert (found.ids, found.dropped) == exhaustive(scope, ["alpha", "beta"], 20)
+    assert scope.reads == [1050]  # the rarest term's rows, all of them
+
+
+def test_rows_holding_a_set_of_terms_are_read_once_and_no_others() -> None:
+    # Rows holding all three terms set the threshold; only rows holding both rare terms could
+    # still reach it (the common term adds little), and they are read next, without those
+    # read already; the rows of each rare term alone are never read.
+    rows = {f"a{i:04d}": Counter({"alpha": 1, f"x{i}": 2}) for i in range(1000)}
+    rows |= {f"b{i:04d}": Counter({"beta": 1, f"y{i}": 2}) for i in range(1000)}
+    rows |= {f"c{i:04d}": Counter({"gamma": 1, f"z{i}": 5}) for i in range(3000)}
+    rows |= {f"d{i:04d}": Counter({"alpha": 3, "beta": 3, "gamma": 1}) for i in range(30)}
+    rows |= {f"e{i:04d}": Counter({"alpha": 3, "beta": 3, f"w{i}": 1}) for i in range(40)}
+    scope = Rows(rows, {"d0003", "e0007"}, 3)
+    terms = ["alpha", "beta", "gamma"]
+    found = leg(scope, terms, 20)
+    assert (found.ids, found.dropped) == exhaustive(scope, terms, 20)
+    assert scope.reads == [30, 40]
+
+
+def test_maxscore_skips_the_rows_of_a_common_term() -> None:
+    rows = {f"c{i:04d}": Counter({"common": 1, f"u{i}": 1}) for i in range(1000)}
+    rows |= {f"r{i:04d}": Counter({"common": 1, "rare": 1}) for i in range(30)}
+    scope = Rows(rows, set(), 5)
+    found = leg(scope, ["common", "rare"], 20, cover_min_rows=10**9)
+    assert (found.ids, found.dropped) == exhaustive(scope, ["common", "rare"], 20)
+    assert scope.reads == [30]  # only the rare term's rows were enumerated
+
+
+def test_the_covering_read_is_dropped_when_the_rarest_terms_rows_are_fewer() -> None:
+    # The rows holding every term are long, so they score low, and each common term alone
+    # could reach their pool: a covering read would read every common term's rows. The rare
+    # term's rows are read instead, as without the covering read.
+    rows = {f"{w}{i:04d}": Counter({w: 1}) for w in ("bee", "cod", "doe") for i in range(1990)}
+    every = Counter({"rare": 1, "bee": 1, "cod": 1, "doe": 1, "filler": 100})
+    rows |= {f"e{i:04d}": every for i in range(25)}
+    rows |= {f"r{i:04d}": Counter({"rare": 3}) for i in range(20)}
+    scope = Rows(rows, set(), 9)
+    terms = ["rare", "bee", "cod", "doe"]
+    found = leg(scope, terms, 20)
+    assert (found.ids, found.dropped) == exhaustive(scope, terms, 20)
+    assert scope.reads[:2] == [25, 45]  # rows holding every term, then the rare term's rows
+    assert sum(scope.reads) < 3 * 1990  # MaxScore reads fewer than every common term's rows
