@@ -138,6 +138,9 @@ class StatsDelta:
     length: int = 0
     df: Counter[str] = field(default_factory=Counter)
     speakers: Counter[str] = field(default_factory=Counter)
+    # Per term, the largest frequency and frequency-to-length ratio of the rows written: the
+    # statistics keep the largest ever seen, which bound what the term adds to any row's score.
+    peaks: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     def add(self, rep: Counter[str], sign: int = 1, speaker: str | None = None) -> None:
         self.rows += sign
@@ -147,6 +150,8 @@ class StatsDelta:
                 self.df[term] += sign
         if speaker:
             self.speakers[speaker] += sign
+        if sign > 0:
+            self._peak(rep)
 
     def replace(self, old: Counter[str] | None, new: Counter[str]) -> None:
         """A row whose representation changed (``old`` None: a new row)."""
@@ -158,21 +163,39 @@ class StatsDelta:
             change = (new[term] > 0) - (old[term] > 0)
             if change:
                 self.df[term] += change
+        self._peak(new)
+
+    def _peak(self, rep: Counter[str]) -> None:
+        length = sum(n for n in rep.values() if n > 0)
+        for term, n in rep.items():
+            if n > 0:
+                tf, ratio = self.peaks.get(term, (0, 0.0))
+                self.peaks[term] = (max(tf, n), max(ratio, n / length))
 
     def changes(self, kind: str) -> list[dict[str, object]]:
+        """One entry per statistics row to change: the kind's totals, every term whose count
+        or peaks changed, and the speakers."""
         out: list[dict[str, object]] = []
         if self.rows or self.length:
-            out.append({"kind": kind, "term": TOTALS, "df": self.rows, "len": self.length})
-        out += [
-            {"kind": kind, "term": t, "df": n, "len": 0} for t, n in sorted(self.df.items()) if n
-        ]
-        out += [
-            {"kind": SPEAKER_KIND, "term": s, "df": n, "len": 0}
-            for s, n in sorted(self.speakers.items())
-            if n
-        ]
+            out.append(_change(kind, TOTALS, self.rows, self.length))
+        for t in sorted({t for t, n in self.df.items() if n} | self.peaks.keys()):
+            out.append(_change(kind, t, self.df[t], 0, *self.peaks.get(t, (0, 0.0))))
+        out += [_change(SPEAKER_KIND, s, n, 0) for s, n in sorted(self.speakers.items()) if n]
         out.sort(key=lambda c: (str(c["kind"]), str(c["term"])))
         return out
+
+
+def _change(
+    kind: str, term: str, df: int, length: int, max_tf: int = 0, max_ratio: float = 0.0
+) -> dict[str, object]:
+    return {
+        "kind": kind,
+        "term": term,
+        "df": df,
+        "len": length,
+        "max_tf": max_tf,
+        "max_ratio": max_ratio,
+    }
 
 
 # -- scoring -------------------------------------------------------------------------------
@@ -185,6 +208,9 @@ class KindStats:
     rows: int
     length: int
     df: Mapping[str, int]
+    # Per term, the largest frequency and frequency-to-length ratio any row of the scope has
+    # had (terms whose statistics predate them are missing: their bound is the loose one).
+    peaks: Mapping[str, tuple[int, float]] = field(default_factory=dict)
 
     @property
     def avg_length(self) -> float:
@@ -231,10 +257,19 @@ class Scorer:
         return total
 
 
-def upper_bound(term: str, stats: KindStats, k1: float) -> float:
-    """The most one term can add to any row's score."""
+def upper_bound(term: str, stats: KindStats, k1: float, b: float) -> float:
+    """The most one term can add to any row's score. A term adds
+    ``idf * (k1 + 1) / (1 + k1 (1 - b) / tf + k1 b / (ratio * avg_length))`` to a row where it
+    has frequency ``tf`` and makes up ``ratio = tf / length`` of the row, which grows with
+    both: the scope's peaks of the two bound it (``idf * (k1 + 1)`` without them)."""
     df = stats.df.get(term, 0)
-    return idf(stats.rows, df) * (k1 + 1.0) if df > 0 else 0.0
+    if df <= 0:
+        return 0.0
+    bound = idf(stats.rows, df) * (k1 + 1.0)
+    tf, ratio = stats.peaks.get(term, (0, 0.0))
+    if tf > 0 and ratio > 0.0:
+        bound /= 1.0 + k1 * (1.0 - b) / tf + k1 * b / (ratio * stats.avg_length)
+    return bound * (1.0 + 1e-9)  # a hair above: the scorer's floats round differently
 
 
 def first_terms(terms: Iterable[str], stats: KindStats, pool: int) -> list[str]:
@@ -251,18 +286,23 @@ def first_terms(terms: Iterable[str], stats: KindStats, pool: int) -> list[str]:
 
 
 def missing_terms(
-    terms: Iterable[str], done: set[str], stats: KindStats, k1: float, threshold: float | None
+    terms: Iterable[str],
+    done: set[str],
+    stats: KindStats,
+    k1: float,
+    b: float,
+    threshold: float | None,
 ) -> list[str]:
     """MaxScore: the terms still to enumerate so that a row holding only the others cannot
     reach ``threshold`` (the pool's last score; None when the pool is not full yet)."""
     rest = sorted(
         (t for t in terms if t not in done and stats.df.get(t, 0) > 0),
-        key=lambda t: (-upper_bound(t, stats, k1), t),
+        key=lambda t: (-upper_bound(t, stats, k1, b), t),
     )
     if threshold is None:
         return rest
     chosen: list[str] = []
-    while rest and sum(upper_bound(t, stats, k1) for t in rest) >= threshold:
+    while rest and sum(upper_bound(t, stats, k1, b) for t in rest) >= threshold:
         chosen.append(rest.pop(0))
     return chosen
 
@@ -274,14 +314,14 @@ MAX_COVER_SETS = 32
 
 
 def covering_sets(
-    terms: Iterable[str], stats: KindStats, k1: float, threshold: float
+    terms: Iterable[str], stats: KindStats, k1: float, b: float, threshold: float
 ) -> list[list[str]] | None:
     """The minimal sets of query terms whose bounds together reach ``threshold`` (a score
     some live rows of the scope have): each term adds at most its bound, so a row holding
     none of these sets whole scores below it and cannot enter the pool. Each set is sorted;
     None when there are too many terms or sets to ask for at once."""
     bounds = sorted(
-        ((upper_bound(t, stats, k1), t) for t in set(terms) if stats.df.get(t, 0) > 0),
+        ((upper_bound(t, stats, k1, b), t) for t in set(terms) if stats.df.get(t, 0) > 0),
         key=lambda b: (-b[0], b[1]),
     )
     if not bounds or len(bounds) > MAX_COVER_TERMS:

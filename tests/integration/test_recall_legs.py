@@ -14,9 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from neo4j import Driver
 
 from palimpsest import fulltext
 from palimpsest import recall as pure
+from palimpsest.config import Settings
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.recall import Source
@@ -24,6 +26,7 @@ from palimpsest.resolvers import facts
 from palimpsest.resolvers import memory as notes
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.services import Services
+from palimpsest.runtime import open_services
 from tests.unit.principals import principal
 
 pytestmark = pytest.mark.integration
@@ -87,3 +90,50 @@ async def test_the_covering_read_finds_the_same_pool_reading_fewer_rows(svc: Ser
     assert on[0] == sorted(f"pair/{i}" for i in range(20))[:10]  # ties by key
     assert on[3] == [30, 20]  # every term, then the pair less the rows read already
     assert off[3] == [30 + 20 + 75]  # the rarest term's rows
+
+
+async def test_the_statistics_keep_each_terms_peaks_and_older_ones_stay_loose(
+    settings: Settings, neo4j_driver: Driver
+) -> None:
+    # One shard of statistics, so every write lands on the row this test looks at.
+    async with open_services(settings.model_copy(update={"fulltext_stats_shards": 1})) as svc:
+        await peaks_and_older_statistics(svc, neo4j_driver)
+
+
+async def peaks_and_older_statistics(svc: Services, neo4j_driver: Driver) -> None:
+    who = principal(tenant_id=f"peaks-{uuid.uuid4().hex[:8]}")
+    ref = resolve_scope(who, Scope.USER)
+    terms = ["cat", "dog", "fish"]
+
+    async def peaks() -> Mapping[str, tuple[int, float]]:
+        async def work(tx: ScopedTx) -> Mapping[str, tuple[int, float]]:
+            return (await legs.read_stats(tx, [Source.NOTES], terms, False)).of(Source.NOTES).peaks
+
+        return await svc.db.scoped(ref).read_tx(work)
+
+    async def write(key: str, text: str) -> None:
+        await notes.set_value(svc, who, Scope.USER, key, text, None, False, None)
+
+    await write("one", "cat cat dog")
+    await write("two", "cat dog dog dog fish")
+    assert await peaks() == {"cat": (2, 2 / 3), "dog": (3, 3 / 5), "fish": (1, 1 / 5)}
+    await notes.delete(svc, who, Scope.USER, "two")  # peaks only grow: still bounds
+    await write("three", "dog cat cat cat")  # lower peaks change nothing
+    assert (await peaks())["dog"] == (3, 3 / 5)
+    assert (await peaks())["cat"] == (3, 3 / 4)
+    # Statistics written before peaks were kept: that term keeps the loose bound, even after
+    # rows are written to it again.
+    neo4j_driver.execute_query(
+        "MATCH (s:TermStats {scope_key: $key, term: 'fish'}) REMOVE s.bounded",
+        key=ref.scope_key,
+    )
+    await write("four", "fish fish")
+    assert set(await peaks()) == {"cat", "dog"}
+    # An older shard of a term, beside a newer one: loose too.
+    neo4j_driver.execute_query(
+        "MATCH (s:TermStats {scope_key: $key, term: 'cat'}) "
+        "CREATE (:TermStats {scope_key: s.scope_key, kind: s.kind, term: s.term, shard: -1, "
+        "tenant_id: s.tenant_id, scope: s.scope, owner_id: s.owner_id, df: 0, len: 0})",
+        key=ref.scope_key,
+    )
+    assert set(await peaks()) == {"dog"}

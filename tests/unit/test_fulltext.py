@@ -9,13 +9,14 @@ from collections import Counter
 from collections.abc import Mapping
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palimpsest import fulltext as ft
 from palimpsest.fulltext import KindStats, StatsDelta, Stored
 
 KEY = "0123456789abcdef0123456789abcdef"
+WORDS = st.sampled_from(["ab", "abc", "b", "bc", "c", "cat", "dog", "x1"])
 
 
 def test_analyzer_stems_drops_stop_words_and_possessives() -> None:
@@ -85,6 +86,55 @@ def test_stats_delta_counts_rows_lengths_and_document_frequencies() -> None:
     assert keys == sorted(keys)  # one lock order for every writer
 
 
+def test_stats_delta_keeps_the_peaks_of_the_rows_written() -> None:
+    delta = StatsDelta()
+    delta.add(ft.bag("cat cat dog"))
+    delta.add(ft.bag("cat dog dog dog dog bird"))
+    delta.add(ft.bag("cat cat cat cat cat cat cat"), -1)  # a row removed leaves no peak
+    peaks = {c["term"]: (c["max_tf"], c["max_ratio"]) for c in delta.changes("chunk")}
+    assert peaks["cat"] == (2, 2 / 3)
+    assert peaks["dog"] == (4, 4 / 6)
+    assert peaks["bird"] == (1, 1 / 6)
+    assert peaks[""] == (0, 0.0)
+    # A row rewritten with its terms unchanged changes no count, but its new peaks are kept.
+    edited = StatsDelta()
+    edited.replace(ft.bag("cat dog"), ft.bag("cat cat cat dog"))
+    assert {c["term"]: (c["df"], c["max_tf"]) for c in edited.changes("chunk")} == {
+        "": (0, 0),
+        "cat": (0, 3),
+        "dog": (0, 1),
+    }
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.dictionaries(WORDS, st.integers(1, 9), min_size=1), min_size=1, max_size=12),
+    st.floats(0.0, 3.0),
+    st.floats(0.0, 1.0),
+    st.booleans(),
+)
+def test_no_row_gets_more_from_a_term_than_its_bound(
+    rows: list[dict[str, int]], k1: float, b: float, peaks: bool
+) -> None:
+    delta = StatsDelta()
+    for r in rows:
+        delta.add(Counter(r))
+    stats = corpus_stats({str(i): Counter(r) for i, r in enumerate(rows)})
+    if peaks:
+        stats = KindStats(stats.rows, stats.length, stats.df, delta.peaks)
+    for term in stats.df:
+        bound = ft.upper_bound(term, stats, k1, b)
+        loose = ft.idf(stats.rows, stats.df[term]) * (k1 + 1.0)
+        assert bound <= loose * (1.0 + 1e-9)  # never looser than the bound without peaks
+        for r in rows:
+            stored = Stored.of(Counter(r))
+            assert bm25({term: r.get(term, 0)}, stored.length, stats, k1, b) <= bound
+        if peaks and len(rows) == 1:
+            # One row: its own contribution is the bound (the tightest there is).
+            only = Stored.of(Counter(rows[0]))
+            assert bm25({term: rows[0][term]}, only.length, stats, k1, b) == pytest.approx(bound)
+
+
 def bm25(tf: Mapping[str, int], length: int, stats: KindStats, k1: float, b: float) -> float:
     """The textbook formula, term by term in term order: the oracle ``Scorer`` must match."""
     norm = k1 * (1.0 - b + b * length / stats.avg_length)
@@ -111,9 +161,6 @@ def test_bm25_matches_the_formula() -> None:
     assert bm25({"dog": 3}, 20, stats, 1.2, 0.75) == 0.0
     scorer = ft.Scorer.of(["cat", "dog"], stats, 1.2, 0.75)
     assert scorer.score("cat mouse", [3, 1], 20) == pytest.approx(expected)
-
-
-WORDS = st.sampled_from(["ab", "abc", "b", "bc", "c", "cat", "dog", "x1"])
 
 
 @given(
@@ -189,11 +236,11 @@ def test_covering_sets_are_the_minimal_sets_whose_bounds_reach_the_threshold(see
     rows = rng.randint(10, 10_000)
     df = {f"t{i}": rng.randint(1, rows) for i in range(rng.randint(1, ft.MAX_COVER_TERMS))}
     stats = KindStats(rows, rows * 10, df)
-    bounds = {t: ft.upper_bound(t, stats, 1.2) for t in df}
+    bounds = {t: ft.upper_bound(t, stats, 1.2, 0.75) for t in df}
     # A threshold some set of terms reaches exactly (the edge), or one in between.
     some = rng.sample(sorted(df), rng.randint(1, len(df)))
     threshold = sum(bounds[t] for t in some) * rng.choice([1.0, rng.uniform(0.2, 1.2)])
-    found = ft.covering_sets(df, stats, 1.2, threshold)
+    found = ft.covering_sets(df, stats, 1.2, 0.75, threshold)
     expected = minimal_sets_by_brute_force(bounds, threshold * (1.0 - 1e-9))
     if len(expected) > ft.MAX_COVER_SETS:
         assert found is None
@@ -204,7 +251,7 @@ def test_covering_sets_are_the_minimal_sets_whose_bounds_reach_the_threshold(see
 
 def test_covering_sets_give_up_past_their_size() -> None:
     df = {f"t{i}": 5 for i in range(ft.MAX_COVER_TERMS + 1)}
-    assert ft.covering_sets(df, KindStats(100, 1000, df), 1.2, 1.0) is None
+    assert ft.covering_sets(df, KindStats(100, 1000, df), 1.2, 0.75, 1.0) is None
 
 
 def test_lucene_sets_carry_the_scope_and_only_analyzed_words() -> None:

@@ -1,7 +1,10 @@
 """Per-scope term statistics for scope-local BM25: ``:TermStats`` nodes of the scope.
 
-One node per (scope, kind, term, shard) holds a document frequency ``df``; the node with the
-empty term holds the kind's row count (``df``) and total length (``len``). A write
+One node per (scope, kind, term, shard) holds a document frequency ``df`` and the peaks of the
+rows written to it (``max_tf``, the largest term frequency; ``max_ratio``, the largest ratio
+of frequency to row length), which only grow: they bound what the term adds to a score. A
+node made before peaks were kept lacks ``bounded``, and its term keeps the loose bound. The
+node with the empty term holds the kind's row count (``df``) and total length (``len``). A write
 transaction adds its changes to one shard, chosen at random, in term order: writers of one
 scope rarely wait on each other and never deadlock. Readers sum the shards.
 """
@@ -14,8 +17,11 @@ APPLY_TERM_STATS = Statement(
 UNWIND $changes AS d
 MERGE (s:TermStats {scope_key: $scope_key, kind: d.kind, term: d.term, shard: $shard})
 ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
-              s.df = 0, s.len = 0
-SET s.df = s.df + d.df, s.len = s.len + d.len
+              s.df = 0, s.len = 0, s.max_tf = 0, s.max_ratio = 0.0, s.bounded = true
+WITH s, d, coalesce(s.max_tf, 0) AS max_tf, coalesce(s.max_ratio, 0.0) AS max_ratio
+SET s.df = s.df + d.df, s.len = s.len + d.len,
+    s.max_tf = CASE WHEN d.max_tf > max_tf THEN d.max_tf ELSE max_tf END,
+    s.max_ratio = CASE WHEN d.max_ratio > max_ratio THEN d.max_ratio ELSE max_ratio END
 RETURN count(s) AS changed
 """,
 )
@@ -30,17 +36,20 @@ CALL () {
   MATCH (s:TermStats {scope_key: $scope_key})
   USING INDEX s:TermStats(scope_key, kind, term)
   WHERE s.kind IN $kinds AND s.term IN $terms
-  RETURN s.kind AS kind, s.term AS term, sum(s.df) AS df, sum(s.len) AS len
+  RETURN s.kind AS kind, s.term AS term, sum(s.df) AS df, sum(s.len) AS len,
+         max(s.max_tf) AS max_tf, max(s.max_ratio) AS max_ratio,
+         count(s.bounded) = count(s) AS bounded
   UNION ALL
   MATCH (s:TermStats {scope_key: $scope_key, kind: $speaker_kind})
   WHERE $speakers AND s.term IS NOT NULL
   WITH s.term AS term, sum(s.df) AS df
   WHERE df > 0
-  RETURN $speaker_kind AS kind, term, df, 0 AS len
+  RETURN $speaker_kind AS kind, term, df, 0 AS len, 0 AS max_tf, 0.0 AS max_ratio,
+         false AS bounded
   ORDER BY term
   LIMIT $limit
 }
-RETURN kind, term, df, len
+RETURN kind, term, df, len, max_tf, max_ratio, bounded
 """,
 )
 

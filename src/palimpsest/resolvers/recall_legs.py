@@ -3,8 +3,8 @@
 Each function takes the handle it runs on, so legs can share one transaction or run in
 their own, concurrently (the planner in ``recall.py`` decides).
 
-- ``read_stats``: the scope's own term statistics for the query terms, its row count per
-  kind, and the speakers it knows (one statement).
+- ``read_stats``: the scope's own term statistics for the query terms (counts and peaks),
+  its row count per kind, and the speakers it knows (one statement).
 - ``vector_leg``: scopes up to ``exact_max_rows`` rows are scanned exactly (deterministic,
   and as cheap as an index call at that size); larger ones use the in-index filtered ANN
   search, re-run exactly when it reads short, and over-fetch when row filters thin the pool.
@@ -118,6 +118,7 @@ async def read_stats(
     }
     totals: dict[str, tuple[int, int]] = {}
     dfs: dict[str, dict[str, int]] = {k: {} for k in kinds}
+    peaks: dict[str, dict[str, tuple[int, float]]] = {k: {} for k in kinds}
     names: list[str] = []
     for r in await tx.run(tq.READ_TERM_STATS, params):
         if r["kind"] == fulltext.SPEAKER_KIND:
@@ -126,9 +127,9 @@ async def read_stats(
             totals[r["kind"]] = (int(r["df"]), int(r["len"]))
         elif int(r["df"]) > 0:
             dfs[r["kind"]][r["term"]] = int(r["df"])
-    stats = {
-        k: KindStats(totals.get(k, (0, 0))[0], totals.get(k, (0, 0))[1], dfs[k]) for k in kinds
-    }
+            if r["bounded"]:
+                peaks[r["kind"]][r["term"]] = (int(r["max_tf"]), float(r["max_ratio"]))
+    stats = {k: KindStats(*totals.get(k, (0, 0)), dfs[k], peaks[k]) for k in kinds}
     return ScopeStats(stats, names)
 
 
@@ -200,14 +201,14 @@ async def fulltext_leg(
                     filtered_out.add(row_id)
 
     cover = _Cover(tx, statement, stats, base, take)
-    if not await cover.read(terms, pool, k1, scored, cover_min_rows):
+    if not await cover.read(terms, pool, k1, b, scored, cover_min_rows):
         done: set[str] = set()
         batch = fulltext.first_terms(terms, stats, pool)
         while batch:
             lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
             take(await cover.rows(lucene, _most_holding(batch, stats)))
             done |= set(batch)
-            batch = fulltext.missing_terms(terms, done, stats, k1, _threshold(scored, pool))
+            batch = fulltext.missing_terms(terms, done, stats, k1, b, _threshold(scored, pool))
     # The pool, best first (ties by id), without sorting every row read (tens of thousands on
     # a big scope).
     live = heapq.nsmallest(
@@ -238,6 +239,7 @@ class _Cover:
         terms: Sequence[str],
         pool: int,
         k1: float,
+        b: float,
         scored: dict[str, tuple[float, bool]],
         min_rows: int,
     ) -> bool:
@@ -259,7 +261,7 @@ class _Cover:
         sets = (
             None
             if threshold is None
-            else fulltext.covering_sets(present, self.stats, k1, threshold)
+            else fulltext.covering_sets(present, self.stats, k1, b, threshold)
         )
         if not sets:
             return False

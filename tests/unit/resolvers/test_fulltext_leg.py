@@ -31,15 +31,21 @@ class Rows:
     answered in an order unrelated to BM25 (a hash of the id) and cut at the query's limit,
     as Lucene cuts its own ranking."""
 
-    def __init__(self, rows: dict[str, Counter[str]], dead: set[str], salt: int) -> None:
-        self.rows, self.dead, self.salt = rows, dead, salt
+    def __init__(
+        self, rows: dict[str, Counter[str]], dead: set[str], salt: int, peaks: bool = False
+    ) -> None:
+        self.rows, self.dead, self.salt, self.peaks = rows, dead, salt, peaks
         self.reads: list[int] = []  # rows answered, per full-text query
 
     def stats(self) -> KindStats:
         df: Counter[str] = Counter()
         for r in self.rows.values():
             df.update(set(r))
-        return KindStats(len(self.rows), sum(sum(r.values()) for r in self.rows.values()), df)
+        delta = ft.StatsDelta()
+        for r in self.rows.values():
+            delta.add(r)
+        length = sum(sum(r.values()) for r in self.rows.values())
+        return KindStats(len(self.rows), length, df, delta.peaks if self.peaks else {})
 
     async def run(self, statement: Statement, params: dict[str, Any]) -> list[Row]:
         if statement.name == "CUES_CHUNKS":
@@ -112,7 +118,7 @@ def test_the_leg_finds_exactly_the_exhaustive_pool_whatever_order_lucene_answers
     dead = {i for i in rows if rng.random() < 0.1}
     terms = list(dict.fromkeys(rng.choices(vocab, k=rng.randint(1, 9))))
     pool = rng.randint(1, 25)
-    scope = Rows(rows, dead, rng.randrange(1000))
+    scope = Rows(rows, dead, rng.randrange(1000), peaks=rng.random() < 0.7)
     # The covering read on (from the first row) or off (the rarest-terms-first read alone).
     found = leg(scope, terms, pool, rng.choice([0, 1, 10**9]))
     live, dropped = exhaustive(scope, terms, pool)
@@ -181,3 +187,21 @@ def test_the_covering_read_is_dropped_when_the_rarest_terms_rows_are_fewer() -> 
     assert (found.ids, found.dropped) == exhaustive(scope, terms, 20)
     assert scope.reads[:2] == [25, 45]  # rows holding every term, then the rare term's rows
     assert sum(scope.reads) < 3 * 1990  # MaxScore reads fewer than every common term's rows
+
+
+def test_the_scopes_peaks_spare_rows_the_loose_bounds_would_read() -> None:
+    # Rows holding the two rare terms once, among many other words, could reach the pool
+    # only if a term could add its loose bound (an unbounded frequency); the scope's peaks
+    # say none of them can, so only the rows holding every term are read.
+    rows = {f"a{i:04d}": Counter({"alpha": 1, f"x{i}": 2}) for i in range(1000)}
+    rows |= {f"b{i:04d}": Counter({"beta": 1, f"y{i}": 2}) for i in range(1000)}
+    rows |= {f"c{i:04d}": Counter({"gamma": 1, f"z{i}": 5}) for i in range(3000)}
+    rows |= {f"d{i:04d}": Counter({"alpha": 3, "beta": 3, "gamma": 1}) for i in range(30)}
+    rows |= {f"p{i:04d}": Counter({"alpha": 1, "beta": 1, f"w{i}": 10}) for i in range(500)}
+    terms = ["alpha", "beta", "gamma"]
+    loose, tight = Rows(rows, set(), 3), Rows(rows, set(), 3, peaks=True)
+    assert (leg(loose, terms, 20).ids, leg(tight, terms, 20).ids) == (
+        exhaustive(loose, terms, 20)[0],
+        exhaustive(tight, terms, 20)[0],
+    )
+    assert (loose.reads, tight.reads) == ([30, 500], [30])

@@ -48,9 +48,12 @@ def loaded(ids: list[str]) -> list[Row]:
     return [{"notes": [], "chunks": chunks, "facts": []}]
 
 
+NO_PEAKS = {"max_tf": 0, "max_ratio": 0.0, "bounded": False}
+
+
 def scope_of(rows: int) -> list[Row]:
     """The term statistics of a scope holding ``rows`` chunks."""
-    return [{"kind": "chunk", "term": "", "df": rows, "len": 10 * rows}]
+    return [{"kind": "chunk", "term": "", "df": rows, "len": 10 * rows, **NO_PEAKS}]
 
 
 def answering(legs: Answer, rows: int = 5000) -> Answer:
@@ -141,7 +144,10 @@ async def test_each_scope_of_a_merged_read_runs_bound_to_its_own_key(tmp_path: P
 async def test_full_text_legs_ask_lucene_only_inside_their_own_scope(tmp_path: Path) -> None:
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         if statement.name == "READ_TERM_STATS":
-            return [*scope_of(100), {"kind": "chunk", "term": "checkout", "df": 3, "len": 0}]
+            return [
+                *scope_of(100),
+                {"kind": "chunk", "term": "checkout", "df": 3, "len": 0, **NO_PEAKS},
+            ]
         if statement.name == "TERMS_CHUNKS":
             return [
                 {
@@ -180,7 +186,10 @@ def hybrid_answer(
 
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         if statement.name == "READ_TERM_STATS":
-            return [*scope_of(5000), {"kind": "chunk", "term": "checkout", "df": 3, "len": 0}]
+            return [
+                *scope_of(5000),
+                {"kind": "chunk", "term": "checkout", "df": 3, "len": 0, **NO_PEAKS},
+            ]
         if statement.name == "VECTOR_CHUNKS":
             rows = chunk_rows(n, live=n)
             stamps = epoch_ms or [None] * n
