@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from neo4j import Driver
 
 from palimpsest.config import Settings
-from palimpsest.identity import Scope
+from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.tokens import load_keys, verify
 from palimpsest.ingest import Manifest, Report, find_sources, ingest
 from palimpsest.runtime import open_services
@@ -108,7 +109,12 @@ def _cli(*args: str, run_token: str | None) -> subprocess.CompletedProcess[str]:
 
 
 def test_memory_commands_act_as_the_run_token(
-    tmp_path: Path, token: Callable[..., str], tenant: str, gql: Gql
+    tmp_path: Path,
+    token: Callable[..., str],
+    tenant: str,
+    gql: Gql,
+    settings: Settings,
+    neo4j_driver: Driver,
 ) -> None:
     raw = token(tenant, "shell-user")
     saved = _cli("memory", "set", "shell/greeting", '{"hello": "world"}', run_token=raw)
@@ -129,6 +135,22 @@ def test_memory_commands_act_as_the_run_token(
     assert found.returncode == 0, found.stderr
     kinds = {hit["kind"] for hit in json.loads(found.stdout)}
     assert kinds == {"notes", "documents"}
+    # Statistics as written before term peaks were kept get them from the scope's rows.
+    assert json.loads(_cli("term-peaks", run_token=raw).stdout) == {}
+    key = resolve_scope(verify(load_keys(settings), raw), Scope.USER).scope_key
+    neo4j_driver.execute_query(
+        "MATCH (s:TermStats {scope_key: $key}) REMOVE s.bounded, s.max_tf, s.max_ratio", key=key
+    )
+    peaks = _cli("term-peaks", run_token=raw)
+    assert peaks.returncode == 0, peaks.stderr
+    assert set(json.loads(peaks.stdout)) == {"memory", "chunk"}
+    [left] = neo4j_driver.execute_query(
+        "MATCH (s:TermStats {scope_key: $key}) WHERE s.term <> '' AND s.kind <> 'speaker' "
+        "RETURN count(s) AS n, count(s.bounded) AS bounded",
+        key=key,
+    ).records
+    assert left["n"] > 0
+    assert left["bounded"] == left["n"]
     nobody = _cli("memory", "get", "shell/greeting", run_token=None)
     assert nobody.returncode != 0
     assert "PALIMPSEST_RUN_TOKEN" in nobody.stderr

@@ -9,8 +9,9 @@ hold one term among other words (they cannot reach the pool, and are never read)
 
 from __future__ import annotations
 
+import random
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -22,17 +23,21 @@ from palimpsest.config import Settings
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.recall import Source
-from palimpsest.resolvers import facts
+from palimpsest.resolvers import facts, term_index
 from palimpsest.resolvers import memory as notes
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
+from tests.integration.conftest import Gql
 from tests.unit.principals import principal
 
 pytestmark = pytest.mark.integration
 
 Found = tuple[list[str], dict[str, float], set[str], list[int]]
 QUERY = "heron lantern quarry"
+WORDS = ["heron", "lantern", "quarry", "saffron", "otter", "violet"]
+IMPORT = """mutation($m: String!) { importDocument(scope: USER, markdown: $m) {
+  summary { id } } }"""
 FILLER = "the old mill stood by the river under grey skies all year long"
 
 
@@ -137,3 +142,53 @@ async def peaks_and_older_statistics(svc: Services, neo4j_driver: Driver) -> Non
         key=ref.scope_key,
     )
     assert set(await peaks()) == {"dog"}
+
+
+def paragraphs(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        words = rng.sample(WORDS, rng.randint(1, 4)) * rng.randint(1, 3)
+        rng.shuffle(words)
+        out.append(f"Paragraph {i} tells of the " + " and the ".join(words) + ".")
+    return out
+
+
+STRIP_PEAKS = """MATCH (s:TermStats {scope_key: $key})
+REMOVE s.bounded, s.max_tf, s.max_ratio"""
+
+
+async def test_statistics_written_before_peaks_get_them_from_their_rows(
+    svc: Services, neo4j_driver: Driver, gql: Gql, token: Callable[..., str]
+) -> None:
+    who = principal(tenant_id=f"backfill-{uuid.uuid4().hex[:8]}")
+    ref = resolve_scope(who, Scope.USER)
+    kinds = [Source.NOTES, Source.DOCUMENTS]
+    terms = fulltext.query_terms("heron lantern quarry saffron otter kestrel", True)
+
+    async def peaks() -> dict[Source, Mapping[str, tuple[int, float]]]:
+        async def work(tx: ScopedTx) -> dict[Source, Mapping[str, tuple[int, float]]]:
+            stats = await legs.read_stats(tx, kinds, terms, False)
+            return {k: stats.of(k).peaks for k in kinds}
+
+        return await svc.db.scoped(ref).read_tx(work)
+
+    for i, text in enumerate(paragraphs(3, 12)):
+        await notes.set_value(svc, who, Scope.USER, f"n{i}", text, None, False, None)
+    markdown = "\n\n".join(paragraphs(4, 20)) + "\n"
+    body = gql(IMPORT, token(who.tenant_id, who.user_id, who.agent_name), m=markdown)
+    assert "errors" not in body, body
+    kept = await peaks()
+    assert all(kept[k] for k in kinds)
+    neo4j_driver.execute_query(STRIP_PEAKS, key=ref.scope_key)  # as written before peaks
+    assert await peaks() == {k: {} for k in kinds}
+    # A term first written after the upgrade has its peaks from the start.
+    await notes.set_value(svc, who, Scope.USER, "late", "kestrel kestrel", None, False, None)
+    assert await peaks() == {k: {} for k in kinds} | {Source.NOTES: {"kestrel": (2, 1.0)}}
+    done = await term_index.backfill_peaks(svc.db.scoped(ref))
+    assert set(done) == {"memory", "chunk"}
+    assert await peaks() == {
+        Source.NOTES: {**kept[Source.NOTES], "kestrel": (2, 1.0)},
+        Source.DOCUMENTS: kept[Source.DOCUMENTS],
+    }
+    assert await term_index.backfill_peaks(svc.db.scoped(ref)) == {}  # nothing left to do

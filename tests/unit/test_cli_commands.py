@@ -11,6 +11,7 @@ COMMANDS = [
     ["serve"],
     ["mcp"],
     ["ingest"],
+    ["term-peaks"],
     ["memory", "get"],
     ["memory", "set"],
     ["memory", "search"],

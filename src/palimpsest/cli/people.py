@@ -122,6 +122,20 @@ def ingest(
         raise typer.Exit(1)
 
 
+@app.command("term-peaks")
+def term_peaks(scope: ScopeOpt = Scope.USER) -> None:
+    """Give a scope's full-text statistics written before term peaks were kept their peaks, so
+    full-text recall reads fewer rows; safe while the server runs. Prints the terms bounded
+    per kind as JSON ({} when there was nothing to do)."""
+    from palimpsest.identity import resolve_scope
+    from palimpsest.resolvers import term_index
+
+    done = _run(
+        lambda svc, who: term_index.backfill_peaks(svc.db.scoped(resolve_scope(who, scope)))
+    )
+    print_json(done)
+
+
 @memory_app.command("get")
 def memory_get(key: str, scope: ScopeOpt = Scope.USER) -> None:
     """Print one entry's value as JSON; exit 1 when the key is missing or expired."""

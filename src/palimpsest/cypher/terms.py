@@ -9,6 +9,8 @@ transaction adds its changes to one shard, chosen at random, in term order: writ
 scope rarely wait on each other and never deadlock. Readers sum the shards.
 """
 
+from typing import LiteralString
+
 from palimpsest.cypher.executor import Statement
 
 APPLY_TERM_STATS = Statement(
@@ -64,5 +66,73 @@ WITH t, collect(s) AS shards, sum(s.df) AS df, sum(coalesce(s.len, 0)) AS len
 WHERE df = 0 AND len = 0
 FOREACH (s IN shards | DELETE s)
 RETURN count(*) AS pruned
+""",
+)
+
+# -- peaks for statistics written before they were kept ------------------------------------
+
+# The kind's terms whose statistics lack peaks (the totals row never has any).
+COUNT_UNBOUNDED = Statement(
+    "COUNT_UNBOUNDED",
+    """
+MATCH (s:TermStats {scope_key: $scope_key, kind: $kind})
+WHERE s.bounded IS NULL AND s.term <> ''
+RETURN count(s) AS n
+""",
+)
+
+
+def _peaks_of(match: LiteralString, var: LiteralString) -> LiteralString:
+    """Every term's peaks over the scope's rows of one kind, from their stored terms (``ft``
+    holds them joined by ``$space``, ``ft_tf`` their frequencies in the same order)."""
+    return (
+        match
+        + "\nWHERE "
+        + var
+        + ".ft_tf IS NOT NULL AND "
+        + var
+        + ".ft_len > 0\nWITH "
+        + var
+        + ".ft_tf AS tf, split("
+        + var
+        + ".ft, $space) AS terms, toFloat("
+        + var
+        + """.ft_len) AS len
+UNWIND range(0, size(tf) - 1) AS i
+RETURN terms[i] AS term, max(tf[i]) AS max_tf, max(tf[i] / len) AS max_ratio
+"""
+    )
+
+
+PEAKS_MEMORY = Statement("PEAKS_MEMORY", _peaks_of("MATCH (m:Memory {scope_key: $scope_key})", "m"))
+PEAKS_CHUNKS = Statement("PEAKS_CHUNKS", _peaks_of("MATCH (c:Chunk {scope_key: $scope_key})", "c"))
+PEAKS_FACTS = Statement(
+    "PEAKS_FACTS", _peaks_of("MATCH ()-[f:FACT {scope_key: $scope_key}]->()", "f")
+)
+
+# Peaks raise what is there (writers since the scan have raised them too), and mark the term.
+SET_PEAKS = Statement(
+    "SET_PEAKS",
+    """
+UNWIND $peaks AS p
+MATCH (s:TermStats {scope_key: $scope_key, kind: $kind, term: p.term})
+WHERE s.bounded IS NULL
+WITH s, p, coalesce(s.max_tf, 0) AS max_tf, coalesce(s.max_ratio, 0.0) AS max_ratio
+SET s.max_tf = CASE WHEN p.max_tf > max_tf THEN p.max_tf ELSE max_tf END,
+    s.max_ratio = CASE WHEN p.max_ratio > max_ratio THEN p.max_ratio ELSE max_ratio END,
+    s.bounded = true
+RETURN count(DISTINCT p.term) AS terms
+""",
+)
+
+# Terms no row held at the scan: any row written since has raised their peaks itself.
+BOUND_THE_REST = Statement(
+    "BOUND_THE_REST",
+    """
+MATCH (s:TermStats {scope_key: $scope_key, kind: $kind})
+WHERE s.bounded IS NULL AND s.term <> ''
+SET s.max_tf = coalesce(s.max_tf, 0), s.max_ratio = coalesce(s.max_ratio, 0.0),
+    s.bounded = true
+RETURN count(DISTINCT s.term) AS terms
 """,
 )

@@ -21,7 +21,7 @@ from palimpsest import cues, fulltext
 from palimpsest.config import Settings
 from palimpsest.cypher import documents as dq
 from palimpsest.cypher import terms as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.executor import ScopedDatabase, ScopedTx, Statement
 from palimpsest.fulltext import StatsDelta, Stored
 
 
@@ -117,3 +117,32 @@ def replaced(old: dict[str, Any] | None, new: dict[str, Any] | None) -> StatsDel
     if new is not None:
         delta.add(fulltext.stored_bag(new["ft"], new["ft_tf"]), 1, new.get("speaker"))
     return delta
+
+
+PEAK_SCANS: dict[str, Statement] = {
+    "memory": q.PEAKS_MEMORY,
+    "chunk": q.PEAKS_CHUNKS,
+    "fact": q.PEAKS_FACTS,
+}
+PEAKS_PER_WRITE = 5000
+
+
+async def backfill_peaks(db: ScopedDatabase) -> dict[str, int]:
+    """Give the scope's statistics written before peaks were kept (their terms get the loose
+    bound, so full-text recall reads more rows) the peaks of the rows it holds; returns the
+    terms bounded per kind. Safe beside writers: the scan is a read, and a row written after
+    it raised its terms' peaks itself (peaks only grow), which the writes here keep. A scope
+    with nothing to do costs one small read per kind."""
+    done: dict[str, int] = {}
+    for kind, scan in PEAK_SCANS.items():
+        [unbounded] = await db.read(q.COUNT_UNBOUNDED, {"kind": kind})
+        if not unbounded["n"]:
+            continue
+        peaks = await db.read(scan, {"space": " "})
+        terms = 0
+        for i in range(0, len(peaks), PEAKS_PER_WRITE):
+            params = {"kind": kind, "peaks": peaks[i : i + PEAKS_PER_WRITE]}
+            terms += (await db.write(q.SET_PEAKS, params))[0]["terms"]
+        terms += (await db.write(q.BOUND_THE_REST, {"kind": kind}))[0]["terms"]
+        done[kind] = terms
+    return done
