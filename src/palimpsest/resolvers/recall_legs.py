@@ -47,7 +47,7 @@ ANN_FLOOR = 50
 MAX_SPEAKERS = 1000
 # A full-text leg tries the covering read when its rarest term is held by this many rows of
 # the scope or more (``_Cover.read``).
-COVER_MIN_ROWS = 1000
+COVER_MIN_ROWS = 200
 KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
 
 
@@ -250,11 +250,13 @@ class _Cover:
         of terms whose bounds reach it (``fulltext.covering_sets``), and exactly those rows
         are read next. Rows, scores and ranks still depend only on the scope. Used when the
         rarest term is held by ``min_rows`` rows or more (below that, reading them costs less
-        than a round trip)."""
+        than a round trip) and enough rows are likely to hold every term."""
         df = self.stats.df
         present = sorted({t for t in terms if df.get(t, 0) > 0})
         if len(present) < 2 or min(df[t] for t in present) < min_rows:
             return False
+        if _expected([present], self.stats) < pool:
+            return False  # too few rows are likely to hold every term to fill the pool
         key = self.tx.ref.scope_key
         self.take(await self.rows(fulltext.lucene_sets(key, [present]), _most_of([present], df)))
         threshold = _threshold(scored, pool)

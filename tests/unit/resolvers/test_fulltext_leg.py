@@ -164,6 +164,18 @@ def test_rows_holding_a_set_of_terms_are_read_once_and_no_others() -> None:
     assert scope.reads == [30, 40]
 
 
+def test_the_covering_read_is_not_tried_when_few_rows_would_hold_every_term() -> None:
+    # 500 of 20,000 rows hold each term: about 12 would hold both, fewer than the pool.
+    filler = Counter({"zzz": 1})
+    rows = {f"f{i:05d}": filler for i in range(19_000)}
+    rows |= {f"a{i:04d}": Counter({"alpha": 1}) for i in range(500)}
+    rows |= {f"b{i:04d}": Counter({"beta": 1}) for i in range(500)}
+    scope = Rows(rows, set(), 2)
+    found = leg(scope, ["alpha", "beta"], 20)
+    assert (found.ids, found.dropped) == exhaustive(scope, ["alpha", "beta"], 20)
+    assert scope.reads[0] == 500  # the rarest term's rows first, not the rows holding both
+
+
 def test_maxscore_skips_the_rows_of_a_common_term() -> None:
     rows = {f"c{i:04d}": Counter({"common": 1, f"u{i}": 1}) for i in range(1000)}
     rows |= {f"r{i:04d}": Counter({"common": 1, "rare": 1}) for i in range(30)}
@@ -177,16 +189,20 @@ def test_the_covering_read_is_dropped_when_the_rarest_terms_rows_are_fewer() -> 
     # The rows holding every term are long, so they score low, and each common term alone
     # could reach their pool: a covering read would read every common term's rows. The rare
     # term's rows are read instead, as without the covering read.
-    rows = {f"{w}{i:04d}": Counter({w: 1}) for w in ("bee", "cod", "doe") for i in range(1990)}
+    rng = random.Random(1)
+    rows = {
+        f"p{i:04d}": Counter({w: 1 for w in ("bee", "cod", "doe") if rng.random() < 0.8})
+        + Counter({f"x{i}": 1})
+        for i in range(6000)
+    }
     every = Counter({"rare": 1, "bee": 1, "cod": 1, "doe": 1, "filler": 100})
     rows |= {f"e{i:04d}": every for i in range(25)}
-    rows |= {f"r{i:04d}": Counter({"rare": 3}) for i in range(20)}
+    rows |= {f"r{i:04d}": Counter({"rare": 3}) for i in range(30)}
     scope = Rows(rows, set(), 9)
     terms = ["rare", "bee", "cod", "doe"]
     found = leg(scope, terms, 20)
     assert (found.ids, found.dropped) == exhaustive(scope, terms, 20)
-    assert scope.reads[:2] == [25, 45]  # rows holding every term, then the rare term's rows
-    assert sum(scope.reads) < 3 * 1990  # MaxScore reads fewer than every common term's rows
+    assert scope.reads == [25, 55]  # rows holding every term, then the rare term's rows
 
 
 def test_the_scopes_peaks_spare_rows_the_loose_bounds_would_read() -> None:
