@@ -142,7 +142,15 @@ class StatsDelta:
     # statistics keep the largest ever seen, which bound what the term adds to any row's score.
     peaks: dict[str, tuple[int, float]] = field(default_factory=dict)
 
-    def add(self, rep: Counter[str], sign: int = 1, speaker: str | None = None) -> None:
+    def add(
+        self,
+        rep: Counter[str],
+        sign: int = 1,
+        speaker: str | None = None,
+        since: Counter[str] | None = None,
+    ) -> None:
+        """A row added (``sign`` 1; ``since``: the representation it replaces, removed with
+        ``sign`` -1) or removed (``sign`` -1)."""
         self.rows += sign
         self.length += sign * sum(rep.values())
         for term, n in rep.items():
@@ -151,7 +159,7 @@ class StatsDelta:
         if speaker:
             self.speakers[speaker] += sign
         if sign > 0:
-            self._peak(rep)
+            self._peak(rep, since)
 
     def replace(self, old: Counter[str] | None, new: Counter[str]) -> None:
         """A row whose representation changed (``old`` None: a new row)."""
@@ -163,14 +171,20 @@ class StatsDelta:
             change = (new[term] > 0) - (old[term] > 0)
             if change:
                 self.df[term] += change
-        self._peak(new)
+        self._peak(new, old)
 
-    def _peak(self, rep: Counter[str]) -> None:
+    def _peak(self, rep: Counter[str], since: Counter[str] | None = None) -> None:
+        """Keep ``rep``'s peaks; where it replaces ``since``, only those above its own, as the
+        statistics already hold the replaced row's (or never had peaks for the term)."""
         length = sum(n for n in rep.values() if n > 0)
+        before = sum(n for n in since.values() if n > 0) if since else 0
         for term, n in rep.items():
-            if n > 0:
-                tf, ratio = self.peaks.get(term, (0, 0.0))
-                self.peaks[term] = (max(tf, n), max(ratio, n / length))
+            if n <= 0:
+                continue
+            if since and since[term] >= n and since[term] / before >= n / length:
+                continue
+            tf, ratio = self.peaks.get(term, (0, 0.0))
+            self.peaks[term] = (max(tf, n), max(ratio, n / length))
 
     def changes(self, kind: str) -> list[dict[str, object]]:
         """One entry per statistics row to change: the kind's totals, every term whose count

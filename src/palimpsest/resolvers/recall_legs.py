@@ -12,11 +12,12 @@ their own, concurrently (the planner in ``recall.py`` decides).
   terms are enumerated first (every such row of the scope: the Lucene limit is the scope's
   own count of them) and scored; then the terms whose rows could still reach the pool are
   enumerated too; a row holding only the remaining terms scores below the pool's last score,
-  so it cannot enter. On a big scope, where the rarest term alone is held by thousands of
-  rows, the covering read (``_Cover``) first reads the rows holding every query term, and
-  then only the rows holding a set of terms that could still reach the pool. Which rows are
-  read, and their scores, depend only on the scope. The pool's cues are read once the pool
-  is known.
+  so it cannot enter. On a big scope, where the rarest term alone is held by hundreds of
+  rows or more, the covering read (``_Reader.covering``) first reads the rows holding every
+  query term, then only the rows holding a set of terms that could still reach the pool.
+  A term's bound comes from the scope's peaks for it (``fulltext.upper_bound``). Which rows
+  are read, and their scores, depend only on the scope. The pool's cues are read once the
+  pool is known.
 - ``load_hits``: the rows fusion kept, every kind of a scope in one statement.
 
 Legs return their pool's ``Cues`` (observedAt, years, time expressions, speaker,
@@ -46,7 +47,7 @@ MAX_FETCH = 2000
 ANN_FLOOR = 50
 MAX_SPEAKERS = 1000
 # A full-text leg tries the covering read when its rarest term is held by this many rows of
-# the scope or more (``_Cover.read``).
+# the scope or more (``_Reader.covering``).
 COVER_MIN_ROWS = 200
 KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
 
@@ -200,13 +201,13 @@ async def fulltext_leg(
                 if not _dropped(live, late):
                     filtered_out.add(row_id)
 
-    cover = _Cover(tx, statement, stats, base, take)
-    if not await cover.read(terms, pool, k1, b, scored, cover_min_rows):
+    reader = _Reader(tx, statement, stats, base, take)
+    if not await reader.covering(terms, pool, k1, b, scored, cover_min_rows):
         done: set[str] = set()
         batch = fulltext.first_terms(terms, stats, pool)
         while batch:
             lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
-            take(await cover.rows(lucene, _most_holding(batch, stats)))
+            take(await reader.rows(lucene, _most_holding(batch, stats)))
             done |= set(batch)
             batch = fulltext.missing_terms(terms, done, stats, k1, b, _threshold(scored, pool))
     # The pool, best first (ties by id), without sorting every row read (tens of thousands on
@@ -224,9 +225,9 @@ async def fulltext_leg(
 
 
 @dataclass(frozen=True, slots=True)
-class _Cover:
-    """The reads of one full-text leg, and the covering read that spares most of a frequent
-    rarest term's rows on a big scope."""
+class _Reader:
+    """The reads of one full-text leg: rows matching a Lucene query, whole, and the covering
+    read that spares most of a frequent rarest term's rows on a big scope."""
 
     tx: ScopedTx
     statement: Statement
@@ -234,7 +235,7 @@ class _Cover:
     base: dict[str, Any]
     take: Callable[[Row], None]
 
-    async def read(
+    async def covering(
         self,
         terms: Sequence[str],
         pool: int,

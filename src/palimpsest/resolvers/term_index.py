@@ -112,10 +112,12 @@ async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -
 def replaced(old: dict[str, Any] | None, new: dict[str, Any] | None) -> StatsDelta:
     """One note's change: ``old``/``new`` are stored fields, None when there is no row."""
     delta = StatsDelta()
+    before = None
     if old is not None and old.get("ft_len") is not None:
-        delta.add(fulltext.stored_bag(old["ft"], old["ft_tf"]), -1, old.get("speaker"))
+        before = fulltext.stored_bag(old["ft"], old["ft_tf"])
+        delta.add(before, -1, old.get("speaker"))
     if new is not None:
-        delta.add(fulltext.stored_bag(new["ft"], new["ft_tf"]), 1, new.get("speaker"))
+        delta.add(fulltext.stored_bag(new["ft"], new["ft_tf"]), 1, new.get("speaker"), before)
     return delta
 
 

@@ -148,14 +148,20 @@ def test_below_its_size_the_covering_read_is_not_tried() -> None:
     assert scope.reads == [1050]  # the rarest term's rows, all of them
 
 
-def test_rows_holding_a_set_of_terms_are_read_once_and_no_others() -> None:
-    # Rows holding all three terms set the threshold; only rows holding both rare terms could
-    # still reach it (the common term adds little), and they are read next, without those
-    # read already; the rows of each rare term alone are never read.
+def two_rare_terms_and_a_common_one() -> dict[str, Counter[str]]:
+    """A thousand rows hold each rare term, three thousand the common one, thirty all three."""
     rows = {f"a{i:04d}": Counter({"alpha": 1, f"x{i}": 2}) for i in range(1000)}
     rows |= {f"b{i:04d}": Counter({"beta": 1, f"y{i}": 2}) for i in range(1000)}
     rows |= {f"c{i:04d}": Counter({"gamma": 1, f"z{i}": 5}) for i in range(3000)}
     rows |= {f"d{i:04d}": Counter({"alpha": 3, "beta": 3, "gamma": 1}) for i in range(30)}
+    return rows
+
+
+def test_rows_holding_a_set_of_terms_are_read_once_and_no_others() -> None:
+    # Rows holding all three terms set the threshold; only rows holding both rare terms could
+    # still reach it (the common term adds little), and they are read next, without those
+    # read already; the rows of each rare term alone are never read.
+    rows = two_rare_terms_and_a_common_one()
     rows |= {f"e{i:04d}": Counter({"alpha": 3, "beta": 3, f"w{i}": 1}) for i in range(40)}
     scope = Rows(rows, {"d0003", "e0007"}, 3)
     terms = ["alpha", "beta", "gamma"]
@@ -209,10 +215,7 @@ def test_the_scopes_peaks_spare_rows_the_loose_bounds_would_read() -> None:
     # Rows holding the two rare terms once, among many other words, could reach the pool
     # only if a term could add its loose bound (an unbounded frequency); the scope's peaks
     # say none of them can, so only the rows holding every term are read.
-    rows = {f"a{i:04d}": Counter({"alpha": 1, f"x{i}": 2}) for i in range(1000)}
-    rows |= {f"b{i:04d}": Counter({"beta": 1, f"y{i}": 2}) for i in range(1000)}
-    rows |= {f"c{i:04d}": Counter({"gamma": 1, f"z{i}": 5}) for i in range(3000)}
-    rows |= {f"d{i:04d}": Counter({"alpha": 3, "beta": 3, "gamma": 1}) for i in range(30)}
+    rows = two_rare_terms_and_a_common_one()
     rows |= {f"p{i:04d}": Counter({"alpha": 1, "beta": 1, f"w{i}": 10}) for i in range(500)}
     terms = ["alpha", "beta", "gamma"]
     loose, tight = Rows(rows, set(), 3), Rows(rows, set(), 3, peaks=True)
