@@ -246,20 +246,22 @@ class _Reader:
     ) -> bool:
         """Read every row that could enter the pool in two small reads, when that can be
         (False: it could not; the rows read so far are scored all the same). The rows holding
-        every query term are read first and scored exactly: the pool's last live score among
-        them is one the true pool reaches, so a row that could still enter holds a whole set
-        of terms whose bounds reach it (``fulltext.covering_sets``), and exactly those rows
-        are read next. Rows, scores and ranks still depend only on the scope. Used when the
-        rarest term is held by ``min_rows`` rows or more (below that, reading them costs less
-        than a round trip) and enough rows are likely to hold every term."""
+        every term of the seed (``_seed``: the query's terms, or its rarest ones) are read
+        first and scored exactly: the pool's last live score among them is one the true pool
+        reaches, so a row that could still enter holds a whole set of terms whose bounds
+        reach it (``fulltext.covering_sets``), and exactly those rows are read next, less the
+        seed's. Rows, scores and ranks still depend only on the scope. Used when the rarest
+        term is held by ``min_rows`` rows or more (below that, reading them costs less than a
+        round trip)."""
         df = self.stats.df
         present = sorted({t for t in terms if df.get(t, 0) > 0})
         if len(present) < 2 or min(df[t] for t in present) < min_rows:
             return False
-        if _expected([present], self.stats) < pool:
-            return False  # too few rows are likely to hold every term to fill the pool
+        seed = _seed(present, self.stats, pool)
+        if seed is None:
+            return False  # too few rows are likely to hold even the two rarest terms
         key = self.tx.ref.scope_key
-        self.take(await self.rows(fulltext.lucene_sets(key, [present]), _most_of([present], df)))
+        self.take(await self.rows(fulltext.lucene_sets(key, [seed]), _most_of([seed], df)))
         threshold = _threshold(scored, pool)
         sets = (
             None
@@ -268,12 +270,12 @@ class _Reader:
         )
         if not sets:
             return False
-        if sets == [present]:
-            return True  # only rows holding every term can enter: all of them are read
+        if all(set(seed) <= set(s) for s in sets):
+            return True  # only rows holding the seed's terms can enter: all of them are read
         first = _most_holding(fulltext.first_terms(terms, self.stats, pool), self.stats)
         if _expected(sets, self.stats) >= first:
             return False  # reading the rarest terms' rows first would read no more
-        self.take(await self.rows(fulltext.lucene_sets(key, sets, present), _most_of(sets, df)))
+        self.take(await self.rows(fulltext.lucene_sets(key, sets, seed), _most_of(sets, df)))
         return True
 
     async def rows(self, lucene: str, most: int) -> Row:
@@ -287,6 +289,17 @@ class _Reader:
             if len(found["ids"]) < k:
                 return found
             k *= 4
+
+
+def _seed(present: Sequence[str], stats: KindStats, pool: int) -> list[str] | None:
+    """The terms whose rows are read first: all of them, or as many of the rarest (which
+    score the most) as a pool's worth of rows likely holds together; None below two."""
+    seed = sorted(present, key=lambda t: (stats.df[t], t))
+    while len(seed) >= 2:
+        if _expected([seed], stats) >= pool:
+            return sorted(seed)
+        seed.pop()  # the most frequent term: the one that adds least to a score
+    return None
 
 
 def _most_holding(batch: Sequence[str], stats: KindStats) -> int:

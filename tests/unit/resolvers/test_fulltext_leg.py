@@ -182,6 +182,27 @@ def test_the_covering_read_is_not_tried_when_few_rows_would_hold_every_term() ->
     assert scope.reads[0] == 500  # the rarest term's rows first, not the rows holding both
 
 
+def test_when_few_rows_would_hold_every_term_the_rarest_ones_seed_the_read() -> None:
+    # Of 20,000 rows, about 1,000 hold "gamma" and 2,000 each of the others: about 10 would
+    # hold all three, but 100 the two rarest, so the rows holding those seed the pool.
+    filler = Counter({"zzz": 1})
+    rows = {f"f{i:05d}": filler for i in range(15_070)}
+    rows |= {f"a{i:04d}": Counter({"alpha": 1, f"x{i}": 3}) for i in range(1940)}
+    rows |= {f"b{i:04d}": Counter({"beta": 1, f"y{i}": 3}) for i in range(1995)}
+    rows |= {f"c{i:04d}": Counter({"gamma": 1, f"z{i}": 3}) for i in range(940)}
+    rows |= {f"g{i:04d}": Counter({"alpha": 2, "gamma": 2}) for i in range(50)}
+    rows |= {
+        f"h{i:04d}": Counter({"alpha": 1, "beta": 1, "gamma": 1, f"w{i}": 5}) for i in range(5)
+    }
+    rows |= {f"k{i:04d}": Counter({"beta": 3, "gamma": 3}) for i in range(10)}
+    terms = ["alpha", "beta", "gamma"]
+    scope = Rows(rows, {"g0004"}, 4, peaks=True)
+    found = leg(scope, terms, 20)
+    assert (found.ids, found.dropped) == exhaustive(scope, terms, 20)
+    # The rows holding "alpha" and "gamma"; then those holding "beta" and "gamma", less them.
+    assert scope.reads == [55, 10]
+
+
 def test_maxscore_skips_the_rows_of_a_common_term() -> None:
     rows = {f"c{i:04d}": Counter({"common": 1, f"u{i}": 1}) for i in range(1000)}
     rows |= {f"r{i:04d}": Counter({"common": 1, "rare": 1}) for i in range(30)}
