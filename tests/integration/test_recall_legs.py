@@ -4,8 +4,8 @@ expects, and the leg finds exactly the pool of the rarest-terms-first read, read
 
 The scope's notes are laid out so that the covering read takes both steps: 30 notes hold the
 three query terms twice each (they set the threshold), 20 short notes hold two rare terms
-three times each (they rank first, and only the second step reads them), and 150 notes each
-hold one term among other words (they cannot reach the pool, and are never read)."""
+three times each (they rank first, and only the second step reads them), and 550 notes each
+hold one of the terms among other words (they cannot reach the pool, and are never read)."""
 
 from __future__ import annotations
 

@@ -255,7 +255,9 @@ class _Reader:
         round trip)."""
         df = self.stats.df
         present = sorted({t for t in terms if df.get(t, 0) > 0})
-        if len(present) < 2 or min(df[t] for t in present) < min_rows:
+        if not 2 <= len(present) <= fulltext.MAX_COVER_TERMS:
+            return False  # one term: its rows are the read; many: too many sets to ask for
+        if min(df[t] for t in present) < min_rows:
             return False
         seed = _seed(present, self.stats, pool)
         if seed is None:

@@ -203,6 +203,16 @@ def test_when_few_rows_would_hold_every_term_the_rarest_ones_seed_the_read() -> 
     assert scope.reads == [55, 10]
 
 
+def test_a_query_of_more_terms_than_sets_can_cover_is_read_rarest_first() -> None:
+    words = [f"w{i}" for i in range(ft.MAX_COVER_TERMS + 1)]
+    rows = {f"r{i:04d}": Counter(words) for i in range(300)}
+    scope, alone = Rows(rows, set(), 6), Rows(rows, set(), 6)
+    found = leg(scope, words, 20)
+    assert (found.ids, found.dropped) == exhaustive(scope, words, 20)
+    leg(alone, words, 20, cover_min_rows=10**9)
+    assert scope.reads == alone.reads  # no read of the rows holding every term first
+
+
 def test_maxscore_skips_the_rows_of_a_common_term() -> None:
     rows = {f"c{i:04d}": Counter({"common": 1, f"u{i}": 1}) for i in range(1000)}
     rows |= {f"r{i:04d}": Counter({"common": 1, "rare": 1}) for i in range(30)}
