@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest import browser, logs, mcp
-from palimpsest.admission import Admission
+from palimpsest.admission import Admission, Limits
 from palimpsest.config import Settings
 from palimpsest.cypher import causal
 from palimpsest.errors import ErrorCode, PalimpsestError, Unavailable
@@ -41,6 +41,7 @@ from palimpsest.graphql.view import (
     GraphQLView,
     PreparedDocument,
 )
+from palimpsest.identity.server_key import server_key
 from palimpsest.identity.tokens import TokenKeys, VerifiedTokens, load_keys
 from palimpsest.queue_metrics import refreshing
 from palimpsest.ratelimit import RateLimit
@@ -115,18 +116,21 @@ async def _resume_erasures(services: Services) -> None:
 
 
 class CausalBookmarks:
-    """Reads ``X-Palimpsest-Bookmark`` into the request's causal scope and returns the
-    bookmarks the request ended with in the same header (see cypher/causal.py)."""
+    """Opens the sealed ``X-Palimpsest-Bookmark`` into the request's causal scope and returns
+    the bookmarks the request ended with, sealed for the same caller, in the same header (see
+    cypher/causal.py). After authentication: a seal is bound to the verified principal."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, seal: causal.BookmarkSeal) -> None:
         self.app = app
+        self.seal = seal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        principal = getattr(scope.get("user"), "principal", None)
         try:
-            given = causal.parse(Headers(scope=scope).get(causal.HEADER))
+            given = self.seal.open(Headers(scope=scope).get(causal.HEADER), principal)
         except PalimpsestError as e:
             body = {"errors": [{"message": e.message, "extensions": {"code": e.code}}]}
             await JSONResponse(body, status_code=400)(scope, receive, send)
@@ -134,7 +138,8 @@ class CausalBookmarks:
         with causal.request_scope(given) as seen:
 
             async def with_bookmarks(message: Message) -> None:
-                if message["type"] == "http.response.start" and (value := seen.header()):
+                if message["type"] == "http.response.start" and seen.seen:
+                    value = self.seal.seal(seen.seen, principal)
                     MutableHeaders(scope=message).append(causal.HEADER, value)
                 await send(message)
 
@@ -210,13 +215,18 @@ def create_app(settings: Settings | None = None) -> Starlette:
     middleware = [
         Middleware(RequestTiming),
         Middleware(AccessLog),
-        Middleware(CausalBookmarks),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
         Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
+        Middleware(CausalBookmarks, seal=causal.BookmarkSeal(server_key(settings, "bookmark"))),
         Middleware(
             Admission,
-            max_in_flight=settings.max_in_flight,
-            max_waiting=settings.max_waiting,
+            limits=Limits(
+                max_in_flight=settings.max_in_flight,
+                max_waiting=settings.max_waiting,
+                max_in_flight_per_principal=settings.max_in_flight_per_principal,
+                max_waiting_per_principal=settings.max_waiting_per_principal,
+                hold_seconds=settings.request_timeout_seconds,
+            ),
             routes={"/graphql": frozenset({"GET", "POST"}), mcp.PATH: frozenset({"POST"})},
         ),
     ]

@@ -54,6 +54,13 @@ class Settings(BaseSettings):
     token_issuer: str = "palimpsest"  # noqa: S105 - an issuer name, not a secret
     token_audience: str = "palimpsest"  # noqa: S105 - an audience name, not a secret
     token_leeway_seconds: int = Field(default=30, ge=0, le=300)
+    # The server's own secret (>= 32 bytes), from which the keys that seal what clients carry
+    # back (bookmarks) are derived; every replica needs the same. Unset: the token secret,
+    # else the development secret under ``home``.
+    server_secret: SecretStr | None = None
+    # How long a request waits for the database to reach the state its bookmark names before
+    # it is refused with UNAVAILABLE (never retried); a managed Neo4j waits no longer either.
+    bookmark_wait_seconds: float = Field(default=2.0, ge=0.1, le=30.0)
     # The run token `palimpsest mcp` (stdio) acts as; HTTP callers send their own.
     run_token: SecretStr | None = None
 
@@ -167,6 +174,11 @@ class Settings(BaseSettings):
     # many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running switches it off.
     max_in_flight: int = Field(default=32, ge=0, le=10_000)
     max_waiting: int = Field(default=128, ge=0, le=100_000)
+    # One principal's share of those: running at once, and waiting behind them.
+    max_in_flight_per_principal: int = Field(default=8, ge=1, le=10_000)
+    max_waiting_per_principal: int = Field(default=32, ge=0, le=100_000)
+    # An admitted request that runs longer than this is stopped and answered UNAVAILABLE.
+    request_timeout_seconds: float = Field(default=60.0, ge=1.0, le=3600.0)
 
     # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
     # leases per span before it becomes a dead letter, the wait before a failed span is
@@ -186,6 +198,8 @@ class Settings(BaseSettings):
     def _check_secret(self) -> Settings:
         if self.token_secret is not None and len(self.token_secret.get_secret_value()) < 32:
             raise ValueError("PALIMPSEST_TOKEN_SECRET must be at least 32 bytes")
+        if self.server_secret is not None and len(self.server_secret.get_secret_value()) < 32:
+            raise ValueError("PALIMPSEST_SERVER_SECRET must be at least 32 bytes")
         return self
 
     @property

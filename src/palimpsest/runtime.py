@@ -30,7 +30,9 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
     )
     try:
         await driver.verify_connectivity()
-        db = Database(Neo4jExecutor(driver, settings.neo4j_database))
+        db = Database(
+            Neo4jExecutor(driver, settings.neo4j_database, settings.bookmark_wait_seconds)
+        )
         await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
         embedder = await anyio.to_thread.run_sync(
             lambda: load_embedder(

@@ -127,11 +127,13 @@ def test_bookmarks_reach_the_database_and_bad_ones_are_refused(
     assert second != first
     read = 'query { memory(scope: USER, key: "k") { value } }'
     assert call(a, bob, read, second).json()["data"]["memory"]["value"] == 2
-    # malformed: refused before anything runs, with a stable code
-    for bad in ("not a bookmark!", ",".join(["FB:x"] * 17), "x" * 600):
+    # not sealed by this service for this caller: refused before anything runs, alike
+    raw = "FB:kcwQAAAAAAAAAAAAAAAAAAAAAAAAAAAAkA"
+    for bad in ("not a bookmark!", raw, "b1." + "x" * 600, first + "x"):
         refused = call(a, bob, read, bad)
         assert refused.status_code == 400
         assert refused.json()["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
-    # well-formed but unknown to Neo4j: the driver hands it to the server, which refuses it
-    unknown = call(b, bob, read, "FB:kcwQAAAAAAAAAAAAAAAAAAAAAAAAAAAAkA")
-    assert unknown.json()["errors"][0]["extensions"]["code"] == "INVALID_ARGUMENT"
+    # the seal is the replicas' shared key: a bookmark from A opens on B, for its caller only
+    assert call(b, bob, read, first).json()["data"]["memory"]["value"] == 2
+    carol = token(tenant, "replica-carol", "planner")
+    assert call(b, carol, read, first).status_code == 400

@@ -1,4 +1,4 @@
-"""Read-your-writes across API replicas: Neo4j bookmarks carried by the client.
+"""Read-your-writes across API replicas: Neo4j bookmarks, sealed, carried by the client.
 
 Every response that touched Neo4j carries ``X-Palimpsest-Bookmark``: the bookmarks of the
 transactions the request ran (a bookmark names a committed transaction; the driver makes a
@@ -7,59 +7,118 @@ header back, to any replica, reads at least what it wrote: on a cluster the read
 follower, which waits for the leader's transaction first. Without the header a request sees
 whatever the server it reaches has (on a single server, everything committed).
 
-The header holds at most ``MAX_BOOKMARKS`` comma-separated bookmarks of the shape Neo4j
-issues; anything else is refused with ``INVALID_ARGUMENT`` before anything runs.
+A raw Neo4j bookmark names the database's last transaction id in plain packstream, so handed
+out as it is it would let a tenant count everyone's writes, and one with a raised id would
+make the database wait for a transaction that never comes. So the header is *sealed*:
+AES-GCM under a key derived from the server secret (every replica shares it), with the
+caller's tenant, user and agent as associated data and padding to a fixed block, so a client
+can neither read it, nor forge or alter it, nor use another principal's. Anything that does
+not open is refused with ``INVALID_ARGUMENT`` before anything runs, with one message whatever
+the cause. The executor then waits at most ``bookmark_wait_seconds`` for the state a sealed
+bookmark names (a replica restored from an older backup may never reach it) and refuses the
+request with ``UNAVAILABLE`` past that, never retried.
 """
 
 from __future__ import annotations
 
-import re
+import base64
+import binascii
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+import orjson
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from palimpsest.errors import InvalidArgument
+from palimpsest.identity import Principal
 
 HEADER = "x-palimpsest-bookmark"
 MAX_BOOKMARKS = 16
-_BOOKMARK = re.compile(r"[A-Za-z0-9:+/=_.-]{1,512}")
+MAX_HEADER_CHARS = 4096
+_VERSION = "b1."
+_NONCE_BYTES = 12
+# Sealed plaintexts are padded to a multiple of this, so a header's length does not follow
+# the size of the transaction id it carries.
+_BLOCK = 256
+_REFUSAL = (
+    f"{HEADER} must be the unchanged value of an earlier response's {HEADER} header, sent "
+    "with a token of the same tenant, user and agent; drop the header to read without it"
+)
+
+
+class BookmarkSeal:
+    """Seals bookmarks for one principal and opens them again; one key for every replica."""
+
+    def __init__(self, key: bytes) -> None:
+        self._aead = AESGCM(key)
+
+    def seal(self, bookmarks: set[str], principal: Principal | None) -> str:
+        plain = orjson.dumps(sorted(bookmarks))
+        plain += b" " * (-len(plain) % _BLOCK)
+        nonce = os.urandom(_NONCE_BYTES)
+        sealed = nonce + self._aead.encrypt(nonce, plain, _bound_to(principal))
+        return _VERSION + base64.urlsafe_b64encode(sealed).rstrip(b"=").decode()
+
+    def open(self, raw: str | None, principal: Principal | None) -> set[str]:
+        """The bookmarks of a request header; refuses anything this service did not seal
+        for this principal."""
+        if raw is None or not raw.strip():
+            return set()
+        value = raw.strip()
+        if len(value) > MAX_HEADER_CHARS or not value.startswith(_VERSION) or principal is None:
+            raise InvalidArgument(_REFUSAL)
+        body = value[len(_VERSION) :]
+        try:
+            sealed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+            plain = self._aead.decrypt(
+                sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], _bound_to(principal)
+            )
+            values = orjson.loads(plain)
+        except (binascii.Error, ValueError, InvalidTag, orjson.JSONDecodeError) as e:
+            raise InvalidArgument(_REFUSAL) from e
+        if (
+            not isinstance(values, list)
+            or len(values) > MAX_BOOKMARKS
+            or not all(isinstance(v, str) for v in values)
+        ):
+            raise InvalidArgument(_REFUSAL)
+        return set(values)
+
+
+def _bound_to(principal: Principal | None) -> bytes:
+    if principal is None:
+        return b"anonymous"
+    return orjson.dumps([principal.tenant_id, principal.user_id, principal.agent_name])
 
 
 @dataclass
 class Causal:
-    """The bookmarks one request has seen: those it was given, then those it made."""
+    """The bookmarks one request has seen: those it was given, then those it made.
+
+    ``awaiting`` holds while no transaction of the request has yet reached the given ones:
+    the executor waits for them, briefly, before the first statement runs.
+    """
 
     seen: set[str] = field(default_factory=set)
+    awaiting: bool = False
 
     def after(self, used: frozenset[str], made: frozenset[str]) -> None:
         """A transaction that started after ``used`` ended at ``made``, which supersedes them."""
         if made:
             self.seen = (self.seen - used) | set(made)
-
-    def header(self) -> str | None:
-        return ",".join(sorted(self.seen)) if self.seen else None
+            self.awaiting = False
 
 
 _current: ContextVar[Causal | None] = ContextVar("palimpsest_causal", default=None)
 
 
-def parse(raw: str | None) -> set[str]:
-    """The bookmarks of a request header; refuses anything Neo4j would not have issued."""
-    if raw is None or not raw.strip():
-        return set()
-    values = [v.strip() for v in raw.split(",")]
-    if len(values) > MAX_BOOKMARKS or not all(_BOOKMARK.fullmatch(v) for v in values):
-        raise InvalidArgument(
-            f"{HEADER} must be the value of an earlier response's {HEADER} header "
-            f"(at most {MAX_BOOKMARKS} bookmarks)"
-        )
-    return set(values)
-
-
 @contextmanager
-def request_scope(seen: set[str]) -> Iterator[Causal]:
-    causal = Causal(seen)
+def request_scope(given: set[str]) -> Iterator[Causal]:
+    causal = Causal(set(given), awaiting=bool(given))
     token = _current.set(causal)
     try:
         yield causal

@@ -43,6 +43,7 @@ from neo4j.graph import Node, Path, Relationship
 from neo4j.time import DateTime
 from prometheus_client import Histogram
 
+from palimpsest.cypher.causal import Causal
 from palimpsest.cypher.causal import current as causal_scope
 from palimpsest.errors import Conflict, InvalidArgument, Unavailable
 from palimpsest.identity import ScopeRef
@@ -53,6 +54,7 @@ Row = dict[str, Any]
 # The parameters only a scope-bound handle may set.
 SCOPE_PARAMS = frozenset({"tenant_id", "scope", "owner_id", "scope_key"})
 _INVALID_BOOKMARK = "Neo.ClientError.Transaction.InvalidBookmark"
+_BOOKMARK_TIMEOUT = "Neo.TransientError.Transaction.BookmarkTimeout"
 
 CYPHER_SECONDS = Histogram(
     "palimpsest_cypher_seconds", "Time spent in one Cypher statement", ["statement"]
@@ -185,13 +187,18 @@ class Database:
 
 _AUTO_COMMIT_TRIES = 3  # read work on transient errors, as the driver retries transactions
 
+# Run first, in the request's session, when the client sent bookmarks: the wait for them is
+# bounded here, before any work (and its retries) could wait again.
+AWAIT_BOOKMARKS = Statement("AWAIT_BOOKMARKS", "RETURN 1 AS reached", scoped=False)
+
 
 class Neo4jExecutor:
     """The real transport: managed transactions on the driver, errors translated by code."""
 
-    def __init__(self, driver: AsyncDriver, database: str) -> None:
+    def __init__(self, driver: AsyncDriver, database: str, bookmark_wait: float = 2.0) -> None:
         self.driver = driver
         self.database = database
+        self.bookmark_wait = bookmark_wait
 
     async def execute(
         self, work: Callable[[RawRun], Awaitable[T]], *, write: bool, single: bool = False
@@ -220,7 +227,8 @@ class Neo4jExecutor:
                 try:
                     return await work(once)
                 except (Neo4jError, DriverError) as e:
-                    if attempt + 1 == _AUTO_COMMIT_TRIES or not e.is_retryable():
+                    last = attempt + 1 == _AUTO_COMMIT_TRIES
+                    if last or not e.is_retryable() or _code(e) == _BOOKMARK_TIMEOUT:
                         raise
                 await asyncio.sleep(0.05 * 4**attempt)
             raise AssertionError("unreachable")
@@ -236,6 +244,9 @@ class Neo4jExecutor:
                 bookmarks=Bookmarks.from_raw_values(used) if used else None,
                 default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
             ) as session:
+                if causal is not None and causal.awaiting:
+                    await self._reach(session, causal, used)
+                    used = frozenset(causal.seen)
                 if write:
                     result = await session.execute_write(unit)
                 else:
@@ -248,6 +259,8 @@ class Neo4jExecutor:
         except (ServiceUnavailable, SessionExpired) as e:
             raise Unavailable("the database is not reachable; retry shortly") from e
         except Neo4jError as e:
+            if e.code == _BOOKMARK_TIMEOUT:
+                raise _unreached() from e
             if e.code == _INVALID_BOOKMARK:
                 raise InvalidArgument(
                     "x-palimpsest-bookmark names a transaction this database does not know"
@@ -256,8 +269,30 @@ class Neo4jExecutor:
             log.error("neo4j error code=%s", e.code)
             raise
 
+    async def _reach(self, session: AsyncSession, causal: Causal, given: frozenset[str]) -> None:
+        """Wait at most ``bookmark_wait`` seconds for the database to reach the client's
+        bookmarks: past that the request is refused, whatever the server's own limit."""
+        try:
+            async with asyncio.timeout(self.bookmark_wait):
+                await _run(session, AWAIT_BOOKMARKS, {})
+        except TimeoutError as e:
+            raise _unreached() from e
+        causal.after(given, (await session.last_bookmarks()).raw_values)
+
     async def ping(self) -> None:
         await self.driver.verify_connectivity()
+
+
+def _unreached() -> Unavailable:
+    return Unavailable(
+        "the database has not reached the state x-palimpsest-bookmark names; retry later, "
+        "or drop the header to read what the database has now",
+        limit="bookmarkWait",
+    )
+
+
+def _code(error: Neo4jError | DriverError) -> str | None:
+    return error.code if isinstance(error, Neo4jError) else None
 
 
 async def _run(

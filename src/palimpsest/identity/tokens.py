@@ -55,11 +55,12 @@ def load_keys(settings: Settings) -> TokenKeys:
     if settings.token_secret is not None:
         secret = settings.token_secret.get_secret_value().encode()
     else:
-        secret = _dev_secret(settings)
+        secret = dev_secret(settings)
     return TokenKeys(algorithm="HS256", verify_key=secret, sign_key=secret, **common)  # type: ignore[arg-type]
 
 
-def _dev_secret(settings: Settings) -> bytes:
+def dev_secret(settings: Settings) -> bytes:
+    """The development secret under ``settings.home``, made once (never for production)."""
     path = settings.dev_secret_file
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from palimpsest.config import Settings
@@ -9,6 +10,7 @@ from palimpsest.neo4j_local.java import VECTOR_MODULE, JavaRuntime
 
 
 def neo4j_conf(settings: Settings) -> str:
+    bookmark_wait = max(1, math.ceil(settings.bookmark_wait_seconds))
     lines = [
         "server.config.strict_validation.enabled=true",
         "server.default_listen_address=127.0.0.1",
@@ -32,6 +34,9 @@ def neo4j_conf(settings: Settings) -> str:
         f"server.memory.pagecache.size={settings.neo4j_pagecache}",
         "dbms.memory.transaction.total.max=512m",
         "db.query.default_language=CYPHER_25",
+        # The server stops waiting for a request's bookmarks when the API does (whole
+        # seconds, at least 1), instead of after its default 30 s.
+        f"db.transaction.bookmark_ready_timeout={bookmark_wait}s",
         "dbms.usage_report.enabled=false",
         "client.allow_telemetry=false",
         "server.fleet_discovery.enabled=false",

@@ -30,6 +30,9 @@ SCHEMA_MODULE = "palimpsest.cypher.schema"
 # through a handle bound to it (resolved for the consolidator acting for the span's owner).
 QUEUE_MODULE = "palimpsest.cypher.queue"
 UNSCOPED_QUEUE = {"PENDING_SCOPES", "QUEUE_GAUGES", "TENANT_QUEUE_COUNTS"}
+# The executor's wait for a client's bookmarks, which reads no row at all.
+EXECUTOR_MODULE = "palimpsest.cypher.executor"
+UNSCOPED_EXECUTOR = {"AWAIT_BOOKMARKS"}
 
 
 def all_statements() -> list[tuple[str, Statement]]:
@@ -53,8 +56,16 @@ def test_only_schema_statements_are_unscoped() -> None:
     # Unscoped statements run on the unbound handle, so they are few, named and DDL only,
     # plus the named queue exceptions.
     for module, s in all_statements():
-        exception = module == QUEUE_MODULE and s.name in UNSCOPED_QUEUE
+        exception = (module == QUEUE_MODULE and s.name in UNSCOPED_QUEUE) or (
+            module == EXECUTOR_MODULE and s.name in UNSCOPED_EXECUTOR
+        )
         assert s.scoped is not (module == SCHEMA_MODULE or exception), s.name
+
+
+def test_the_bookmark_wait_reads_nothing() -> None:
+    found = [s for m, s in all_statements() if m == EXECUTOR_MODULE]
+    assert {s.name for s in found} == UNSCOPED_EXECUTOR
+    assert all(s.text == "RETURN 1 AS reached" for s in found)
 
 
 def test_unscoped_queue_statements_return_no_span_content() -> None:

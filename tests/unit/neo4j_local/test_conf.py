@@ -37,3 +37,9 @@ def test_command_leaves_the_vector_module_out_when_the_runtime_lacks_it(tmp_path
     command = java_command(Settings(home=tmp_path), bare, tmp_path / "home")
     assert not [arg for arg in command if "jdk.incubator.vector" in arg]
     assert "org.neo4j.server.Neo4jCommunity" in command
+
+
+def test_the_server_waits_for_bookmarks_no_longer_than_the_api() -> None:
+    assert "db.transaction.bookmark_ready_timeout=2s" in neo4j_conf(Settings())
+    conf = neo4j_conf(Settings(bookmark_wait_seconds=0.5))
+    assert "db.transaction.bookmark_ready_timeout=1s" in conf
