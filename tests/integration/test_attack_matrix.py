@@ -11,6 +11,7 @@ from palimpsest.identity.tokens import load_keys
 from palimpsest_bench.attack.run import run_attack
 
 KINDS = {"kv", "document", "fact", "sql", "ontology", "provenance"}
+PROBE_CASES = {"bookmark_forged", "bookmark_flood", "bookmark_counter"}
 
 
 async def test_no_principal_sees_what_it_may_not(live_server_url: str, settings: Settings) -> None:
@@ -31,6 +32,9 @@ async def test_no_principal_sees_what_it_may_not(live_server_url: str, settings:
     assert r["uncoded_errors"] == 0, findings
     assert r["destroyed"] == 0, findings
     assert r["reach_disagreements"] == 0, findings
+    # The targeted probes of earlier findings all hold.
+    assert r["probes_failed"] == [], r["probes"]
+    assert set(r["probes"]) >= PROBE_CASES
     # The run reached every field, and every kind of canary was seen by someone allowed to:
     # the check would notice a leak of each kind.
     assert r["fields_called"] == sorted(r["field_names"])

@@ -31,6 +31,7 @@ from palimpsest_bench.attack import matrix, plant
 from palimpsest_bench.attack.generate import Field, Values, fields_of, fresh_id
 from palimpsest_bench.attack.matrix import Member, Plane
 from palimpsest_bench.attack.plant import Garden
+from palimpsest_bench.attack.probes import run_probes
 from palimpsest_bench.wire import Reply, WireClient
 
 CANARY = re.compile(rb"cnry[0-9a-f]{20}")
@@ -172,11 +173,14 @@ class Attack:
             self.say(f"round {rounds}: {self.tally.requests} requests")
         await self.execute(self.jobs(destructive=True), concurrency)
         await self.census()
+        probes = await run_probes(self.url, self.keys, self.tenants)
         t = self.tally
         seen_kinds = Counter(c.kind for c in self.garden.canaries if c.text in t.seen)
         return {
             "requests": t.requests,
             "leaks": t.leaks,
+            "probes": probes,
+            "probes_failed": sorted(name for name, case in probes.items() if not case["passed"]),
             "internal": t.internal,
             "untyped_5xx": t.untyped_5xx,
             "uncoded_errors": t.uncoded_errors,
