@@ -7,7 +7,6 @@ RUN useradd --create-home --uid 10001 palimpsest
 WORKDIR /app
 COPY pyproject.toml README.md LICENSE ./
 COPY src ./src
-COPY bench ./bench
 RUN pip install --no-cache-dir .
 USER palimpsest
 ENV PALIMPSEST_HOME=/home/palimpsest/.palimpsest \

@@ -5,10 +5,10 @@ BIN := $(VENV)/bin
 
 .PHONY: install run test lint neo4j-start neo4j-stop postgres-start postgres-stop clean-venv
 
-$(BIN)/palimpsest: pyproject.toml
+$(BIN)/palimpsest: pyproject.toml bench/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e ".[dev]" -e ./bench
 	touch $@
 
 install: $(BIN)/palimpsest

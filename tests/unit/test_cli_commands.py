@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from palimpsest.cli import app
+from palimpsest.cli import cli_app
 
 COMMANDS = [
     ["serve"],
@@ -30,12 +30,12 @@ COMMANDS = [
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_command_exists(command: list[str]) -> None:
-    result = CliRunner().invoke(app, [*command, "--help"])
+    result = CliRunner().invoke(cli_app(), [*command, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.output
 
 
 def test_version() -> None:
-    result = CliRunner().invoke(app, ["--version"])
+    result = CliRunner().invoke(cli_app(), ["--version"])
     assert result.exit_code == 0
     assert result.output.startswith("palimpsest ")

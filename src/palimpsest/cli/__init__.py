@@ -1,19 +1,49 @@
-"""The ``palimpsest`` command. Each module registers its subcommands on the groups in ``apps``."""
+"""The ``palimpsest`` command. Each module registers its subcommands on the groups in ``apps``;
+installed distributions add theirs through the ``palimpsest.cli`` entry point group (the
+bench's ``bench`` and ``eval``)."""
 
 from __future__ import annotations
 
 import sys
+from importlib.metadata import entry_points
 
-from palimpsest.cli import bench, cycle, people, portability, server
+import typer
+
+from palimpsest.cli import cycle, people, portability, server
 from palimpsest.cli.apps import app, err
 
-__all__ = ["app", "bench", "cycle", "expected_failure", "main", "people", "portability", "server"]
+__all__ = [
+    "app",
+    "cli_app",
+    "cycle",
+    "expected_failure",
+    "main",
+    "people",
+    "portability",
+    "run_command",
+    "server",
+]
+PLUGINS = "palimpsest.cli"
+_mounted: set[str] = set()
+
+
+def cli_app() -> typer.Typer:
+    """The ``palimpsest`` command with every installed distribution's commands mounted."""
+    for plugin in entry_points(group=PLUGINS):
+        if plugin.name not in _mounted:
+            plugin.load()(app)
+            _mounted.add(plugin.name)
+    return app
 
 
 def main() -> None:
-    """Run the command; an expected failure prints one line and exits 1, never a traceback."""
+    run_command(cli_app())
+
+
+def run_command(command: typer.Typer) -> None:
+    """Run ``command``; an expected failure prints one line and exits 1, never a traceback."""
     try:
-        app()
+        command()
     except KeyboardInterrupt:
         err("palimpsest: interrupted")
         sys.exit(130)

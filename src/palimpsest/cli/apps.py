@@ -18,19 +18,10 @@ postgres_app = typer.Typer(
 )
 graphiql_app = typer.Typer(no_args_is_help=True, help="The offline GraphiQL page's assets.")
 token_app = typer.Typer(no_args_is_help=True, help="Run tokens for development.")
-bench_app = typer.Typer(
-    no_args_is_help=True, help="Benchmarks: one JSON object on stdout, progress on stderr."
-)
-eval_app = typer.Typer(
-    no_args_is_help=True,
-    help="Evaluations on a data folder: one JSON object on stdout, progress on stderr.",
-)
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(postgres_app, name="postgres")
 app.add_typer(graphiql_app, name="graphiql")
 app.add_typer(token_app, name="token")
-app.add_typer(bench_app, name="bench")
-app.add_typer(eval_app, name="eval")
 
 
 def err(message: str) -> None:

@@ -1,4 +1,4 @@
-"""The memory cycle: consolidator workers, and the benchmarks of harvest and consolidation."""
+"""The memory cycle: consolidator workers (their benchmarks are the bench distribution's)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from palimpsest.cli.apps import app, bench_app, err, print_json
+from palimpsest.cli.apps import app, err, print_json
 from palimpsest.config import Settings
 
 
@@ -36,34 +36,3 @@ def consolidate(
     )
     with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
         print_json(asyncio.run(result))
-
-
-@bench_app.command("consolidate-crash")
-def bench_consolidate_crash(
-    kills: Annotated[int, typer.Option(min=0, help="SIGKILLs of workers holding a lease.")] = 20,
-    spans: Annotated[int, typer.Option(min=1, help="Spans to harvest and drain.")] = 3000,
-    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 3,
-    lease_seconds: Annotated[float, typer.Option(min=1, help="Lease length.")] = 5.0,
-) -> None:
-    """Drain a queue while killing workers mid-lease: {accepted, consolidated, lost, ...}."""
-    import asyncio
-
-    from palimpsest_bench import cycle_bench
-
-    run = cycle_bench.run_crash(
-        Settings(), spans=spans, kills=kills, workers=workers, lease_seconds=lease_seconds, say=err
-    )
-    print_json(asyncio.run(run))
-
-
-@bench_app.command("harvest")
-def bench_harvest(
-    spans: Annotated[int, typer.Option(min=1, help="Spans to harvest.")] = 2000,
-    batch: Annotated[int, typer.Option(min=1, max=1000, help="Spans per harvest call.")] = 50,
-) -> None:
-    """Harvest spans/s through GraphQL; consolidation against embedding-only spans/s."""
-    import asyncio
-
-    from palimpsest_bench import cycle_bench
-
-    print_json(asyncio.run(cycle_bench.run_harvest(Settings(), spans, batch, say=err)))

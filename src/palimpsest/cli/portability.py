@@ -1,5 +1,5 @@
-"""Operator commands for a person's data: ``export`` and ``import`` (JSON Lines, format v1),
-and the erasure benchmark. They run with the server's own Neo4j credentials, not a run token."""
+"""Operator commands for a person's data: ``export`` and ``import`` (JSON Lines, format v1).
+They run with the server's own Neo4j credentials, not a run token."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from palimpsest.cli.apps import app, bench_app, err, print_json
+from palimpsest.cli.apps import app, print_json
 from palimpsest.config import Settings
 
 
@@ -36,19 +36,3 @@ def import_person(
     from palimpsest.portability import import_from_file
 
     print_json(asyncio.run(import_from_file(Settings(), file)))
-
-
-@bench_app.command("erase")
-def bench_erase(
-    users: Annotated[int, typer.Option(min=1, help="Other people in the tenant.")] = 100,
-    scale: Annotated[
-        int, typer.Option(min=10, help="Size of each person (about 5 x scale rows).")
-    ] = 100,
-    keep: Annotated[bool, typer.Option(help="Keep the tenant afterwards.")] = False,
-) -> None:
-    """Erase one person among many: nothing of them left, nobody else changed."""
-    import asyncio
-
-    from palimpsest_bench import erase
-
-    print_json(asyncio.run(erase.run(Settings(), users, scale, keep, err)))

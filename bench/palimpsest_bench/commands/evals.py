@@ -1,0 +1,175 @@
+"""Evaluations on a data folder: one JSON object on stdout each, progress on stderr."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from palimpsest.cli.apps import err, print_json
+from palimpsest.config import Settings
+from palimpsest_bench.commands.groups import eval_app
+
+DataDir = Annotated[
+    Path,
+    typer.Option(
+        "--data",
+        exists=True,
+        file_okay=False,
+        help="The dataset's own folder (e.g. ../shared/eval/dev/situatedqa).",
+    ),
+]
+KeepData = Annotated[bool, typer.Option(help="Keep the eval tenant's facts afterwards.")]
+
+
+RecordLimit = Annotated[
+    int | None, typer.Option(min=1, help="Only the first N records of each file (smoke runs).")
+]
+
+
+@eval_app.command("situatedqa")
+def eval_situatedqa(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
+    """SituatedQA: load timelines as facts, answer as-of queries, exact match by date type."""
+    import asyncio
+
+    from palimpsest_bench import temporal
+
+    run = temporal.run_situatedqa(Settings(), data, err, keep=keep, limit=limit)
+    print_json(asyncio.run(run))
+
+
+@eval_app.command("yago11k")
+def eval_yago11k(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
+    """YAGO11k: load temporal KG facts, answer point-in-time probes, exact set match."""
+    import asyncio
+
+    from palimpsest_bench import temporal
+
+    print_json(asyncio.run(temporal.run_yago11k(Settings(), data, err, keep=keep, limit=limit)))
+
+
+class RecallMode(StrEnum):
+    VECTOR = "vector"
+    FULLTEXT = "fulltext"
+    HYBRID = "hybrid"
+
+
+RecallModeOpt = Annotated[RecallMode, typer.Option("--mode", help="Which legs of recall to run.")]
+TopK = Annotated[
+    int | None,
+    typer.Option("--top-k", min=1, help="topK per query (default 10; SciFact 50, the cap)."),
+]
+Pool = Annotated[
+    int | None, typer.Option(min=1, help="Candidates per leg (default: the resolver's).")
+]
+KeepDocs = Annotated[bool, typer.Option(help="Keep the eval tenant's documents afterwards.")]
+EmbedCache = Annotated[
+    Path | None,
+    typer.Option(help="Opt-in SQLite cache of chunk embeddings for repeated runs."),
+]
+Limit = Annotated[
+    int | None,
+    typer.Option(min=1, help="Only the first N queries, and load only the documents they need."),
+]
+Docs = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Only the first N documents and the queries answered inside them (indicative)."
+    ),
+]
+Ablate = Annotated[
+    bool,
+    typer.Option(
+        "--ablate", help="Also print the headline metric with each recall lever removed in turn."
+    ),
+]
+
+
+def _recall_eval(
+    dataset: str,
+    data: Path,
+    mode: RecallMode,
+    top_k: int | None,
+    pool: int | None,
+    keep: bool,
+    embed_cache: Path | None,
+    limit: int | None,
+    ablation: bool,
+    docs: int | None,
+    via: IngestVia | None = None,
+) -> None:
+    import asyncio
+
+    from palimpsest.resolvers.recall import Mode
+    from palimpsest_bench import recall_eval
+
+    result = recall_eval.run(
+        Settings(),
+        dataset,
+        data,
+        Mode(mode.value),
+        err,
+        top_k=top_k,
+        pool=pool,
+        keep=keep,
+        embed_cache=embed_cache,
+        limit=limit,
+        ablation=ablation,
+        docs=docs,
+        via=(via or IngestVia.IMPORT).value,
+    )
+    print_json(asyncio.run(result))
+
+
+def _recall_command(dataset: str, summary: str) -> None:
+    def command(
+        data: DataDir,
+        mode: RecallModeOpt = RecallMode.HYBRID,
+        top_k: TopK = None,
+        pool: Pool = None,
+        keep: KeepDocs = False,
+        embed_cache: EmbedCache = None,
+        limit: Limit = None,
+        ablate: Ablate = False,
+        docs: Docs = None,
+    ) -> None:
+        _recall_eval(dataset, data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs)
+
+    command.__doc__ = summary
+    eval_app.command(dataset)(command)
+
+
+class IngestVia(StrEnum):
+    IMPORT = "import"
+    HARVEST = "harvest"
+
+
+Via = Annotated[
+    IngestVia | None,
+    typer.Option(help="How the data gets in: importDocument, or harvest + consolidate."),
+]
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    data: DataDir,
+    mode: RecallModeOpt = RecallMode.HYBRID,
+    top_k: TopK = None,
+    pool: Pool = None,
+    keep: KeepDocs = False,
+    embed_cache: EmbedCache = None,
+    limit: Limit = None,
+    ablate: Ablate = False,
+    docs: Docs = None,
+    via: Via = None,
+) -> None:
+    """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10.
+
+    --via harvest sends the turns through harvest and the consolidator instead."""
+    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs, via)
+
+
+_recall_command("scifact", "SciFact: one document per abstract; nDCG@10 and recall@100.")
+_recall_command("timeqa", "TimeQA: pages as documents, paragraphs as chunks; nDCG@10 and MRR@10.")
