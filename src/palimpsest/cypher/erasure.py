@@ -16,7 +16,7 @@ _COUNTERS: LiteralString = """entries: 0, documents: 0, chunks: 0, entities: 0, 
 _JOB: LiteralString = """
 RETURN e {.id, .kind, .target_scope, .status, .requested_by, .requested_at, .finished_at,
           .attempts, .user_id, .sql_erasing, .entries, .documents, .chunks, .entities, .facts,
-          .fact_sources, .sql_databases, .sql_bytes, .spans} AS job
+          .fact_sources, .sql_databases, .sql_bytes, .spans, .matched} AS job
 """
 
 # One running job per target: ``active_key`` is unique while set and removed when done, so a
@@ -30,7 +30,7 @@ ON CREATE SET e += {"""
     + """}, e.id = $id, e.tenant_id = $tenant_id, e.scope = $scope, e.owner_id = $owner_id,
               e.kind = $kind, e.target_scope = $target_scope, e.user_id = $user_id,
               e.requested_by = $requested_by, e.requested_at = $now, e.status = $running,
-              e.attempts = 0
+              e.attempts = 0, e.matched = false
 SET e.attempts = e.attempts + 1, e.touched_at = $now
 """
     + _JOB,
@@ -46,6 +46,8 @@ SET e.touched_at = $now
     + _JOB,
 )
 
+# ``matched``: some batch found a row of the target (counted or only scrubbed), so a receipt
+# can tell an erasure of nothing (an id that names nobody) from one that removed something.
 ADD_COUNTS = Statement(
     "ADD_COUNTS",
     """
@@ -55,7 +57,8 @@ SET e.entries = e.entries + $add.entries, e.documents = e.documents + $add.docum
     e.facts = e.facts + $add.facts, e.fact_sources = e.fact_sources + $add.fact_sources,
     e.sql_databases = e.sql_databases + $add.sql_databases,
     e.sql_bytes = e.sql_bytes + $add.sql_bytes, e.spans = e.spans + $add.spans,
-    e.sql_erasing = coalesce($sql_erasing, e.sql_erasing)
+    e.sql_erasing = coalesce($sql_erasing, e.sql_erasing),
+    e.matched = coalesce(e.matched, false) OR $touched > 0
 """,
 )
 
