@@ -260,3 +260,57 @@ async def test_erasure_takes_what_the_consolidator_made_of_harvested_spans(
     assert receipt["removed"]["chunks"] == made["Chunk"]
     assert_nothing_left(neo4j_driver, settings, erin)
     assert (await cycle.drain(svc, tenant, user)).leased == 0
+
+
+FACT_KEYS = """MATCH ()-[f:FACT {scope_key: $t, id: $id}]->()
+RETURN f.writer_key AS writer, coalesce(f.co_writer_keys, []) AS others"""
+
+
+def _keys_of(driver: Driver, tenant_key: str, fact_id: str) -> list[tuple[str | None, list[str]]]:
+    records, _, _ = driver.execute_query(FACT_KEYS, t=tenant_key, id=fact_id)
+    return [(r["writer"], list(r["others"])) for r in records]
+
+
+def test_a_sourceless_tenant_fact_goes_only_with_its_last_asserter(
+    gql: Gql, token: Callable[..., str], neo4j_driver: Driver
+) -> None:
+    """The first writer's erasure took a sourceless tenant fact a colleague also asserted."""
+    tenant, admin = people.new_org(gql, token, "erase")
+    mark = uuid.uuid4().hex[:8]
+    grants = people.ALL
+    ann, ben, cat = (
+        people.Person(
+            tenant,
+            f"{n}-{mark}",
+            mark,
+            token(tenant, f"{n}-{mark}", "planner", memory_scopes=grants, sql_scopes=grants),
+        )
+        for n in ("ann", "ben", "cat")
+    )
+    # Ann and Ben both assert one fact without a source; Cat quotes it from her chunk and Ben
+    # asserts that one without a source as well.
+    shared = people.fact({"type": "service", "name": f"vault-{mark}"}, "runs on", "rails")
+    [first] = people.assert_facts(gql, ann.token, Scope.TENANT, False, [shared])
+    [again] = people.assert_facts(gql, ben.token, Scope.TENANT, False, [shared])
+    assert again["id"] == first["id"]
+    quoted = people.attest_shared(gql, [cat], f"mill-{mark}")
+    mill = people.fact({"type": "service", "name": f"mill-{mark}"}, "runs on", "rails")
+    people.assert_facts(gql, ben.token, Scope.TENANT, False, [mill])
+    assert _keys_of(neo4j_driver, ann.tenant_key, first["id"]) == [(ann.key, [ben.key])]
+    assert _keys_of(neo4j_driver, ann.tenant_key, quoted) == [(cat.key, [ben.key])]
+
+    ok(gql(ERASE_USER, admin, u=ann.user))
+    ok(gql(ERASE_USER, admin, u=cat.user))
+
+    # Both facts stay, Ben's alone now: nothing names Ann or Cat.
+    assert _keys_of(neo4j_driver, ann.tenant_key, first["id"]) == [(ben.key, [])]
+    assert _keys_of(neo4j_driver, ann.tenant_key, quoted) == [(ben.key, [])]
+    for gone in (ann, cat):
+        assert count(neo4j_driver, people.ROWS_OF_KEY, key=gone.key) == 0
+    assert ok(gql(FACT, ben.token, id=first["id"]))["fact"] is not None
+
+    receipt = ok(gql(ERASE_USER, admin, u=ben.user))["eraseUser"]
+
+    assert receipt["removed"]["facts"] == 2
+    assert _keys_of(neo4j_driver, ann.tenant_key, first["id"]) == []
+    assert _keys_of(neo4j_driver, ann.tenant_key, quoted) == []

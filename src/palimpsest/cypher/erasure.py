@@ -215,19 +215,22 @@ TENANT_LEFT = Statement(
     "TENANT_LEFT",
     """
 RETURN COUNT { MATCH (x:Source {scope_key: $scope_key, origin_key: $person_key}) }
-     + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key, writer_key: $person_key}]->() } AS left
+     + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key, writer_key: $person_key}]->() }
+     + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key, co_written: true}]->()
+               WHERE $person_key IN f.co_writer_keys } AS left
 """,
 )
 
 # -- the person's share of the tenant scope ---------------------------------------------
 
 # Facts the person wrote without a source belong to them (facts with sources go with their
-# last source instead, see cypher/facts.py REMOVE_SOURCES).
+# last source instead, see cypher/facts.py REMOVE_SOURCES), unless others asserted them too.
 ERASE_WRITER_FACTS = Statement(
     "ERASE_WRITER_FACTS",
     """
 MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, writer_key: $writer_key}]->(o:Entity)
 WHERE NOT EXISTS { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id}) }
+  AND f.co_written IS NULL
 WITH f, s.id AS sid, o.id AS oid LIMIT $batch
 WITH f, sid, oid, CASE WHEN f.ft_len IS NULL THEN null
                        ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed
@@ -238,13 +241,28 @@ RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entit
 )
 
 # Tenant facts the person wrote that others still attest stay, without the person's key and
-# run identifiers.
+# run identifiers; one that others also asserted without a source passes to the first of them.
 SCRUB_WRITER_FACTS = Statement(
     "SCRUB_WRITER_FACTS",
     """
 MATCH ()-[f:FACT {scope_key: $scope_key, writer_key: $writer_key}]->()
-WITH f LIMIT $batch
-SET f.writer_key = null, f.session_id = null, f.run_id = null
+WITH f, coalesce(f.co_writer_keys, []) AS others LIMIT $batch
+SET f.writer_key = head(others), f.session_id = null, f.run_id = null,
+    f.co_writer_keys = CASE WHEN size(others) > 1 THEN tail(others) END,
+    f.co_written = CASE WHEN size(others) > 1 THEN true END
+RETURN count(*) AS rows, 0 * count(*) AS counted
+""",
+)
+
+# The person stops being one of the asserters of facts others wrote; the facts stay theirs.
+SCRUB_CO_WRITER = Statement(
+    "SCRUB_CO_WRITER",
+    """
+MATCH ()-[f:FACT {scope_key: $scope_key, co_written: true}]->()
+WHERE $writer_key IN f.co_writer_keys
+WITH f, [k IN f.co_writer_keys WHERE k <> $writer_key] AS others LIMIT $batch
+SET f.co_writer_keys = CASE WHEN size(others) > 0 THEN others END,
+    f.co_written = CASE WHEN size(others) > 0 THEN true END
 RETURN count(*) AS rows, 0 * count(*) AS counted
 """,
 )
