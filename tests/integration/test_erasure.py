@@ -19,7 +19,7 @@ from tests.integration.people import Person, by_label, count, ok
 pytestmark = pytest.mark.integration
 
 COUNTS = "entries documents chunks entities facts factSources sqlDatabases sqlBytes spans"
-RECEIPT = f"""id kind scope status requestedBy requestedAt finishedAt attempts
+RECEIPT = f"""id kind scope status requestedBy requestedAt finishedAt attempts matched
   removed {{ {COUNTS} }}"""
 ERASE_USER = "mutation($u: ID!) { eraseUser(userId: $u) { " + RECEIPT + " } }"
 ERASE_ME = "mutation { eraseMe { " + RECEIPT + " } }"
@@ -156,6 +156,57 @@ def test_only_a_tenant_admin_may_name_a_user(
     assert people.fingerprint(gql, neo4j_driver, [alice]) == before
 
 
+def test_an_id_no_token_could_carry_is_refused_and_a_miss_says_so(
+    gql: Gql, solo: dict[str, Any], token: Callable[..., str], neo4j_driver: Driver
+) -> None:
+    """Each of these got a DONE receipt that removed nothing, looking like a success."""
+    org, alice = solo, solo["alice"]
+    before = people.fingerprint(gql, neo4j_driver, [alice])
+    journal = count(
+        neo4j_driver, "MATCH (e:Erasure {tenant_id: $t}) RETURN count(e)", t=alice.tenant
+    )
+    unnameable = [alice.user + "\x00", "\u200b" + alice.user, alice.user + " ", "\ufeff", "x" * 257]
+    for bad in unnameable:
+        refused = gql(ERASE_USER, org["admin"], u=bad)
+        assert code_of(refused) == "INVALID_ARGUMENT", repr(bad)
+        assert refused["errors"][0]["message"].startswith("userId must"), refused
+    after = count(neo4j_driver, "MATCH (e:Erasure {tenant_id: $t}) RETURN count(e)", t=alice.tenant)
+    assert after == journal  # refused before any job was opened
+    # Ids are case-sensitive: another spelling names another user, and the receipt says that
+    # nothing of them was found.
+    miss = ok(gql(ERASE_USER, org["admin"], u=alice.user.upper()))["eraseUser"]
+    assert (miss["status"], miss["matched"]) == ("DONE", False)
+    assert all(v == 0 for v in miss["removed"].values())
+    assert people.fingerprint(gql, neo4j_driver, [alice]) == before
+    hit = ok(gql(ERASE_USER, org["admin"], u=alice.user))["eraseUser"]
+    assert hit["matched"] is True
+    assert hit["removed"]["entries"] > 0
+    # The audit trail tells the two apart too.
+    listed = ok(gql(ERASURES, org["admin"]))["erasures"]["items"]
+    assert [(r["id"], r["matched"]) for r in listed] == [(hit["id"], True), (miss["id"], False)]
+
+
+def test_a_token_narrowed_to_user_memory_cannot_erase_members(
+    gql: Gql, solo: dict[str, Any], token: Callable[..., str], neo4j_driver: Driver
+) -> None:
+    """The admin role alone reached other members' data through a USER-only token."""
+    org, alice = solo, solo["alice"]
+    before = people.fingerprint(gql, neo4j_driver, [alice])
+    narrowed = token(org["tenant"], "root3", None, admin=True, memory_scopes=[Scope.USER])
+    refused = gql(ERASE_USER, narrowed, u=alice.user)
+    assert code_of(refused) == "FORBIDDEN"
+    assert "TENANT" in refused["errors"][0]["message"]
+    # The same answer whether or not the user exists: no oracle.
+    assert code_of(gql(ERASE_USER, narrowed, u="nobody-" + alice.marker)) == "FORBIDDEN"
+    assert people.fingerprint(gql, neo4j_driver, [alice]) == before
+    # Their own data stays theirs to erase.
+    assert ok(gql(ERASE_ME, narrowed))["eraseMe"]["requestedBy"] == "self"
+    granted = token(
+        org["tenant"], "root4", None, admin=True, memory_scopes=[Scope.USER, Scope.TENANT]
+    )
+    assert ok(gql(ERASE_USER, granted, u=alice.user))["eraseUser"]["matched"] is True
+
+
 def test_an_erased_admin_is_no_longer_named_by_the_erasures_they_asked_for(
     gql: Gql, solo: dict[str, Any], token: Callable[..., str], neo4j_driver: Driver
 ) -> None:
@@ -209,3 +260,57 @@ async def test_erasure_takes_what_the_consolidator_made_of_harvested_spans(
     assert receipt["removed"]["chunks"] == made["Chunk"]
     assert_nothing_left(neo4j_driver, settings, erin)
     assert (await cycle.drain(svc, tenant, user)).leased == 0
+
+
+FACT_KEYS = """MATCH ()-[f:FACT {scope_key: $t, id: $id}]->()
+RETURN f.writer_key AS writer, coalesce(f.co_writer_keys, []) AS others"""
+
+
+def _keys_of(driver: Driver, tenant_key: str, fact_id: str) -> list[tuple[str | None, list[str]]]:
+    records, _, _ = driver.execute_query(FACT_KEYS, t=tenant_key, id=fact_id)
+    return [(r["writer"], list(r["others"])) for r in records]
+
+
+def test_a_sourceless_tenant_fact_goes_only_with_its_last_asserter(
+    gql: Gql, token: Callable[..., str], neo4j_driver: Driver
+) -> None:
+    """The first writer's erasure took a sourceless tenant fact a colleague also asserted."""
+    tenant, admin = people.new_org(gql, token, "erase")
+    mark = uuid.uuid4().hex[:8]
+    grants = people.ALL
+    ann, ben, cat = (
+        people.Person(
+            tenant,
+            f"{n}-{mark}",
+            mark,
+            token(tenant, f"{n}-{mark}", "planner", memory_scopes=grants, sql_scopes=grants),
+        )
+        for n in ("ann", "ben", "cat")
+    )
+    # Ann and Ben both assert one fact without a source; Cat quotes it from her chunk and Ben
+    # asserts that one without a source as well.
+    shared = people.fact({"type": "service", "name": f"vault-{mark}"}, "runs on", "rails")
+    [first] = people.assert_facts(gql, ann.token, Scope.TENANT, False, [shared])
+    [again] = people.assert_facts(gql, ben.token, Scope.TENANT, False, [shared])
+    assert again["id"] == first["id"]
+    quoted = people.attest_shared(gql, [cat], f"mill-{mark}")
+    mill = people.fact({"type": "service", "name": f"mill-{mark}"}, "runs on", "rails")
+    people.assert_facts(gql, ben.token, Scope.TENANT, False, [mill])
+    assert _keys_of(neo4j_driver, ann.tenant_key, first["id"]) == [(ann.key, [ben.key])]
+    assert _keys_of(neo4j_driver, ann.tenant_key, quoted) == [(cat.key, [ben.key])]
+
+    ok(gql(ERASE_USER, admin, u=ann.user))
+    ok(gql(ERASE_USER, admin, u=cat.user))
+
+    # Both facts stay, Ben's alone now: nothing names Ann or Cat.
+    assert _keys_of(neo4j_driver, ann.tenant_key, first["id"]) == [(ben.key, [])]
+    assert _keys_of(neo4j_driver, ann.tenant_key, quoted) == [(ben.key, [])]
+    for gone in (ann, cat):
+        assert count(neo4j_driver, people.ROWS_OF_KEY, key=gone.key) == 0
+    assert ok(gql(FACT, ben.token, id=first["id"]))["fact"] is not None
+
+    receipt = ok(gql(ERASE_USER, admin, u=ben.user))["eraseUser"]
+
+    assert receipt["removed"]["facts"] == 2
+    assert _keys_of(neo4j_driver, ann.tenant_key, first["id"]) == []
+    assert _keys_of(neo4j_driver, ann.tenant_key, quoted) == []

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+import jwt
 import pytest
 from neo4j import Driver
 
+from palimpsest.config import Settings
 from palimpsest.identity import Scope
+from palimpsest.identity.tokens import load_keys
 from tests.integration.conftest import Gql
 
 pytestmark = pytest.mark.integration
@@ -115,6 +119,46 @@ def test_resending_the_same_run_and_source_id_is_a_counted_no_op(
     assert len(stored) == 2 + 1 + 1 + 1 + 2
     assert [s["text"] for s in stored if s.get("source_id") == "b"] == ["two"]
     assert sorted(s["compaction_generation"] for s in stored if s.get("source_id") == "a") == [1, 1]
+
+
+def runless(settings: Settings, tenant: str, user: str, session: str | None) -> str:
+    """A token as a runtime may mint it: no ``run`` claim (and maybe no session)."""
+    keys = load_keys(settings)
+    now = int(time.time())
+    claims = {"iss": keys.issuer, "aud": keys.audience, "iat": now, "exp": now + 600}
+    claims |= {"tenant": tenant, "user": user, **({"session": session} if session else {})}
+    assert keys.sign_key is not None
+    return jwt.encode(claims, keys.sign_key, algorithm=keys.algorithm)
+
+
+def test_without_a_run_claim_the_session_keys_a_span(
+    gql: Gql, settings: Settings, tenant_id: str, neo4j_driver: Driver
+) -> None:
+    """Tokens without a run shared one idempotency space per user: a second run's span with
+    the same sourceId was dropped as a duplicate."""
+    monday = runless(settings, tenant_id, "alice", "ses-monday")
+    tuesday = runless(settings, tenant_id, "alice", "ses-tuesday")
+    first = ok(gql(HARVEST, monday, spans=[turn("monday's turn", "1")], gen=1))["harvest"]
+    other = ok(gql(HARVEST, tuesday, spans=[turn("tuesday's turn", "1")], gen=1))["harvest"]
+    assert (other["accepted"], other["duplicates"]) == (1, 0)
+    assert other["spanIds"] != first["spanIds"]
+    # A retried harvest of the same session still finds its span.
+    retry = ok(gql(HARVEST, monday, spans=[turn("monday's turn", "1")], gen=1))["harvest"]
+    assert (retry["accepted"], retry["duplicates"], retry["spanIds"]) == (0, 1, first["spanIds"])
+    stored = spans_of(neo4j_driver, tenant_id)
+    assert sorted(s["text"] for s in stored) == ["monday's turn", "tuesday's turn"]
+
+
+def test_a_source_id_needs_a_run_or_a_session_to_key_it(
+    gql: Gql, settings: Settings, tenant_id: str, neo4j_driver: Driver
+) -> None:
+    bare = runless(settings, tenant_id, "alice", None)
+    body = gql(HARVEST, bare, spans=[turn("kept apart", "1")], gen=1)
+    assert refused(body) == "INVALID_ARGUMENT"
+    assert "spans[0].sourceId needs a run or session" in body["errors"][0]["message"]
+    assert spans_of(neo4j_driver, tenant_id) == []
+    loose = ok(gql(HARVEST, bare, spans=[turn("no key"), turn("no key")], gen=1))["harvest"]
+    assert loose["accepted"] == 2
 
 
 VALID = {"text": "a valid span first", "sourceId": "ok"}

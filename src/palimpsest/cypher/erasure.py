@@ -16,7 +16,7 @@ _COUNTERS: LiteralString = """entries: 0, documents: 0, chunks: 0, entities: 0, 
 _JOB: LiteralString = """
 RETURN e {.id, .kind, .target_scope, .status, .requested_by, .requested_at, .finished_at,
           .attempts, .user_id, .sql_erasing, .entries, .documents, .chunks, .entities, .facts,
-          .fact_sources, .sql_databases, .sql_bytes, .spans} AS job
+          .fact_sources, .sql_databases, .sql_bytes, .spans, .matched} AS job
 """
 
 # One running job per target: ``active_key`` is unique while set and removed when done, so a
@@ -30,7 +30,7 @@ ON CREATE SET e += {"""
     + """}, e.id = $id, e.tenant_id = $tenant_id, e.scope = $scope, e.owner_id = $owner_id,
               e.kind = $kind, e.target_scope = $target_scope, e.user_id = $user_id,
               e.requested_by = $requested_by, e.requested_at = $now, e.status = $running,
-              e.attempts = 0
+              e.attempts = 0, e.matched = false
 SET e.attempts = e.attempts + 1, e.touched_at = $now
 """
     + _JOB,
@@ -46,6 +46,8 @@ SET e.touched_at = $now
     + _JOB,
 )
 
+# ``matched``: some batch found a row of the target (counted or only scrubbed), so a receipt
+# can tell an erasure of nothing (an id that names nobody) from one that removed something.
 ADD_COUNTS = Statement(
     "ADD_COUNTS",
     """
@@ -55,7 +57,8 @@ SET e.entries = e.entries + $add.entries, e.documents = e.documents + $add.docum
     e.facts = e.facts + $add.facts, e.fact_sources = e.fact_sources + $add.fact_sources,
     e.sql_databases = e.sql_databases + $add.sql_databases,
     e.sql_bytes = e.sql_bytes + $add.sql_bytes, e.spans = e.spans + $add.spans,
-    e.sql_erasing = coalesce($sql_erasing, e.sql_erasing)
+    e.sql_erasing = coalesce($sql_erasing, e.sql_erasing),
+    e.matched = coalesce(e.matched, false) OR $touched > 0
 """,
 )
 
@@ -212,19 +215,22 @@ TENANT_LEFT = Statement(
     "TENANT_LEFT",
     """
 RETURN COUNT { MATCH (x:Source {scope_key: $scope_key, origin_key: $person_key}) }
-     + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key, writer_key: $person_key}]->() } AS left
+     + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key, writer_key: $person_key}]->() }
+     + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key, co_written: true}]->()
+               WHERE $person_key IN f.co_writer_keys } AS left
 """,
 )
 
 # -- the person's share of the tenant scope ---------------------------------------------
 
 # Facts the person wrote without a source belong to them (facts with sources go with their
-# last source instead, see cypher/facts.py REMOVE_SOURCES).
+# last source instead, see cypher/facts.py REMOVE_SOURCES), unless others asserted them too.
 ERASE_WRITER_FACTS = Statement(
     "ERASE_WRITER_FACTS",
     """
 MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, writer_key: $writer_key}]->(o:Entity)
 WHERE NOT EXISTS { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id}) }
+  AND f.co_written IS NULL
 WITH f, s.id AS sid, o.id AS oid LIMIT $batch
 WITH f, sid, oid, CASE WHEN f.ft_len IS NULL THEN null
                        ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed
@@ -235,13 +241,28 @@ RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entit
 )
 
 # Tenant facts the person wrote that others still attest stay, without the person's key and
-# run identifiers.
+# run identifiers; one that others also asserted without a source passes to the first of them.
 SCRUB_WRITER_FACTS = Statement(
     "SCRUB_WRITER_FACTS",
     """
 MATCH ()-[f:FACT {scope_key: $scope_key, writer_key: $writer_key}]->()
-WITH f LIMIT $batch
-SET f.writer_key = null, f.session_id = null, f.run_id = null
+WITH f, coalesce(f.co_writer_keys, []) AS others LIMIT $batch
+SET f.writer_key = head(others), f.session_id = null, f.run_id = null,
+    f.co_writer_keys = CASE WHEN size(others) > 1 THEN tail(others) END,
+    f.co_written = CASE WHEN size(others) > 1 THEN true END
+RETURN count(*) AS rows, 0 * count(*) AS counted
+""",
+)
+
+# The person stops being one of the asserters of facts others wrote; the facts stay theirs.
+SCRUB_CO_WRITER = Statement(
+    "SCRUB_CO_WRITER",
+    """
+MATCH ()-[f:FACT {scope_key: $scope_key, co_written: true}]->()
+WHERE $writer_key IN f.co_writer_keys
+WITH f, [k IN f.co_writer_keys WHERE k <> $writer_key] AS others LIMIT $batch
+SET f.co_writer_keys = CASE WHEN size(others) > 0 THEN others END,
+    f.co_written = CASE WHEN size(others) > 0 THEN true END
 RETURN count(*) AS rows, 0 * count(*) AS counted
 """,
 )

@@ -5,7 +5,8 @@ where ``key`` names the quoted span (origin scope, chunk, start, end); a fact is
 all of them and goes only with the last. ``origin_key`` is the scope key of the quoted chunk,
 so a user's sources can be found (and withdrawn) in the tenant scope without a relationship
 ever crossing scopes. A fact with no source carries its writer's USER scope key
-(``writer_key``): it belongs to that writer.
+(``writer_key``): it belongs to that writer, and to every other writer who asserted it again
+without a source (``co_writer_keys``).
 
 A fact's validity read follows SPEC section 3. ``$as_of`` is always bound (``now`` by
 default). ``$known_at`` is optional: when bound, only facts recorded by then count, and a
@@ -83,6 +84,13 @@ RETURN item.natural_key AS natural_key
 """,
 )
 
+# A writer other than the fact's own asserting it again without a source is one more of its
+# asserters (``co_writer_keys``; ``co_written`` marks such facts for the index erasure finds
+# them by): the fact is theirs too, so no one asserter's erasure takes it from the others.
+_CO_WRITER: LiteralString = """(item.source_key IS NULL AND $writer_key IS NOT NULL
+    AND coalesce(f.writer_key, '') <> $writer_key
+    AND NOT $writer_key IN coalesce(f.co_writer_keys, []))"""
+
 # One statement writes a batch: both entities, the fact, its source and the chunk's mention
 # edges, all in the same scope. Re-asserting keeps created_at and never revives a retired fact;
 # it may only close an open interval, which is recorded like a retraction (the prior end was
@@ -117,6 +125,13 @@ ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
               f.model = $model, f.origin = $origin,
               f.compaction_generation = item.compaction_generation
 ON MATCH SET
+  f.co_written = CASE WHEN """
+    + _CO_WRITER
+    + """ THEN true ELSE f.co_written END,
+  f.co_writer_keys = CASE WHEN """
+    + _CO_WRITER
+    + """
+    THEN coalesce(f.co_writer_keys, []) + $writer_key ELSE f.co_writer_keys END,
   f.invalid_changed_at = CASE WHEN f.expired_at IS NULL AND f.invalid_at IS NULL
     AND item.invalid_at IS NOT NULL THEN $now ELSE f.invalid_changed_at END,
   f.invalid_at = CASE WHEN f.expired_at IS NULL AND f.invalid_at IS NULL
@@ -279,7 +294,8 @@ RETURN size(xs) AS sources, fact_ids
 """,
 )
 
-# A fact goes with its last source: of the given facts, those left without any are deleted;
+# A fact goes with its last source: of the given facts, those left without any are deleted
+# (unless someone also asserted it without a source, see ``_CO_WRITER``);
 # ``indexed`` is what their full-text representation added to the scope's term statistics.
 DROP_UNSOURCED_FACTS = Statement(
     "DROP_UNSOURCED_FACTS",
@@ -287,6 +303,7 @@ DROP_UNSOURCED_FACTS = Statement(
 UNWIND $fact_ids AS id
 MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, id: id}]->(o:Entity)
 WHERE NOT EXISTS { MATCH (x:Source {scope_key: $scope_key, fact_id: id}) }
+  AND f.co_written IS NULL
 WITH f, s.id AS sid, o.id AS oid,
      CASE WHEN f.ft_len IS NULL THEN null
           ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed

@@ -153,6 +153,12 @@ RANGE_INDEXES = (
         "INDEX_FACT_WRITER",
         "CREATE INDEX fact_writer IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.scope_key, f.writer_key)",
     ),
+    # The few facts several writers asserted without a source, found by erasure.
+    _unscoped(
+        "INDEX_FACT_CO_WRITTEN",
+        "CREATE INDEX fact_co_written IF NOT EXISTS "
+        "FOR ()-[f:FACT]-() ON (f.scope_key, f.co_written)",
+    ),
     _unscoped(
         "INDEX_FACT_LEGACY_SOURCE",
         "CREATE INDEX fact_legacy_source IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.source_chunk_id)",

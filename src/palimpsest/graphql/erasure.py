@@ -74,6 +74,10 @@ class ErasureReceipt:
     finished_at: datetime | None
     attempts: int
     removed: ErasureCounts
+    matched: bool = strawberry.field(
+        description="Whether the erasure found anything of its target. False: nothing of "
+        "that user is here (user ids are case-sensitive and compared exactly)."
+    )
 
     @classmethod
     def of(cls, r: Receipt) -> ErasureReceipt:
@@ -87,6 +91,7 @@ class ErasureReceipt:
             finished_at=r.finished_at,
             attempts=r.attempts,
             removed=ErasureCounts.of(r.removed),
+            matched=r.matched,
         )
 
 

@@ -25,7 +25,8 @@ class SpanInput:
     source_id: ID | None = strawberry.field(
         default=None,
         description="The runtime's idempotency key for the span, unique per run: sending "
-        "the same (run, sourceId) again is a no-op counted as a duplicate.",
+        "the same (run, sourceId) again is a no-op counted as a duplicate. A token without "
+        "a run claim keys it by its session; one with neither cannot send a sourceId.",
     )
     facts: list[FactInput] | None = strawberry.field(
         default=None,

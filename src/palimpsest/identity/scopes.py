@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from palimpsest.errors import Forbidden, InvalidArgument
+from palimpsest.identity.names import user_id_fault
 from palimpsest.identity.principal import Principal, Scope
 
 _SEPARATOR = "\x1f"
@@ -149,15 +150,23 @@ class PersonRefs:
     tenant: ScopeRef
 
 
-MAX_USER_ID = 256
+def names_members(principal: Principal) -> bool:
+    """Whether ``principal`` may name another user of its tenant (to erase or export them).
+
+    A tenant admin whose token reaches the tenant's shared memory: the role alone is not
+    enough, since a token narrowed to USER memory (or isolated) must not reach other members'
+    data, and erasing a member also rewrites the tenant scope.
+    """
+    return principal.is_admin and Scope.TENANT in granted_scopes(principal, Plane.MEMORY)
 
 
 def person_refs(principal: Principal, user_id: str | None = None) -> PersonRefs:
     """The scopes of the caller (``user_id`` None) or, for a tenant admin, of a named user.
 
-    Naming a user here is the one exception to "owners come only from the token": only a
-    non-isolated admin may name anyone but themselves, and only inside their own tenant.
-    The caller's own data needs a user id in the token and the USER grant.
+    Naming a user here is the one exception to "owners come only from the token": only an
+    admin that ``names_members`` may name anyone but themselves, only inside their own
+    tenant, and only an id a token could carry (``names.user_id_fault``). The caller's own
+    data needs a user id in the token and the USER grant.
     """
     if user_id is None or user_id == principal.user_id:
         person = resolve_scope(principal, Scope.USER)
@@ -166,8 +175,14 @@ def person_refs(principal: Principal, user_id: str | None = None) -> PersonRefs:
         raise Forbidden("naming another user needs the admin role of this tenant")
     if principal.isolated:
         raise Forbidden("an isolated admin cannot reach another user's data")
-    if not user_id.strip() or len(user_id) > MAX_USER_ID:
-        raise InvalidArgument(f"userId must be 1-{MAX_USER_ID} characters")
+    if not names_members(principal):
+        raise Forbidden(
+            "naming another user needs TENANT in this token's memory_scopes: a token "
+            "narrowed to USER memory reaches no other member's data"
+        )
+    fault = user_id_fault(user_id)
+    if fault is not None:
+        raise InvalidArgument(f"userId {fault}")
     tenant = principal.tenant_id
     key = scope_key(tenant, Scope.USER, user_id)
     return PersonRefs(

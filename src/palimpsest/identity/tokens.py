@@ -18,6 +18,7 @@ import jwt
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unauthenticated
+from palimpsest.identity.names import user_id_fault
 from palimpsest.identity.principal import Principal, Role, Scope
 
 E = TypeVar("E", Role, Scope)
@@ -183,7 +184,7 @@ def principal_from_claims(claims: Mapping[str, Any]) -> Principal:
     assert tenant is not None
     return Principal(
         tenant_id=tenant,
-        user_id=_text(claims, "user"),
+        user_id=_user(claims),
         agent_name=_text(claims, "agent"),
         session_id=_text(claims, "session"),
         run_id=_text(claims, "run"),
@@ -203,6 +204,15 @@ def _text(claims: Mapping[str, Any], name: str, *, required: bool = False) -> st
         return None
     if not isinstance(value, str) or len(value) > 256 or "\x1f" in value:
         raise Unauthenticated(f"run token claim {name!r} must be a short string")
+    return value
+
+
+def _user(claims: Mapping[str, Any]) -> str | None:
+    """The ``user`` claim, by the rule an admin naming a user is held to (``names``)."""
+    value = _text(claims, "user")
+    fault = None if value is None else user_id_fault(value)
+    if fault is not None:
+        raise Unauthenticated(f"run token claim 'user' {fault}")
     return value
 
 

@@ -4,8 +4,10 @@ A person's erasure removes, in bounded batches of a durable job (``erasure_jobs`
 
 1. in the tenant scope, every source quoting the person's scope (a fact goes with its last
    source) and the facts the person wrote there without a source (they belong to them);
-   facts they wrote that others still attest stay, without the person's key and run ids,
-   and erasure records they asked for stop naming them;
+   facts they wrote that others still attest, or also asserted without a source, stay
+   without the person's key and run ids (a fact goes with its last asserter), the person
+   leaves the asserters of others' facts, and erasure records they asked for stop naming
+   them;
 2. in the person's USER scope, every row of every label: sources, facts, entities and their
    mention edges, chunks, documents, key/value entries, pending spans (queued, leased and
    dead-letter) and the scope's own record;
@@ -137,6 +139,10 @@ def _person_work(refs: PersonRefs, settings: Settings, batch: int) -> list[Work]
         [row] = await tx.scoped(tenant).run(q.SCRUB_WRITER_FACTS, params)
         return int(row["rows"]), Counts()
 
+    async def tenant_co_writer_scrub(tx: Tx) -> tuple[int, Counts]:
+        [row] = await tx.scoped(tenant).run(q.SCRUB_CO_WRITER, params)
+        return int(row["rows"]), Counts()
+
     async def tenant_requests_scrub(tx: Tx) -> tuple[int, Counts]:
         scrub = {"user_id": refs.user_id, "erased": ERASED, "batch": batch}
         [row] = await tx.scoped(tenant).run(q.SCRUB_REQUESTER, scrub)
@@ -146,6 +152,7 @@ def _person_work(refs: PersonRefs, settings: Settings, batch: int) -> list[Work]
         tenant_sources,
         tenant_writer_facts,
         tenant_writer_scrub,
+        tenant_co_writer_scrub,
         tenant_requests_scrub,
         *(_label_work(person, s, counter, batch) for _, s, counter in PERSON_LABELS),
     ]

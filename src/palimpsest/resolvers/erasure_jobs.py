@@ -79,6 +79,8 @@ class Receipt:
     finished_at: datetime | None
     attempts: int
     removed: Counts
+    # False when no batch found anything of the target: the id named nobody with data here.
+    matched: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,9 @@ class Job:
 
 def job_from(row: Row) -> Job:
     j = row["job"]
+    removed = Counts(**{f.name: int(j[f.name] or 0) for f in _FIELDS})
+    # Records written before ``matched`` was kept tell it by their counts.
+    matched = j.get("matched")
     receipt = Receipt(
         id=j["id"],
         kind=ErasureKind(j["kind"]),
@@ -101,7 +106,8 @@ def job_from(row: Row) -> Job:
         requested_at=j["requested_at"],
         finished_at=j["finished_at"],
         attempts=int(j["attempts"]),
-        removed=Counts(**{f.name: int(j[f.name] or 0) for f in _FIELDS}),
+        removed=removed,
+        matched=removed.total_rows() > 0 if matched is None else bool(matched),
     )
     return Job(receipt, j.get("user_id"), bool(j.get("sql_erasing")))
 
@@ -147,7 +153,12 @@ async def run_batch(
         if row["job"]["status"] != RUNNING:
             return 0
         touched, counts = await work(tx)
-        params = {"id": job_id, "add": asdict(counts), "sql_erasing": sql_erasing}
+        params = {
+            "id": job_id,
+            "add": asdict(counts),
+            "sql_erasing": sql_erasing,
+            "touched": touched,
+        }
         await job_tx.run(q.ADD_COUNTS, params)
         return touched
 

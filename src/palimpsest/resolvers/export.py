@@ -38,8 +38,16 @@ FORMAT = "palimpsest-export"
 VERSION = 1
 PAGE = 500
 SKIP = ["embedding", "scope_key", "tenant_id", "scope", "owner_id"]
-# A tenant fact's run identifiers may be another member's: they do not travel.
-TENANT_SKIP = [*SKIP, "session_id", "run_id", "writer_key", "locked_at"]
+# A tenant fact's run identifiers and writer keys may be another member's: they do not travel.
+TENANT_SKIP = [
+    *SKIP,
+    "session_id",
+    "run_id",
+    "writer_key",
+    "co_writer_keys",
+    "co_written",
+    "locked_at",
+]
 DATETIME = "$datetime"
 
 Record = dict[str, Any]

@@ -2,8 +2,11 @@
 
 Spans land on the consolidator's queue in the USER scope of the run's user, in one
 transaction, so an accepted span is durable when ``harvest`` answers. Every check runs before
-that transaction: a refused batch changes nothing. A span is keyed by ``(run, sourceId)``:
-sending it again is a no-op counted as a duplicate.
+that transaction: a refused batch changes nothing. A span is keyed by ``(run, sourceId)``, or
+``(session, sourceId)`` for a token without a ``run`` claim: sending it again (a retried
+harvest) is a no-op counted as a duplicate, while another run's span with the same
+``sourceId`` is another span. A token with neither claim cannot key a span: its ``sourceId``
+is refused.
 
 Each span records the harvesting run's identity and grants, so the consolidator can later act
 for that run (``identity.acting``) with exactly the reach the run had, and never more.
@@ -108,9 +111,17 @@ async def harvest(
     )
 
 
-def span_id(ref: ScopeRef, run_id: str | None, source_id: str) -> str:
-    """The span's id: stable for one ``(scope, run, sourceId)``, so a re-send finds it."""
-    raw = "\x1f".join(("span", ref.scope_key, run_id or "", source_id))
+def span_id(ref: ScopeRef, who: Principal, source_id: str) -> str | None:
+    """The span's id: stable for one ``(scope, run, sourceId)`` (or ``(scope, session,
+    sourceId)`` without a run), so a re-send finds it; None when the token names neither."""
+    if who.run_id:
+        parts: tuple[str, ...] = (who.run_id,)
+    elif who.session_id:
+        # An empty run part first: no run id is empty, so this never meets a run's key.
+        parts = ("", "session", who.session_id)
+    else:
+        return None
+    raw = "\x1f".join(("span", ref.scope_key, *parts, source_id))
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
@@ -122,6 +133,13 @@ def _item(ref: ScopeRef, who: Principal, index: int, span: SpanDraft) -> dict[st
     for name, value in labels:
         if value is not None and not 0 < len(value) <= MAX_LABEL:
             raise InvalidArgument(f"{where}.{name} must be 1-{MAX_LABEL} characters")
+    key = span_id(ref, who, span.source_id) if span.source_id else new_id()
+    if key is None:
+        raise InvalidArgument(
+            f"{where}.sourceId needs a run or session claim in the token: without one, "
+            "every run of this user would share one idempotency space; leave sourceId out "
+            "or send a token with a run"
+        )
     observed = span.observed_at
     facts = [_fact(where, j, f, span.observed_at) for j, f in enumerate(span.facts)]
     if facts:
@@ -133,7 +151,7 @@ def _item(ref: ScopeRef, who: Principal, index: int, span: SpanDraft) -> dict[st
     size = sum(len(v.encode()) for v in (span.text, span.speaker, span.role, span.source_id) if v)
     return {
         "index": index,
-        "id": span_id(ref, who.run_id, span.source_id) if span.source_id else new_id(),
+        "id": key,
         "source_id": span.source_id,
         "text": span.text,
         "speaker": span.speaker,

@@ -14,7 +14,7 @@ from palimpsest.identity import (
     granted_scopes,
     resolve_scope,
 )
-from palimpsest.identity.scopes import person_refs, scope_key, sees_writer
+from palimpsest.identity.scopes import names_members, person_refs, scope_key, sees_writer
 from tests.unit.principals import principal
 
 
@@ -138,6 +138,43 @@ def test_only_a_non_isolated_admin_names_another_user_and_only_in_their_tenant()
     for bad in ("", " ", "x" * 257, "a\x1fb"):
         with pytest.raises(InvalidArgument):
             person_refs(admin, bad)
+
+
+# Ids no token can carry (the token's user claim is held to the same rule): each named one
+# got a DONE receipt for an erasure of nothing.
+UNNAMEABLE = ("ev1\x00", "\x00", "ev\u200b1", "\ufeffev1", "ev1\u200d", " ev1", "ev1\n", "a\u2028b")
+
+
+@pytest.mark.parametrize("bad", UNNAMEABLE)
+def test_an_admin_cannot_name_an_id_no_token_could_carry(bad: str) -> None:
+    admin = who(roles=frozenset({Role.ADMIN}), user_id="root")
+    with pytest.raises(InvalidArgument, match="userId must not"):
+        person_refs(admin, bad)
+
+
+def test_user_ids_are_case_sensitive_and_otherwise_free() -> None:
+    admin = who(roles=frozenset({Role.ADMIN}), user_id="root")
+    upper, lower = person_refs(admin, "EV1"), person_refs(admin, "ev1")
+    assert upper.person.scope_key != lower.person.scope_key
+    assert person_refs(admin, "Jane Doe").user_id == "Jane Doe"
+    assert person_refs(admin, "zoë@example.org").user_id == "zoë@example.org"
+
+
+def test_naming_a_member_needs_the_tenant_grant_as_well_as_the_role() -> None:
+    """A token narrowed to USER memory must not reach other members' data."""
+    narrowed = who(
+        roles=frozenset({Role.ADMIN}), user_id="root", memory_scopes=frozenset({Scope.USER})
+    )
+    assert not names_members(narrowed)
+    with pytest.raises(Forbidden, match="TENANT"):
+        person_refs(narrowed, "bob")
+    assert person_refs(narrowed).user_id == "root"  # their own data needs USER only
+    granted = who(
+        roles=frozenset({Role.ADMIN}), memory_scopes=frozenset({Scope.USER, Scope.TENANT})
+    )
+    assert names_members(granted)
+    assert not names_members(who())
+    assert not names_members(who(roles=frozenset({Role.ADMIN}), isolated=True))
 
 
 def test_bulk_imports_by_operator_tooling_write_as_import() -> None:

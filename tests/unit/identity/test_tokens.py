@@ -62,6 +62,10 @@ def test_the_operator_role_round_trips() -> None:
         ({"iat": str(int(time.time()))}, "'iat' must be a number"),
         ({"nbf": str(int(time.time()) - 10)}, "'nbf' must be a number"),
         ({"exp": True}, "exp"),
+        # The user claim is held to the rule an admin naming a user is (identity.names).
+        ({"user": "ev1\x00"}, "'user' must not hold control"),
+        ({"user": "ev\u200b1"}, "'user' must not hold control"),
+        ({"user": " ev1"}, "'user' must not start or end"),
     ],
 )
 def test_bad_claims_are_refused(change: dict[str, object], reason: str) -> None:
