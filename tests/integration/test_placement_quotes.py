@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 from neo4j import Driver
 
+from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.acting import act_for_user
-from palimpsest.identity.scopes import resolve_scope
+from palimpsest.identity.scopes import resolve_scope, scope_key
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.indexes import apply_schema
 from tests.integration.conftest import Gql
 from tests.integration.cycle import HARVEST, drain, ok
 
@@ -228,3 +230,43 @@ def test_a_quote_outside_its_source_is_refused_and_changes_nothing(
         "queued": 0,
         "done": 0,
     }
+
+
+async def test_start_up_withholds_whole_span_quotes_stored_in_shared_scopes(
+    gql: Gql, org: dict[str, Any], svc: Services, settings: Settings, neo4j_driver: Driver
+) -> None:
+    alice = org["member"]("alice")
+    c = canary()
+    doc = ok(gql(IMPORT, alice, m=f"# Notes\n\n{c} The ledger runs on rails.\n"))
+    para = next(x for x in doc["importDocument"]["chunks"] if x["type"] == "PARAGRAPH")
+    whole = {"chunkId": para["id"], "start": 0, "end": len(para["text"])}
+    name = {"chunkId": para["id"], "start": para["text"].index("ledger"), "end": 0}
+    name["end"] = name["start"] + len("ledger")
+    ok(
+        gql(
+            ASSERT,
+            alice,
+            facts=[
+                fact("service", "ledger", "runs on", "rails", source=whole),
+                fact("service", "ledger", "runs on", "rails", source=name),
+            ],
+        )
+    )
+    # As an earlier version stored them: the quoted text, and no decision about sharing.
+    neo4j_driver.execute_query(
+        "MATCH (x:Source {chunk_id: $id}) WHERE x.scope_key <> x.origin_key "
+        "SET x.text = CASE WHEN x.start = 0 THEN $text ELSE 'ledger' END REMOVE x.shared",
+        id=para["id"],
+        text=para["text"],
+    )
+    tenant_key = scope_key(org["tenant"], Scope.TENANT, org["tenant"])
+    assert tenant_key in scopes_holding(neo4j_driver, [c])
+
+    await apply_schema(svc.db, settings.embedding_model, settings.embedding_dimensions)
+
+    assert scopes_holding(neo4j_driver, [c]) == {user_key(org["tenant"], "alice")}
+    [placed] = facts_of(gql, alice, "TENANT", "service", "ledger")
+    assert sorted((s["start"], s["text"]) for s in placed["sources"]) == [
+        (0, None),
+        (name["start"], "ledger"),  # the fact's own name says no more than the fact
+    ]
