@@ -10,7 +10,8 @@ Built-ins:
 
 - ``mentions``: links each turn to the entities of its scope it names, by name or alias, on
   word boundaries, case-insensitively; and the speaker as a ``person`` entity.
-- ``provided``: the candidate facts the runtime sent with the span, quoting the span.
+- ``provided``: the candidate facts the runtime sent with the span, quoting the span (or the
+  words of it the fact names as its ``quote``).
 
 Third-party extractors are loaded by name from the ``palimpsest.extractors`` entry point
 group: the entry point names a class (instantiated without arguments) or an instance.
@@ -137,6 +138,8 @@ def _quoting(draft: FactDraft, source: SourceRef) -> FactDraft:
         valid_at=draft.valid_at,
         invalid_at=draft.invalid_at,
         source=source,
+        quote=draft.quote,
+        share_quote=draft.share_quote,
     )
 
 

@@ -4,9 +4,10 @@ A fact's sources are ``:Source`` nodes in the fact's own scope, keyed by ``(fact
 where ``key`` names the quoted span (origin scope, chunk, start, end); a fact is attested by
 all of them and goes only with the last. ``origin_key`` is the scope key of the quoted chunk,
 so a user's sources can be found (and withdrawn) in the tenant scope without a relationship
-ever crossing scopes. A fact with no source carries its writer's USER scope key
-(``writer_key``): it belongs to that writer, and to every other writer who asserted it again
-without a source (``co_writer_keys``).
+ever crossing scopes. A source quoting another scope holds its ``text`` only when ``shared``
+is true (``resolvers.quotes``); otherwise it is a bare reference. A fact with no source
+carries its writer's USER scope key (``writer_key``): it belongs to that writer, and to every
+other writer who asserted it again without a source (``co_writer_keys``).
 
 A fact's validity read follows SPEC section 3. ``$as_of`` is always bound (``now`` by
 default). ``$known_at`` is optional: when bound, only facts recorded by then count, and a
@@ -150,7 +151,8 @@ FOREACH (_ IN CASE WHEN item.source_key IS NULL THEN [] ELSE [1] END |
                 x.chunk_id = item.source_chunk_id, x.document_id = item.source_document_id,
                 x.origin_key = item.origin_key, x.origin_scope = item.origin_scope,
                 x.start = item.source_start, x.end = item.source_end,
-                x.text = item.source_text, x.created_at = $now, x.session_id = $session_id,
+                x.text = item.source_text, x.shared = item.source_shared,
+                x.created_at = $now, x.session_id = $session_id,
                 x.run_id = $run_id, x.agent_name = $agent_name, x.model = $model,
                 x.origin = $origin)
 WITH s, o, f, item, created

@@ -298,3 +298,22 @@ REMOVE f.source_chunk_id, f.source_start, f.source_end, f.source_text
 RETURN count(*) AS migrated
 """,
 )
+
+# Sources written before quotes were withheld (``resolvers.quotes``) may hold the whole text
+# of a span from another scope. Each is decided once (``shared`` is set either way): its text
+# stays only when the fact's text or names contain it (case-insensitively), as a new write
+# would decide; the span itself is untouched in its own scope. Bounded batches at start-up.
+WITHHOLD_FOREIGN_QUOTES = _unscoped(
+    "WITHHOLD_FOREIGN_QUOTES",
+    """
+MATCH (x:Source)
+WHERE x.shared IS NULL AND x.origin_key IS NOT NULL AND x.origin_key <> x.scope_key
+WITH x LIMIT 1000
+OPTIONAL MATCH (s:Entity)-[f:FACT {scope_key: x.scope_key, id: x.fact_id}]->(o:Entity)
+WITH x, toLower(trim(coalesce(x.text, ''))) AS quote,
+     [t IN [f.text, s.name, o.name] WHERE t IS NOT NULL | toLower(t)] AS said
+WITH x, quote <> '' AND any(t IN said WHERE t CONTAINS quote) AS keep
+SET x.shared = keep, x.text = CASE WHEN keep THEN x.text ELSE null END
+RETURN count(*) AS migrated
+""",
+)

@@ -12,6 +12,7 @@ from palimpsest import paging
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import (
+    QUOTE_HELP,
     AfterArg,
     ChunkType,
     LimitArg,
@@ -61,7 +62,7 @@ class FactSource:
     document_id: ID | None
     start: int
     end: int
-    text: str
+    text: str | None = strawberry.field(description=QUOTE_HELP)
     origin_scope: Scope | None = strawberry.field(
         description="The scope of the quoted chunk (a placed fact may quote another scope)."
     )
@@ -175,6 +176,17 @@ class FactInput:
         default=None, description="When the fact stops being true (exclusive)."
     )
     source: SourceInput | None = None
+    quote: str | None = strawberry.field(
+        default=None,
+        description="The words the fact was taken from, a part of its source (of the span, "
+        "for a harvested span's facts): the source is narrowed to their first place in it.",
+    )
+    share_quote: bool = strawberry.field(
+        default=False,
+        description="Let the quoted words go with the fact when placement moves it out of "
+        "the source's scope. Default: there, the source names its span without its text, "
+        "unless the quote says no more than the fact's own text and names.",
+    )
 
     def draft(self) -> FactDraft:
         source = self.source
@@ -189,6 +201,8 @@ class FactInput:
             valid_at=self.valid_at,
             invalid_at=self.invalid_at,
             source=SourceRef(source.chunk_id, source.start, source.end) if source else None,
+            quote=self.quote,
+            share_quote=self.share_quote,
         )
 
 

@@ -31,7 +31,8 @@ class SpanInput:
     facts: list[FactInput] | None = strawberry.field(
         default=None,
         description="Candidate facts the runtime's model took from this span; the "
-        "consolidator places them like assertFacts, quoting the span. No `source`.",
+        "consolidator places them like assertFacts, quoting the span, or the fact's `quote` "
+        "(a part of the span's text). No `source`.",
     )
 
     def draft(self) -> ops.SpanDraft:

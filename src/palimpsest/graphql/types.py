@@ -24,6 +24,7 @@ from palimpsest.schema import models
 # Registering the domain enums lets annotations use them directly; the domain stays free of
 # strawberry imports. Import them from here so the registration has happened.
 __all__ = [
+    "QUOTE_HELP",
     "AfterArg",
     "ChunkType",
     "LimitArg",
@@ -76,12 +77,19 @@ def page_of(found: paging.Page[S], convert: Callable[[S], T]) -> Page[T]:
     )
 
 
+QUOTE_HELP = (
+    "The quoted words; null when the span lives in another scope than the row (a fact "
+    "placed out of the writer's scope) and neither says no more than the fact nor was marked "
+    "`shareQuote`: the chunk id then opens only in the span's own scope."
+)
+
+
 @strawberry.type
 class SourceQuote:
     chunk_id: strawberry.ID
     start: int
     end: int
-    text: str
+    text: str | None = strawberry.field(description=QUOTE_HELP)
 
 
 _WRITER_HELP = (

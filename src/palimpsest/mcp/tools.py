@@ -75,6 +75,15 @@ class FactItem(BaseModel):
     observed_at: TimeArg = Field(default=None, description="When it was observed.")
     natural_key: str | None = Field(default=None, description="Idempotency key (optional).")
     source: Source | None = None
+    quote: str | None = Field(
+        default=None,
+        description="The words the fact was taken from, a part of its source (or span).",
+    )
+    share_quote: bool = Field(
+        default=False,
+        description="Let the quoted words go with the fact when placement moves it to a "
+        "shared scope (default: only a reference to the span goes).",
+    )
 
     def draft(self) -> FactDraft:
         s = self.source
@@ -89,6 +98,8 @@ class FactItem(BaseModel):
             valid_at=parse_optional(self.valid_at, "valid_at"),
             invalid_at=parse_optional(self.invalid_at, "invalid_at"),
             source=SourceRef(s.chunk_id, s.start, s.end) if s else None,
+            quote=self.quote,
+            share_quote=self.share_quote,
         )
 
 

@@ -46,6 +46,10 @@ class FactDraft:
     valid_at: datetime | None = None
     invalid_at: datetime | None = None
     source: SourceRef | None = None
+    # The words of the source the fact was taken from (a substring of it): the source is
+    # narrowed to them. ``share_quote``: the quoted text may go where placement moves the fact.
+    quote: str | None = None
+    share_quote: bool = False
 
 
 def normalize(name: str) -> str:
@@ -119,6 +123,11 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         check_id(source.chunk_id, f"{where}.source.chunkId")
         if not 0 <= source.start < source.end:
             raise InvalidArgument(f"{where}.source: need 0 <= start < end")
+    if d.quote is not None:
+        if source is None:
+            raise InvalidArgument(f"{where}.quote narrows a source: give source too")
+        if not d.quote.strip() or len(d.quote) > MAX_TEXT:
+            raise InvalidArgument(f"{where}.quote must be 1-{MAX_TEXT} characters")
     return {
         "index": index,
         "id": new_id(),
@@ -143,6 +152,9 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         "source_start": source.start if source else None,
         "source_end": source.end if source else None,
         "source_text": None,
+        "quote": d.quote,
+        "share_quote": d.share_quote,
+        "source_shared": None,  # set for a quote of another scope (quotes.withhold)
         # Filled from the chunk when the source is resolved (facts.resolve_sources).
         "source_key": None,
         "source_document_id": None,

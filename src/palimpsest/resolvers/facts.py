@@ -16,7 +16,7 @@ from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
-from palimpsest.resolvers import term_index
+from palimpsest.resolvers import quotes, term_index
 from palimpsest.resolvers.common import check_id, fact_stamp, provenance_from
 from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
 from palimpsest.resolvers.services import Services
@@ -96,6 +96,8 @@ async def resolve_sources(tx: ScopedTx, rows: list[dict[str, Any]]) -> None:
                 f"facts[{row['index']}].source: end {row['source_end']} is past the chunk's "
                 f"{len(texts[chunk_id])} characters"
             )
+        if row["quote"] is not None:
+            quotes.narrow(row, texts[chunk_id])
         row["source_text"] = texts[chunk_id][row["source_start"] : row["source_end"]]
         row["source_key"] = (
             f"{origin.scope_key}:{chunk_id}:{row['source_start']}:{row['source_end']}"
@@ -118,6 +120,7 @@ async def write_batch(
         raise Conflict(f"natural key already names a different fact: {keys}")
     for row in rows:
         row.update(term_index.row_fields(row["text"]))
+    quotes.withhold(rows, tx.ref.scope_key)
     params = {**stamp, "now": svc.clock(), "facts": rows}
     written = await tx.run(q.ASSERT_FACTS, params)
     # Only new facts count: a re-assertion matches the stored fact and keeps its text.
@@ -357,7 +360,7 @@ def _source(x: Row) -> FactSource:
         document_id=x.get("document_id"),
         start=int(x["start"]),
         end=int(x["end"]),
-        text=x.get("text") or "",
+        text=x.get("text"),
         origin_scope=x.get("origin_scope"),
         added_at=x["created_at"],
         origin=x.get("origin"),

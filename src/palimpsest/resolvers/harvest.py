@@ -141,10 +141,11 @@ def _item(ref: ScopeRef, who: Principal, index: int, span: SpanDraft) -> dict[st
             "or send a token with a run"
         )
     observed = span.observed_at
-    facts = [_fact(where, j, f, span.observed_at) for j, f in enumerate(span.facts)]
+    facts = [_fact(where, j, f, span) for j, f in enumerate(span.facts)]
     if facts:
         try:
-            prepare([fact_draft(f) for f in facts])
+            # Checked as drafts without their quote: it narrows a source they do not have yet.
+            prepare([fact_draft({**f, "quote": None}) for f in facts])
         except InvalidArgument as e:
             raise InvalidArgument(f"{where}.{e.message}", **e.details) from e
     encoded = orjson.dumps(facts).decode() if facts else None
@@ -162,13 +163,17 @@ def _item(ref: ScopeRef, who: Principal, index: int, span: SpanDraft) -> dict[st
     }
 
 
-def _fact(where: str, j: int, d: FactDraft, observed_at: datetime | None) -> dict[str, Any]:
-    """A candidate fact as stored on the span; the consolidator quotes the span as its source."""
+def _fact(where: str, j: int, d: FactDraft, span: SpanDraft) -> dict[str, Any]:
+    """A candidate fact as stored on the span; the consolidator quotes the span (or the
+    fact's ``quote`` in it) as its source."""
     if d.source is not None:
         raise InvalidArgument(
             f"{where}.facts[{j}].source: a span's facts are quoted from the span itself; "
             "leave source out"
         )
+    if d.quote is not None and (not d.quote.strip() or d.quote not in span.text):
+        raise InvalidArgument(f"{where}.facts[{j}].quote must be a part of the span's text")
+    observed_at = span.observed_at
     return {
         "subject": [d.subject.type, d.subject.name],
         "predicate": d.predicate,
@@ -180,6 +185,8 @@ def _fact(where: str, j: int, d: FactDraft, observed_at: datetime | None) -> dic
         "observed_at": _iso(d.observed_at if d.observed_at is not None else observed_at),
         "valid_at": _iso(d.valid_at),
         "invalid_at": _iso(d.invalid_at),
+        "quote": d.quote,
+        "share_quote": d.share_quote,
     }
 
 
@@ -197,6 +204,9 @@ def fact_draft(stored: dict[str, Any], source: SourceRef | None = None) -> FactD
         valid_at=_instant(stored["valid_at"]),
         invalid_at=_instant(stored["invalid_at"]),
         source=source,
+        # Spans banked before quotes existed carry neither key.
+        quote=stored.get("quote"),
+        share_quote=bool(stored.get("share_quote")),
     )
 
 

@@ -46,6 +46,8 @@ async def apply_schema(db: Database, model: str, dimensions: int) -> None:
     await db.write(q.AWAIT_INDEXES)
     while (await db.write(q.MIGRATE_FACT_SOURCES))[0]["migrated"]:
         pass
+    while (await db.write(q.WITHHOLD_FOREIGN_QUOTES))[0]["migrated"]:
+        pass
     [info] = await db.write(q.MERGE_SCHEMA_INFO, {"model": model, "dimensions": dimensions})
     if (info["model"], info["dimensions"]) != (model, dimensions):
         raise Unavailable(

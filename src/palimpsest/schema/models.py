@@ -14,7 +14,7 @@ class SourceQuote:
     chunk_id: str
     start: int
     end: int
-    text: str
+    text: str | None  # None: the span lives in another scope and its text stays there
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class FactSource:
     document_id: str | None
     start: int
     end: int
-    text: str
+    text: str | None  # None: the span lives in another scope and its text stays there
     origin_scope: str | None
     added_at: datetime
     origin: str | None
