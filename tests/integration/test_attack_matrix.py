@@ -8,13 +8,27 @@ from __future__ import annotations
 
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
+from palimpsest.resolvers.services import Services
 from palimpsest_bench.attack.run import run_attack
+from tests.integration.cycle import drain
 
 KINDS = {"kv", "document", "fact", "sql", "ontology", "provenance"}
-PROBE_CASES = {"bookmark_forged", "bookmark_flood", "bookmark_counter"}
+PROBE_CASES = {
+    "bookmark_forged",
+    "bookmark_flood",
+    "bookmark_counter",
+    "harvest-placed-quote",
+    "assert-placed-quote",
+    "unnameable_ids",
+}
 
 
-async def test_no_principal_sees_what_it_may_not(live_server_url: str, settings: Settings) -> None:
+async def test_no_principal_sees_what_it_may_not(
+    live_server_url: str, settings: Settings, svc: Services
+) -> None:
+    async def consolidate(tenant: str, user: str) -> int:
+        return (await drain(svc, tenant, user)).consolidated
+
     r = await run_attack(
         live_server_url,
         load_keys(settings),
@@ -23,6 +37,7 @@ async def test_no_principal_sees_what_it_may_not(live_server_url: str, settings:
         seed=11,
         say=lambda _: None,
         scopes_per_field=2,
+        consolidate=consolidate,
     )
     findings = r["findings"]
     assert r["leaks"] == 0, findings

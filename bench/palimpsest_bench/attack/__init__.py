@@ -13,6 +13,7 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest.server import serve_in_thread
+from palimpsest_bench.attack.probe_placement import in_process
 from palimpsest_bench.attack.run import run_attack
 
 
@@ -26,4 +27,13 @@ def run(
     settings = settings.model_copy(update={"log_level": "WARNING"})
     say("starting the API (Neo4j, embedding model) ...")
     with serve_in_thread(settings) as url:
-        return asyncio.run(run_attack(url, load_keys(settings), requests, concurrency, seed, say))
+        attack = run_attack(
+            url,
+            load_keys(settings),
+            requests,
+            concurrency,
+            seed,
+            say,
+            consolidate=in_process(settings),
+        )
+        return asyncio.run(attack)

@@ -2,22 +2,26 @@
 
 Each probe module exposes ``run(url, keys, tenants)`` and answers one entry per case, each
 with ``passed`` and the figures it measured; the matrix runs them all after its census.
+The placement probe sets an ontology, so it gets tenants of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import secrets
 from typing import Any
 
 from palimpsest.identity.tokens import TokenKeys
-from palimpsest_bench.attack import probe_bookmarks
-
-Probe = Callable[[str, TokenKeys, tuple[str, str]], Awaitable[dict[str, dict[str, Any]]]]
-PROBES: tuple[Probe, ...] = (probe_bookmarks.run,)
+from palimpsest_bench.attack import probe_bookmarks, probe_erase, probe_placement
+from palimpsest_bench.attack.probe_placement import Consolidate
 
 
-async def run_probes(url: str, keys: TokenKeys, tenants: tuple[str, str]) -> dict[str, Any]:
+async def run_probes(
+    url: str, keys: TokenKeys, tenants: tuple[str, str], consolidate: Consolidate | None
+) -> dict[str, Any]:
+    """Every probe; without ``consolidate`` the placement probe waits for a running worker."""
     cases: dict[str, dict[str, Any]] = {}
-    for probe in PROBES:
-        cases |= await probe(url, keys, tenants)
+    cases |= await probe_bookmarks.run(url, keys, tenants)
+    cases |= await probe_erase.run(url, keys, tenants)
+    own = (f"pq-{secrets.token_hex(5)}", f"pq-{secrets.token_hex(5)}")
+    cases |= await probe_placement.run(url, keys, own, consolidate=consolidate)
     return cases

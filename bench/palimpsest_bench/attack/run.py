@@ -31,6 +31,7 @@ from palimpsest_bench.attack import matrix, plant
 from palimpsest_bench.attack.generate import Field, Values, fields_of, fresh_id
 from palimpsest_bench.attack.matrix import Member, Plane
 from palimpsest_bench.attack.plant import Garden
+from palimpsest_bench.attack.probe_placement import Consolidate
 from palimpsest_bench.attack.probes import run_probes
 from palimpsest_bench.wire import Reply, WireClient
 
@@ -76,9 +77,16 @@ class Job:
 
 class Attack:
     def __init__(
-        self, url: str, keys: TokenKeys, seed: int, say: Say, scopes_per_field: int = 4
+        self,
+        url: str,
+        keys: TokenKeys,
+        seed: int,
+        say: Say,
+        scopes_per_field: int = 4,
+        consolidate: Consolidate | None = None,
     ) -> None:
         self.url, self.keys, self.say = url, keys, say
+        self.consolidate = consolidate
         self.scopes_per_field = scopes_per_field
         self.rng = random.Random(seed)
         self.tenants = (f"atk-{secrets.token_hex(5)}", f"atk-{secrets.token_hex(5)}")
@@ -173,7 +181,7 @@ class Attack:
             self.say(f"round {rounds}: {self.tally.requests} requests")
         await self.execute(self.jobs(destructive=True), concurrency)
         await self.census()
-        probes = await run_probes(self.url, self.keys, self.tenants)
+        probes = await run_probes(self.url, self.keys, self.tenants, self.consolidate)
         t = self.tally
         seen_kinds = Counter(c.kind for c in self.garden.canaries if c.text in t.seen)
         return {
@@ -408,9 +416,11 @@ async def run_attack(
     seed: int,
     say: Say,
     scopes_per_field: int = 4,
+    consolidate: Consolidate | None = None,
 ) -> dict[str, Any]:
-    """One attack run; ``scopes_per_field`` < 4 samples the scopes (a bounded run)."""
-    attack = Attack(url, keys, seed, say, scopes_per_field)
+    """One attack run; ``scopes_per_field`` < 4 samples the scopes (a bounded run);
+    ``consolidate`` drains a user's harvested spans for the placement probe."""
+    attack = Attack(url, keys, seed, say, scopes_per_field, consolidate)
     return await attack.run(min_requests, concurrency)
 
 
