@@ -35,7 +35,8 @@ from enum import StrEnum
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity.principal import Principal, Scope
 from palimpsest.identity.scopes import Plane, granted_scopes, resolve_scope
-from palimpsest.ontology import EntityType, Ontology, normalise
+from palimpsest.ontology import EntityType, Ontology
+from palimpsest.schema.names import normalise
 
 MAX_BATCH = 200
 # Words by which a writer means the profile owner; compared after normalise() and "the "-strip.

@@ -24,8 +24,8 @@ from palimpsest.graphql.types import (
 )
 from palimpsest.resolvers import facts as ops
 from palimpsest.resolvers import graph
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
 from palimpsest.schema import models
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 
 @strawberry.enum(description="A judge's verdict; it sets the fact's confidence.")

@@ -22,8 +22,8 @@ from palimpsest.resolvers import document_import, memory, ontology, sql
 from palimpsest.resolvers import facts as fact_ops
 from palimpsest.resolvers import harvest as harvest_ops
 from palimpsest.resolvers import recall as recall_ops
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 from palimpsest.sqlmem import Statement
 from palimpsest.timeparse import parse_optional
 

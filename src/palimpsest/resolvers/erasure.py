@@ -32,9 +32,10 @@ from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs, tenant_config_ref
 from palimpsest.resolvers import erasure_jobs as jobs
 from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, Receipt, Work
-from palimpsest.resolvers.fact_input import EntityRef, normalize
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import forget_facts, withdraw_batch
+from palimpsest.schema.drafts import EntityRef
+from palimpsest.schema.names import normalise
 
 log = logging.getLogger(__name__)
 MAX_PASSES = 3
@@ -227,7 +228,7 @@ async def erase_subject(svc: Services, who: Principal, scope: Scope, subject: En
     ref = resolve_scope(who, scope)
     if scope in (Scope.TENANT, Scope.GLOBAL) and not who.is_admin:
         raise Forbidden(f"erasing a subject from {scope.value} needs the admin role")
-    type_, name = normalize(subject.type), normalize(subject.name)
+    type_, name = normalise(subject.type), normalise(subject.name)
     if not type_ or not name:
         raise InvalidArgument("subject: type and name must not be blank")
     tenant = tenant_config_ref(who)

@@ -18,9 +18,11 @@ from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
 from palimpsest.resolvers import quotes, term_index
 from palimpsest.resolvers.common import check_id, fact_stamp, provenance_from
-from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
+from palimpsest.resolvers.fact_input import MAX_TEXT, prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.models import Entity, Fact, FactSource, SourceQuote
+from palimpsest.schema.names import normalise
 from palimpsest.timeparse import check_interval
 
 MIN_CONFIDENCE = 0.25  # below this a fact is refuted and hidden by default
@@ -172,8 +174,8 @@ async def list_facts(
     paging.check_limit(limit, MAX_LIST_LIMIT)
     position = paging.decode(after, LIST_NAME, _POSITION) or [None, None, None]
     params = {
-        "subject_norm": normalize(subject.name) if subject else None,
-        "subject_type": normalize(subject.type) if subject and subject.type else None,
+        "subject_norm": normalise(subject.name) if subject else None,
+        "subject_type": normalise(subject.type) if subject and subject.type else None,
         "predicate": " ".join(predicate.split()) if predicate else None,
         "limit": limit + 1,
         "after_valid_at": position[0],

@@ -10,10 +10,11 @@ from palimpsest.cypher.executor import Row
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from
-from palimpsest.resolvers.fact_input import MAX_NAME, normalize
+from palimpsest.resolvers.fact_input import MAX_NAME
 from palimpsest.resolvers.facts import TimeView, entity_from, fact_from
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact, Provenance
+from palimpsest.schema.names import normalise
 
 MAX_HOPS = 3
 MAX_ALIASES = 50
@@ -57,9 +58,9 @@ async def find_entities(
     paging.check_limit(limit, MAX_LIST_LIMIT)
     position = paging.decode(after, LIST_NAME, (paging.Part.TEXT, paging.Part.TEXT))
     params = {
-        "type": normalize(type_) if type_ else None,
-        "name": normalize(name) if name else None,
-        "contains": normalize(contains) if contains else None,
+        "type": normalise(type_) if type_ else None,
+        "name": normalise(name) if name else None,
+        "contains": normalise(contains) if contains else None,
         "limit": limit + 1,
         **_after(position),
     }
@@ -79,7 +80,7 @@ async def set_aliases(
     for alias in clean:
         if not alias or len(alias) > MAX_NAME:
             raise InvalidArgument(f"each alias must be 1-{MAX_NAME} characters, not blank")
-    params = {"id": entity_id, "aliases": clean, "norms": sorted({normalize(a) for a in clean})}
+    params = {"id": entity_id, "aliases": clean, "norms": sorted({normalise(a) for a in clean})}
     rows = await svc.db.scoped(ref).write(q.SET_ENTITY_ALIASES, params)
     if not rows:
         raise NotFound("entity not found")
@@ -129,7 +130,7 @@ async def recall(
                 **base,
                 **_after(None),
                 "type": None,
-                "name": normalize(query),
+                "name": normalise(query),
                 "contains": None,
                 "limit": 20,
             },

@@ -27,8 +27,9 @@ from palimpsest.cypher import harvest as q
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers.common import new_id, writer_params
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef, prepare
+from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # SPEC section 7: larger payloads are refused, not truncated
 MAX_SPANS = 1000

@@ -23,8 +23,10 @@ from palimpsest.ontology import Ontology, parse_ontology
 from palimpsest.placement import Placement, PlacementItem, place_batch
 from palimpsest.resolvers import facts
 from palimpsest.resolvers.common import fact_stamp, writer_params
-from palimpsest.resolvers.fact_input import FactDraft, normalize, prepare
+from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import FactDraft
+from palimpsest.schema.names import normalise
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +154,7 @@ async def _with_recorded_types(
     svc: Services, ref: ScopeRef, items: Sequence[PlacementItem]
 ) -> list[PlacementItem]:
     """Attach the types each subject is already recorded under in the caller's scope."""
-    names = sorted({normalize(i.subject) for i in items if i.subject})
+    names = sorted({normalise(i.subject) for i in items if i.subject})
     if not names:
         return list(items)
     rows = await svc.db.scoped(ref).read(fq.SUBJECT_TYPES, {"names": names})
@@ -161,7 +163,7 @@ async def _with_recorded_types(
         PlacementItem(
             entity_type=i.entity_type,
             subject=i.subject,
-            recorded_types=i.recorded_types | recorded.get(normalize(i.subject or ""), frozenset()),
+            recorded_types=i.recorded_types | recorded.get(normalise(i.subject or ""), frozenset()),
         )
         for i in items
     ]

@@ -1,0 +1,56 @@
+"""The layers, checked on the import graph: doors do not reach the database layer, only
+``cypher/`` and the managed servers touch the driver, and the lower modules never import
+the core or the doors."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "palimpsest"
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module ``path`` imports, at the top or inside functions."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def modules(*parts: str) -> list[Path]:
+    out: list[Path] = []
+    for part in parts:
+        target = SRC / part
+        out += sorted(target.rglob("*.py")) if target.is_dir() else [target]
+    return out
+
+
+def offenders(paths: list[Path], *prefixes: str) -> list[str]:
+    return [
+        f"{p.relative_to(SRC)} imports {m}"
+        for p in paths
+        for m in sorted(imports_of(p))
+        if any(m == x or m.startswith(x + ".") for x in prefixes)
+    ]
+
+
+@pytest.mark.parametrize("door", ["graphql", "mcp", "cli"])
+def test_doors_do_not_reach_the_database_layer(door: str) -> None:
+    assert offenders(modules(door), "palimpsest.cypher", "neo4j") == []
+
+
+def test_only_cypher_and_the_managed_server_touch_the_driver() -> None:
+    allowed = ("cypher", "neo4j_local")
+    rest = [p for p in modules(".") if p.relative_to(SRC).parts[0] not in allowed]
+    assert offenders(rest, "neo4j") == []
+
+
+def test_lower_modules_never_import_the_core_or_the_doors() -> None:
+    lower = modules("schema", "identity", "extractors.py")
+    assert offenders(lower, "palimpsest.resolvers", "palimpsest.graphql", "palimpsest.mcp") == []
