@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from palimpsest.errors import InvalidArgument
+from palimpsest.identity.permissions import isolated
 from palimpsest.identity.principal import Principal, Scope
 from palimpsest.identity.scopes import Plane, granted_scopes, resolve_scope
 from palimpsest.ontology import EntityType, Ontology
@@ -136,7 +137,7 @@ def _decide(
 
     if Scope.TENANT not in granted_scopes(principal, Plane.MEMORY):
         # The same answer for every item, whatever the ontology holds: no detail of it leaks.
-        if principal.isolated:
+        if isolated(principal):
             return stay(
                 PlacementReason.ISOLATED,
                 "the caller is isolated from the tenant, so the tenant ontology does not apply",
@@ -195,7 +196,7 @@ def _decide(
                 f"{declares}, but {target.value} is not granted in this token's "
                 f"{plane.value}_scopes (granted: {listed})",
             )
-    if target is Scope.TENANT and principal.isolated:
+    if target is Scope.TENANT and isolated(principal):
         return stay(
             PlacementReason.ISOLATED, f"{declares}, but the caller is isolated from the tenant"
         )

@@ -54,3 +54,22 @@ def test_only_cypher_and_the_managed_server_touch_the_driver() -> None:
 def test_lower_modules_never_import_the_core_or_the_doors() -> None:
     lower = modules("schema", "identity", "extractors.py")
     assert offenders(lower, "palimpsest.resolvers", "palimpsest.graphql", "palimpsest.mcp") == []
+
+
+def test_roles_are_checked_through_the_named_predicates_only() -> None:
+    """``identity/permissions.py`` names every role check; elsewhere roles are only shown."""
+    found = []
+    for path in modules("."):
+        if path.relative_to(SRC).parts[0] == "identity":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            role_flag = isinstance(node, ast.Attribute) and node.attr in ROLE_FLAGS
+            role_test = isinstance(node, ast.Compare) and any(
+                isinstance(c, ast.Attribute) and c.attr == "roles" for c in node.comparators
+            )
+            if role_flag or role_test:
+                found.append(f"{path.relative_to(SRC)}:{getattr(node, 'lineno', 0)}")
+    assert found == []
+
+
+ROLE_FLAGS = {"is_admin", "is_operator"}

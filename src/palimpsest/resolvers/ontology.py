@@ -16,8 +16,8 @@ from typing import Any
 from palimpsest.cypher import facts as fq
 from palimpsest.cypher import ontology as q
 from palimpsest.cypher.executor import Tx
-from palimpsest.errors import Forbidden
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, parse_ontology
 from palimpsest.placement import Placement, PlacementItem, place_batch
@@ -45,8 +45,7 @@ class PlacedFact:
 
 async def set_ontology(svc: Services, who: Principal, markdown: str) -> StoredOntology:
     """Replace the tenant's ontology; tenant admins only. Parse errors change nothing."""
-    if not who.is_admin:
-        raise Forbidden("setting the tenant ontology needs the admin role")
+    require(tenant_admin(who), "setting the tenant ontology needs the admin role")
     ref = resolve_scope(who, Scope.TENANT)
     parsed = parse_ontology(markdown)
     params = {
