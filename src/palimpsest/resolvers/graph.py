@@ -65,7 +65,7 @@ async def find_entities(
         **_after(position),
     }
     rows = await svc.db.scoped(ref).read(q.FIND_ENTITIES, params)
-    return paging.page(rows, limit, LIST_NAME, _position).map(_entity)
+    return paging.page(rows, limit, LIST_NAME, _position).map(lambda r: _entity(r, who))
 
 
 async def set_aliases(
@@ -84,7 +84,7 @@ async def set_aliases(
     rows = await svc.db.scoped(ref).write(q.SET_ENTITY_ALIASES, params)
     if not rows:
         raise NotFound("entity not found")
-    return _entity(rows[0])
+    return _entity(rows[0], who)
 
 
 async def recall(
@@ -118,12 +118,12 @@ async def recall(
     facts: dict[str, Fact] = {}
     if seed_ids:
         rows = await db.read(q.ENTITIES_BY_ID, {**base, "ids": seed_ids})
-        entities.update((r["id"], _entity(r)) for r in rows)
+        entities.update((r["id"], _entity(r, who)) for r in rows)
     if query and query.strip():
         vector = await svc.embed_question(who, query)
         rows = await db.read(q.SEARCH_FACTS, {**base, "vector": vector, "k": QUERY_SEED_FACTS})
         for row in rows:
-            _take(scope, row, facts, entities)
+            _take(scope, row, who, facts, entities)
         exact = await db.read(
             q.FIND_ENTITIES,
             {
@@ -135,7 +135,7 @@ async def recall(
                 "limit": 20,
             },
         )
-        entities.update((r["id"], _entity(r)) for r in exact)
+        entities.update((r["id"], _entity(r, who)) for r in exact)
     seeds = list(entities.values())
     frontier = set(entities)
     for _ in range(hops):
@@ -144,7 +144,7 @@ async def recall(
         rows = await db.read(q.NEIGHBOUR_FACTS, {**base, "ids": sorted(frontier), "limit": limit})
         before = set(entities)
         for row in rows:
-            _take(scope, row, facts, entities)
+            _take(scope, row, who, facts, entities)
         frontier = set(entities) - before
     found = list(facts.values())[:limit]
     chunk_rows = await db.read(
@@ -155,14 +155,18 @@ async def recall(
         },
     )
     chunks = [
-        ChunkRef(r["id"], r["document_id"], r["type"], r["text"], provenance_from(r["provenance"]))
+        ChunkRef(
+            r["id"], r["document_id"], r["type"], r["text"], provenance_from(r["provenance"], who)
+        )
         for r in chunk_rows
     ]
     return GraphRecall(seeds, list(entities.values()), found, chunks[:MAX_CHUNKS])
 
 
-def _take(scope: Scope, row: Row, facts: dict[str, Fact], entities: dict[str, Entity]) -> None:
-    fact = fact_from(scope, row)
+def _take(
+    scope: Scope, row: Row, who: Principal, facts: dict[str, Fact], entities: dict[str, Entity]
+) -> None:
+    fact = fact_from(scope, row, who)
     facts.setdefault(fact.id, fact)
     entities.setdefault(fact.subject.id, fact.subject)
     entities.setdefault(fact.object.id, fact.object)
@@ -177,5 +181,5 @@ def _position(row: Row) -> list[str]:
     return [row["normalized_name"], row["type"]]
 
 
-def _entity(row: Row) -> Entity:
-    return entity_from(row)
+def _entity(row: Row, reader: Principal) -> Entity:
+    return entity_from(row, reader)

@@ -89,6 +89,7 @@ class PlacedPlan:
     decisions: list[Placement | None]
     groups: dict[ScopeRef, list[dict[str, Any]]]
     stamp: dict[str, Any]
+    writer: Principal  # also whom the written facts are decoded for
 
 
 async def assert_placed(
@@ -129,7 +130,7 @@ async def plan_placed(
             targets[target] = resolve_scope(who, target)
         groups.setdefault(targets[target], []).append(row)
     await facts.embed_rows(svc, rows)
-    return PlacedPlan(origin, rows, decisions, groups, fact_stamp(who, stamp))
+    return PlacedPlan(origin, rows, decisions, groups, fact_stamp(who, stamp), who)
 
 
 async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[int, facts.Asserted]]:
@@ -140,7 +141,7 @@ async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[in
         if target != plan.origin:
             for row in group:
                 row["mention_chunk_id"] = None
-        written += await facts.write_batch(tx.scoped(target), svc, plan.stamp, group)
+        written += await facts.write_batch(tx.scoped(target), svc, plan.stamp, group, plan.writer)
     return written
 
 

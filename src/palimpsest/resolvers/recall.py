@@ -164,7 +164,7 @@ async def _recall(
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool)
         with timing.timed("load"):
-            hits = await hits_of.load(tx, refs, ranked[: req.top_k])
+            hits = await hits_of.load(tx, refs, ranked[: req.top_k], who)
         return RecallResult(
             hits=hits, sources_applied=True, time_filter=report, scopes=[r.scope for r in refs]
         )
