@@ -7,7 +7,7 @@ so a user's sources can be found (and withdrawn) in the tenant scope without a r
 ever crossing scopes. A fact with no source carries its writer's USER scope key
 (``writer_key``): it belongs to that writer.
 
-A fact's validity read follows SPEC section 3. ``$as_of`` is always bound (``now`` by
+A fact's validity read follows docs/spec.md, Time. ``$as_of`` is always bound (``now`` by
 default). ``$known_at`` is optional: when bound, only facts recorded by then count, and a
 fact whose ``invalid_at`` was changed later (by a correction or retraction) is read with the
 interval believed at that time (``prior_invalid_at``).
