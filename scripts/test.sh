@@ -17,6 +17,8 @@ fi
 $BIN/ruff check src tests bench
 $BIN/ruff format --check src tests bench
 $BIN/mypy
+# The documentation site: a broken link or anchor, or a page left out of the nav, fails here.
+NO_MKDOCS_2_WARNING=1 $BIN/mkdocs build --strict --quiet
 
 # SQL Memory's tests run on both backends: PostgreSQL must be there too.
 scripts/ensure-postgres.sh

@@ -1,7 +1,7 @@
 """The tenant ontology: which entity types exist and which scope their facts belong in.
 
 Pure parsing and validation; nothing here touches the database. ``placement.py`` makes the
-per-fact decision of SPEC section 4 from an ``Ontology``.
+per-fact decision of docs/spec.md, Placement, from an ``Ontology``.
 
 Markdown format (one directive per line, ``key: value``; keys are case-insensitive, backticks
 and list bullets around a directive are ignored, prose lines that do not start with ``word:``

@@ -1,4 +1,4 @@
-"""The placement decision of SPEC section 4: which scope one fact is written in.
+"""The placement decision (docs/spec.md, Placement): which scope one fact is written in.
 
 Pure: the caller loads the ontology, the user's own names and each subject's recorded types,
 and asks once per batch before writing anything (reference 5.4). Every branch that does not

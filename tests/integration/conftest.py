@@ -149,7 +149,7 @@ async def svc(settings: Settings) -> AsyncIterator[Services]:
 
 @pytest.fixture(autouse=True, scope="module")
 def no_cross_scope_relationships(neo4j_driver: Driver) -> Iterator[None]:
-    """After every module: no relationship anywhere joins two scopes (SPEC section 4)."""
+    """After every module: no relationship anywhere joins two scopes (docs/spec.md, Placement)."""
     yield
     records, _, _ = neo4j_driver.execute_query(CROSS_SCOPE_EDGES)
     assert records[0]["n"] == 0

@@ -1,6 +1,6 @@
 """The single place that turns a scope name into an owner.
 
-``resolve_scope`` applies every fail-closed rule of SPEC section 1 and returns a ``ScopeRef``
+``resolve_scope`` applies every fail-closed rule of docs/spec.md, Scopes, and returns a ``ScopeRef``
 whose ``scope_key`` every Cypher statement filters on.
 """
 

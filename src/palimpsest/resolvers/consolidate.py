@@ -1,4 +1,5 @@
-"""Turn leased spans into durable memory (SPEC section 7), one user scope at a time.
+"""Turn leased spans into durable memory, one user scope at a time (docs/spec.md, Harvest and
+consolidation).
 
 A leased batch becomes, in one transaction: a ``turn`` chunk per span in its session's
 conversation document (chunk id = span id), the extractors' mention edges and placed facts,

@@ -1,4 +1,4 @@
-"""The documents plane (SPEC section 2.4): read, list, edit, delete and export documents.
+"""The documents plane (docs/spec.md, Planes): read, list, edit, delete and export documents.
 
 Import lives in ``document_import``. Export is lossless: it joins each chunk's text and the
 separator that followed it in reading order.

@@ -1,4 +1,5 @@
-"""Erasure (SPEC section 8): a person across every plane, or one subject in one scope.
+"""Erasure: a person across every plane, or one subject in one scope (docs/spec.md, Erasure
+and export).
 
 A person's erasure removes, in bounded batches of a durable job (``erasure_jobs``):
 

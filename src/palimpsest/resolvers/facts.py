@@ -1,4 +1,4 @@
-"""Facts (SPEC section 3): assert idempotently, supersede once, retract, judge, read in time.
+"""Facts (docs/spec.md, Time): assert idempotently, supersede once, retract, judge, read in time.
 
 Every write is one transaction. A batch writes each fact with its subject, object and the
 source chunk's mention edges in the fact's own scope, or nothing at all.

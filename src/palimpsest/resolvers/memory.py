@@ -1,4 +1,4 @@
-"""The key/value plane (SPEC section 2.1): get, set, delete, list, and atomic reducers.
+"""The key/value plane (docs/spec.md, Planes): get, set, delete, list, and atomic reducers.
 
 Every operation resolves its scope first; writes run in one transaction that locks the
 scope, so the quota check and the write cannot interleave with another writer. A refused

@@ -1,4 +1,4 @@
-"""The tenant ontology and placement (SPEC section 4): store, dry-run, and placed writes.
+"""The tenant ontology and placement (docs/spec.md, Placement): store, dry-run, and placed writes.
 
 A placed batch makes one decision per item before anything is written, then writes every
 fact (with its subject, object and mention edges) in its placed scope, all in one

@@ -1,7 +1,7 @@
-"""Hybrid recall (SPEC section 5): per scope and kind of row, a vector leg and a scope-local
-BM25 leg, each a ranked list; the lists are fused by Reciprocal Rank Fusion, then soft
-preferences read from the question (dates, "when", years, a named speaker) boost the fused
-score. Nothing from another scope reaches a score, a rank or the candidate pools.
+"""Hybrid recall (docs/spec.md, Recall and search): per scope and kind of row, a vector leg
+and a scope-local BM25 leg, each a ranked list; the lists are fused by Reciprocal Rank Fusion,
+then soft preferences read from the question (dates, "when", years, a named speaker) boost the
+fused score. Nothing from another scope reaches a score, a rank or the candidate pools.
 
 The plan for one request, two read sessions running concurrently:
 

@@ -1,4 +1,4 @@
-"""SQL Memory (SPEC section 2.3): scope-checked queries and atomic batches, admin listing.
+"""SQL Memory (docs/spec.md, Planes): scope-checked queries and atomic batches, admin listing.
 
 Agent calls resolve their scope on the SQL plane (``sql_scopes``) and reach only that scope's
 database. Admin calls see databases by their owner record, failing closed:

@@ -1,4 +1,4 @@
-"""SQL Memory: a private relational database per scope owner (SPEC section 2.3)."""
+"""SQL Memory: a private relational database per scope owner (docs/spec.md, Planes)."""
 
 from palimpsest.sqlmem.base import DatabaseInfo, ExecResult, QueryResult, SqlStore, Statement
 from palimpsest.sqlmem.store import SqliteStore
