@@ -43,7 +43,7 @@ from palimpsest.graphql.view import (
 )
 from palimpsest.identity.tokens import TokenKeys, VerifiedTokens, load_keys
 from palimpsest.queue_metrics import refreshing
-from palimpsest.ratelimit import RateLimit
+from palimpsest.ratelimit import AnonymousRateLimit, RateLimit
 from palimpsest.recall_timing import RequestTiming
 from palimpsest.resolvers.erasure import resume_pending
 from palimpsest.resolvers.services import Services
@@ -213,6 +213,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Middleware(CausalBookmarks),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
         Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
+        Middleware(
+            AnonymousRateLimit,
+            rate=settings.anonymous_rate_limit_per_second,
+            burst=settings.anonymous_rate_limit_burst,
+            exempt=frozenset({"/healthz", "/readyz"}),
+        ),
         Middleware(
             Admission,
             max_in_flight=settings.max_in_flight,

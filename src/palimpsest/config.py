@@ -163,6 +163,11 @@ class Settings(BaseSettings):
     # token): requests per second and the burst saved up; a rate of 0 switches it off.
     rate_limit_per_second: float = Field(default=100.0, ge=0)
     rate_limit_burst: int = Field(default=200, ge=1)
+    # Requests without a token (introspection, GraphiQL's assets, refusals), per client
+    # address; health checks are exempt. Behind a proxy, have uvicorn take the client address
+    # from X-Forwarded-For (--forwarded-allow-ips), or all clients share one bucket.
+    anonymous_rate_limit_per_second: float = Field(default=5.0, ge=0)
+    anonymous_rate_limit_burst: int = Field(default=60, ge=1)
     # Admission control (``admission.py``): authenticated requests running at once, and how
     # many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running switches it off.
     max_in_flight: int = Field(default=32, ge=0, le=10_000)
