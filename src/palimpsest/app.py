@@ -204,8 +204,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/graphql", graphql),
         Route(browser.GUIDE_PATH, browser.guide_page, methods=["GET", "OPTIONS"]),
         Route(browser.STYLE_PATH, browser.style_file, methods=["GET", "OPTIONS"]),
-        # MCP over streamable HTTP: behind the same token middleware as /graphql.
-        Route(mcp.PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
+        # MCP over streamable HTTP: behind the same token middleware as /graphql. Every method
+        # reaches the endpoint, so a PUT too is refused with a coded JSON-RPC error.
+        Route(mcp.PATH, mcp_app),
     ]
     middleware = [
         Middleware(RequestTiming),

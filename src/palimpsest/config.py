@@ -172,6 +172,11 @@ class Settings(BaseSettings):
     # many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running switches it off.
     max_in_flight: int = Field(default=32, ge=0, le=10_000)
     max_waiting: int = Field(default=128, ge=0, le=100_000)
+    # MCP's event streams (``GET /mcp``) hold a connection each: open at once per principal
+    # and in all, and how long one may carry no message before it is closed.
+    mcp_max_streams_per_principal: int = Field(default=4, ge=1, le=10_000)
+    mcp_max_streams: int = Field(default=64, ge=1, le=100_000)
+    mcp_stream_idle_seconds: float = Field(default=60.0, gt=0, le=86_400)
 
     # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
     # leases per span before it becomes a dead letter, the wait before a failed span is
