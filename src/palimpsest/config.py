@@ -166,8 +166,8 @@ class Settings(BaseSettings):
     # Requests without a token (introspection, GraphiQL's assets, refusals), per client
     # address; health checks are exempt. Behind a proxy, have uvicorn take the client address
     # from X-Forwarded-For (--forwarded-allow-ips), or all clients share one bucket.
-    anonymous_rate_limit_per_second: float = Field(default=5.0, ge=0)
-    anonymous_rate_limit_burst: int = Field(default=60, ge=1)
+    anonymous_rate_limit_per_second: float = Field(default=2.0, ge=0)
+    anonymous_rate_limit_burst: int = Field(default=30, ge=1)
     # Admission control (``admission.py``): authenticated requests running at once, and how
     # many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running switches it off.
     max_in_flight: int = Field(default=32, ge=0, le=10_000)
