@@ -164,8 +164,9 @@ class Settings(BaseSettings):
     rate_limit_per_second: float = Field(default=100.0, ge=0)
     rate_limit_burst: int = Field(default=200, ge=1)
     # Requests without a token (introspection, GraphiQL's assets, refusals), per client
-    # address; health checks are exempt. Behind a proxy, have uvicorn take the client address
-    # from X-Forwarded-For (--forwarded-allow-ips), or all clients share one bucket.
+    # address; health checks are exempt. uvicorn takes the address from X-Forwarded-For only
+    # when the peer is in FORWARDED_ALLOW_IPS (default 127.0.0.1): list a remote proxy there,
+    # or every client behind it shares one bucket.
     anonymous_rate_limit_per_second: float = Field(default=2.0, ge=0)
     anonymous_rate_limit_burst: int = Field(default=30, ge=1)
     # Admission control (``admission.py``): authenticated requests running at once, and how
