@@ -44,7 +44,7 @@ from palimpsest.graphql.view import (
 from palimpsest.identity.server_key import server_key
 from palimpsest.identity.tokens import TokenKeys, VerifiedTokens, load_keys
 from palimpsest.queue_metrics import refreshing
-from palimpsest.ratelimit import RateLimit
+from palimpsest.ratelimit import AnonymousRateLimit, RateLimit
 from palimpsest.recall_timing import RequestTiming
 from palimpsest.resolvers.erasure import resume_pending
 from palimpsest.resolvers.services import Services
@@ -209,14 +209,21 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/graphql", graphql),
         Route(browser.GUIDE_PATH, browser.guide_page, methods=["GET", "OPTIONS"]),
         Route(browser.STYLE_PATH, browser.style_file, methods=["GET", "OPTIONS"]),
-        # MCP over streamable HTTP: behind the same token middleware as /graphql.
-        Route(mcp.PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
+        # MCP over streamable HTTP: behind the same token middleware as /graphql. Every method
+        # reaches the endpoint, so a PUT too is refused with a coded JSON-RPC error.
+        Route(mcp.PATH, mcp_app),
     ]
     middleware = [
         Middleware(RequestTiming),
         Middleware(AccessLog),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
         Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
+        Middleware(
+            AnonymousRateLimit,
+            rate=settings.anonymous_rate_limit_per_second,
+            burst=settings.anonymous_rate_limit_burst,
+            exempt=frozenset({"/healthz", "/readyz"}),
+        ),
         Middleware(CausalBookmarks, seal=causal.BookmarkSeal(server_key(settings, "bookmark"))),
         Middleware(
             Admission,

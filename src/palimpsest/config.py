@@ -169,6 +169,12 @@ class Settings(BaseSettings):
     # token): requests per second and the burst saved up; a rate of 0 switches it off.
     rate_limit_per_second: float = Field(default=100.0, ge=0)
     rate_limit_burst: int = Field(default=200, ge=1)
+    # Requests without a token (introspection, GraphiQL's assets, refusals), per client
+    # address; health checks are exempt. uvicorn takes the address from X-Forwarded-For only
+    # when the peer is in FORWARDED_ALLOW_IPS (default 127.0.0.1): list a remote proxy there,
+    # or every client behind it shares one bucket.
+    anonymous_rate_limit_per_second: float = Field(default=2.0, ge=0)
+    anonymous_rate_limit_burst: int = Field(default=30, ge=1)
     # Admission control (``admission.py``): authenticated requests running at once, and how
     # many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running switches it off.
     max_in_flight: int = Field(default=32, ge=0, le=10_000)
@@ -178,6 +184,11 @@ class Settings(BaseSettings):
     max_waiting_per_principal: int = Field(default=32, ge=0, le=100_000)
     # An admitted request that runs longer than this is stopped and answered UNAVAILABLE.
     request_timeout_seconds: float = Field(default=60.0, ge=1.0, le=3600.0)
+    # MCP's event streams (``GET /mcp``) hold a connection each: open at once per principal
+    # and in all, and how long one may carry no message before it is closed.
+    mcp_max_streams_per_principal: int = Field(default=4, ge=1, le=10_000)
+    mcp_max_streams: int = Field(default=64, ge=1, le=100_000)
+    mcp_stream_idle_seconds: float = Field(default=60.0, gt=0, le=86_400)
 
     # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
     # leases per span before it becomes a dead letter, the wait before a failed span is

@@ -1,9 +1,11 @@
-"""Per-principal rate limits: a token bucket per (tenant, user, agent) of the verified token.
+"""Rate limits: a token bucket per (tenant, user, agent) of the verified token, and one per
+client address for requests without a token.
 
-A pure ASGI middleware placed after authentication, so the key comes only from a verified
-run token; requests without one (health checks, refusals of bad tokens) are not counted
-here. Over the limit, the request is answered ``429`` with ``Retry-After`` (whole seconds)
-and one GraphQL-shaped ``QUOTA_EXCEEDED`` error naming the limit, and nothing runs.
+Pure ASGI middlewares placed after authentication, so the principal's key comes only from a
+verified run token. Requests without one are counted by ``AnonymousRateLimit`` instead, by the
+peer address, except the health checks (an orchestrator must see them answer during a flood).
+Over a limit, the request is answered ``429`` with ``Retry-After`` (whole seconds) and one
+GraphQL-shaped ``QUOTA_EXCEEDED`` error naming the limit, and nothing runs.
 """
 
 from __future__ import annotations
@@ -76,23 +78,53 @@ class RateLimit:
         if wait == 0.0:
             await self.app(scope, receive, send)
             return
-        retry = max(1, math.ceil(wait))
-        error = {
-            "message": f"rate limit: {self.buckets.rate:g} requests/s per principal "
-            f"(burst {self.buckets.burst}); retry after {retry}s",
-            "extensions": {
-                "code": ErrorCode.QUOTA_EXCEEDED.value,
-                "limit": "rateLimit",
-                "ratePerSecond": self.buckets.rate,
-                "burst": self.buckets.burst,
-                "retryAfterSeconds": retry,
-            },
-        }
-        body = orjson.dumps({"errors": [error]})
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"retry-after", str(retry).encode()),
-        ]
-        await send({"type": "http.response.start", "status": 429, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        message = f"rate limit: {self.buckets.rate:g} requests/s per principal"
+        await _refuse(send, self.buckets, wait, message, "rateLimit")
+
+
+class AnonymousRateLimit:
+    """Requests without a verified token, per client address; ``rate`` 0 switches it off."""
+
+    def __init__(self, app: ASGIApp, rate: float, burst: int, exempt: frozenset[str]) -> None:
+        self.app = app
+        self.buckets = TokenBuckets(rate, burst) if rate > 0 else None
+        self.exempt = exempt  # paths never counted (health checks)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            self.buckets is None
+            or scope["type"] != "http"
+            or getattr(scope.get("user"), "principal", None) is not None
+            or scope["path"] in self.exempt
+        ):
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        wait = self.buckets.take((client[0] if client else "", None, None))
+        if wait == 0.0:
+            await self.app(scope, receive, send)
+            return
+        message = f"rate limit without a token: {self.buckets.rate:g} requests/s per address"
+        await _refuse(send, self.buckets, wait, message, "anonymousRateLimit")
+
+
+async def _refuse(send: Send, buckets: TokenBuckets, wait: float, message: str, limit: str) -> None:
+    retry = max(1, math.ceil(wait))
+    error = {
+        "message": f"{message} (burst {buckets.burst}); retry after {retry}s",
+        "extensions": {
+            "code": ErrorCode.QUOTA_EXCEEDED.value,
+            "limit": limit,
+            "ratePerSecond": buckets.rate,
+            "burst": buckets.burst,
+            "retryAfterSeconds": retry,
+        },
+    }
+    body = orjson.dumps({"errors": [error]})
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(retry).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
 import pytest
 
-from palimpsest.ratelimit import TokenBuckets
+from palimpsest.graphql.view import AuthenticatedCaller
+from palimpsest.ratelimit import AnonymousRateLimit, TokenBuckets
+from tests.unit.principals import principal
 
 
 class Clock:
@@ -44,3 +49,36 @@ def test_saving_up_stops_at_the_burst() -> None:
     clock.now += 3600
     assert [buckets.take(key) for _ in range(2)] == [0.0, 0.0]
     assert buckets.take(key) > 0.0
+
+
+async def _status(app: Any, path: str, client: str, user: object = None) -> int:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app({"type": "http", "path": path, "client": (client, 5000), "user": user}, receive, send)
+    if sent[0]["status"] == 429:
+        error = orjson.loads(sent[1]["body"])["errors"][0]
+        assert error["extensions"]["code"] == "QUOTA_EXCEEDED"
+        assert error["extensions"]["limit"] == "anonymousRateLimit"
+        retry = int(dict(sent[0]["headers"])[b"retry-after"])
+        assert retry == error["extensions"]["retryAfterSeconds"] >= 1
+    return int(sent[0]["status"])
+
+
+async def test_tokenless_requests_are_limited_per_address_and_health_checks_are_not() -> None:
+    async def ok(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    app = AnonymousRateLimit(ok, rate=0.001, burst=2, exempt=frozenset({"/healthz"}))
+    assert [await _status(app, "/graphql", "10.0.0.1") for _ in range(3)] == [200, 200, 429]
+    assert await _status(app, "/mcp", "10.0.0.1") == 429  # one bucket per address, every path
+    assert await _status(app, "/graphql", "10.0.0.2") == 200  # another address is not slowed
+    assert [await _status(app, "/healthz", "10.0.0.1") for _ in range(3)] == [200] * 3
+    caller = AuthenticatedCaller(principal())
+    assert await _status(app, "/graphql", "10.0.0.1", caller) == 200  # counted per principal

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from palimpsest import recall as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
+from palimpsest.markdown import MAX_DOCUMENT_BYTES
 from palimpsest.mcp.render import fact_json, hit_json, plain
 from palimpsest.resolvers import document_import, memory, ontology, sql
 from palimpsest.resolvers import facts as fact_ops
@@ -29,6 +30,7 @@ from palimpsest.timeparse import parse_optional
 
 Caller = Callable[[Context], Awaitable[tuple[Services, Principal]]]
 MAX_TOP_K = 50  # as the GraphQL API
+_MIB = MAX_DOCUMENT_BYTES // (1024 * 1024)
 
 ScopeArg = Annotated[
     Scope,
@@ -192,7 +194,9 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
     )
     async def import_document(
         ctx: Context,
-        markdown: Annotated[str, Field(description="The document's Markdown text (<= 5 MiB).")],
+        markdown: Annotated[
+            str, Field(description=f"The document's Markdown text (<= {_MIB} MiB).")
+        ],
         scope: ScopeArg = Scope.USER,
         title: Annotated[str | None, Field(description="Default: the first heading.")] = None,
         path: Annotated[

@@ -24,7 +24,9 @@ from palimpsest.errors import ErrorCode, Unauthenticated
 from palimpsest.graphql.view import AuthenticatedCaller
 from palimpsest.identity import Principal
 from palimpsest.identity.tokens import load_keys, verify
+from palimpsest.mcp.edge import McpEdge
 from palimpsest.mcp.server import build_server
+from palimpsest.mcp.streams import EventStreams
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -73,15 +75,25 @@ def http_endpoint(
         return services, user.principal
 
     server = build_server(caller)
+    security = _security(settings)
     # Stateless: every request stands alone with its own bearer token; nothing to hijack.
     server.streamable_http_app(
         stateless_http=True,
         json_response=True,
         host=settings.host,
-        transport_security=_security(settings),
+        transport_security=security,
+        # The edge enforces the same limit first, with a coded refusal.
+        max_request_body_size=settings.max_request_bytes,
     )
     manager = server.session_manager
-    return RequireCaller(StreamableHTTPASGIApp(manager)), manager.run
+    endpoint = McpEdge(StreamableHTTPASGIApp(manager), settings.max_request_bytes, security)
+    streams = EventStreams(
+        endpoint,
+        per_principal=settings.mcp_max_streams_per_principal,
+        total=settings.mcp_max_streams,
+        idle_seconds=settings.mcp_stream_idle_seconds,
+    )
+    return RequireCaller(streams), manager.run
 
 
 def _security(settings: Settings) -> TransportSecuritySettings | None:
