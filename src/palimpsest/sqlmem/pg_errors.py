@@ -26,6 +26,10 @@ _RETRY = {"40001", "40P01", "55P03", "57P01", "57P02", "57P03"}
 
 
 def translate(e: psycopg.Error, f: Failure) -> PalimpsestError:
+    if not e.sqlstate and isinstance(e.__context__, psycopg.Error) and e.__context__.sqlstate:
+        # Leaving pipeline mode right after the server's error (a statement timeout that hits
+        # before the rows) fails again without a SQLSTATE; the server's error is the answer.
+        e = e.__context__
     state = e.sqlstate or ""
     at = {"statement": f.statement}
     message = _first_line(e)
