@@ -63,7 +63,7 @@ _KEY = re.compile(r"[0-9a-f]{32}")
 _LOCK_CATALOG = 7_317_001
 _IDLE_IN_TX = "60s"
 _NAMING_KEY_BYTES = 32
-_TEMP_FILES = "256MB"
+TEMP_FILES = "256MB"  # temp_file_limit of every scope role
 
 _FUNCTIONS = """
 CREATE OR REPLACE FUNCTION sqlmem_admin.caller_schema() RETURNS name
@@ -341,7 +341,7 @@ class Admin:
             ("search_path", schema),
             ("statement_timeout", str(self.timeout_ms)),
             ("idle_in_transaction_session_timeout", _IDLE_IN_TX),
-            ("temp_file_limit", _TEMP_FILES),
+            ("temp_file_limit", TEMP_FILES),
         ):
             conn.execute(
                 sql.SQL("ALTER ROLE {} SET {} = {}").format(

@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
+import pytest
 from psycopg import sql
 
 from palimpsest.sqlmem import Statement
@@ -153,3 +154,21 @@ def test_a_timeout_while_leaving_pipeline_mode_is_the_timeout() -> None:
         answer = translate(busy, failure)
     assert isinstance(answer, QuotaExceeded)
     assert answer.details["limit"] == "statementTimeoutMs"
+
+
+def test_a_statement_over_the_temp_file_limit_is_a_limit_not_a_busy_server(
+    pg_conninfo: dict[str, Any], scopes: Scopes
+) -> None:
+    """generate_series materialises its rows; past temp_file_limit (SQLSTATE 53400) a retry
+    fails the same way, so the answer names the limit instead of asking for a retry."""
+    from palimpsest.errors import QuotaExceeded
+
+    store = replica(pg_conninfo)  # a 20 s time limit: the temp files fill first
+    try:
+        with pytest.raises(QuotaExceeded, match="temporary files") as caught:
+            store.query_sync(
+                scopes("big"), "SELECT count(*) FROM generate_series(1, 1000000000000)", None
+            )
+        assert caught.value.details["limit"] == "sqlTempFileBytes"
+    finally:
+        store.close()
