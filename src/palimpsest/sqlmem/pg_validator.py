@@ -17,6 +17,10 @@ PostgreSQL specifics:
   ``NOTIFY``, ``TRUNCATE``, ``LOCK``, ``VACUUM``, transaction control, ``SELECT ... FOR
   UPDATE``/``INTO``, ``RETURNING`` (``sqlExec`` returns no rows), ``TEMP``/``UNLOGGED``
   objects, and ``CREATE`` of anything but a table, index or view.
+- Nothing that looks a name up in the catalogs: the ``reg*`` types (``'x'::regclass``,
+  ``CAST(x AS regrole)``, a ``regnamespace`` column) and schema-qualified types are refused,
+  and a sequence function names its sequence as a literal without a schema. Such a lookup
+  answers differently when another scope's schema or role exists.
 - Parameters: ``?`` (positional) and ``:name``, as on SQLite; they are rewritten to
   PostgreSQL's ``$n`` token by token, everything else of the text runs as written. ``$1``,
   ``$name`` and ``@name`` are refused (``?`` is always a parameter, never jsonb's operator).
@@ -76,6 +80,12 @@ _LEAD = re.compile(r"[A-Za-z]+")
 # A function call rendered by sqlglot: its name, then '('.
 _CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _ALWAYS_OK = frozenset({"cast", "coalesce", "nullif", "greatest", "least"})
+# Types whose input looks a name up in the catalogs (regclass, regrole, regnamespace...).
+_CATALOG_TYPE = re.compile(
+    r"\breg(class|collation|config|dictionary|namespace|oper|operator|proc|procedure|role|type)\b"
+)
+# Functions whose first argument is a regclass: a relation name looked up when it runs.
+_SEQUENCE_FUNCTIONS = frozenset({"nextval", "currval", "setval"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +194,26 @@ def _check_tree(tree: exp.Expr) -> None:
             raise _refused("functions of another schema are not allowed")
         if isinstance(node, exp.Table):
             _check_table(node)
+        if isinstance(node, exp.DataType | exp.ObjectIdentifier):
+            _check_type(node)
+        if isinstance(node, exp.Anonymous) and str(node.name).lower() in _SEQUENCE_FUNCTIONS:
+            _check_sequence(node)
+
+
+def _check_type(node: exp.DataType | exp.ObjectIdentifier) -> None:
+    if isinstance(node, exp.DataType) and isinstance(node.args.get("kind"), exp.Dot):
+        raise _refused("schema-qualified types are not allowed")
+    if _CATALOG_TYPE.search(node.sql(dialect=_DIALECT).lower()):
+        raise _refused("the reg* types (catalog lookups) are not allowed")
+
+
+def _check_sequence(node: exp.Anonymous) -> None:
+    first = node.expressions[0] if node.expressions else None
+    if not (isinstance(first, exp.Literal) and first.is_string and "." not in first.name):
+        raise _refused(
+            f"{str(node.name).lower()}() takes the name of one of the scope's own sequences "
+            "as a literal, without a schema"
+        )
 
 
 def _check_table(node: exp.Table) -> None:

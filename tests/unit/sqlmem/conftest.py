@@ -87,6 +87,7 @@ def scopes(pg_conninfo: dict[str, Any]) -> Iterator[Scopes]:
         max_columns=1,
     )
     try:
+        cleaner.prepare()  # the keyed names need the naming key, made when first prepared
         for ref in made.made:
             cleaner.erase_sync(ref.scope_key)
     finally:

@@ -302,6 +302,46 @@ def test_the_column_cap_refuses_before_the_statement_runs(
     assert time.monotonic() - started < 2.0  # the timeout is 5 s: it never ran
 
 
+# Values built inside one function call, where a time limit checked between steps never runs:
+# each must end within the limit with a coded error, never hang or fail as INTERNAL.
+BUILT_IN_ONE_CALL = {
+    "sqlite": [
+        "SELECT printf('%.*c', 2000000000, 'x')",
+        "SELECT format('%2000000000.2000000000c', 'x')",
+        "SELECT zeroblob(2000000000)",
+        "SELECT randomblob(2000000000)",
+        "SELECT length(replace(hex(zeroblob(500000)), '0', '00'))",
+        "SELECT substr(hex(zeroblob(500000)), 1, 2000000000) || hex(zeroblob(500000))",
+        "SELECT hex(hex(zeroblob(300000)))",
+        UP_TO.format(10**12) + "SELECT length(group_concat(hex(zeroblob(1000)))) FROM c",
+    ],
+    "postgres": [
+        "SELECT length(repeat('x', 2000000000))",
+        "SELECT length(lpad('x', 2000000000))",
+        "SELECT length(rpad('x', 2000000000, 'ab'))",
+        "SELECT length(format('%2000000000s', 'x'))",
+        "SELECT length(format('%*s', 2000000000, 'x'))",
+        "SELECT count(*) FROM generate_series(1, 1000000000000)",
+        "SELECT length(string_agg('xxxx', '')) FROM generate_series(1, 1000000000000)",
+        UP_TO.format(10**12) + "SELECT count(*) FROM c",
+    ],
+}
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_a_value_built_in_one_call_ends_within_the_limit(
+    make_store: MakeStore, scopes: Scopes, case: int
+) -> None:
+    store, alice = make_store(), scopes("alice")
+    backend = "sqlite" if type(store).__name__ == "SqliteStore" else "postgres"
+    started = time.monotonic()
+    with pytest.raises((QuotaExceeded, InvalidArgument)) as caught:
+        store.query_sync(alice, BUILT_IN_ONE_CALL[backend][case], None)
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5, f"took {elapsed:.1f} s under a 0.3 s limit"  # printf took 15 s
+    assert caught.value.code in ("QUOTA_EXCEEDED", "INVALID_ARGUMENT")
+
+
 def _databases(store: Store) -> list[DatabaseInfo]:
     if isinstance(store, PostgresStore):
         return store.admin.databases()
