@@ -73,3 +73,16 @@ def test_roles_are_checked_through_the_named_predicates_only() -> None:
 
 
 ROLE_FLAGS = {"is_admin", "is_operator"}
+
+
+def test_recall_requests_are_built_in_the_core_only() -> None:
+    """Only ``resolvers/`` assembles a ``RecallRequest``: the doors pass what they were asked."""
+    found = [
+        f"{p.relative_to(SRC)}:{node.lineno}"
+        for p in modules(".")
+        if p.relative_to(SRC).parts[0] != "resolvers"
+        for node in ast.walk(ast.parse(p.read_text(), str(p)))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "RecallRequest"
+    ]
+    assert found == []
