@@ -37,7 +37,7 @@ RETURN count(r) AS n
 def settings() -> Settings:
     # The suite sends hundreds of tokenless requests from 127.0.0.1 within minutes (fuzzing,
     # edge checks, GraphiQL), more than the default allows one address; the limit itself is
-    # tested on servers of its own (test_doors.py, tests/unit/test_ratelimit.py).
+    # tested on servers of its own (test_doors.py, tests/unit/middleware/test_ratelimit.py).
     return Settings(anonymous_rate_limit_per_second=20.0, anonymous_rate_limit_burst=500)
 
 

@@ -224,7 +224,7 @@ class GraphQLView(GraphQL[Context, None]):
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket | None
     ) -> Context:
-        services: Services = request.app.state.services
+        services: Services = request.state.services
         assert isinstance(request, Request)
         return Context(
             request=request,

@@ -71,7 +71,7 @@ def http_endpoint(
         user = request.scope.get("user") if request is not None else None
         if not isinstance(user, AuthenticatedCaller):  # the guard below makes this unreachable
             raise Unauthenticated("send `Authorization: Bearer <run token>`")
-        services: Services = request.app.state.services
+        services: Services = request.state.services
         return services, user.principal
 
     server = build_server(caller)

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from palimpsest.graphql.view import AuthenticatedCaller
-from palimpsest.ratelimit import AnonymousRateLimit, TokenBuckets
+from palimpsest.middleware.ratelimit import AnonymousRateLimit, TokenBuckets
 from tests.unit.principals import principal
 
 

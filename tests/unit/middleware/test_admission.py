@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from palimpsest.admission import Admission, Limits
+from palimpsest.middleware.admission import Admission, Limits
 from palimpsest.errors import ErrorCode
 from tests.unit.principals import principal
 
