@@ -175,8 +175,8 @@ class Settings(BaseSettings):
     # or every client behind it shares one bucket.
     anonymous_rate_limit_per_second: float = Field(default=2.0, ge=0)
     anonymous_rate_limit_burst: int = Field(default=30, ge=1)
-    # Admission control (``middleware/admission.py``): authenticated requests running at once, and how
-    # many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running switches it off.
+    # Admission control (``middleware/admission.py``): authenticated requests running at once,
+    # and how many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running: off.
     max_in_flight: int = Field(default=32, ge=0, le=10_000)
     max_waiting: int = Field(default=128, ge=0, le=100_000)
     # One principal's share of those: running at once, and waiting behind them.

@@ -10,6 +10,7 @@ from strawberry import ID
 
 from palimpsest import paging
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.cost import GraphSearch, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import (
     QUOTE_HELP,
@@ -304,7 +305,8 @@ class FactQuery:
 
     @strawberry.field(
         description="Walk the graph from a query's best facts or from seed "
-        "entities, over `hops` hops, with the time view applied to what is found."
+        "entities, over `hops` hops, with the time view applied to what is found.",
+        metadata=costs(GraphSearch()),
     )
     async def graph_recall(
         self,

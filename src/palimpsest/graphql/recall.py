@@ -10,6 +10,7 @@ from strawberry import ID
 
 from palimpsest import recall as pure
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.cost import Searches, costs
 from palimpsest.graphql.facts import Fact
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import ChunkType, Provenance, Scope
@@ -210,7 +211,8 @@ class RecallQuery:
     @strawberry.field(
         description="Recall memories (facts and notes by default) for a query: "
         "vector and full-text legs fused by RRF inside the scope. `alsoScopes` "
-        "merges more scopes explicitly; each hit names its scope."
+        "merges more scopes explicitly; each hit names its scope.",
+        metadata=costs(Searches(default_sources=2)),
     )
     async def recall(
         self,
@@ -229,7 +231,8 @@ class RecallQuery:
 
     @strawberry.field(
         description="Search every kind of row (facts, notes and document chunks "
-        "by default) with the same hybrid ranking as recall."
+        "by default) with the same hybrid ranking as recall.",
+        metadata=costs(Searches(default_sources=3)),
     )
     async def search(
         self,

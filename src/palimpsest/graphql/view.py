@@ -194,7 +194,9 @@ class GraphQLView(GraphQL[Context, None]):
         cached = self.documents.get(key) if key is not None else None
         if cached is not None:
             document = cached
-            errors = cost_errors(cached, request_data.variables, self.limits)
+            errors = cost_errors(
+                self.coded_schema._schema, cached, request_data.variables, self.limits
+            )
         else:
             loop = asyncio.get_running_loop()
             work = partial(

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from palimpsest.middleware.admission import Admission, Limits
 from palimpsest.errors import ErrorCode
+from palimpsest.middleware.admission import Admission, Limits
 from tests.unit.principals import principal
 
 ROUTES = {"/graphql": frozenset({"POST"}), "/mcp": frozenset({"POST"})}
