@@ -39,7 +39,7 @@ from palimpsest.config import Settings
 from palimpsest.cypher import export as xq
 from palimpsest.identity import Principal, Role, Scope
 from palimpsest.identity.scopes import resolve_scope, scope_key
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.neo4j import credentials
 from palimpsest.recall import Source
 from palimpsest.resolvers import erasure, memory, ontology
 from palimpsest.resolvers.document_import import DocumentDraft, import_documents

@@ -14,7 +14,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher.connect import connect
 from palimpsest.embedding import QueryVectors, load_embedder
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
 from palimpsest.sqlmem import SqlStore

@@ -15,10 +15,10 @@ import pytest
 from neo4j import Driver, GraphDatabase
 
 from palimpsest.config import Settings
-from palimpsest.graphql.ide import install_assets
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.tokens import load_keys, mint
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.graphiql import install_assets
+from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread

@@ -13,7 +13,7 @@ from neo4j import AsyncGraphDatabase
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database, Neo4jExecutor, Statement
 from palimpsest.errors import DatabaseFailure
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.neo4j import credentials
 from palimpsest.server import serve_in_thread
 
 pytestmark = pytest.mark.integration

@@ -46,7 +46,7 @@ def test_doors_do_not_reach_the_database_layer(door: str) -> None:
 
 
 def test_only_cypher_and_the_managed_server_touch_the_driver() -> None:
-    allowed = ("cypher", "neo4j_local")
+    allowed = ("cypher", "local")
     rest = [p for p in modules(".") if p.relative_to(SRC).parts[0] not in allowed]
     assert offenders(rest, "neo4j") == []
 

@@ -31,8 +31,8 @@ ScopeOpt = Annotated[Scope, typer.Option(help="Whose memory (the owner comes fro
 
 @asynccontextmanager
 async def _session(settings: Settings) -> AsyncIterator[tuple[Services, Principal]]:
-    from palimpsest import neo4j_local
     from palimpsest.identity.tokens import load_keys, verify
+    from palimpsest.local import neo4j as neo4j_local
     from palimpsest.runtime import open_services
 
     if settings.run_token is None:

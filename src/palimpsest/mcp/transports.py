@@ -18,12 +18,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from palimpsest import logs, neo4j_local
+from palimpsest import logs
 from palimpsest.config import Settings
 from palimpsest.errors import ErrorCode, Unauthenticated
 from palimpsest.graphql.view import AuthenticatedCaller
 from palimpsest.identity import Principal
 from palimpsest.identity.tokens import load_keys, verify
+from palimpsest.local import neo4j as neo4j_local
 from palimpsest.mcp.edge import McpEdge
 from palimpsest.mcp.server import build_server
 from palimpsest.mcp.streams import EventStreams

@@ -100,7 +100,7 @@ class PostgresStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PostgresStore:
-        from palimpsest.postgres_local import conninfo
+        from palimpsest.local.postgres import conninfo
 
         return cls(
             conninfo(settings),

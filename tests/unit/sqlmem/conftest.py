@@ -13,7 +13,7 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.postgres_local import conninfo
+from palimpsest.local.postgres import conninfo
 from palimpsest.sqlmem import SqliteStore
 from palimpsest.sqlmem.pg_store import PostgresStore
 from tests.unit.principals import scope_ref

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument, PalimpsestError, QuotaExceeded
 from palimpsest.identity import Scope
-from palimpsest.postgres_local import conninfo
+from palimpsest.local.postgres import conninfo
 from palimpsest.sqlmem import Statement
 from palimpsest.sqlmem.pg_admin import Admin, role_password
 from palimpsest.sqlmem.pg_store import PostgresStore

@@ -9,8 +9,8 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
-from palimpsest.neo4j_local import java
-from palimpsest.neo4j_local.java import find_java, read_runtime
+from palimpsest.local.neo4j import java
+from palimpsest.local.neo4j.java import find_java, read_runtime
 
 
 def _settings(**values: object) -> Settings:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
-from palimpsest.neo4j_local import jars
-from palimpsest.neo4j_local.conf import java_command, neo4j_conf
-from palimpsest.neo4j_local.java import find_java
+from palimpsest.local.neo4j import jars
+from palimpsest.local.neo4j.conf import java_command, neo4j_conf
+from palimpsest.local.neo4j.java import find_java
 from palimpsest.ports import require_free
 
 Say = Callable[[str], None]

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from palimpsest.graphql import ide
-from palimpsest.graphql.ide import (
+from palimpsest.graphql.ide import ide_html
+from palimpsest.local import graphiql as ide
+from palimpsest.local.graphiql import (
     ASSET_PACKAGES,
     ASSETS,
     Package,
     assets_missing,
-    ide_html,
     install_assets,
 )
 

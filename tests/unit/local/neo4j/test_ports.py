@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from palimpsest import neo4j_local
 from palimpsest.cli import app
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
+from palimpsest.local import neo4j as neo4j_local
 from palimpsest.ports import port_taken, require_free
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
-from palimpsest.neo4j_local import jars
-from palimpsest.neo4j_local.jars import Jar, LockMismatch, fetch, lib_matches, parse_lock
+from palimpsest.local.neo4j import jars
+from palimpsest.local.neo4j.jars import Jar, LockMismatch, fetch, lib_matches, parse_lock
 
 
 def _lock_bytes(rows: list[dict[str, object]]) -> bytes:

@@ -26,7 +26,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from palimpsest.errors import Unavailable
-from palimpsest.fetching import transient
+from palimpsest.local.fetching import transient
 
 Say = Callable[[str], None]
 LOCK_NAME = "neo4j-jars.lock.json"
@@ -80,7 +80,7 @@ class Lock:
 
 
 def lock_path() -> Path:
-    return Path(str(files("palimpsest.neo4j_local").joinpath(LOCK_NAME)))
+    return Path(str(files("palimpsest.local.neo4j").joinpath(LOCK_NAME)))
 
 
 def parse_lock(raw: bytes) -> Lock:
@@ -210,7 +210,7 @@ def make_lock(neo4j_version: str, browser_version: str, output: Path, say: Say) 
     mvn = shutil.which("mvn")
     if mvn is None:
         raise Unavailable("`palimpsest neo4j lock` needs Maven (`mvn`); installing does not")
-    pom = Path(str(files("palimpsest.neo4j_local").joinpath("pom.xml")))
+    pom = Path(str(files("palimpsest.local.neo4j").joinpath("pom.xml")))
     with tempfile.TemporaryDirectory(prefix="palimpsest-lock-") as tmp:
         listing = Path(tmp) / "dependencies.txt"
         subprocess.run(

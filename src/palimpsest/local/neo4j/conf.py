@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from palimpsest.config import Settings
-from palimpsest.neo4j_local.java import VECTOR_MODULE, JavaRuntime
+from palimpsest.local.neo4j.java import VECTOR_MODULE, JavaRuntime
 
 
 def neo4j_conf(settings: Settings) -> str:

@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from palimpsest.config import Settings
-from palimpsest.neo4j_local.conf import java_command, neo4j_conf
-from palimpsest.neo4j_local.java import JavaRuntime
+from palimpsest.local.neo4j.conf import java_command, neo4j_conf
+from palimpsest.local.neo4j.java import JavaRuntime
 
 
 def test_configuration_is_loopback_only_with_the_configured_ports() -> None:

@@ -1,6 +1,6 @@
 """The managed local PostgreSQL for SQL Memory (Debian's package, no Docker)."""
 
-from palimpsest.postgres_local.manager import (
+from palimpsest.local.postgres.manager import (
     Status,
     conninfo,
     credentials,
