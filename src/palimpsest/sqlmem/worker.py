@@ -261,14 +261,14 @@ def main() -> None:
     # Ctrl-C reaches the whole process group; the API process decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     channel = Connection(int(sys.argv[1]))
-    runner = Runner(channel.recv())
-    channel.send(READY)
+    runner: Runner | None = None
     try:
+        runner = Runner(channel.recv())
+        channel.send(READY)
         while True:
-            try:
-                request = channel.recv()
-            except (EOFError, OSError):
-                return  # the API process is gone or closed the pool
-            channel.send(runner.handle(request, channel))
+            channel.send(runner.handle(channel.recv(), channel))
+    except (EOFError, OSError):
+        return  # the API process is gone or closed the pool
     finally:
-        runner.close()
+        if runner is not None:
+            runner.close()
