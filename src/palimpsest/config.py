@@ -118,6 +118,9 @@ class Settings(BaseSettings):
     sql_max_value_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     sql_max_result_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     sql_max_columns: int = Field(default=100, ge=1, le=2000)
+    # SQLite runs agent SQL in this many worker processes, killed at sql_timeout_ms (a single
+    # function call cannot be interrupted inside SQLite); also the SQLite calls run at once.
+    sql_workers: int = Field(default=2, ge=1, le=64)
     # Where SQL Memory lives: SQLite files under ``home/sql`` (one API process), or PostgreSQL
     # (a schema and a login role per scope), which every API replica shares.
     sql_backend: Literal["sqlite", "postgres"] = "sqlite"

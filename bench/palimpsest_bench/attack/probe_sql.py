@@ -6,7 +6,9 @@ Each case runs against a live server over GraphQL and reports ``passed`` with it
   (PostgreSQL), once and four at once; passes when every call ends in a coded refusal or limit
   (never INTERNAL, never a value) within ``_ENDS_WITHIN_S``.
 - ``built_values``: the other builders of big values (``zeroblob``, ``randomblob``, ``repeat``,
-  ``lpad``, a huge recursive CTE or ``generate_series``), one at a time, same rule.
+  ``lpad``, a huge recursive CTE or ``generate_series``) and work inside one call (``instr`` or
+  ``replace`` with a long needle, ``LIKE``/``GLOB`` with a long computed pattern, 2,000
+  ``upper()`` of 1 MB in one row), one at a time, same rule.
 - ``catalog_oracle``: casts and functions that look names up in the catalogs, asked about the
   other tenant's SQL scope (written first, so its schema and role exist) and about a scope that
   exists nowhere; passes when the two answers are the same.
@@ -38,6 +40,10 @@ EXEC = (
     "mutation($s: Scope!, $b: [SqlStatementInput!]!) "
     "{ sqlExec(scope: $s, statements: $b) { results { rowsAffected } } }"
 )
+# 2,000 upper() calls of a 1 MB value in one row: fewer VM steps than one progress check.
+_UPPER_COLUMN = "length(max(" + ", ".join(["upper(x)"] * 100) + "))"
+_UPPER_COLUMNS = ", ".join([_UPPER_COLUMN] * 20)
+_UPPER_MANY = f"WITH a(x) AS (SELECT hex(zeroblob(500000))) SELECT {_UPPER_COLUMNS} FROM a"  # noqa: S608
 PRINTF = [
     "SELECT printf('%.*c', 2000000000, 'x')",
     "SELECT length(format('%2000000000s', 'x'))",
@@ -50,6 +56,18 @@ BUILT = [
     "SELECT length(format('%*s', 2000000000, 'x'))",
     "SELECT count(*) FROM generate_series(1, 1000000000000)",
     "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c",
+    # Work inside one call that no time check between steps stops (SQLite kills its worker;
+    # PostgreSQL refuses the computed pattern and the oversized build before they run).
+    "SELECT instr(hex(zeroblob(250000)) || 'b', hex(zeroblob(125000)) || 'b')",
+    "SELECT length(replace(hex(zeroblob(250000)), hex(zeroblob(125000)) || 'b', 'x'))",
+    "SELECT instr(zeroblob(500000), CAST(CAST(zeroblob(250000) AS TEXT) || char(1) AS BLOB))",
+    "SELECT hex(zeroblob(100000)) LIKE '%' || hex(zeroblob(4998)) || 'b%'",
+    "SELECT hex(zeroblob(100000)) GLOB '*' || hex(zeroblob(4998)) || 'b*'",
+    _UPPER_MANY,
+    "SELECT repeat('a', 500000) LIKE '%' || repeat('a', 250000) || 'b%'",
+    "SELECT repeat('a', 500000) ILIKE '%' || repeat('a', 250000) || 'b%'",
+    "SELECT length(repeat('xxxxxxxxxx', 100000000))",
+    "SELECT length(lpad('x', 260000000, 'é'))",
 ]
 ORACLES = [
     "SELECT 'sqlmem_s_{key}'::regnamespace",

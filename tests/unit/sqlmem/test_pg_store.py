@@ -9,6 +9,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.sqlmem import Statement
 from palimpsest.sqlmem.pg_admin import role_password
 from palimpsest.sqlmem.pg_store import PostgresStore
@@ -170,5 +171,51 @@ def test_a_statement_over_the_temp_file_limit_is_a_limit_not_a_busy_server(
                 scopes("big"), "SELECT count(*) FROM generate_series(1, 1000000000000)", None
             )
         assert caught.value.details["limit"] == "sqlTempFileBytes"
+    finally:
+        store.close()
+
+
+LONG = "%" + "a" * 1000 + "%"  # one character over the pattern limit
+
+
+@pytest.mark.parametrize(
+    ("statement", "args"),
+    [
+        ("SELECT 'x' LIKE ('%' || ?)", ["a"]),  # the pattern is computed
+        ("SELECT 'x' ~~* lower(?)", ["a"]),
+        ("SELECT 'x' NOT SIMILAR TO 'a' || 'b'", None),
+        ("SELECT 'x' LIKE ANY (ARRAY['a', 'b'])", None),
+        (f"SELECT 'x' LIKE '{LONG}'", None),
+        ("SELECT ? AS a, 'x' LIKE ? AS b, ? AS c", ["short", LONG, "short"]),
+        ("SELECT 'x' ILIKE :p AS b", {"p": LONG}),
+        ("SELECT repeat('x', ?)", [100000000]),
+        ("SELECT length(repeat(repeat('x', 1000), 2000))", None),
+        ("SELECT length(rpad('x', 2000000, 'ab'))", None),
+    ],
+)
+def test_patterns_and_builders_that_run_past_the_timeout_are_refused(
+    pg_conninfo: dict[str, Any], scopes: Scopes, statement: str, args: Any
+) -> None:
+    store = replica(pg_conninfo)  # a 20 s limit: only a refusal ends these at once
+    try:
+        with pytest.raises((InvalidArgument, QuotaExceeded)):
+            store.query_sync(scopes("alice"), statement, args)
+    finally:
+        store.close()
+
+
+def test_literal_and_bound_patterns_within_the_limit_run(
+    pg_conninfo: dict[str, Any], scopes: Scopes
+) -> None:
+    store, alice, short = replica(pg_conninfo), scopes("alice"), "%" + "a" * 998 + "%"
+    try:
+        # A long value beside a pattern is not a pattern.
+        assert store.query_sync(alice, "SELECT ?, 'xa' LIKE ?", ["x" * 900, short]).rows == [
+            ["x" * 900, False]
+        ]
+        assert store.query_sync(alice, "SELECT 'A' ILIKE :p", {"p": "a%"}).rows == [[True]]
+        assert store.query_sync(alice, f"SELECT 'x' ~~ '{short}'", None).rows == [[False]]
+        lpad = "SELECT length(lpad('x', 500, 'é'))"
+        assert store.query_sync(alice, lpad, None).rows == [[500]]
     finally:
         store.close()
