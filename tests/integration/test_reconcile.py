@@ -292,3 +292,34 @@ def test_a_malformed_line_is_refused_naming_it_and_changes_nothing(
     assert says in bad["errors"][0]["message"]
     read = ok(gql("{ ontology { markdown } }", org["admin"]))
     assert read["ontology"]["markdown"] == ONTOLOGY
+
+
+def test_every_change_of_an_end_is_a_version(gql: Gql, org: dict[str, str]) -> None:
+    """A re-assertion that ends a fact, then a supersession: each knownAt reads its own end."""
+    who = org["member"]
+    visit = {**lives("Lisbon", "2010"), "predicate": "visited"}  # many-valued
+    a = assert_one(gql, who, visit)["fact"]
+    b = assert_one(gql, who, {**lives("Porto", "2020"), "predicate": "visited"})["fact"]
+
+    def second_after() -> str:
+        second = int(time.time()) + 1
+        time.sleep(second - time.time() + 0.2)
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+
+    first = second_after()
+    assert_one(gql, who, {**visit, "invalidAt": "2030"})  # ends the open interval
+    ended = second_after()
+    supersede = """mutation($id: ID!, $by: ID!) { supersedeFact(scope: USER, id: $id, byId: $by)
+      { retired { invalidAt } } }"""
+    ok(gql(supersede, who, id=a["id"], by=b["id"]))
+    later = second_after()
+
+    def end_at(known: str) -> str | None:
+        items = ok(gql(FACTS, who, knownAt=known, retired=True, p="visited"))["facts"]["items"]
+        [lisbon] = [f for f in items if f["id"] == a["id"]]
+        return lisbon["invalidAt"]
+
+    assert end_at(first) is None
+    assert (end_at(ended) or "").startswith("2030-01-01")
+    assert (end_at(later) or "").startswith("2020-01-01")
+    assert cities(gql, who, asOf="2025", knownAt=ended, p="visited") == ["Lisbon", "Porto"]
