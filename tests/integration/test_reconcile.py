@@ -214,7 +214,16 @@ def test_any_arrival_order_gives_the_same_timeline(
         )
     assert len(timelines) == 1, timelines
     [timeline] = timelines
-    assert ("Faro", "2018-01-01T00:00:00+00:00", None) in timeline
+
+    def y(year: int) -> str:
+        return f"{year}-01-01T00:00:00+00:00"
+
+    assert timeline == (
+        ("Faro", y(2018), None),
+        ("Lisbon", y(2010), y(2014)),  # closed where Porto starts
+        ("Lisbon", y(2018), y(2018)),  # same start as Faro, the older observation: empty
+        ("Porto", y(2014), y(2016)),  # its own end, before the next start
+    )
 
 
 def test_sixteen_concurrent_writers_leave_one_current_fact(gql: Gql, org: dict[str, str]) -> None:
