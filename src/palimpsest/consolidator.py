@@ -47,6 +47,7 @@ class Totals:
     failed: int = 0
     dead: int = 0
     takeovers: int = 0
+    closed: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def add(self, o: Outcome) -> None:
@@ -55,6 +56,7 @@ class Totals:
         self.failed += o.failed
         self.dead += o.dead
         self.takeovers += o.takeovers
+        self.closed += o.closed
         CONSOLIDATED.inc(o.consolidated)
         FAILED.inc(o.failed)
         DEAD.inc(o.dead)
@@ -67,6 +69,7 @@ class Totals:
             "failed": self.failed,
             "dead_letter": self.dead,
             "takeovers": self.takeovers,
+            "closed": self.closed,
             "seconds": round(time.monotonic() - self.started, 2),
         }
 

@@ -19,6 +19,8 @@ are ignored, and so are fenced code, block quotes and HTML)::
 
     ## person
     scope: user
+    single: lives in, works at   <- predicates a subject holds one value of at a time
+    same: lives in = resides in  <- spellings of one predicate (the first is the canonical)
 
     ## self
     names: account holder, the customer   <- `names:` / `aliases:`, repeatable
@@ -34,6 +36,10 @@ Rules, all failing closed:
   Per-user names (a user's own name) come from the user's profile, passed to ``place()``.
 - ``scope: global`` is refused: the ontology belongs to one tenant, and GLOBAL (all tenants,
   admin only) is never a placement target. ``scope: none`` makes a subtype stop inheriting.
+- ``single:`` and ``same:`` are repeatable; a subtype inherits its ancestors' (docs/spec.md,
+  Reconciliation). Predicates are compared after ``normalise``. A ``same:`` line needs two or
+  more non-empty predicates separated by ``=``; an empty ``single:`` or ``same:`` line, an empty
+  predicate, or a spelling given as the alias of two predicates is refused naming the line.
 - Unknown directives, unknown values, a directive given twice, an unknown parent, a cycle in
   ``extends``, a duplicate type, alias or self section are ``InvalidArgument`` naming the line.
 
@@ -50,6 +56,7 @@ from enum import StrEnum
 
 from markdown_it import MarkdownIt
 
+from palimpsest import predicates
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity.principal import Scope
 from palimpsest.schema.names import normalise
@@ -63,7 +70,7 @@ _DIRECTIVE = re.compile(r"^([A-Za-z][A-Za-z_-]*)\s*:\s*(.*)$")
 _PLACEABLE = {"agent": Scope.AGENT, "user": Scope.USER, "tenant": Scope.TENANT}
 _NO_SCOPE = "none"
 _DOC_KEYS = ("status", "description")
-_TYPE_KEYS = ("scope", "extends", "aliases", "description")
+_TYPE_KEYS = ("scope", "extends", "aliases", "single", "same", "description")
 _SELF_KEYS = ("names", "aliases", "description")
 
 
@@ -80,6 +87,23 @@ class EntityType:
     # Effective scope: declared, else the nearest ancestor's (None: the type places nothing).
     scope: Scope | None
     aliases: frozenset[str]
+    # Canonical predicates the type's subjects hold one value of at a time (own and inherited).
+    single: frozenset[str] = frozenset()
+    # (spelling, canonical predicate) for every declared alias, own and inherited.
+    same: tuple[tuple[str, str], ...] = ()
+
+    def canonical(self, predicate: str) -> str:
+        """The predicate's canonical spelling (normalised; ``same:`` aliases resolved)."""
+        key = normalise(predicate)
+        return next((c for a, c in self.same if a == key), key)
+
+    def single_valued(self, predicate: str) -> bool:
+        return self.canonical(predicate) in self.single
+
+    def spellings(self, predicate: str) -> frozenset[str]:
+        """Every normalised spelling that names the same predicate as ``predicate``."""
+        canonical = self.canonical(predicate)
+        return frozenset({canonical, *(a for a, c in self.same if c == canonical)})
 
 
 @dataclass(frozen=True)
@@ -101,6 +125,14 @@ class Ontology:
         canonical = self._lookup.get(normalise(name))
         return None if canonical is None else self.types[canonical]
 
+    def single_spellings(self, entity_type: str, predicate: str) -> frozenset[str] | None:
+        """The spellings of ``predicate`` when a confirmed ontology declares it single-valued
+        for subjects of ``entity_type``; None when it is many-valued (the default)."""
+        etype = self.find(entity_type) if self.confirmed else None
+        if etype is None or not etype.single_valued(predicate):
+            return None
+        return etype.spellings(predicate)
+
 
 @dataclass(slots=True, eq=False)  # identity semantics: compared with `in` when walking
 class _RawType:
@@ -109,6 +141,8 @@ class _RawType:
     scope: str | None = None  # None: not declared, inherit
     parent: str | None = None
     aliases: list[tuple[str, str]] = field(default_factory=list)  # (alias, where)
+    single: list[str] = field(default_factory=list)  # normalised predicates
+    same: list[tuple[str, str, str]] = field(default_factory=list)  # (alias, canonical, where)
     seen: set[str] = field(default_factory=set)
 
 
@@ -163,12 +197,17 @@ def parse_ontology(text: str) -> Ontology:
                 raw.parent = _check_name(value, where)
             elif key == "aliases":
                 raw.aliases += [(a, where) for a in _split(value)]
+            elif key == "single":
+                raw.single += predicates.single_line(value, where)
+            elif key == "same":
+                raw.same += predicates.same_line(value, where)
     return _build(_status(status, status_where), types, self_names)
 
 
 def ontology_from_dict(data: Mapping[str, object]) -> Ontology:
     """Build an ``Ontology`` from structured input: ``{"status": "confirmed", "types":
-    [{"name", "scope"?, "extends"?, "aliases"?}], "self_names": [...]}``."""
+    [{"name", "scope"?, "extends"?, "aliases"?, "single"?, "same"?}], "self_names": [...]}``;
+    ``single`` lists predicates, ``same`` lists groups of spellings (lists of strings)."""
     _no_extra(data, {"status", "types", "self_names"}, "ontology")
     status = data.get("status")
     if status is not None and not isinstance(status, str):
@@ -178,7 +217,7 @@ def ontology_from_dict(data: Mapping[str, object]) -> Ontology:
         where = f"types[{i}]"
         if not isinstance(item, Mapping):
             raise InvalidArgument(f"{where} must be an object")
-        _no_extra(item, {"name", "scope", "extends", "aliases"}, where)
+        _no_extra(item, {"name", "scope", "extends", "aliases", "single", "same"}, where)
         name = _check_name(_str(item.get("name"), f"{where}.name"), f"{where}.name")
         if name == SELF_SECTION:
             raise InvalidArgument(f"{where}.name: `self` is reserved; use self_names")
@@ -190,6 +229,15 @@ def ontology_from_dict(data: Mapping[str, object]) -> Ontology:
             raw.parent = _check_name(_str(item["extends"], f"{where}.extends"), where)
         for j, alias in enumerate(_list(item.get("aliases"), f"{where}.aliases")):
             raw.aliases.append((_str(alias, f"{where}.aliases[{j}]"), f"{where}.aliases[{j}]"))
+        for j, predicate in enumerate(_list(item.get("single"), f"{where}.single")):
+            at = f"{where}.single[{j}]"
+            raw.single += predicates.single_line(_str(predicate, at), at)
+        for j, group in enumerate(_list(item.get("same"), f"{where}.same")):
+            at = f"{where}.same[{j}]"
+            parts = [_str(p, f"{at}[{k}]") for k, p in enumerate(_list(group, at))]
+            if any("=" in p for p in parts):
+                raise InvalidArgument(f"{at}: a predicate must not contain '='")
+            raw.same += predicates.same_line(" = ".join(parts), at)
         types.append(raw)
     names = [
         (_str(n, f"self_names[{i}]"), f"self_names[{i}]")
@@ -223,6 +271,8 @@ def _build(
                     f"{raw.where}: {raw.name!r} extends unknown type {raw.parent!r}"
                 )
             raw.parent = lookup[raw.parent]
+    for raw in raw_types:
+        predicates.check_same(raw.same, raw.name)
     types = {raw.name: _resolve(raw, by_name) for raw in raw_types}
     self_names: set[str] = set()
     for name, where in raw_self:
@@ -247,7 +297,19 @@ def _resolve(raw: _RawType, by_name: Mapping[str, _RawType]) -> EntityType:
         chain.append(parent)
     inherited = next((r.scope for r in chain if r.scope is not None), None)
     aliases = frozenset(normalise(a) for a, _ in raw.aliases)
-    return EntityType(raw.name, raw.parent, _scope(raw.scope), _scope(inherited), aliases)
+    same: dict[str, str] = {}
+    for r in reversed(chain):  # the nearest declaration wins
+        same.update({a: c for a, c, _ in r.same})
+    single = frozenset(same.get(p, p) for r in chain for p in r.single)
+    return EntityType(
+        raw.name,
+        raw.parent,
+        _scope(raw.scope),
+        _scope(inherited),
+        aliases,
+        single,
+        tuple(sorted(same.items())),
+    )
 
 
 def _scope(value: str | None) -> Scope | None:

@@ -80,6 +80,8 @@ class Placement:
     advisory: str | None = None
     # The canonical name of the item's type when it is in force (an alias resolves to it).
     entity_type: str | None = None
+    # The predicates that type declares single-valued (filled by the dry run).
+    single_valued: tuple[str, ...] = ()
 
 
 def place(

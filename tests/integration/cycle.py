@@ -67,13 +67,7 @@ async def drain(svc: Services, tenant: str, user: str, cfg: WorkerConfig | None 
         o = await consolidate_scope(svc, cfg, *scope_of(tenant, user))
         if not o.leased:
             return total
-        total = Outcome(
-            total.leased + o.leased,
-            total.consolidated + o.consolidated,
-            total.failed + o.failed,
-            total.dead + o.dead,
-            total.takeovers + o.takeovers,
-        )
+        total = total + o
 
 
 def harvest(gql: Gql, who: str, texts: Sequence[str], gen: int = 1, **span: Any) -> list[str]:

@@ -19,29 +19,39 @@ from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
 
+# The end a fact had at transaction time ``$known_at``. Every change of a fact's end (a
+# closure, a supersession, a retraction, a re-assertion that closes it) is a new version: the
+# end it replaced goes to ``prior_ends`` (``$open_end`` standing for "open") and the change's
+# time to ``ends_changed_at``; ``invalid_changed_at`` is the last change's time. Facts changed
+# before versions were kept hold one prior end only (``prior_invalid_at``).
 _INVALID_AT: LiteralString = """(CASE
-    WHEN $known_at IS NOT NULL AND f.invalid_changed_at IS NOT NULL
-         AND f.invalid_changed_at > $known_at
-    THEN f.prior_invalid_at ELSE f.invalid_at END)"""
+    WHEN $known_at IS NULL OR f.invalid_changed_at IS NULL
+         OR f.invalid_changed_at <= $known_at THEN f.invalid_at
+    WHEN f.ends_changed_at IS NULL THEN f.prior_invalid_at
+    ELSE nullif([i IN range(0, size(f.ends_changed_at) - 1)
+                 WHERE f.ends_changed_at[i] > $known_at | f.prior_ends[i]][0], $open_end)
+    END)"""
 
-# The whole read filter on a fact bound as ``f``.
+# The whole read filter on a fact bound as ``f``. ``$known_at`` bounds ``created_at`` whatever
+# ``$include_retired`` says; a retired fact still answers about the past at every known_at
+# after its retirement, with the end it was given then.
 FACT_VISIBLE: LiteralString = (
-    """($include_retired OR (
+    """($known_at IS NULL OR f.created_at <= $known_at)
+  AND ($include_retired OR (
     (f.valid_at IS NULL OR f.valid_at <= $as_of)
     AND ("""
     + _INVALID_AT
     + " IS NULL OR "
     + _INVALID_AT
-    + """ > $as_of)
-    AND ($known_at IS NULL OR (f.created_at <= $known_at
-         AND (f.expired_at IS NULL OR f.expired_at > $known_at)))))
+    + """ > $as_of)))
   AND ($include_refuted OR coalesce(f.confidence, 1.0) >= $min_confidence)"""
 )
 
 _FACT_MAP: LiteralString = """f {.id, .scope, .predicate, .text, .natural_key, .observed_at,
    .valid_at, .invalid_at, .created_at, .expired_at, .supersedes, .superseded_by, .confidence,
    .verdict, .judge_reason, .judged_by, .judged_at, .tenant_id, .session_id, .run_id,
-   .agent_name, .model, .origin, .compaction_generation}"""
+   .agent_name, .model, .origin, .compaction_generation, .prior_ends, .ends_changed_at,
+   .prior_invalid_at, .invalid_changed_at, .closed_reason}"""
 _ENTITY_FIELDS: LiteralString = """{.id, .type, .name, .aliases, .tenant_id, .session_id,
    .run_id, .agent_name, .model, .origin, .compaction_generation}"""
 _SOURCES: LiteralString = """COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
@@ -116,6 +126,7 @@ ON CREATE SET o:$(item.object_label), o.id = item.object_id, o.name = item.objec
               o.model = $model, o.origin = $origin
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o)
 ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
+              f.predicate_key = item.predicate_key,
               f.text = item.text, f.embedding = item.embedding, f.ft = item.ft,
               f.ft_tf = item.ft_tf, f.ft_len = item.ft_len, f.years = item.years,
               f.has_time = item.has_time,
@@ -133,6 +144,12 @@ ON MATCH SET
     + _CO_WRITER
     + """
     THEN coalesce(f.co_writer_keys, []) + $writer_key ELSE f.co_writer_keys END,
+  f.prior_ends = CASE WHEN f.expired_at IS NULL AND f.invalid_at IS NULL
+    AND item.invalid_at IS NOT NULL THEN coalesce(f.prior_ends, []) + [$open_end]
+    ELSE f.prior_ends END,
+  f.ends_changed_at = CASE WHEN f.expired_at IS NULL AND f.invalid_at IS NULL
+    AND item.invalid_at IS NOT NULL THEN coalesce(f.ends_changed_at, []) + [$now]
+    ELSE f.ends_changed_at END,
   f.invalid_changed_at = CASE WHEN f.expired_at IS NULL AND f.invalid_at IS NULL
     AND item.invalid_at IS NOT NULL THEN $now ELSE f.invalid_changed_at END,
   f.invalid_at = CASE WHEN f.expired_at IS NULL AND f.invalid_at IS NULL
@@ -245,11 +262,11 @@ SUPERSEDE = Statement(
     """
 MATCH ()-[a:FACT {scope_key: $scope_key, id: $old_id}]->()
 MATCH ()-[b:FACT {scope_key: $scope_key, id: $new_id}]->()
-SET a.prior_invalid_at = CASE WHEN a.invalid_changed_at IS NULL THEN a.invalid_at
-                              ELSE a.prior_invalid_at END
-SET a.invalid_changed_at = coalesce(a.invalid_changed_at, $now)
-SET a.invalid_at = $invalid_at, a.expired_at = $now, a.superseded_by = b.id,
-    b.supersedes = a.id, b.lineage = a.lineage
+SET a.prior_ends = coalesce(a.prior_ends, []) + [coalesce(a.invalid_at, $open_end)],
+    a.ends_changed_at = coalesce(a.ends_changed_at, []) + [$now],
+    a.invalid_changed_at = $now
+SET a.invalid_at = $invalid_at, a.expired_at = $now,
+    a.superseded_by = b.id, b.supersedes = a.id, b.lineage = a.lineage
 """,
 )
 
@@ -267,8 +284,10 @@ RETRACT = Statement(
     "RETRACT",
     """
 MATCH ()-[f:FACT {scope_key: $scope_key, id: $id}]->()
-SET f.prior_invalid_at = f.invalid_at
-SET f.invalid_changed_at = $now, f.invalid_at = $invalid_at
+SET f.prior_ends = coalesce(f.prior_ends, []) + [coalesce(f.invalid_at, $open_end)],
+    f.ends_changed_at = coalesce(f.ends_changed_at, []) + [$now],
+    f.invalid_changed_at = $now
+SET f.invalid_at = $invalid_at
 """,
 )
 
@@ -324,4 +343,65 @@ WHERE e.id IN $ids AND NOT EXISTS { (e)--() }
 DELETE e
 RETURN count(*) AS entities
 """,
+)
+
+
+# Serialises the scope's writers of single-valued facts (docs/spec.md, Reconciliation): the
+# closure reads the stored timeline and writes its closures under this lock, so concurrent
+# writers of one subject and predicate cannot leave two current values. The write's time is
+# taken under the lock, never before the scope's last closing write's.
+LOCK_SCOPE_FACTS = Statement(
+    "LOCK_SCOPE_FACTS",
+    """
+MERGE (s:Scope {scope_key: $scope_key})
+ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
+              s.created_at = $now
+SET s.facts_lock = $now
+WITH s
+WITH s, CASE WHEN s.facts_touched_at > $now THEN s.facts_touched_at ELSE $now END AS now
+SET s.facts_touched_at = now
+RETURN now
+""",
+)
+
+# Every fact of one subject whose predicate is one of the group's spellings: the timeline the
+# closure computes over. ``start`` is the fact's valid_at, else observed_at, else created_at.
+CLOSURE_TIMELINES = Statement(
+    "CLOSURE_TIMELINES",
+    """
+UNWIND $groups AS g
+MATCH (s:Entity {scope_key: $scope_key, type: g.subject_type, normalized_name: g.subject_norm})
+MATCH (s)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
+WHERE coalesce(f.predicate_key, toLower(f.predicate)) IN g.spellings
+RETURN g.group AS group, f.id AS id, o.type AS object_type, o.normalized_name AS object_norm,
+       coalesce(f.valid_at, f.observed_at, f.created_at) AS start, f.observed_at AS observed_at,
+       f.natural_key AS natural_key, f.invalid_at AS end
+""",
+)
+
+# Close each fact where the fact that replaces it starts: a new version of its end, retired
+# (expired_at) once, linked both ways.
+CLOSE_FACTS = Statement(
+    "CLOSE_FACTS",
+    """
+UNWIND $closures AS c
+MATCH ()-[f:FACT {scope_key: $scope_key, id: c.id}]->()
+MATCH ()-[b:FACT {scope_key: $scope_key, id: c.by_id}]->()
+SET f.prior_ends = coalesce(f.prior_ends, []) + [coalesce(f.invalid_at, $open_end)],
+    f.ends_changed_at = coalesce(f.ends_changed_at, []) + [$now],
+    f.invalid_changed_at = $now
+SET f.invalid_at = c.invalid_at, f.expired_at = coalesce(f.expired_at, $now),
+    f.superseded_by = b.id, f.closed_reason = c.reason,
+    b.supersedes = coalesce(b.supersedes, f.id)
+RETURN count(*) AS closed
+""",
+)
+
+FACTS_BY_ID = Statement(
+    "FACTS_BY_ID",
+    """
+UNWIND $ids AS id
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, id: id}]->(o:Entity)
+RETURN"""
+    + FACT_COLUMNS,
 )

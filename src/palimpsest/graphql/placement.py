@@ -12,10 +12,31 @@ from palimpsest.graphql.cost import EMBEDS, costs
 from palimpsest.graphql.facts import Fact, FactInput
 from palimpsest.graphql.types import Scope
 from palimpsest.ontology import OntologyStatus
+from palimpsest.reconcile import ClosureReason
 from palimpsest.resolvers import ontology as ops
+from palimpsest.resolvers.facts import Closed
 
 strawberry.enum(pure.PlacementReason, name="PlacementReason", description="Why a fact went where.")
 strawberry.enum(OntologyStatus, name="OntologyStatus", description="Only CONFIRMED moves facts.")
+strawberry.enum(
+    ClosureReason,
+    name="ClosureReason",
+    description="Why a write closed a fact. SINGLE_VALUED: the ontology declares the "
+    "predicate single-valued for the subject's type, and a fact with another object starts "
+    "where this one now ends.",
+)
+
+
+@strawberry.type(
+    description="A predicate subjects of a type hold one value of at a time (`single:`, "
+    "own or inherited): a newer fact with another object closes the one it replaces."
+)
+class SingleValuedPredicate:
+    entity_type: str
+    predicate: str
+    spellings: list[str] = strawberry.field(
+        description="Every spelling that names the predicate (`same:`), the canonical first."
+    )
 
 
 @strawberry.type(description="The tenant's ontology as stored (Markdown).")
@@ -24,6 +45,9 @@ class OntologyInfo:
     status: OntologyStatus
     updated_at: datetime
     updated_by: str | None
+    single_valued: list[SingleValuedPredicate] = strawberry.field(
+        description="The declared single-valued predicates, per type (inherited ones included)."
+    )
 
     @classmethod
     def of(cls, o: ops.StoredOntology) -> OntologyInfo:
@@ -32,6 +56,12 @@ class OntologyInfo:
             status=OntologyStatus(o.status),
             updated_at=o.updated_at,
             updated_by=o.updated_by,
+            single_valued=[
+                SingleValuedPredicate(
+                    entity_type=s.entity_type, predicate=s.predicate, spellings=list(s.spellings)
+                )
+                for s in o.single_valued
+            ],
         )
 
 
@@ -47,6 +77,9 @@ class PlacementResult:
     message: str
     advisory: str | None
     entity_type: str | None
+    single_valued: list[str] = strawberry.field(
+        description="The predicates the item's type declares single-valued (dry run only)."
+    )
 
     @classmethod
     def of(cls, p: pure.Placement) -> PlacementResult:
@@ -57,6 +90,7 @@ class PlacementResult:
             message=p.message,
             advisory=p.advisory,
             entity_type=p.entity_type,
+            single_valued=list(p.single_valued),
         )
 
 
@@ -66,11 +100,41 @@ class PlacementItemInput:
     subject: str | None = None
 
 
+@strawberry.type(
+    description="A fact the write closed: it now ends at invalidAt, where the fact byId starts "
+    "(a supersession: `supersededBy` and `expiredAt` are set, and reads as of earlier times "
+    "and at earlier knownAt still see it)."
+)
+class FactClosure:
+    fact: Fact
+    invalid_at: datetime
+    reason: ClosureReason
+    by_id: strawberry.ID
+    same_start: bool = strawberry.field(
+        description="Both facts start at the same instant: the newer observation (byId) was "
+        "kept and this one closed where it starts (an empty interval)."
+    )
+
+    @classmethod
+    def of(cls, c: Closed) -> FactClosure:
+        return cls(
+            fact=Fact.of(c.fact),
+            invalid_at=c.invalid_at,
+            reason=c.reason,
+            by_id=strawberry.ID(c.by_id),
+            same_start=c.same_start,
+        )
+
+
 @strawberry.type
 class FactAssertion:
     fact: Fact
     created: bool = strawberry.field(description="False when the natural key already existed.")
     placement: PlacementResult | None
+    closed: list[FactClosure] = strawberry.field(
+        description="The closures this write made that this fact took part in, as the fact "
+        "closed or the one closing it (single-valued predicates; empty otherwise)."
+    )
 
 
 @strawberry.type
@@ -120,6 +184,7 @@ class PlacementMutation:
                 fact=Fact.of(p.asserted.fact),
                 created=p.asserted.created,
                 placement=PlacementResult.of(p.placement) if p.placement else None,
+                closed=[FactClosure.of(c) for c in p.asserted.closed],
             )
             for p in placed
         ]

@@ -235,6 +235,16 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
                     "fact": fact_json(p.asserted.fact),
                     "created": p.asserted.created,
                     "placement": plain(p.placement) if p.placement else None,
+                    "closed": [
+                        {
+                            "fact": fact_json(c.fact),
+                            "invalid_at": c.invalid_at.isoformat(),
+                            "reason": c.reason.value,
+                            "by_id": c.by_id,
+                            "same_start": c.same_start,
+                        }
+                        for c in p.asserted.closed
+                    ],
                 }
                 for p in placed
             ]

@@ -53,6 +53,7 @@ class Outcome:
     failed: int = 0
     dead: int = 0
     takeovers: int = 0
+    closed: int = 0  # facts closed by single-valued facts written (docs/spec.md, 3b)
 
     def __add__(self, o: Outcome) -> Outcome:
         return Outcome(
@@ -61,6 +62,7 @@ class Outcome:
             self.failed + o.failed,
             self.dead + o.dead,
             self.takeovers + o.takeovers,
+            self.closed + o.closed,
         )
 
 
@@ -161,14 +163,15 @@ async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch
     spans = batch.spans
     takeovers = sum(1 for s in spans if s.takeovers and s.attempts > 1)
     failures: list[tuple[str, str]] = []
-    done = 0
+    done = closed = 0
     try:
-        done = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors)
+        done, closed = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors)
     except (PalimpsestError, LeaseLost) as e:
         log.info("batch failed (%s); retrying span by span", type(e).__name__)
         for span, turn, vector in zip(spans, batch.turns, batch.vectors, strict=True):
             try:
-                done += await _write(svc, cfg, ref, [span], [turn], [vector])
+                one, shut = await _write(svc, cfg, ref, [span], [turn], [vector])
+                done, closed = done + one, closed + shut
             except LeaseLost:
                 continue
             except PalimpsestError as err:
@@ -179,7 +182,7 @@ async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch
             svc, ref, cfg.owner, failures, cfg.max_attempts, cfg.backoff_seconds
         )
         dead = sum(1 for _, exhausted in recorded if exhausted)
-    return Outcome(len(spans), done, len(failures), dead, takeovers)
+    return Outcome(len(spans), done, len(failures), dead, takeovers, closed)
 
 
 async def _write(
@@ -189,14 +192,16 @@ async def _write(
     spans: Sequence[queue.LeasedSpan],
     turns: Sequence[Turn],
     vectors: Sequence[Vector],
-) -> int:
-    """Extract, then write the turns, extractions and acknowledgement in one transaction."""
+) -> tuple[int, int]:
+    """Extract, then write the turns, extractions and acknowledgement in one transaction.
+
+    Returns the spans consolidated and the facts their facts closed."""
     extraction = await _extract(cfg.extractors, turns, _EntityView(svc, ref))
     plans = await _plan_facts(svc, ref, spans, extraction.facts)
     by_id = {s.id: s for s in spans}
     now = svc.clock()
 
-    async def work(tx: Tx) -> int:
+    async def work(tx: Tx) -> tuple[int, int]:
         user = tx.scoped(ref)
         still = await queue.held(user, list(by_id), cfg.owner)
         if still != set(by_id):
@@ -210,9 +215,11 @@ async def _write(
         mentions = [turn_rows.mention_row(m, by_id[m.turn_id]) for m in extraction.mentions]
         if mentions:
             await user.run(q.WRITE_MENTIONS, {"mentions": mentions, "now": now})
+        closed: set[tuple[str, str]] = set()
         for plan in plans:
-            await ontology.write_placed(tx, svc, plan)
-        return len(await queue.ack(user, cfg.owner, documents, now))
+            for _, asserted in await ontology.write_placed(tx, svc, plan):
+                closed |= {(c.fact.id, c.by_id) for c in asserted.closed}
+        return len(await queue.ack(user, cfg.owner, documents, now)), len(closed)
 
     try:
         return await svc.db.write_tx(work)

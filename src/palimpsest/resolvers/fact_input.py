@@ -107,6 +107,8 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         "object_label": type_label(object_type),
         "object_is_value": d.object is None,
         "predicate": predicate,
+        "predicate_key": normalise(predicate),
+        "single_spellings": None,  # set under the scope's lock (closure.prepare)
         "text": text,
         "observed_at": d.observed_at,
         "valid_at": valid_at,

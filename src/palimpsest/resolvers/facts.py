@@ -7,7 +7,7 @@ source chunk's mention edges in the fact's own scope, or nothing at all.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -16,12 +16,15 @@ from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
-from palimpsest.resolvers import quotes, term_index
-from palimpsest.resolvers.common import check_id, fact_stamp, provenance_from
+from palimpsest.reconcile import Closure, ClosureReason
+from palimpsest.resolvers import closure, quotes, term_index
+from palimpsest.resolvers.closure import OPEN_END, Rules
+from palimpsest.resolvers.common import check_id, fact_stamp
+from palimpsest.resolvers.fact_decode import as_known, fact_from
 from palimpsest.resolvers.fact_input import MAX_TEXT, prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
-from palimpsest.schema.models import Entity, Fact, FactSource, SourceQuote
+from palimpsest.schema.models import Fact
 from palimpsest.schema.names import normalise
 from palimpsest.timeparse import check_interval
 
@@ -50,13 +53,27 @@ class TimeView:
             "include_retired": self.include_retired,
             "include_refuted": self.include_refuted,
             "min_confidence": MIN_CONFIDENCE,
+            "open_end": OPEN_END,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """A fact this write closed: it ends at ``invalid_at`` because ``by_id`` starts there."""
+
+    fact: Fact
+    invalid_at: datetime
+    reason: ClosureReason
+    by_id: str
+    same_start: bool  # equal starts: the newer observation (``by_id``) was kept
 
 
 @dataclass(frozen=True, slots=True)
 class Asserted:
     fact: Fact
     created: bool
+    # The closures this write made that involve this fact (as the closed or the closing one).
+    closed: tuple[Closed, ...] = ()
 
 
 def time_view(
@@ -116,10 +133,14 @@ async def write_batch(
     stamp: dict[str, Any],
     rows: list[dict[str, Any]],
     reader: Principal,
+    rules: Rules | None = None,
 ) -> list[tuple[int, Asserted]]:
     """Write rows into the transaction's scope; a natural key naming another fact conflicts.
 
-    ``stamp`` is the writer's provenance and key (``common.fact_stamp``)."""
+    ``stamp`` is the writer's provenance and key (``common.fact_stamp``). With ``rules``,
+    single-valued facts close what they replace (``resolvers.closure``) in this transaction."""
+    locked_at = await closure.prepare(tx, svc, rules, rows)
+    now = locked_at or svc.clock()
     clashes = await tx.run(q.KEY_CONFLICTS, {"facts": rows})
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
@@ -127,7 +148,7 @@ async def write_batch(
     for row in rows:
         row.update(term_index.row_fields(row["text"]))
     quotes.withhold(rows, tx.ref.scope_key)
-    params = {**stamp, "now": svc.clock(), "facts": rows}
+    params = {**stamp, "now": now, "facts": rows, "open_end": OPEN_END}
     written = await tx.run(q.ASSERT_FACTS, params)
     # Only new facts count: a re-assertion matches the stored fact and keeps its text.
     by_index = {r["index"]: r for r in rows}
@@ -136,10 +157,34 @@ async def write_batch(
     }
     fresh = list(created.values())  # one batch may name one new fact twice
     await term_index.apply(tx, svc.settings, "fact", term_index.added(fresh))
-    return [
-        (r["index"], Asserted(fact_from(tx.ref.scope, r, reader), bool(r["created"])))
-        for r in written
-    ]
+    done = await closure.close(tx, rows, now) if locked_at else []
+    facts = {r["index"]: fact_from(tx.ref.scope, r, reader) for r in written}
+    if not done:
+        return [(r["index"], Asserted(facts[r["index"]], bool(r["created"]))) for r in written]
+    return await _with_closures(tx, reader, written, facts, done)
+
+
+async def _with_closures(
+    tx: ScopedTx,
+    reader: Principal,
+    written: list[Row],
+    facts: dict[int, Fact],
+    done: list[Closure],
+) -> list[tuple[int, Asserted]]:
+    """The batch's facts as the closures left them, each with the closures it took part in."""
+    ids = sorted({c.fact_id for c in done} | {c.by_id for c in done})
+    rows = await tx.run(q.FACTS_BY_ID, {"ids": ids})
+    now = {f.id: f for f in (fact_from(tx.ref.scope, r, reader) for r in rows)}
+    out: list[tuple[int, Asserted]] = []
+    for r in written:
+        fact = now.get(facts[r["index"]].id, facts[r["index"]])
+        mine = tuple(
+            Closed(now[c.fact_id], c.invalid_at, c.reason, c.by_id, c.same_start)
+            for c in done
+            if fact.id in (c.fact_id, c.by_id)
+        )
+        out.append((r["index"], Asserted(fact, bool(r["created"]), mine)))
+    return out
 
 
 async def embed_rows(svc: Services, rows: list[dict[str, Any]]) -> None:
@@ -155,12 +200,13 @@ async def assert_facts(
     ref = resolve_scope(who, scope)
     rows = prepare(drafts)
     await embed_rows(svc, rows)
+    rules = await closure.load_rules(svc, who)
 
     async def work(tx: ScopedTx) -> list[tuple[int, Asserted]]:
         for row in rows:
             row["mention_chunk_id"] = None
         await resolve_sources(tx, rows)
-        return await write_batch(tx, svc, fact_stamp(who), rows, who)
+        return await write_batch(tx, svc, fact_stamp(who), rows, who, rules)
 
     written = await svc.db.scoped(ref).write_tx(work)
     return [a for _, a in sorted(written, key=lambda pair: pair[0])]
@@ -191,7 +237,7 @@ async def list_facts(
         **view.params(),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_FACTS, params)
-    found = [fact_from(scope, r, who) for r in rows]
+    found = [as_known(fact_from(scope, r, who), r, view.known_at) for r in rows]
     return paging.page(found, limit, LIST_NAME, lambda f: [f.valid_at, f.created_at, f.id])
 
 
@@ -248,7 +294,7 @@ async def supersede(
     if old_id == new_id_:
         raise InvalidArgument("a fact cannot supersede itself")
     now = svc.clock()
-    params = {"old_id": old_id, "new_id": new_id_, "now": now}
+    params = {"old_id": old_id, "new_id": new_id_, "now": now, "open_end": OPEN_END}
 
     async def work(tx: ScopedTx) -> bool:
         rows = await tx.run(q.LOCK_PAIR, params)
@@ -299,7 +345,8 @@ async def retract(
         if row["invalid_changed_at"] is not None:
             raise Conflict("the fact's end was already set after it was recorded")
         check_interval(row["valid_at"], end)
-        await tx.run(q.RETRACT, {"id": fact_id, "now": now, "invalid_at": end})
+        params = {"id": fact_id, "now": now, "invalid_at": end, "open_end": OPEN_END}
+        await tx.run(q.RETRACT, params)
 
     await svc.db.scoped(ref).write_tx(work)
     return await get_fact(svc, who, scope, fact_id)
@@ -332,53 +379,3 @@ async def judge(
     if not await svc.db.scoped(ref).write(q.JUDGE, params):
         raise NotFound("fact not found")
     return await get_fact(svc, who, scope, fact_id)
-
-
-def fact_from(scope: Scope, row: Row, reader: Principal) -> Fact:
-    f, s, o = row["fact"], row["subject"], row["object"]
-    sources = tuple(_source(x) for x in row.get("sources") or ())
-    # The single quote of the API is the earliest source still standing.
-    first = sources[0] if sources else None
-    quote = SourceQuote(first.chunk_id, first.start, first.end, first.text) if first else None
-    return Fact(
-        scope=scope,
-        id=f["id"],
-        subject=entity_from(s, reader),
-        predicate=f["predicate"],
-        object=entity_from(o, reader),
-        text=f["text"],
-        natural_key=f["natural_key"],
-        observed_at=f["observed_at"],
-        valid_at=f["valid_at"],
-        invalid_at=f["invalid_at"],
-        created_at=f["created_at"],
-        expired_at=f["expired_at"],
-        supersedes=f["supersedes"],
-        superseded_by=f["superseded_by"],
-        confidence=f["confidence"],
-        verdict=f["verdict"],
-        judge_reason=f["judge_reason"],
-        provenance=replace(provenance_from(f, reader), source_quote=quote),
-        sources=sources,
-    )
-
-
-def _source(x: Row) -> FactSource:
-    return FactSource(
-        chunk_id=x["chunk_id"],
-        document_id=x.get("document_id"),
-        start=int(x["start"]),
-        end=int(x["end"]),
-        text=x.get("text"),
-        origin_scope=x.get("origin_scope"),
-        added_at=x["created_at"],
-        origin=x.get("origin"),
-    )
-
-
-def entity_from(row: Row, reader: Principal) -> Entity:
-    """An entity from a projection with ``id``, ``type``, ``name``, ``aliases`` and the
-    provenance keys (flat, or under ``provenance``)."""
-    stamp = row.get("provenance") or row
-    provenance = provenance_from(stamp, reader) if stamp.get("tenant_id") else None
-    return Entity(row["id"], row["type"], row["name"], tuple(row.get("aliases") or ()), provenance)

@@ -9,7 +9,7 @@ a moved fact keeps its quote as provenance, so no relationship ever joins two sc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +21,7 @@ from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, parse_ontology
 from palimpsest.placement import Placement, PlacementItem, place_batch
-from palimpsest.resolvers import facts
+from palimpsest.resolvers import closure, facts
 from palimpsest.resolvers.common import fact_stamp, writer_params
 from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
@@ -30,11 +30,21 @@ from palimpsest.schema.names import normalise
 
 
 @dataclass(frozen=True, slots=True)
+class SingleValued:
+    """A predicate a type's subjects hold one value of at a time (own or inherited)."""
+
+    entity_type: str
+    predicate: str
+    spellings: tuple[str, ...]  # every spelling that names it (``same:``), itself first
+
+
+@dataclass(frozen=True, slots=True)
 class StoredOntology:
     markdown: str
     status: str
     updated_at: datetime
     updated_by: str | None
+    single_valued: tuple[SingleValued, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +87,14 @@ async def placement(
     """The dry run: one decision per item, nothing written."""
     ref = resolve_scope(who, scope)
     ontology = await _load(svc, who)
-    return place_batch(ontology, who, scope, await _with_recorded_types(svc, ref, items))
+    decided = place_batch(ontology, who, scope, await _with_recorded_types(svc, ref, items))
+    if ontology is None:
+        return decided
+    out = []
+    for p in decided:
+        etype = ontology.find(p.entity_type)
+        out.append(replace(p, single_valued=tuple(sorted(etype.single))) if etype else p)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +107,7 @@ class PlacedPlan:
     groups: dict[ScopeRef, list[dict[str, Any]]]
     stamp: dict[str, Any]
     writer: Principal  # also whom the written facts are decoded for
+    rules: closure.Rules | None = None  # single-valued predicates close what they replace
 
 
 async def assert_placed(
@@ -115,11 +133,12 @@ async def plan_placed(
     origin = resolve_scope(who, scope)
     rows = prepare(drafts)
     decisions: list[Placement | None] = [None] * len(rows)
+    rules = await closure.load_rules(svc, who)
     if place:
         items = [
             PlacementItem(entity_type=r["subject_type"], subject=r["subject_name"]) for r in rows
         ]
-        ontology = await _load(svc, who)
+        ontology = rules.ontology
         items = await _with_recorded_types(svc, origin, items)
         decisions = list(place_batch(ontology, who, scope, items))
     targets: dict[Scope, ScopeRef] = {scope: origin}
@@ -130,7 +149,7 @@ async def plan_placed(
             targets[target] = resolve_scope(who, target)
         groups.setdefault(targets[target], []).append(row)
     await facts.embed_rows(svc, rows)
-    return PlacedPlan(origin, rows, decisions, groups, fact_stamp(who, stamp), who)
+    return PlacedPlan(origin, rows, decisions, groups, fact_stamp(who, stamp), who, rules)
 
 
 async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[int, facts.Asserted]]:
@@ -141,7 +160,9 @@ async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[in
         if target != plan.origin:
             for row in group:
                 row["mention_chunk_id"] = None
-        written += await facts.write_batch(tx.scoped(target), svc, plan.stamp, group, plan.writer)
+        written += await facts.write_batch(
+            tx.scoped(target), svc, plan.stamp, group, plan.writer, plan.rules
+        )
     return written
 
 
@@ -170,4 +191,12 @@ async def _with_recorded_types(
 
 
 def _stored(row: dict[str, Any]) -> StoredOntology:
-    return StoredOntology(row["markdown"], row["status"], row["updated_at"], row["agent_name"])
+    parsed = parse_ontology(row["markdown"])
+    single = tuple(
+        SingleValued(t.name, p, (p, *sorted(t.spellings(p) - {p})))
+        for t in parsed.types.values()
+        for p in sorted(t.single)
+    )
+    return StoredOntology(
+        row["markdown"], row["status"], row["updated_at"], row["agent_name"], single
+    )

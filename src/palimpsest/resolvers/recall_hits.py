@@ -16,7 +16,7 @@ from palimpsest.cypher.executor import Row, Tx
 from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.common import provenance_from
-from palimpsest.resolvers.facts import fact_from
+from palimpsest.resolvers.fact_decode import fact_from
 from palimpsest.schema.models import Fact, Provenance
 
 Ident = tuple[str, str, str]  # (kind, scope, id)

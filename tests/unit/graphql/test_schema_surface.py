@@ -97,6 +97,10 @@ BOUNDED_LISTS = {
     "Entity.aliases",  # at most 50
     "HarvestReceipt.spanIds",  # one per span of the request
     "Mutation.requeueDeadLetters",  # a subset of the ids the request names
+    "FactAssertion.closed",  # the closures the one write made
+    "OntologyInfo.singleValued",  # bounded by the ontology's size limits
+    "SingleValuedPredicate.spellings",
+    "PlacementResult.singleValued",
 }
 PAGED = {
     "memories",

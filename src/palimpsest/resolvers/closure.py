@@ -1,0 +1,105 @@
+"""Closure on write (docs/spec.md, Reconciliation): single-valued facts close what they replace.
+
+``write_batch`` calls ``prepare`` before a batch is written and ``close`` after, in the
+write's transaction. When a batch holds a fact whose predicate the tenant's confirmed ontology
+declares single-valued for the subject's type, the scope's lock is taken first, so that the
+timeline read here and the closures written from it cannot interleave with another writer's.
+The closures themselves are computed by ``palimpsest.reconcile`` (pure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from palimpsest import reconcile
+from palimpsest.cypher import facts as q
+from palimpsest.cypher import ontology as oq
+from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.identity import Principal
+from palimpsest.identity.scopes import tenant_config_ref
+from palimpsest.ontology import Ontology, parse_ontology
+from palimpsest.resolvers.services import Services
+
+# Stands for "open" in a fact's list of past ends (a stored list cannot hold null).
+OPEN_END = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """What the closure needs of the ontology, read once before the write."""
+
+    ontology: Ontology | None
+
+    def spellings(self, row: dict[str, Any]) -> frozenset[str] | None:
+        if self.ontology is None:
+            return None
+        return self.ontology.single_spellings(row["subject_type"], row["predicate"])
+
+
+async def load_rules(svc: Services, who: Principal) -> Rules:
+    """The tenant's ontology, read on the server's behalf (as placement reads it)."""
+    rows = await svc.db.scoped(tenant_config_ref(who)).read(oq.GET_ONTOLOGY)
+    return Rules(parse_ontology(rows[0]["markdown"]) if rows else None)
+
+
+async def prepare(
+    tx: ScopedTx, svc: Services, rules: Rules | None, rows: list[dict[str, Any]]
+) -> datetime | None:
+    """Mark the single-valued rows and take the scope's lock when there are any.
+
+    Returns the write's time, taken under the lock and never before the last closing write
+    of the scope, so transaction time only moves forward; None when nothing is single-valued.
+    A single-valued fact without ``valid_at`` is valid from its ``observed_at``, else from
+    the write's time: it is stored so, so that its reads agree with the timeline."""
+    groups = [(row, rules.spellings(row) if rules else None) for row in rows]
+    if not any(spellings for _, spellings in groups):
+        return None
+    [lock] = await tx.run(q.LOCK_SCOPE_FACTS, {"now": svc.clock()})
+    now: datetime = lock["now"]
+    for row, spellings in groups:
+        row["single_spellings"] = sorted(spellings) if spellings else None
+        if spellings and row["valid_at"] is None:
+            start = row["observed_at"] or now
+            if row["invalid_at"] is None or row["invalid_at"] > start:
+                row["valid_at"] = start
+    return now
+
+
+async def close(tx: ScopedTx, rows: list[dict[str, Any]], now: datetime) -> list[reconcile.Closure]:
+    """Compute and write the closures of every timeline the batch touched."""
+    keys: dict[tuple[str, str, tuple[str, ...]], int] = {}
+    for row in rows:
+        if row.get("single_spellings"):
+            key = (row["subject_type"], row["subject_norm"], tuple(row["single_spellings"]))
+            keys.setdefault(key, len(keys))
+    if not keys:
+        return []
+    groups = [
+        {"group": i, "subject_type": t, "subject_norm": n, "spellings": list(s)}
+        for (t, n, s), i in keys.items()
+    ]
+    found = await tx.run(q.CLOSURE_TIMELINES, {"groups": groups})
+    timelines: dict[int, list[reconcile.Stated]] = {}
+    for r in found:
+        timelines.setdefault(r["group"], []).append(_stated(r))
+    done = [c for timeline in timelines.values() for c in reconcile.closures(timeline)]
+    if done:
+        closures = [
+            {"id": c.fact_id, "by_id": c.by_id, "invalid_at": c.invalid_at, "reason": c.reason}
+            for c in done
+        ]
+        await tx.run(q.CLOSE_FACTS, {"closures": closures, "now": now, "open_end": OPEN_END})
+    return done
+
+
+def _stated(r: Row) -> reconcile.Stated:
+    return reconcile.Stated(
+        id=r["id"],
+        object_key=(r["object_type"], r["object_norm"]),
+        start=r["start"],
+        observed_at=r["observed_at"],
+        natural_key=r["natural_key"],
+        end=r["end"],
+    )

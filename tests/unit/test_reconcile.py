@@ -1,0 +1,138 @@
+"""Closure of single-valued facts (pure): any arrival order gives the same timeline."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from palimpsest.errors import InvalidArgument
+from palimpsest.ontology import ontology_from_dict, parse_ontology
+from palimpsest.reconcile import Stated, apply, closures
+
+
+def at(year: int) -> datetime:
+    return datetime(year, 1, 1, tzinfo=UTC)
+
+
+def fact(key: str, obj: str, start: int, end: int | None = None, seen: int | None = None) -> Stated:
+    return Stated(
+        key, ("city", obj), at(start), at(seen) if seen else None, key, at(end) if end else None
+    )
+
+
+def load(order: list[Stated]) -> dict[str, datetime | None]:
+    """Write the facts one by one as the server does: each write closes over what is stored."""
+    stored: list[Stated] = []
+    for f in order:
+        stored = apply([*stored, f], closures([*stored, f]))
+    return {f.id: f.end for f in stored}
+
+
+def test_the_earlier_is_closed_where_the_later_starts_in_either_order() -> None:
+    lisbon, porto = fact("l", "Lisbon", 2020), fact("p", "Porto", 2023)
+    assert load([lisbon, porto]) == load([porto, lisbon]) == {"l": at(2023), "p": None}
+    [c] = closures([porto, lisbon])
+    assert (c.fact_id, c.by_id, c.invalid_at, c.same_start) == ("l", "p", at(2023), False)
+
+
+def test_an_end_is_never_moved_later_and_same_objects_do_not_close() -> None:
+    assert closures([fact("l", "Lisbon", 2020, end=2021), fact("p", "Porto", 2023)]) == []
+    assert closures([fact("a", "Lisbon", 2020), fact("b", "Lisbon", 2022)]) == []
+
+
+def test_equal_starts_keep_the_newer_observation() -> None:
+    [c] = closures([fact("new", "Porto", 2023, seen=2024), fact("old", "Braga", 2023, seen=2023)])
+    assert (c.fact_id, c.by_id, c.invalid_at, c.same_start) == ("old", "new", at(2023), True)
+
+
+facts_strategy = st.lists(
+    st.builds(
+        fact,
+        key=st.uuids().map(str),
+        obj=st.sampled_from(["Lisbon", "Porto", "Faro"]),
+        start=st.integers(2000, 2010),
+        end=st.none() | st.integers(2011, 2015),
+        seen=st.none() | st.integers(2000, 2003),
+    ),
+    min_size=1,
+    max_size=7,
+    unique_by=lambda f: f.id,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(facts_strategy, st.randoms(use_true_random=False))
+def test_any_arrival_order_gives_the_same_timeline(facts: list[Stated], rnd: random.Random) -> None:
+    shuffled = list(facts)
+    rnd.shuffle(shuffled)
+    timeline = load(facts)
+    assert load(shuffled) == timeline == load(list(reversed(facts)))
+    # One value at every instant: no two facts with different objects overlap.
+    final = apply(facts, ())
+    ends = {f.id: timeline[f.id] for f in final}
+    for a in final:
+        for b in final:
+            if a.object_key != b.object_key:
+                a_end, b_end = ends[a.id] or at(9999), ends[b.id] or at(9999)
+                assert not (a.start < b_end and b.start < a_end), (a, b)
+
+
+ONTOLOGY = """status: confirmed
+## person
+single: Lives   In, works at
+same: lives in = resides in = dwells in
+## employee
+extends: person
+single: reports to
+"""
+
+
+def test_single_and_same_lines_are_inherited_and_normalised() -> None:
+    o = parse_ontology(ONTOLOGY)
+    employee = o.types["employee"]
+    assert employee.single == {"lives in", "works at", "reports to"}
+    assert o.single_spellings("Employee", "RESIDES in") == frozenset(
+        {"lives in", "resides in", "dwells in"}
+    )
+    assert o.single_spellings("person", "reports to") is None  # declared on the subtype only
+    assert o.single_spellings("person", "visited") is None  # undeclared: many-valued
+    draft = parse_ontology(ONTOLOGY.replace("confirmed", "draft"))
+    assert draft.single_spellings("person", "lives in") is None  # a draft is not in force
+    structured = ontology_from_dict(
+        {
+            "status": "confirmed",
+            "types": [
+                {"name": "person", "single": ["lives in"], "same": [["lives in", "resides in"]]}
+            ],
+        }
+    )
+    assert structured.single_spellings("person", "resides in") == frozenset(
+        {"lives in", "resides in"}
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "single:",
+        "single: lives in,,works at",
+        "same: lives in",
+        "same: = resides in",
+        "same: lives in = lives in",
+        "same: lives in = resides in\nsame: works at = resides in",
+    ],
+)
+def test_a_malformed_line_is_refused_naming_it(line: str) -> None:
+    with pytest.raises(InvalidArgument, match=r"^line [34]: "):
+        parse_ontology(f"status: confirmed\n## person\n{line}\n")
+
+
+def test_the_structured_form_names_the_field() -> None:
+    with pytest.raises(InvalidArgument, match=r"types\[0\]\.same\[0\]"):
+        ontology_from_dict({"types": [{"name": "person", "same": [["lives in"]]}]})
+    with pytest.raises(InvalidArgument, match=r"types\[0\]\.single\[0\]"):
+        ontology_from_dict({"types": [{"name": "person", "single": [" "]}]})
