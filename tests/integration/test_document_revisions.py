@@ -115,7 +115,8 @@ def test_edit_reimport_delete_restore_and_read_every_revision(gql: Gql, who: str
     items = history["items"]
     assert [i["revision"] for i in items] == [5, 4, 3, 2, 1]
     assert [i["deleted"] for i in items] == [False, True, False, False, False]
-    assert items[3]["changedChunks"] == 1 and items[4]["changedChunks"] == len(first["chunks"])
+    assert items[3]["changedChunks"] == 1
+    assert items[4]["changedChunks"] == len(first["chunks"])
     # knownAt: each revision's own time reads that revision.
     for item in items:
         if not item["deleted"]:
@@ -137,9 +138,11 @@ def test_edit_reimport_delete_restore_and_read_every_revision(gql: Gql, who: str
     assert "-Intro paragraph.\n+Intro paragraph, edited by hand.\n" in want_of(gql, who, doc_id)
     # History pages newest first.
     page = ok(gql(HISTORY, who, id=doc_id, limit=2))["documentHistory"]
-    assert [i["revision"] for i in page["items"]] == [5, 4] and page["hasMore"]
+    assert [i["revision"] for i in page["items"]] == [5, 4]
+    assert page["hasMore"]
     rest = ok(gql(HISTORY, who, id=doc_id, limit=10, after=page["cursor"]))["documentHistory"]
-    assert [i["revision"] for i in rest["items"]] == [3, 2, 1] and not rest["hasMore"]
+    assert [i["revision"] for i in rest["items"]] == [3, 2, 1]
+    assert not rest["hasMore"]
 
 
 def want_of(gql: Gql, who: str, doc_id: str) -> str:
@@ -178,7 +181,8 @@ def test_bad_input_and_other_scopes(
     path = f"/dup/{uuid.uuid4().hex[:8]}"
     a = ok(gql(IMPORT, who, m="# one\n", path=path))["importDocument"]["summary"]["id"]
     b = ok(gql(IMPORT, who, m="# two\n", path=path, fresh=True))["importDocument"]
-    assert b["summary"]["id"] != a and b["summary"]["revision"] == 1
+    assert b["summary"]["id"] != a
+    assert b["summary"]["revision"] == 1
 
 
 def tenant_rows(driver: Driver, tenant: str) -> list[Any]:
