@@ -1,5 +1,5 @@
 """Document revisions, pure: which chunks a new revision keeps, edits, creates and closes
-(docs/decisions/0007-document-revisions.md).
+(docs/decisions/0008-document-revisions.md).
 
 Pure: no I/O. A revision is an ordered list of chunks. A chunk node is shared by every
 revision it belongs to, so what may differ between revisions (reading-order index, position

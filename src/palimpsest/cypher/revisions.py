@@ -1,4 +1,4 @@
-"""Document revisions (docs/decisions/0007-document-revisions.md).
+"""Document revisions (docs/decisions/0008-document-revisions.md).
 
 The present is what it was: ``:Chunk`` nodes are the current revision's chunks, so every
 present read, index and statistic sees the present only. A closed chunk version leaves the

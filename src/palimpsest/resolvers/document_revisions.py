@@ -1,4 +1,4 @@
-"""Document revisions (docs/decisions/0007-document-revisions.md): write a revision, read
+"""Document revisions (docs/decisions/0008-document-revisions.md): write a revision, read
 any revision whole, page the history, diff two revisions, restore one.
 
 Every change of a document (a chunk edit, a re-import to its path, a delete, a restore) is
