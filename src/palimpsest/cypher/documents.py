@@ -22,7 +22,10 @@ _PROVENANCE: LiteralString = (
 CREATE_DOCUMENT = Statement(
     "CREATE_DOCUMENT",
     "CREATE (d:Document {id: $id, title: $title, path: $path, preamble: $preamble, "
-    "created_at: $now, updated_at: $now, " + _SCOPE + ", " + _PROVENANCE + "})"
+    "revision: 1, created_at: $now, updated_at: $now, " + _SCOPE + ", " + _PROVENANCE + "})"
+    "\nCREATE (:DocumentRevision {document_id: $id, revision: 1, created_at: $now, "
+    "deleted: false, changed_chunks: size($chunks), title: $title, path: $path, "
+    "preamble: $preamble, " + _SCOPE + ", " + _PROVENANCE + "})"
     "\nCREATE (root:Chunk {id: $root_id, document_id: $id, type: $root_type, text: '', "
     "separator: '', position: 0, revision: 1, created_at: $now, updated_at: $now, "
     + _SCOPE
@@ -35,7 +38,7 @@ WITH root
 UNWIND $chunks AS c
 CREATE (x:Chunk)
 SET x = c, x.document_id = $id, x.revision = 1, x.observed_at = $observed_at,
-    x.created_at = $now, x.updated_at = $now,
+    x.created_at = $now, x.updated_at = $now, x.from_revision = 1, x.version_at = $now,
     x.tenant_id = $tenant_id, x.scope = $scope, x.owner_id = $owner_id,
     x.scope_key = $scope_key, x.session_id = $session_id, x.run_id = $run_id,
     x.agent_name = $agent_name, x.model = $model, x.origin = $origin
@@ -54,9 +57,10 @@ LIST_DOCUMENTS = Statement(
     "LIST_DOCUMENTS",
     """
 MATCH (d:Document {scope_key: $scope_key})
-WHERE coalesce(d.path, '') STARTS WITH $path_prefix AND d.id > $after
+WHERE coalesce(d.path, '') STARTS WITH $path_prefix AND d.id > $after AND d.deleted_at IS NULL
 RETURN d {.id, .title, .path, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
-          .agent_name, .model, .origin, .compaction_generation} AS document,
+          .agent_name, .model, .origin, .compaction_generation,
+          revision: coalesce(d.revision, 1)} AS document,
        COUNT { (c:Chunk {scope_key: $scope_key, document_id: d.id}) } - 1 AS chunk_count
 ORDER BY d.id
 LIMIT $limit
@@ -67,8 +71,10 @@ GET_DOCUMENT = Statement(
     "GET_DOCUMENT",
     """
 MATCH (d:Document {scope_key: $scope_key, id: $id})
+WHERE d.deleted_at IS NULL
 RETURN d {.id, .title, .path, .preamble, .created_at, .updated_at, .tenant_id, .session_id,
-          .run_id, .agent_name, .model, .origin, .compaction_generation} AS document
+          .run_id, .agent_name, .model, .origin, .compaction_generation,
+          revision: coalesce(d.revision, 1)} AS document
 """,
 )
 
@@ -103,8 +109,24 @@ WHERE p.index IS NOT NULL
     + _CHUNK,
 )
 
-# The first SET takes the chunk's write lock, so the revision compared below is the latest
-# committed one and two editors holding the same revision cannot both win.
+# The document's lock first (one revision at a time), then the chunk's: the revision compared
+# below is the latest committed one, so two editors holding the same one cannot both win. A
+# fresh edit copies the old content to a closed ``:ChunkVersion`` (cypher/revisions.py) and
+# opens document revision ``$next``; the caller records it (BUMP_DOCUMENT).
+LOCK_CHUNK_DOCUMENT = Statement(
+    "LOCK_CHUNK_DOCUMENT",
+    """
+MATCH (c:Chunk {scope_key: $scope_key, id: $id})
+WHERE c.index IS NOT NULL
+MATCH (d:Document {scope_key: $scope_key, id: c.document_id})
+SET d.locked_at = $now
+WITH d
+OPTIONAL MATCH (d)-[:HAS_ROOT]->(root:Chunk {scope_key: $scope_key})
+RETURN d {.id, .title, .path, .preamble, .deleted_at, .created_at,
+          revision: coalesce(d.revision, 1)} AS document, root.id AS root_id
+""",
+)
+
 UPDATE_CHUNK = Statement(
     "UPDATE_CHUNK",
     """
@@ -112,28 +134,20 @@ MATCH (c:Chunk {scope_key: $scope_key, id: $id})
 WHERE c.index IS NOT NULL
 SET c.locked_at = $now
 WITH c, c.revision = $revision AS fresh
-MATCH (d:Document {scope_key: $scope_key, id: c.document_id})
+OPTIONAL MATCH (p:Chunk {scope_key: $scope_key})-[:HAS_CHILD]->(c)
+WHERE p.index IS NOT NULL
+WITH c, fresh, p.id AS parent_id, coalesce(c.seq, (c.index + 1) * $gap) AS seq
 FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
+  CREATE (v:ChunkVersion)
+  SET v = properties(c), v.to_revision = $next, v.expired_at = $now,
+      v.from_revision = coalesce(c.from_revision, 1),
+      v.version_at = coalesce(c.version_at, c.created_at), v.seq = seq, v.parent_id = parent_id
+  REMOVE v.ft, v.ft_tf, v.ft_len, v.locked_at
   SET c.text = $text, c.embedding = $embedding, c.revision = c.revision + 1,
+      c.seq = seq, c.from_revision = $next, c.version_at = $now,
       c.updated_at = $now, c.session_id = $session_id, c.run_id = $run_id,
-      c.agent_name = $agent_name, c.model = $model, c.origin = $origin,
-      d.updated_at = $now)
+      c.agent_name = $agent_name, c.model = $model, c.origin = $origin)
 RETURN fresh, c.revision AS revision
-""",
-)
-
-# Returns what the deleted chunks held in the term statistics, so the caller can take it out.
-DELETE_DOCUMENT = Statement(
-    "DELETE_DOCUMENT",
-    """
-MATCH (d:Document {scope_key: $scope_key, id: $id})
-OPTIONAL MATCH (c:Chunk {scope_key: $scope_key, document_id: $id})
-WITH d, collect(c) AS chunks
-WITH d, chunks, [c IN chunks WHERE c.ft_len IS NOT NULL |
-                 {ft: c.ft, ft_tf: c.ft_tf, speaker: c.speaker}] AS indexed
-FOREACH (c IN chunks | DETACH DELETE c)
-DETACH DELETE d
-RETURN size(chunks) - 1 AS chunks, indexed
 """,
 )
 

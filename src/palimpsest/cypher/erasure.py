@@ -12,12 +12,14 @@ from typing import LiteralString
 from palimpsest.cypher.executor import Statement
 
 _COUNTERS: LiteralString = """entries: 0, documents: 0, chunks: 0, entities: 0, facts: 0,
-  fact_sources: 0, sql_databases: 0, sql_bytes: 0, spans: 0"""
+  fact_sources: 0, sql_databases: 0, sql_bytes: 0, spans: 0, chunk_revisions: 0,
+  document_revisions: 0"""
 
 _JOB: LiteralString = """
 RETURN e {.id, .kind, .target_scope, .status, .requested_by, .requested_at, .finished_at,
           .attempts, .user_id, .sql_erasing, .entries, .documents, .chunks, .entities, .facts,
-          .fact_sources, .sql_databases, .sql_bytes, .spans, .matched} AS job
+          .fact_sources, .sql_databases, .sql_bytes, .spans, .chunk_revisions,
+          .document_revisions, .matched} AS job
 """
 
 # One running job per target: ``active_key`` is unique while set and removed when done, so a
@@ -58,6 +60,8 @@ SET e.entries = e.entries + $add.entries, e.documents = e.documents + $add.docum
     e.facts = e.facts + $add.facts, e.fact_sources = e.fact_sources + $add.fact_sources,
     e.sql_databases = e.sql_databases + $add.sql_databases,
     e.sql_bytes = e.sql_bytes + $add.sql_bytes, e.spans = e.spans + $add.spans,
+    e.chunk_revisions = coalesce(e.chunk_revisions, 0) + $add.chunk_revisions,
+    e.document_revisions = coalesce(e.document_revisions, 0) + $add.document_revisions,
     e.sql_erasing = coalesce($sql_erasing, e.sql_erasing),
     e.matched = coalesce(e.matched, false) OR $touched > 0
 """,
@@ -155,6 +159,27 @@ RETURN count(*) AS rows, sum(CASE WHEN counted THEN 1 ELSE 0 END) AS counted
 """,
 )
 
+# Every closed version of every chunk and every revision record: only erasure destroys them.
+ERASE_CHUNK_VERSIONS = Statement(
+    "ERASE_CHUNK_VERSIONS",
+    """
+MATCH (c:ChunkVersion {scope_key: $scope_key})
+WITH c LIMIT $batch
+DETACH DELETE c
+RETURN count(*) AS rows, count(*) AS counted
+""",
+)
+
+ERASE_DOCUMENT_REVISIONS = Statement(
+    "ERASE_DOCUMENT_REVISIONS",
+    """
+MATCH (r:DocumentRevision {scope_key: $scope_key})
+WITH r LIMIT $batch
+DETACH DELETE r
+RETURN count(*) AS rows, count(*) AS counted
+""",
+)
+
 ERASE_DOCUMENTS = Statement(
     "ERASE_DOCUMENTS",
     """
@@ -204,7 +229,9 @@ RETURN COUNT { MATCH (x:Source {scope_key: $scope_key}) }
      + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key}]->() }
      + COUNT { MATCH (e:Entity {scope_key: $scope_key}) }
      + COUNT { MATCH (c:Chunk {scope_key: $scope_key}) }
+     + COUNT { MATCH (v:ChunkVersion {scope_key: $scope_key}) }
      + COUNT { MATCH (d:Document {scope_key: $scope_key}) }
+     + COUNT { MATCH (r:DocumentRevision {scope_key: $scope_key}) }
      + COUNT { MATCH (m:Memory {scope_key: $scope_key}) }
      + COUNT { MATCH (p:PendingSpan {scope_key: $scope_key}) }
      + COUNT { MATCH (t:TermStats {scope_key: $scope_key}) }

@@ -32,7 +32,12 @@ _MEMORY_LIVE: LiteralString = _MEMORY_KEPT + " AND " + _MEMORY_TIMELY
 _MEMORY_UNTIMELY: LiteralString = (
     ", collect(coalesce(" + _MEMORY_KEPT + " AND NOT " + _MEMORY_TIMELY + ", false)) AS untimely"
 )
-_CHUNK_LIVE: LiteralString = "c.index IS NOT NULL"
+# A current chunk is live unless a ``$known_at`` read asks for a time before its version
+# began; the versions closed since are read by EXACT_CHUNK_VERSIONS (cypher/revisions.py).
+_CHUNK_LIVE: LiteralString = (
+    "c.index IS NOT NULL AND ($known_at IS NULL OR "
+    "coalesce(c.version_at, c.created_at) <= $known_at)"
+)
 
 
 def _cues(var: LiteralString, dated: LiteralString) -> LiteralString:
@@ -208,6 +213,21 @@ LIMIT $k"""
     + _CHUNK_SCORED,
 )
 
+# A ``$known_at`` read of documents: the closed chunk versions that were current then. They
+# are in no index (only ``:Chunk`` is), so this is an exact scan of the scope's versions:
+# reading the past costs more, the present nothing.
+EXACT_CHUNK_VERSIONS = Statement(
+    "EXACT_CHUNK_VERSIONS",
+    """
+MATCH (c:ChunkVersion {scope_key: $scope_key})
+WHERE c.embedding IS NOT NULL AND c.index IS NOT NULL
+  AND c.version_at <= $known_at AND c.expired_at > $known_at
+WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
+ORDER BY score DESC, c.id
+LIMIT $k"""
+    + _scored("c", "c.id", "true", _CHUNK_CUES),
+)
+
 EXACT_MEMORY = Statement(
     "EXACT_MEMORY",
     """
@@ -245,9 +265,18 @@ CALL () {
 CALL () {
   MATCH (c:Chunk)
   WHERE c.id IN $chunks AND c.scope_key = $scope_key
+    AND ($known_at IS NULL OR coalesce(c.version_at, c.created_at) <= $known_at)
   RETURN collect(c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at,
                     .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-                    .compaction_generation}) AS chunks
+                    .compaction_generation}) AS current
+}
+CALL () {
+  MATCH (c:ChunkVersion {scope_key: $scope_key})
+  WHERE $known_at IS NOT NULL AND c.id IN $chunks
+    AND c.version_at <= $known_at AND c.expired_at > $known_at
+  RETURN collect(c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at,
+                    .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+                    .compaction_generation}) AS past
 }
 CALL () {
   MATCH (s:Entity)-[f:FACT]->(o:Entity)
@@ -256,5 +285,5 @@ CALL () {
     + FACT_ROW
     + """) AS facts
 }
-RETURN notes, chunks, facts""",
+RETURN notes, current + past AS chunks, facts""",
 )

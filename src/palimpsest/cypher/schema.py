@@ -114,6 +114,31 @@ RANGE_INDEXES = (
         "INDEX_CHUNK_DOCUMENT",
         "CREATE INDEX chunk_document IF NOT EXISTS FOR (c:Chunk) ON (c.document_id)",
     ),
+    # Revisions (cypher/revisions.py): closed chunk versions and revision records by scope
+    # (erasure) and by document (past reads, history); a re-import finds its document by path.
+    _unscoped(
+        "INDEX_CHUNK_VERSION_SCOPE",
+        "CREATE INDEX chunk_version_scope IF NOT EXISTS FOR (c:ChunkVersion) ON (c.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_CHUNK_VERSION_DOCUMENT",
+        "CREATE INDEX chunk_version_document IF NOT EXISTS "
+        "FOR (c:ChunkVersion) ON (c.scope_key, c.document_id)",
+    ),
+    _unscoped(
+        "INDEX_DOCUMENT_REVISION_SCOPE",
+        "CREATE INDEX document_revision_scope IF NOT EXISTS "
+        "FOR (r:DocumentRevision) ON (r.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_DOCUMENT_REVISION",
+        "CREATE INDEX document_revision IF NOT EXISTS "
+        "FOR (r:DocumentRevision) ON (r.scope_key, r.document_id)",
+    ),
+    _unscoped(
+        "INDEX_DOCUMENT_PATH",
+        "CREATE INDEX document_path IF NOT EXISTS FOR (d:Document) ON (d.scope_key, d.path)",
+    ),
     _unscoped(
         "INDEX_FACT_LINEAGE",
         "CREATE INDEX fact_lineage IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.lineage)",

@@ -91,6 +91,10 @@ class DocumentSummary:
     created_at: datetime
     updated_at: datetime
     provenance: Provenance
+    revision: int = strawberry.field(
+        description="The document revision this is (1 when imported; every chunk edit, "
+        "re-import, delete and restore writes the next)."
+    )
 
     @classmethod
     def of(cls, s: models.DocumentSummary) -> DocumentSummary:
@@ -102,6 +106,7 @@ class DocumentSummary:
             created_at=s.created_at,
             updated_at=s.updated_at,
             provenance=Provenance.of(s.provenance),
+            revision=s.revision,
         )
 
 
@@ -126,6 +131,11 @@ class DocumentInput:
     title: str | None = None
     path: str | None = None
     observed_at: Instant | None = None
+    new_document: bool = strawberry.field(
+        default=False,
+        description="True: always a new document. False (default): a live document already "
+        "at `path` in the scope gets a new revision instead (unchanged chunks keep their ids).",
+    )
 
 
 @strawberry.type
@@ -160,11 +170,20 @@ class DocumentQuery:
 
     @strawberry.field(
         description="One document with its chunk tree and its Markdown export; null when the "
-        "scope holds no such document."
+        "scope holds no such document. `revision` reads that revision whole (NOT_FOUND when "
+        "it does not exist); `knownAt` the revision current at that time (null before the "
+        "document existed or while it was deleted; a future time reads the present)."
     )
-    async def document(self, info: Info, scope: Scope, id: ID) -> Document | None:
+    async def document(
+        self,
+        info: Info,
+        scope: Scope,
+        id: ID,
+        revision: int | None = None,
+        known_at: Instant | None = None,
+    ) -> Document | None:
         c = info.context
-        found = await ops.get_document(c.services, c.principal, scope, id)
+        found = await ops.get_document(c.services, c.principal, scope, id, revision, known_at)
         return Document.of(found) if found else None
 
     @strawberry.field(description="One chunk; null when the scope holds no such chunk.")
@@ -178,7 +197,9 @@ class DocumentQuery:
 class DocumentMutation:
     @strawberry.mutation(
         description="Import Markdown as a document: headings become parent chunks; paragraphs, "
-        "list items, code, tables and quotes become typed chunks with exact source spans.",
+        "list items, code, tables and quotes become typed chunks with exact source spans. A "
+        "live document already at `path` gets a new revision (unless `newDocument`); an "
+        "unchanged re-import writes nothing.",
         metadata=costs(EMBEDS),
     )
     async def import_document(
@@ -189,10 +210,11 @@ class DocumentMutation:
         title: str | None = None,
         path: str | None = None,
         observed_at: Instant | None = None,
+        new_document: bool = False,
     ) -> Document:
         c = info.context
         doc = await importer.import_document(
-            c.services, c.principal, scope, markdown, title, path, observed_at
+            c.services, c.principal, scope, markdown, title, path, observed_at, new_document
         )
         return Document.of(doc)
 
@@ -206,7 +228,8 @@ class DocumentMutation:
     ) -> list[Document]:
         c = info.context
         drafts = [
-            importer.DocumentDraft(d.markdown, d.title, d.path, d.observed_at) for d in documents
+            importer.DocumentDraft(d.markdown, d.title, d.path, d.observed_at, d.new_document)
+            for d in documents
         ]
         imported = await importer.import_documents(c.services, c.principal, scope, drafts)
         return [Document.of(d) for d in imported]
@@ -222,7 +245,10 @@ class DocumentMutation:
         chunk = await ops.update_chunk(c.services, c.principal, scope, id, text, revision)
         return Chunk.of(chunk)
 
-    @strawberry.mutation(description="Delete a document and all its chunks.")
+    @strawberry.mutation(
+        description="Delete a document: a tombstone revision; earlier revisions stay "
+        "readable and restorable (erasure is what destroys them)."
+    )
     async def delete_document(self, info: Info, scope: Scope, id: ID) -> DeletedDocument:
         c = info.context
         deleted = await ops.delete_document(c.services, c.principal, scope, id)

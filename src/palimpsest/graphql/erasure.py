@@ -42,6 +42,12 @@ class ErasureCounts:
     sql_databases: int
     sql_bytes: Int64 = strawberry.field(description="Bytes of the SQL files deleted.")
     spans: int = strawberry.field(description="Pending spans: queued, leased and dead-letter.")
+    chunk_revisions: int = strawberry.field(
+        default=0, description="Closed chunk versions: the chunks of past document revisions."
+    )
+    document_revisions: int = strawberry.field(
+        default=0, description="Document revision records (every revision of every document)."
+    )
 
     @classmethod
     def of(cls, c: Counts) -> ErasureCounts:
@@ -55,6 +61,8 @@ class ErasureCounts:
             sql_databases=c.sql_databases,
             sql_bytes=Int64(c.sql_bytes),
             spans=c.spans,
+            chunk_revisions=c.chunk_revisions,
+            document_revisions=c.document_revisions,
         )
 
 

@@ -11,6 +11,7 @@ from strawberry.tools import merge_types
 
 from palimpsest.graphql.admin import AdminMutation, AdminQuery
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.document_revisions import DocumentRevisionMutation, DocumentRevisionQuery
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
 from palimpsest.graphql.erasure import ErasureMutation, ExportQuery
 from palimpsest.graphql.errors import CodedSchema
@@ -41,6 +42,7 @@ Query = merge_types(
         CoreQuery,
         MemoryQuery,
         DocumentQuery,
+        DocumentRevisionQuery,
         FactQuery,
         PlacementQuery,
         RecallQuery,
@@ -55,6 +57,7 @@ Mutation = merge_types(
     (
         MemoryMutation,
         DocumentMutation,
+        DocumentRevisionMutation,
         FactMutation,
         PlacementMutation,
         SqlMutation,

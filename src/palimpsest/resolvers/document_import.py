@@ -16,13 +16,14 @@ from typing import Any
 
 import anyio.to_thread
 
-from palimpsest import markdown
+from palimpsest import markdown, revisions
 from palimpsest.cypher import documents as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher import revisions as rq
+from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.embedding import Vector
-from palimpsest.errors import InvalidArgument
+from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import term_index
+from palimpsest.resolvers import document_revisions, term_index
 from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
@@ -32,6 +33,7 @@ MAX_TITLE = 512
 MAX_PATH = 1024
 MAX_BATCH = 100
 MAX_BATCH_BYTES = markdown.MAX_DOCUMENT_BYTES
+NO_VECTOR = Vector()  # a text whose embedding the call did not make (see work)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,8 @@ class DocumentDraft:
     title: str | None = None
     path: str | None = None
     observed_at: datetime | None = None
+    # False: a document already at ``path`` in the scope gets a new revision instead.
+    new_document: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +61,10 @@ async def import_document(
     title: str | None,
     path: str | None,
     observed_at: datetime | None,
+    new_document: bool = False,
 ) -> Document:
-    [doc] = await import_documents(svc, who, scope, [DocumentDraft(text, title, path, observed_at)])
+    draft = DocumentDraft(text, title, path, observed_at, new_document)
+    [doc] = await import_documents(svc, who, scope, [draft])
     return doc
 
 
@@ -75,23 +81,81 @@ async def import_documents(
             f"the documents hold {size} bytes; the limit per call is {MAX_BATCH_BYTES}"
         )
     parsed = [await _parse(i, d) for i, d in enumerate(drafts)]
-    texts = [c.text for p in parsed for c in p.parsed.chunks]
-    vectors = iter(await svc.embed(texts))
+    over = [p.draft.path for p in parsed if p.draft.path is not None and not p.draft.new_document]
+    if len(set(over)) < len(over):
+        raise InvalidArgument("two documents of one call write over the same path")
+    db = svc.db.scoped(ref)
+    # What the documents at those paths hold now: their texts need no new embedding.
+    known: set[str] = set()
+    for path in over:
+        for found in await db.read(rq.FIND_BY_PATH, {"path": path}):
+            rows = await db.read(rq.READ_CURRENT, {"id": found["id"], "gap": revisions.SEQ_GAP})
+            known |= {r["text"] for r in rows}
+    fresh = sorted(
+        {
+            c.text
+            for p in parsed
+            for c in p.parsed.chunks
+            if c.text not in known or p.draft.path not in over
+        }
+    )
+    vectors = dict(zip(fresh, await svc.embed(fresh), strict=True))
     now = svc.clock()
     neighbours = svc.settings.fulltext_neighbours
     plans = [
-        _plan(ref, who, p, [next(vectors) for _ in p.parsed.chunks], now, neighbours)
+        _plan(
+            ref, who, p, [vectors.get(c.text, NO_VECTOR) for c in p.parsed.chunks], now, neighbours
+        )
         for p in parsed
     ]
-    delta = term_index.added([c for params, _ in plans for c in params["chunks"]])
+    written: dict[int, str] = {}  # draft index -> the document it wrote a revision of
 
     async def work(tx: ScopedTx) -> None:
-        for params, _ in plans:
-            await tx.run(q.CREATE_DOCUMENT, params)
-        await term_index.apply(tx, svc.settings, "chunk", delta)
+        written.clear()
+        created = []
+        for i, (p, (params, _)) in enumerate(zip(parsed, plans, strict=True)):
+            target = await _existing(tx, svc, p.draft)
+            if target is None:
+                if any(not c["embedding"] for c in params["chunks"]):
+                    raise Conflict("a document at the path went away meanwhile; retry")
+                await tx.run(q.CREATE_DOCUMENT, params)
+                created.extend(params["chunks"])
+                continue
+            title = p.draft.title or p.parsed.title
+            await document_revisions.write_revision(
+                tx,
+                svc,
+                who,
+                target,
+                document_revisions.targets_of(p.parsed),
+                vectors,
+                p.parsed.preamble,
+                title,
+                p.draft.path,
+                p.observed,
+            )
+            written[i] = target["document"]["id"]
+        await term_index.apply(tx, svc.settings, "chunk", term_index.added(created))
 
-    await svc.db.scoped(ref).write_tx(work)
-    return [doc for _, doc in plans]
+    await db.write_tx(work)
+    out = []
+    for i, (_, doc) in enumerate(plans):
+        if i in written:
+            again = await document_revisions.read_revision(svc, who, scope, written[i], None, None)
+            assert again is not None
+            out.append(again)
+        else:
+            out.append(doc)
+    return out
+
+
+async def _existing(tx: ScopedTx, svc: Services, draft: DocumentDraft) -> Row | None:
+    """The live document at the draft's path, locked, when the draft writes over it."""
+    if draft.path is None or draft.new_document:
+        return None
+    for found in await tx.run(rq.FIND_BY_PATH, {"path": draft.path}):
+        return await document_revisions.lock(tx, svc, found["id"])
+    return None
 
 
 async def _parse(index: int, draft: DocumentDraft) -> _Parsed:
@@ -148,6 +212,7 @@ def _plan(
                 "end_line": c.end_line,
                 "start_char": c.start_char,
                 "end_char": c.end_char,
+                "seq": (c.index + 1) * revisions.SEQ_GAP,
                 "embedding": vectors[c.index],
                 **indexed[c.index],
             }

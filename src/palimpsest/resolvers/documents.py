@@ -7,17 +7,19 @@ separator that followed it in reading order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from palimpsest import markdown, paging
+from palimpsest import markdown, paging, revisions
 from palimpsest.cypher import documents as q
+from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import Row, ScopedTx, Tx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import term_index
+from palimpsest.resolvers import document_revisions, term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
-from palimpsest.resolvers.sources import Withdrawn, forget_terms, holder_scopes, withdraw_all
+from palimpsest.resolvers.sources import Withdrawn, holder_scopes, withdraw_all
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
 
 MAX_LIST_LIMIT = 500
@@ -41,8 +43,19 @@ async def list_documents(
     return paging.page(found, limit, LIST_NAME, lambda d: [d.id])
 
 
-async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str) -> Document | None:
-    """The document, or None when the scope holds no such id (another scope's reads the same)."""
+async def get_document(
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    doc_id: str,
+    revision: int | None = None,
+    known_at: datetime | None = None,
+) -> Document | None:
+    """The document, or None when the scope holds no such id (another scope's reads the same).
+    With ``revision`` or ``known_at``: that revision, or the one current then
+    (``document_revisions.read_revision``); a ``known_at`` in the future reads the present."""
+    if revision is not None or (known_at is not None and known_at < svc.clock()):
+        return await document_revisions.read_revision(svc, who, scope, doc_id, revision, known_at)
     ref = resolve_scope(who, scope)
     params = {"id": check_id(doc_id, "id")}
 
@@ -86,18 +99,28 @@ async def update_chunk(
     if len(text) > MAX_CHUNK_TEXT:
         raise InvalidArgument(f"text is {len(text)} characters; the limit is {MAX_CHUNK_TEXT}")
     [vector] = await svc.embed([text])
+    now = svc.clock()
     params: dict[str, Any] = {
         **writer_params(who),
         "id": chunk_id,
         "text": text,
         "revision": revision,
         "embedding": vector,
-        "now": svc.clock(),
+        "now": now,
+        "gap": revisions.SEQ_GAP,
     }
 
     async def work(tx: ScopedTx) -> list[Row]:
-        rows = await tx.run(q.UPDATE_CHUNK, params)
+        locked = await tx.run(q.LOCK_CHUNK_DOCUMENT, {"id": chunk_id, "now": now})
+        if not locked:
+            return []
+        doc = locked[0]["document"]
+        following = int(doc["revision"]) + 1
+        rows = await tx.run(q.UPDATE_CHUNK, {**params, "next": following})
         if rows and rows[0]["fresh"]:
+            head = {"title": doc["title"], "path": doc["path"], "preamble": doc["preamble"]}
+            bump = {**params, **head, "id": doc["id"], "revision": following}
+            await tx.run(rq.BUMP_DOCUMENT, {**bump, "deleted": False, "changed": 1})
             # The chunk and its neighbours (whose representation quotes it) are re-indexed.
             await term_index.refresh_chunks(tx, svc.settings, [chunk_id])
         return rows
@@ -126,23 +149,37 @@ class DeletedDocument:
 async def delete_document(
     svc: Services, who: Principal, scope: Scope, doc_id: str
 ) -> DeletedDocument:
-    """Delete a document and its chunks, and withdraw its sources from every fact they
+    """Delete a document: a tombstone revision closes every chunk (they stay readable as the
+    revisions before it, and restorable), and its sources are withdrawn from every fact they
     attest in the scopes the caller reaches; a fact goes with its last source."""
     ref = resolve_scope(who, scope)
-    params = {"id": check_id(doc_id, "id")}
+    check_id(doc_id, "id")
     holders = holder_scopes(who, ref)
 
     async def work(tx: Tx) -> DeletedDocument | None:
         home = tx.scoped(ref)
-        rows = await home.run(q.DELETE_DOCUMENT, params)
-        if not rows:
+        locked = await document_revisions.lock(home, svc, doc_id)
+        if locked is None or locked["document"]["deleted_at"] is not None:
             return None
-        await forget_terms(home, svc.settings, "chunk", term_index.removed(rows[0]["indexed"]))
+        doc = locked["document"]
+        written = await document_revisions.write_revision(
+            home,
+            svc,
+            who,
+            locked,
+            [],
+            {},
+            doc["preamble"] or "",
+            doc["title"],
+            doc["path"],
+            deleted=True,
+        )
+        assert written is not None
         withdrawn = Withdrawn()
         for holder in holders:
             scoped = tx.scoped(holder)
             withdrawn += await withdraw_all(scoped, svc.settings, ref.scope_key, doc_id)
-        return DeletedDocument(int(rows[0]["chunks"]), withdrawn)
+        return DeletedDocument(written.changed, withdrawn)
 
     deleted = await svc.db.write_tx(work)
     if deleted is None:
@@ -159,6 +196,7 @@ def _summary(row: Row, chunk_count: int, reader: Principal) -> DocumentSummary:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         provenance=provenance_from(row, reader),
+        revision=int(row.get("revision") or 1),
     )
 
 

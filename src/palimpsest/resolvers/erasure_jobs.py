@@ -56,6 +56,8 @@ class Counts:
     sql_databases: int = 0
     sql_bytes: int = 0
     spans: int = 0
+    chunk_revisions: int = 0  # closed chunk versions (past revisions' chunks)
+    document_revisions: int = 0  # revision records
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in _FIELDS})

@@ -171,7 +171,7 @@ async def _recall(
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool)
         with timing.timed("load"):
-            hits = await hits_of.load(tx, refs, ranked[: req.top_k], who)
+            hits = await hits_of.load(tx, refs, ranked[: req.top_k], who, req.view.known_at)
         return RecallResult(
             hits=hits, sources_applied=True, time_filter=report, scopes=[r.scope for r in refs]
         )
@@ -222,6 +222,10 @@ async def _recall(
                     )
                     ranked = await leg(f"vector_{source.value}", work)
                     lists.append(_List("vector", source, ref, ranked))
+                if req.view.known_at is not None and pure.Source.DOCUMENTS in sources:
+                    past = legs.past_chunks_leg(tx.scoped(ref), vector, pool, base)
+                    ranked = await leg("vector_documents", past)
+                    lists.append(_List("vector", pure.Source.DOCUMENTS, ref, ranked))
             lists += await asyncio.shield(text_lists)
             return await finish(tx, lists, question)
 

@@ -100,7 +100,11 @@ def candidate(kind: pure.Source, scope: Scope, row_id: str, cues: legs.Cues) -> 
 
 
 async def load(
-    tx: Tx, refs: Sequence[ScopeRef], hits: Sequence[Hit], reader: Principal
+    tx: Tx,
+    refs: Sequence[ScopeRef],
+    hits: Sequence[Hit],
+    reader: Principal,
+    known_at: datetime | None = None,
 ) -> list[Hit]:
     """Fill in the hits fusion kept, one statement per scope; a row deleted since its leg
     read it is left out."""
@@ -112,7 +116,7 @@ async def load(
         wanted: dict[pure.Source, list[str]] = {}
         for h in mine:
             wanted.setdefault(h.kind, []).append(h.id)
-        rows = await legs.load_hits(tx.scoped(ref), wanted)
+        rows = await legs.load_hits(tx.scoped(ref), wanted, known_at)
         by_id = {(kind, _row_id(kind, row)): row for kind, found in rows.items() for row in found}
         for h in mine:
             row = by_id.get((h.kind, h.id))

@@ -171,6 +171,20 @@ async def vector_leg(
     )
 
 
+async def past_chunks_leg(
+    tx: ScopedTx, vector: list[float], pool: int, base: dict[str, Any]
+) -> Ranked:
+    """A ``known_at`` read's closed chunk versions that were current then, by exact cosine
+    (they are in no index); the current ones known then come from the usual legs."""
+    rows = _columns(await tx.run(q.EXACT_CHUNK_VERSIONS, {**base, "vector": vector, "k": pool}))
+    return Ranked(
+        [r["id"] for r in rows],
+        {r["id"]: 2.0 * float(r["score"]) - 1.0 for r in rows},
+        set(),
+        {r["id"]: Cues.of(r.get("cues")) for r in rows},
+    )
+
+
 async def fulltext_leg(
     tx: ScopedTx,
     source: Source,
@@ -352,10 +366,13 @@ def _columns(rows: list[Row]) -> list[Row]:
 _SINGULAR = {"ids": "id", "scores": "score", "lens": "len", "cues": "cues"}
 
 
-async def load_hits(tx: ScopedTx, ids: Mapping[Source, Sequence[str]]) -> dict[Source, list[Row]]:
+async def load_hits(
+    tx: ScopedTx, ids: Mapping[Source, Sequence[str]], known_at: datetime | None = None
+) -> dict[Source, list[Row]]:
     """The rows of one scope fusion kept, every kind in one statement; a row deleted since
-    its leg read it is simply missing."""
+    its leg read it is simply missing. With ``known_at``, chunks as they were then."""
     params = {
+        "known_at": known_at,
         "notes": list(ids.get(Source.NOTES, ())),
         "chunks": list(ids.get(Source.DOCUMENTS, ())),
         "facts": list(ids.get(Source.FACTS, ())),

@@ -102,6 +102,7 @@ class DocumentSummary:
     created_at: datetime
     updated_at: datetime
     provenance: Provenance
+    revision: int = 1  # the document revision this summary describes
 
 
 @dataclass(frozen=True, slots=True)

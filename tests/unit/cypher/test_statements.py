@@ -21,6 +21,8 @@ SCOPED = (
     "Ontology",
     "TermStats",
     "Erasure",
+    "ChunkVersion",
+    "DocumentRevision",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}

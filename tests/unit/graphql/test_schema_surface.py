@@ -105,6 +105,7 @@ BOUNDED_LISTS = {
 PAGED = {
     "memories",
     "documents",
+    "documentHistory",
     "facts",
     "factHistory",
     "entities",
@@ -234,6 +235,9 @@ def test_mutation_names_follow_the_rule() -> None:
     mutations = [name.split(".")[1] for name, _ in fields(schema) if name.startswith("Mutation.")]
     families = [m for m in mutations if re.match(r"^(memory|sql)[A-Z]", m)]
     assert len(families) == 8
-    verbs = "import|update|delete|supersede|retract|judge|set|assert|erase|export|harvest|requeue"
+    verbs = (
+        "import|update|delete|supersede|retract|judge|set|assert|erase|export|harvest|requeue"
+        "|restore"
+    )
     verb_first = re.compile(rf"^({verbs})([A-Z]\w*)?$")
     assert [m for m in mutations if m not in families and not verb_first.match(m)] == []
