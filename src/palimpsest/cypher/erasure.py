@@ -12,12 +12,12 @@ from typing import LiteralString
 from palimpsest.cypher.executor import Statement
 
 _COUNTERS: LiteralString = """entries: 0, documents: 0, chunks: 0, entities: 0, facts: 0,
-  fact_sources: 0, sql_databases: 0, sql_bytes: 0, spans: 0"""
+  fact_sources: 0, sql_databases: 0, sql_bytes: 0, spans: 0, note_versions: 0"""
 
 _JOB: LiteralString = """
 RETURN e {.id, .kind, .target_scope, .status, .requested_by, .requested_at, .finished_at,
           .attempts, .user_id, .sql_erasing, .entries, .documents, .chunks, .entities, .facts,
-          .fact_sources, .sql_databases, .sql_bytes, .spans, .matched} AS job
+          .fact_sources, .sql_databases, .sql_bytes, .spans, .note_versions, .matched} AS job
 """
 
 # One running job per target: ``active_key`` is unique while set and removed when done, so a
@@ -58,6 +58,7 @@ SET e.entries = e.entries + $add.entries, e.documents = e.documents + $add.docum
     e.facts = e.facts + $add.facts, e.fact_sources = e.fact_sources + $add.fact_sources,
     e.sql_databases = e.sql_databases + $add.sql_databases,
     e.sql_bytes = e.sql_bytes + $add.sql_bytes, e.spans = e.spans + $add.spans,
+    e.note_versions = coalesce(e.note_versions, 0) + $add.note_versions,
     e.sql_erasing = coalesce($sql_erasing, e.sql_erasing),
     e.matched = coalesce(e.matched, false) OR $touched > 0
 """,
@@ -109,6 +110,17 @@ ERASE_MEMORY = Statement(
 MATCH (m:Memory {scope_key: $scope_key})
 WITH m LIMIT $batch
 DETACH DELETE m
+RETURN count(*) AS rows, count(*) AS counted
+""",
+)
+
+# Every past version and tombstone of the scope's notes (cypher/note_versions.py).
+ERASE_MEMORY_VERSIONS = Statement(
+    "ERASE_MEMORY_VERSIONS",
+    """
+MATCH (v:MemoryVersion {scope_key: $scope_key})
+WITH v LIMIT $batch
+DELETE v
 RETURN count(*) AS rows, count(*) AS counted
 """,
 )
@@ -206,6 +218,7 @@ RETURN COUNT { MATCH (x:Source {scope_key: $scope_key}) }
      + COUNT { MATCH (c:Chunk {scope_key: $scope_key}) }
      + COUNT { MATCH (d:Document {scope_key: $scope_key}) }
      + COUNT { MATCH (m:Memory {scope_key: $scope_key}) }
+     + COUNT { MATCH (v:MemoryVersion {scope_key: $scope_key}) }
      + COUNT { MATCH (p:PendingSpan {scope_key: $scope_key}) }
      + COUNT { MATCH (t:TermStats {scope_key: $scope_key}) }
      + COUNT { MATCH (s:Scope {scope_key: $scope_key}) } AS left

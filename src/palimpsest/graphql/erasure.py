@@ -42,11 +42,15 @@ class ErasureCounts:
     sql_databases: int
     sql_bytes: Int64 = strawberry.field(description="Bytes of the SQL files deleted.")
     spans: int = strawberry.field(description="Pending spans: queued, leased and dead-letter.")
+    note_versions: int = strawberry.field(
+        description="Past versions and tombstones of key/value entries."
+    )
 
     @classmethod
     def of(cls, c: Counts) -> ErasureCounts:
         return cls(
             entries=c.entries,
+            note_versions=c.note_versions,
             documents=c.documents,
             chunks=c.chunks,
             entities=c.entities,

@@ -55,6 +55,7 @@ PERSON_LABELS: tuple[tuple[str, Statement, str | None], ...] = (
     ("Chunk", q.ERASE_CHUNKS, "chunks"),
     ("Document", q.ERASE_DOCUMENTS, "documents"),
     ("Memory", q.ERASE_MEMORY, "entries"),
+    ("MemoryVersion", q.ERASE_MEMORY_VERSIONS, "note_versions"),
     ("TermStats", q.ERASE_TERM_STATS, None),
     ("Scope", q.ERASE_SCOPE_RECORD, None),
 )

@@ -56,6 +56,7 @@ class Counts:
     sql_databases: int = 0
     sql_bytes: int = 0
     spans: int = 0
+    note_versions: int = 0  # past versions and tombstones of notes
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in _FIELDS})

@@ -100,6 +100,7 @@ BOUNDED_LISTS = {
 }
 PAGED = {
     "memories",
+    "memoryHistory",
     "documents",
     "facts",
     "factHistory",
