@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 import httpx
@@ -90,7 +91,7 @@ def test_every_past_state_reads_exactly_by_known_at(gql: Gql, who: str) -> None:
     ]
     # One linear history: each version ends exactly when the next begins.
     assert versions[0]["expiredAt"] is None
-    for newer, older in zip(versions, versions[1:], strict=False):
+    for newer, older in pairwise(versions):
         assert older["expiredAt"] == newer["createdAt"]
     tombstone, three, two, one = versions
 
@@ -161,7 +162,7 @@ def test_sixteen_concurrent_writers_make_one_linear_history(
     assert [v["value"] for v in versions] == list(range(16, 0, -1))  # no version lost
     stamps = [v["createdAt"] for v in versions]
     assert stamps == sorted(set(stamps), reverse=True)  # strictly ordered
-    for newer, older in zip(versions, versions[1:], strict=False):
+    for newer, older in pairwise(versions):
         assert older["expiredAt"] == newer["createdAt"]
 
 

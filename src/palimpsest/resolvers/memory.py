@@ -237,9 +237,7 @@ async def _reduce(
     return await svc.db.scoped(ref).write_tx(work)
 
 
-async def _lock(
-    tx: ScopedTx, key: str, clock: datetime
-) -> tuple[Row | None, Row, datetime]:
+async def _lock(tx: ScopedTx, key: str, clock: datetime) -> tuple[Row | None, Row, datetime]:
     """The live entry (None if absent or expired), what the stored row (expired or not)
     holds in the term statistics and its versions, and the time the write stamps (after the
     key's last version: ``note_versions.write_time``)."""

@@ -34,7 +34,13 @@ def write_time(clock: datetime, lock: Row) -> datetime:
 
 
 async def keep_past(
-    tx: ScopedTx, settings: Settings, who: Principal, key: str, now: datetime, lock: Row, *,
+    tx: ScopedTx,
+    settings: Settings,
+    who: Principal,
+    key: str,
+    now: datetime,
+    lock: Row,
+    *,
     tombstone: bool = False,
 ) -> None:
     """Before a write (or, with ``tombstone``, a delete) of ``key``: the stored state becomes
