@@ -4,21 +4,28 @@ linear history, and erasure leaves no version behind."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from neo4j import Driver
 
+from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
+from palimpsest.portability import import_from_file
 from tests.integration.conftest import Gql, gql_over
+from tests.integration.test_ingest import _cli
+from tests.integration.test_mcp import call, http_client
 
 pytestmark = pytest.mark.integration
 
@@ -201,3 +208,60 @@ def test_erasure_leaves_no_version_behind(
     anything = """MATCH (n) WHERE n.scope_key = $key OR n.owner_id = 'alice' AND n.tenant_id = $t
     RETURN count(n) AS n"""
     assert neo4j_driver.execute_query(anything, key=key, t=tenant).records[0]["n"] == 0
+
+
+def test_export_and_import_keep_every_version(
+    gql: Gql, who: str, settings: Settings, tmp_path: Path
+) -> None:
+    for value in ("a", "b"):
+        ok(gql(SET, who, k="kept", v=value))
+    ok(gql(DELETE, who, k="kept"))
+    ok(gql(SET, who, k="kept", v="c"))
+    ok(gql(INCREMENT, who, k="n"))
+    before = {k: history(gql, who, k) for k in ("kept", "n")}
+    lines = ok(gql("{ exportMe { lines } }", who))["exportMe"]["lines"]
+    assert sum('"kind":"memory_version"' in line for line in lines) == 3
+
+    ok(gql(ERASE_ME, who))
+    assert history(gql, who, "kept") == []
+    out = tmp_path / "notes.jsonl"
+    out.write_text("\n".join(lines) + "\n")
+    loaded = asyncio.run(import_from_file(settings, out))
+    assert loaded["records"]["memory_version"] == 3
+
+    assert {k: history(gql, who, k) for k in ("kept", "n")} == before
+    first = before["kept"][-1]["createdAt"]
+    assert ok(gql(GET, who, k="kept", known=first))["memory"]["value"] == "a"
+    ok(gql(SET, who, k="kept", v="d"))  # the history goes on where the import left it
+    assert [v["value"] for v in history(gql, who, "kept")] == ["d", "c", None, "b", "a"]
+
+
+async def test_mcp_tools_read_history_and_the_past(live_server_url: str, who: str) -> None:
+    async with http_client(live_server_url, who) as client:
+        await call(client, "remember", key="prefs/editor", value="vim")
+        await call(client, "remember", key="prefs/editor", value="helix")
+        found = await call(client, "memory_history", key="prefs/editor", limit=1)
+        assert [v["value"] for v in found["versions"]] == ["helix"]
+        rest = await call(client, "memory_history", key="prefs/editor", after=found["cursor"])
+        [old] = rest["versions"]
+        assert old["value"] == "vim"
+        assert old["deleted"] is False
+        then = await call(client, "memory_get", key="prefs/editor", known_at=old["created_at"])
+        assert then["entry"]["value"] == "vim"
+        now = await call(client, "memory_get", key="prefs/editor")
+        assert now["entry"]["value"] == "helix"
+        missing = await call(client, "memory_history", key="prefs/other")
+        assert missing == {"versions": [], "cursor": None}
+
+
+def test_cli_prints_a_keys_history(gql: Gql, who: str) -> None:
+    ok(gql(SET, who, k="shell/k", v="first"))
+    ok(gql(SET, who, k="shell/k", v="second"))
+    printed = _cli("memory", "history", "shell/k", run_token=who)
+    assert printed.returncode == 0, printed.stderr
+    versions = json.loads(printed.stdout)
+    assert [v["value"] for v in versions] == ["second", "first"]
+    first = versions[-1]["created_at"]
+    then = _cli("memory", "get", "shell/k", "--known-at", first, run_token=who)
+    assert then.returncode == 0, then.stderr
+    assert json.loads(then.stdout) == "first"

@@ -32,7 +32,7 @@ ARCHIVE_CURRENT = Statement(
 MATCH (m:Memory {scope_key: $scope_key, key: $key})
 CREATE (v:MemoryVersion)
 SET v = properties(m)
-SET v.created_at = m.updated_at, v.entry_created_at = m.created_at, v.deleted = false,
+SET v.id = $id, v.created_at = m.updated_at, v.entry_created_at = m.created_at, v.deleted = false,
     v.expired_at = CASE WHEN m.expires_at IS NOT NULL AND m.expires_at < $now
                         THEN m.expires_at ELSE $now END
 REMOVE v.updated_at
@@ -57,7 +57,8 @@ WRITE_TOMBSTONE = Statement(
     "WRITE_TOMBSTONE",
     """
 CREATE (v:MemoryVersion {scope_key: $scope_key, key: $key})
-SET v.tenant_id = $tenant_id, v.scope = $scope, v.owner_id = $owner_id, v.deleted = true,
+SET v.id = $tombstone_id, v.tenant_id = $tenant_id, v.scope = $scope, v.owner_id = $owner_id,
+    v.deleted = true,
     v.created_at = $now, v.session_id = $session_id, v.run_id = $run_id,
     v.agent_name = $agent_name, v.model = $model, v.origin = $origin
 WITH v

@@ -15,7 +15,7 @@ from palimpsest.cypher import note_versions as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers.common import provenance_from, writer_params
+from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryVersion
 
@@ -53,10 +53,10 @@ async def keep_past(
     if not added:
         return
     count = await _versions(tx, settings.max_note_versions, lock["note_versions"], added)
-    params = {"key": key, "now": now, "note_versions": count + added}
+    params = {"key": key, "now": now, "note_versions": count + added, "id": new_id()}
     await tx.run(q.ARCHIVE_CURRENT, params)
     if tombstone:
-        await tx.run(q.WRITE_TOMBSTONE, {**params, **writer_params(who)})
+        await tx.run(q.WRITE_TOMBSTONE, {**params, **writer_params(who), "tombstone_id": new_id()})
 
 
 async def _versions(tx: ScopedTx, limit: int, counted: int | None, added: int) -> int:
