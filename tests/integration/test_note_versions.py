@@ -265,3 +265,46 @@ def test_cli_prints_a_keys_history(gql: Gql, who: str) -> None:
     then = _cli("memory", "get", "shell/k", "--known-at", first, run_token=who)
     assert then.returncode == 0, then.stderr
     assert json.loads(then.stdout) == "first"
+
+
+EMBED_SET = """mutation($k: String!, $v: JSON!) {
+  memorySet(scope: USER, key: $k, value: $v, embed: true) { updatedAt } }"""
+RECALL = """query($q: String!, $when: WhenInput) {
+  recall(scope: USER, query: $q, topK: 5, sources: [NOTES, FACTS], when: $when) {
+    hits { key text } sourcesApplied appliedFilters { kind filters } } }"""
+
+
+def test_recall_known_at_finds_the_old_text_and_not_the_new(gql: Gql, who: str) -> None:
+    ok(gql(EMBED_SET, who, k="trip", v="Alice flew to Oslo for the fjords"))
+    ok(gql(EMBED_SET, who, k="gone", v="Alice kept a parrot named Kiwi"))
+    old = {v["createdAt"] for k in ("trip", "gone") for v in history(gql, who, k)}
+    ok(gql(EMBED_SET, who, k="trip", v="Alice flew to Kyoto for the temples"))
+    ok(gql(DELETE, who, k="gone"))
+    then = max(old)
+
+    def texts(query: str, when: dict[str, str] | None) -> list[str]:
+        found = ok(gql(RECALL, who, q=query, when=when))["recall"]
+        assert found["sourcesApplied"] is True
+        return [h["text"] for h in found["hits"]]
+
+    past = texts("where did Alice fly", {"knownAt": then})
+    assert any("Oslo" in t for t in past)
+    assert not any("Kyoto" in t for t in past)
+    assert any("parrot" in t for t in texts("the parrot Kiwi", {"knownAt": then}))
+    present = texts("where did Alice fly", None)
+    assert any("Kyoto" in t for t in present)
+    assert not any("Oslo" in t for t in present)
+    assert not any("parrot" in t for t in texts("the parrot Kiwi", None))
+    future = texts("where did Alice fly", {"knownAt": "2999-01-01T00:00:00Z"})
+    assert not any("Oslo" in t for t in future)
+
+    applied = ok(gql(RECALL, who, q="Alice", when={"knownAt": then}))["recall"]["appliedFilters"]
+    assert applied == [
+        {"kind": "FACTS", "filters": ["AS_OF", "KNOWN_AT"]},
+        {"kind": "NOTES", "filters": ["AS_OF", "KNOWN_AT"]},
+    ]
+    plain = ok(gql(RECALL, who, q="Alice", when=None))["recall"]["appliedFilters"]
+    assert plain == [
+        {"kind": "FACTS", "filters": ["AS_OF"]},
+        {"kind": "NOTES", "filters": ["AS_OF"]},
+    ]

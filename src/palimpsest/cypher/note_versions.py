@@ -182,3 +182,73 @@ RETURN n.created_at AS created_at, n.expired_at AS expired_at, n.deleted AS dele
 ORDER BY created_at DESC
 LIMIT $limit""",
 )
+
+# -- recall over the past (resolvers/recall_past.py) --------------------------------------
+# The notes of a scope as known at ``$known_at``: no index holds past versions, so these read
+# the scope's notes and versions by ``scope_key`` and score them exactly (the past may cost
+# more, never the present).
+_KNOWN_NOTES: LiteralString = (
+    """CYPHER 25
+CALL () {
+  MATCH (m:Memory {scope_key: $scope_key})
+  WHERE """
+    + _KNOWN_CURRENT
+    + """
+  RETURN m AS n, m.created_at AS first_at
+  UNION ALL
+  MATCH (v:MemoryVersion {scope_key: $scope_key})
+  WHERE """
+    + _KNOWN_PAST
+    + """
+  RETURN v AS n, v.entry_created_at AS first_at
+}
+"""
+)
+_PAST_LIVE: LiteralString = "n.key STARTS WITH $prefix AND ($include_retired OR " + _VALID + ")"
+_PAST_UNTIMELY: LiteralString = (
+    "collect(coalesce(n.key STARTS WITH $prefix AND NOT ($include_retired OR "
+    + _VALID
+    + "), false)) AS untimely"
+)
+_PAST_CUES: LiteralString = """collect([n.observed_at.epochMillis, n.years,
+  coalesce(n.has_time, false), n.speaker,
+  (n.valid_at IS NOT NULL OR n.invalid_at IS NOT NULL)]) AS cues"""
+
+PAST_VECTOR_MEMORY = Statement(
+    "PAST_VECTOR_MEMORY",
+    _KNOWN_NOTES
+    + """WITH n WHERE n.embedding IS NOT NULL AND n.scope_key = $scope_key
+WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
+ORDER BY score DESC, n.key
+LIMIT $k
+RETURN collect(n.key) AS ids, collect(score) AS scores,
+       collect(coalesce("""
+    + _PAST_LIVE
+    + """, false)) AS live, """
+    + _PAST_UNTIMELY
+    + ", "
+    + _PAST_CUES,
+)
+
+PAST_TERMS_MEMORY = Statement(
+    "PAST_TERMS_MEMORY",
+    _KNOWN_NOTES
+    + """WITH n WHERE n.scope_key = $scope_key AND n.ft IS NOT NULL
+  AND any(t IN split(n.ft, $space) WHERE t IN $terms)
+RETURN collect(n.key) AS ids, collect(coalesce(n.ft_len, 0)) AS lens,
+       collect(coalesce("""
+    + _PAST_LIVE
+    + """, false)) AS live, collect(n.ft) AS ft, collect(coalesce(n.ft_tf, [])) AS tf, """
+    + _PAST_UNTIMELY
+    + ", "
+    + _PAST_CUES,
+)
+
+PAST_LOAD_NOTES = Statement(
+    "PAST_LOAD_NOTES",
+    _KNOWN_NOTES
+    + """WITH n, first_at WHERE n.key IN $notes AND n.scope_key = $scope_key
+RETURN collect(n {.key, .scope, .text, created_at: first_at, .observed_at, .tenant_id,
+                  .session_id, .run_id, .agent_name, .model, .origin,
+                  .compaction_generation}) AS notes""",
+)
