@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     # Key/value quotas; 0 switches a limit off.
     max_value_bytes: int = Field(default=256 * 1024, ge=0)
     max_scope_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    # Past versions of notes (tombstones included) one scope keeps; counted apart from the
+    # byte quota, which counts current versions only.
+    max_note_versions: int = Field(default=1_000_000, ge=0)
 
     # SQL Memory (one SQLite file per scope under ``home/sql``); a timeout or size of 0
     # switches that limit off.

@@ -24,6 +24,8 @@ pytestmark = pytest.mark.integration
 
 TOOLS = {
     "remember",
+    "memory_get",
+    "memory_history",
     "recall",
     "search",
     "import_document",

@@ -15,6 +15,7 @@ COMMANDS = [
     ["memory", "get"],
     ["memory", "set"],
     ["memory", "search"],
+    ["memory", "history"],
     ["token", "mint"],
     ["neo4j", "install"],
     ["neo4j", "lock"],

@@ -295,3 +295,18 @@ def bench_erase(
     from palimpsest_bench import erase
 
     print_json(asyncio.run(erase.run(Settings(), users, scale, keep, err)))
+
+
+@bench_app.command("versions")
+def bench_versions(
+    keys: Annotated[int, typer.Option(min=1, help="Keys in each scope.")] = 200,
+    versions: Annotated[
+        int, typer.Option(min=2, help="Writes per key in the versioned scope.")
+    ] = 10,
+    reads: Annotated[int, typer.Option(min=20, help="Reads and recalls per scope.")] = 300,
+) -> None:
+    """Versioned notes: write amplification, storage per version, present reads and recall
+    with 10 versions per key against 1, and knownAt reads; JSON with a "notes" key."""
+    from palimpsest_bench import versions as bench
+
+    print_json(bench.run(Settings(), keys=keys, versions=versions, reads=reads, say=err))

@@ -136,12 +136,20 @@ def term_peaks(scope: ScopeOpt = Scope.USER) -> None:
     print_json(done)
 
 
-@memory_app.command("get")
-def memory_get(key: str, scope: ScopeOpt = Scope.USER) -> None:
-    """Print one entry's value as JSON; exit 1 when the key is missing or expired."""
-    from palimpsest.resolvers import memory
+TimeOpt = Annotated[str | None, typer.Option(help="A date: YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339.")]
 
-    entry = _run(lambda svc, who: memory.get(svc, who, scope, key))
+
+@memory_app.command("get")
+def memory_get(
+    key: str, scope: ScopeOpt = Scope.USER, as_of: TimeOpt = None, known_at: TimeOpt = None
+) -> None:
+    """Print one entry's value as JSON (with --known-at: the value the key held then); exit 1
+    when the key is missing or expired."""
+    from palimpsest.resolvers import memory
+    from palimpsest.timeparse import parse_optional
+
+    valid, known = parse_optional(as_of, "as_of"), parse_optional(known_at, "known_at")
+    entry = _run(lambda svc, who: memory.get(svc, who, scope, key, valid, known))
     if entry is None:
         err(f"no entry {key!r} in {scope.value}")
         raise typer.Exit(1)
@@ -162,6 +170,24 @@ def memory_set(
     parsed = _json_or_text(value)
     entry = _run(lambda svc, who: memory.set_value(svc, who, scope, key, parsed, ttl, embed, None))
     err(f"set {entry.key} in {entry.scope.value} at {entry.updated_at.isoformat()}")
+
+
+@memory_app.command("history")
+def memory_history(
+    key: str,
+    scope: ScopeOpt = Scope.USER,
+    limit: Annotated[int, typer.Option(min=1)] = 100,
+    after: Annotated[str | None, typer.Option(help="The cursor a page printed.")] = None,
+) -> None:
+    """Print a key's versions as JSON, newest first (tombstones: deleted, no value), and the
+    cursor of the next page on stderr when there is one."""
+    from palimpsest.mcp.render import plain
+    from palimpsest.resolvers import note_versions
+
+    found = _run(lambda svc, who: note_versions.history(svc, who, scope, key, limit, after))
+    if found.cursor:
+        err(f"more: --after {found.cursor}")
+    print_json([plain(v) for v in found.items])
 
 
 @memory_app.command("search")

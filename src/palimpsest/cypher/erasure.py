@@ -13,13 +13,13 @@ from palimpsest.cypher.executor import Statement
 
 _COUNTERS: LiteralString = """entries: 0, documents: 0, chunks: 0, entities: 0, facts: 0,
   fact_sources: 0, sql_databases: 0, sql_bytes: 0, spans: 0, chunk_revisions: 0,
-  document_revisions: 0"""
+  document_revisions: 0, note_versions: 0"""
 
 _JOB: LiteralString = """
 RETURN e {.id, .kind, .target_scope, .status, .requested_by, .requested_at, .finished_at,
           .attempts, .user_id, .sql_erasing, .entries, .documents, .chunks, .entities, .facts,
           .fact_sources, .sql_databases, .sql_bytes, .spans, .chunk_revisions,
-          .document_revisions, .matched} AS job
+          .document_revisions, .note_versions, .matched} AS job
 """
 
 # One running job per target: ``active_key`` is unique while set and removed when done, so a
@@ -62,6 +62,7 @@ SET e.entries = e.entries + $add.entries, e.documents = e.documents + $add.docum
     e.sql_bytes = e.sql_bytes + $add.sql_bytes, e.spans = e.spans + $add.spans,
     e.chunk_revisions = coalesce(e.chunk_revisions, 0) + $add.chunk_revisions,
     e.document_revisions = coalesce(e.document_revisions, 0) + $add.document_revisions,
+    e.note_versions = coalesce(e.note_versions, 0) + $add.note_versions,
     e.sql_erasing = coalesce($sql_erasing, e.sql_erasing),
     e.matched = coalesce(e.matched, false) OR $touched > 0
 """,
@@ -113,6 +114,17 @@ ERASE_MEMORY = Statement(
 MATCH (m:Memory {scope_key: $scope_key})
 WITH m LIMIT $batch
 DETACH DELETE m
+RETURN count(*) AS rows, count(*) AS counted
+""",
+)
+
+# Every past version and tombstone of the scope's notes (cypher/note_versions.py).
+ERASE_MEMORY_VERSIONS = Statement(
+    "ERASE_MEMORY_VERSIONS",
+    """
+MATCH (v:MemoryVersion {scope_key: $scope_key})
+WITH v LIMIT $batch
+DELETE v
 RETURN count(*) AS rows, count(*) AS counted
 """,
 )
@@ -233,6 +245,7 @@ RETURN COUNT { MATCH (x:Source {scope_key: $scope_key}) }
      + COUNT { MATCH (d:Document {scope_key: $scope_key}) }
      + COUNT { MATCH (r:DocumentRevision {scope_key: $scope_key}) }
      + COUNT { MATCH (m:Memory {scope_key: $scope_key}) }
+     + COUNT { MATCH (v:MemoryVersion {scope_key: $scope_key}) }
      + COUNT { MATCH (p:PendingSpan {scope_key: $scope_key}) }
      + COUNT { MATCH (t:TermStats {scope_key: $scope_key}) }
      + COUNT { MATCH (s:Scope {scope_key: $scope_key}) } AS left

@@ -38,6 +38,17 @@ RETURN m.key AS cursor, """
     + " AS props",
 )
 
+# Past versions and tombstones of notes, in a stable order (their ids).
+EXPORT_MEMORY_VERSIONS = Statement(
+    "EXPORT_MEMORY_VERSIONS",
+    """
+MATCH (v:MemoryVersion {scope_key: $scope_key}) WHERE v.id > $after
+WITH v ORDER BY v.id LIMIT $limit
+RETURN v.id AS cursor, """
+    + _props("v")
+    + " AS props",
+)
+
 EXPORT_DOCUMENTS = Statement(
     "EXPORT_DOCUMENTS",
     """
@@ -135,6 +146,12 @@ IMPORT_MEMORY = Statement(
     "IMPORT_MEMORY",
     "UNWIND $rows AS r CREATE (m:Memory) SET m = r.props, m.embedding = r.embedding, "
     + _stamp("m"),
+)
+
+IMPORT_MEMORY_VERSIONS = Statement(
+    "IMPORT_MEMORY_VERSIONS",
+    "UNWIND $rows AS r CREATE (v:MemoryVersion) SET v = r.props, v.embedding = r.embedding, "
+    + _stamp("v"),
 )
 
 IMPORT_DOCUMENTS = Statement(

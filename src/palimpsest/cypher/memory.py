@@ -46,7 +46,10 @@ LIMIT $limit
 )
 
 # Taking the write lock on the scope's node serialises writers of one scope, so the quota
-# check below and the write that follows it cannot interleave with another writer's.
+# check below and the write that follows it cannot interleave with another writer's. It also
+# reads what versioning needs (cypher/note_versions.py): whether a node is stored, its time,
+# and the key's newest past version ([created_at, is an open tombstone]), by the
+# (scope_key, key, created_at) index.
 LOCK_SCOPE_READ_ENTRY = Statement(
     "LOCK_SCOPE_READ_ENTRY",
     """
@@ -65,7 +68,12 @@ RETURN CASE WHEN live THEN m.value END AS value,
        CASE WHEN live THEN m.valid_at END AS valid_at,
        CASE WHEN live THEN m.invalid_at END AS invalid_at,
        m.ft AS ft, m.ft_tf AS ft_tf, m.ft_len AS ft_len, m.speaker AS speaker,
-       coalesce(m.bytes, 0) AS stored_bytes, s.memory_bytes AS memory_bytes
+       coalesce(m.bytes, 0) AS stored_bytes, s.memory_bytes AS memory_bytes,
+       m IS NOT NULL AS stored, m.updated_at AS updated_at, s.note_versions AS note_versions,
+       COLLECT { MATCH (v:MemoryVersion {scope_key: $scope_key, key: $key})
+                 WHERE v.created_at IS NOT NULL
+                 RETURN [v.created_at, v.expired_at IS NULL] AS last
+                 ORDER BY v.created_at DESC LIMIT 1 } AS last_version
 """,
 )
 
@@ -87,7 +95,7 @@ FORGET_MEMORY_BYTES = Statement(
     "FORGET_MEMORY_BYTES",
     """
 MATCH (s:Scope {scope_key: $scope_key})
-REMOVE s.memory_bytes
+REMOVE s.memory_bytes, s.note_versions
 """,
 )
 

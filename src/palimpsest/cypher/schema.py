@@ -95,6 +95,16 @@ RANGE_INDEXES = (
         "CREATE INDEX memory_scope IF NOT EXISTS FOR (m:Memory) ON (m.scope_key)",
     ),
     _unscoped(
+        "INDEX_MEMORY_VERSION_SCOPE",
+        "CREATE INDEX memory_version_scope IF NOT EXISTS FOR (v:MemoryVersion) ON (v.scope_key)",
+    ),
+    # A key's past versions in time order (history pages, the newest version under a write).
+    _unscoped(
+        "INDEX_MEMORY_VERSION_KEY",
+        "CREATE INDEX memory_version_key IF NOT EXISTS "
+        "FOR (v:MemoryVersion) ON (v.scope_key, v.key, v.created_at)",
+    ),
+    _unscoped(
         "INDEX_SOURCE_SCOPE",
         "CREATE INDEX source_scope IF NOT EXISTS FOR (x:Source) ON (x.scope_key)",
     ),

@@ -48,11 +48,15 @@ class ErasureCounts:
     document_revisions: int = strawberry.field(
         default=0, description="Document revision records (every revision of every document)."
     )
+    note_versions: int = strawberry.field(
+        default=0, description="Past versions and tombstones of key/value entries."
+    )
 
     @classmethod
     def of(cls, c: Counts) -> ErasureCounts:
         return cls(
             entries=c.entries,
+            note_versions=c.note_versions,
             documents=c.documents,
             chunks=c.chunks,
             entities=c.entities,

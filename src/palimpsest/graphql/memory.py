@@ -14,6 +14,7 @@ from palimpsest.graphql.cost import EMBEDS, EmbedsWhen, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, Provenance, Scope, page_of
 from palimpsest.resolvers import memory as ops
+from palimpsest.resolvers import note_versions as versions
 from palimpsest.schema import models
 
 KeyArg = Annotated[str, strawberry.argument(description="The entry's key (1-512 bytes).")]
@@ -22,6 +23,14 @@ AsOfArg = Annotated[
     strawberry.argument(
         description="Read the notes valid at this time (default now): validAt null or <= "
         "asOf, and invalidAt null or after it."
+    ),
+]
+
+KnownAtArg = Annotated[
+    Instant | None,
+    strawberry.argument(
+        description="Read the notes as they were recorded at this transaction time: the "
+        "version each key held then (default, or a time in the future: now)."
     ),
 ]
 
@@ -61,6 +70,38 @@ class MemoryEntry:
         )
 
 
+@strawberry.type(
+    description="One version of a key, current in transaction time [createdAt, expiredAt)."
+)
+class MemoryVersion:
+    key: str
+    value: JSON | None = strawberry.field(description="The value then; null for a tombstone.")
+    deleted: bool = strawberry.field(description="True for a tombstone: the key was deleted.")
+    created_at: datetime = strawberry.field(description="When this version was written.")
+    expired_at: datetime | None = strawberry.field(
+        description="When it stopped being current: the next write, or its expiry (null: "
+        "it still is)."
+    )
+    expires_at: datetime | None = strawberry.field(description="Its TTL expiry, if it had one.")
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    provenance: Provenance
+
+    @classmethod
+    def of(cls, v: models.MemoryVersion) -> MemoryVersion:
+        return cls(
+            key=v.key,
+            value=v.value,
+            deleted=v.deleted,
+            created_at=v.created_at,
+            expired_at=v.expired_at,
+            expires_at=v.expires_at,
+            valid_at=v.valid_at,
+            invalid_at=v.invalid_at,
+            provenance=Provenance.of(v.provenance),
+        )
+
+
 @strawberry.type
 class DeleteResult:
     deleted: bool = strawberry.field(description="False when there was no live entry.")
@@ -85,10 +126,15 @@ class MemoryQuery:
         "`asOf`, reads as null."
     )
     async def memory(
-        self, info: Info, scope: Scope, key: KeyArg, as_of: AsOfArg = None
+        self,
+        info: Info,
+        scope: Scope,
+        key: KeyArg,
+        as_of: AsOfArg = None,
+        known_at: KnownAtArg = None,
     ) -> MemoryEntry | None:
         c = info.context
-        entry = await ops.get(c.services, c.principal, scope, key, as_of)
+        entry = await ops.get(c.services, c.principal, scope, key, as_of, known_at)
         return MemoryEntry.of(entry) if entry else None
 
     @strawberry.field(
@@ -100,12 +146,32 @@ class MemoryQuery:
         scope: Scope,
         prefix: str = "",
         as_of: AsOfArg = None,
+        known_at: KnownAtArg = None,
         limit: LimitArg = paging.DEFAULT_LIMIT,
         after: AfterArg = None,
     ) -> Page[MemoryEntry]:
         c = info.context
-        found = await ops.list_entries(c.services, c.principal, scope, prefix, limit, after, as_of)
+        found = await ops.list_entries(
+            c.services, c.principal, scope, prefix, limit, after, as_of, known_at
+        )
         return page_of(found, MemoryEntry.of)
+
+    @strawberry.field(
+        description="Every version of a key, newest first, paged (limit at most 1000): the "
+        "current one, the values it replaced and the tombstones of its deletes. A key never "
+        "written has none."
+    )
+    async def memory_history(
+        self,
+        info: Info,
+        scope: Scope,
+        key: KeyArg,
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[MemoryVersion]:
+        c = info.context
+        found = await versions.history(c.services, c.principal, scope, key, limit, after)
+        return page_of(found, MemoryVersion.of)
 
 
 @strawberry.type

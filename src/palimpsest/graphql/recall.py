@@ -46,6 +46,19 @@ class WhenInput:
     known_at: Instant | None = None
 
 
+@strawberry.enum(description="A temporal filter recall can apply to a kind of row.")
+class TemporalFilter(Enum):
+    WINDOW = "window"  # from/to on observedAt
+    AS_OF = "as_of"  # validity at asOf (now by default)
+    KNOWN_AT = "known_at"  # transaction time: rows as they were recorded at knownAt
+
+
+@strawberry.type(description="The temporal filters recall applied to one kind of row.")
+class KindFilter:
+    kind: pure.Source
+    filters: list[TemporalFilter]
+
+
 @strawberry.type
 class TimeFilter:
     mode: TimeFilterMode
@@ -156,6 +169,10 @@ class RecallResult:
     )
     time_filter: TimeFilter | None
     scopes: list[Scope]
+    applied_filters: list[KindFilter] = strawberry.field(
+        description="Per kind of row asked for, the temporal filters applied to it (notes "
+        "and facts: asOf always, knownAt when given; every kind: window when given)."
+    )
 
 
 async def _run(
@@ -203,6 +220,10 @@ async def _run(
         if report
         else None,
         scopes=result.scopes,
+        applied_filters=[
+            KindFilter(kind=k.kind, filters=[TemporalFilter(f) for f in k.filters])
+            for k in result.applied_filters
+        ],
     )
 
 

@@ -18,7 +18,7 @@ from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
 from palimpsest.markdown import MAX_DOCUMENT_BYTES
 from palimpsest.mcp.render import fact_json, hit_json, plain
-from palimpsest.resolvers import document_import, memory, ontology, sql
+from palimpsest.resolvers import document_import, memory, note_versions, ontology, sql
 from palimpsest.resolvers import facts as fact_ops
 from palimpsest.resolvers import harvest as harvest_ops
 from palimpsest.resolvers import recall_asks as asks
@@ -152,6 +152,45 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
             raise InvalidArgument("value must not be null; forget a key by remembering another")
         entry = await memory.set_value(svc, who, scope, key, value, ttl_seconds, True, None)
         return {"entry": plain(entry)}
+
+    @server.tool(
+        description="Read the value remembered under a key (null when there is none). With "
+        "known_at, read what the key held at that time: the version recorded then, even if "
+        "it was changed or deleted since; as_of reads a dated value valid at that time."
+    )
+    async def memory_get(
+        ctx: Context,
+        key: Annotated[str, Field(description="The key, 1-512 bytes.")],
+        scope: ScopeArg = Scope.USER,
+        as_of: TimeArg = None,
+        known_at: TimeArg = None,
+    ) -> dict[str, Any]:
+        svc, who = await caller(ctx)
+        entry = await memory.get(
+            svc,
+            who,
+            scope,
+            key,
+            parse_optional(as_of, "as_of"),
+            parse_optional(known_at, "known_at"),
+        )
+        return {"entry": plain(entry) if entry else None}
+
+    @server.tool(
+        description="Every version of a key, newest first: the current value, the values it "
+        "replaced and the deletions (deleted: true, no value), each with when it was written "
+        "(created_at) and replaced (expired_at). Page with the returned cursor."
+    )
+    async def memory_history(
+        ctx: Context,
+        key: Annotated[str, Field(description="The key, 1-512 bytes.")],
+        scope: ScopeArg = Scope.USER,
+        limit: Annotated[int, Field(ge=1, le=note_versions.MAX_HISTORY_LIMIT)] = 100,
+        after: Annotated[str | None, Field(description="The cursor of the previous page.")] = None,
+    ) -> dict[str, Any]:
+        svc, who = await caller(ctx)
+        found = await note_versions.history(svc, who, scope, key, limit, after)
+        return {"versions": [plain(v) for v in found.items], "cursor": found.cursor}
 
     @server.tool(
         description="Recall what is remembered about a question: facts and remembered values, "

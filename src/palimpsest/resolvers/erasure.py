@@ -57,6 +57,7 @@ PERSON_LABELS: tuple[tuple[str, Statement, str | None], ...] = (
     ("Document", q.ERASE_DOCUMENTS, "documents"),
     ("DocumentRevision", q.ERASE_DOCUMENT_REVISIONS, "document_revisions"),
     ("Memory", q.ERASE_MEMORY, "entries"),
+    ("MemoryVersion", q.ERASE_MEMORY_VERSIONS, "note_versions"),
     ("TermStats", q.ERASE_TERM_STATS, None),
     ("Scope", q.ERASE_SCOPE_RECORD, None),
 )

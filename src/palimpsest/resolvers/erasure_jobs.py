@@ -58,6 +58,7 @@ class Counts:
     spans: int = 0
     chunk_revisions: int = 0  # closed chunk versions (past revisions' chunks)
     document_revisions: int = 0  # revision records
+    note_versions: int = 0  # past versions and tombstones of notes
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in _FIELDS})

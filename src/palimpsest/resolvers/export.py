@@ -1,13 +1,15 @@
 """Export of everything one person owns (right of access), as JSON Lines.
 
-The format (``palimpsest-export``, version 1) is one JSON object per line:
+The format (``palimpsest-export``, version 1, minor 1) is one JSON object per line:
 
-- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "tenant",
-  "user", "exported_at"}``;
+- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 1,
+  "tenant", "user", "exported_at"}`` (minor 1 added ``memory_version``; files without it
+  read the same);
 - one record per row, in this order, each with the row's own properties (``props``, every
   property but embeddings and the scope stamps, so provenance travels with the row):
-  ``memory``; ``document``; ``chunk`` (+ ``parent_id``, ``next_id``: the tree and reading
-  order); ``entity`` (+ ``mentions``: ``[{chunk_id, props}]``); ``fact`` (+ ``subject_id``,
+  ``memory``; ``memory_version`` (past versions and tombstones of notes); ``document``;
+  ``chunk`` (+ ``parent_id``, ``next_id``: the tree and reading order); ``entity``
+  (+ ``mentions``: ``[{chunk_id, props}]``); ``fact`` (+ ``subject_id``,
   ``object_id``, ``sources``: a list of props); ``span`` (pending spans); ``tenant_fact``
   (a fact of the tenant scope the person attests or wrote without a source: ``props``,
   ``subject``, ``object``, ``written`` (true for a sourceless fact of theirs) and only the
@@ -36,6 +38,7 @@ from palimpsest.resolvers.services import Services
 
 FORMAT = "palimpsest-export"
 VERSION = 1
+MINOR = 1  # additions older files simply lack: 1 = memory_version records
 PAGE = 500
 SKIP = ["embedding", "scope_key", "tenant_id", "scope", "owner_id"]
 # A tenant fact's run identifiers and writer keys may be another member's: they do not travel.
@@ -76,6 +79,7 @@ async def export_lines(svc: Services, refs: PersonRefs, now: datetime) -> AsyncI
         "kind": "header",
         "format": FORMAT,
         "version": VERSION,
+        "minor": MINOR,
         "tenant": refs.person.tenant_id,
         "user": refs.user_id,
         "exported_at": now,
@@ -85,6 +89,7 @@ async def export_lines(svc: Services, refs: PersonRefs, now: datetime) -> AsyncI
     person = svc.db.scoped(refs.person)
     readers: list[tuple[Statement, Callable[[Row], Record]]] = [
         (q.EXPORT_MEMORY, _plain("memory")),
+        (q.EXPORT_MEMORY_VERSIONS, _plain("memory_version")),
         (q.EXPORT_DOCUMENTS, _plain("document")),
         (q.EXPORT_CHUNKS, _chunk),
         (q.EXPORT_ENTITIES, _entity),

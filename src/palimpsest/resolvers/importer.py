@@ -113,6 +113,7 @@ class _Loader:
         self.edges: list[Record] = []
         self.writers: dict[str, Callable[[list[Record]], Awaitable[None]]] = {
             "memory": self.memory,
+            "memory_version": self.memory_versions,
             "document": self.documents,
             "chunk": self.chunks,
             "entity": self.entities,
@@ -175,6 +176,18 @@ class _Loader:
         vectors = await self._embedded(batch, text)
         rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
         await self._rows(q.IMPORT_MEMORY, rows, "memory", then=mq.FORGET_MEMORY_BYTES)
+
+    async def memory_versions(self, batch: list[Record]) -> None:
+        """Past versions keep their vectors (recomputed) but stay out of the indexes and the
+        term statistics; the scope's version count is recounted at the next write."""
+
+        def text(r: Record) -> str | None:
+            props = r["props"]
+            return props.get("text") if props.get("embed_mode") else None
+
+        vectors = await self._embedded(batch, text)
+        rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
+        await self._rows(q.IMPORT_MEMORY_VERSIONS, rows, None, then=mq.FORGET_MEMORY_BYTES)
 
     async def documents(self, batch: list[Record]) -> None:
         await self.person.write(
@@ -251,6 +264,7 @@ class _Loader:
 KINDS = frozenset(
     {
         "memory",
+        "memory_version",
         "document",
         "chunk",
         "entity",

@@ -14,10 +14,11 @@ from typing import Any, TypeVar
 
 from palimpsest import paging, values
 from palimpsest.cypher import memory as q
+from palimpsest.cypher import note_versions as vq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import term_index
+from palimpsest.resolvers import note_versions, term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryEntry
@@ -60,13 +61,21 @@ class _Embedding:
 
 
 async def get(
-    svc: Services, who: Principal, scope: Scope, key: str, as_of: datetime | None = None
+    svc: Services,
+    who: Principal,
+    scope: Scope,
+    key: str,
+    as_of: datetime | None = None,
+    known_at: datetime | None = None,
 ) -> MemoryEntry | None:
-    """The entry under ``key`` if it is live and valid at ``as_of`` (default now)."""
+    """The entry under ``key`` if it is live and valid at ``as_of`` (default now), as the
+    key stood at transaction time ``known_at`` (default, or in the future: now)."""
     ref = resolve_scope(who, scope)
     now = svc.clock()
     params = {"key": values.check_key(key), "now": now, "as_of": _as_of(as_of, now)}
-    rows = await svc.db.scoped(ref).read(q.GET_MEMORY, params)
+    known = note_versions.known_params(known_at, now)
+    statement = q.GET_MEMORY if known is None else vq.GET_MEMORY_KNOWN
+    rows = await svc.db.scoped(ref).read(statement, {**params, "known_at": known})
     return _entry(ref, rows[0], who) if rows else None
 
 
@@ -78,6 +87,7 @@ async def list_entries(
     limit: int,
     after: str | None,
     as_of: datetime | None = None,
+    known_at: datetime | None = None,
 ) -> paging.Page[MemoryEntry]:
     ref = resolve_scope(who, scope)
     paging.check_limit(limit, MAX_LIST_LIMIT)
@@ -90,7 +100,9 @@ async def list_entries(
         "now": now,
         "as_of": _as_of(as_of, now),
     }
-    rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
+    known = note_versions.known_params(known_at, now)
+    statement = q.LIST_MEMORY if known is None else vq.LIST_MEMORY_KNOWN
+    rows = await svc.db.scoped(ref).read(statement, {**params, "known_at": known})
     entries = [_entry(ref, row, who) for row in rows]
     return paging.page(entries, limit, LIST_NAME, lambda e: [e.key])
 
@@ -125,22 +137,26 @@ async def set_value(
             limit=MAX_EMBED_TEXT_CHARS,
         )
     embedding = await _embed(svc, embed, embed_text, value, text)
-    now = svc.clock()
-    expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
 
     async def work(tx: ScopedTx) -> MemoryEntry:
-        _, stored = await _lock(tx, key, now)
+        _, stored, now = await _lock(tx, key, svc.clock())
+        expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
         return await _write(tx, svc, who, key, text, expires, embedding, now, stored, times)
 
     return await svc.db.scoped(ref).write_tx(work)
 
 
 async def delete(svc: Services, who: Principal, scope: Scope, key: str) -> bool:
+    """Delete the key's current version, keeping it as a past one, and write a tombstone."""
     ref = resolve_scope(who, scope)
-    params = {"key": values.check_key(key), "now": svc.clock()}
+    key = values.check_key(key)
 
     async def work(tx: ScopedTx) -> list[Row]:
-        rows = await tx.run(q.DELETE_MEMORY, params)
+        _, stored, now = await _lock(tx, key, svc.clock())
+        if not stored["stored"]:
+            return []
+        await note_versions.keep_past(tx, svc.settings, who, key, now, stored, tombstone=True)
+        rows = await tx.run(q.DELETE_MEMORY, {"key": key, "now": now})
         if rows:
             await term_index.apply(tx, svc.settings, "memory", term_index.replaced(rows[0], None))
         return rows
@@ -199,10 +215,9 @@ async def _reduce(
     """Read, transform and write one value atomically; expiry, embedding mode and times stay."""
     ref = resolve_scope(who, scope)
     key = values.check_key(key)
-    now = svc.clock()
 
     async def work(tx: ScopedTx) -> tuple[MemoryEntry, R]:
-        current, stored = await _lock(tx, key, now)
+        current, stored, now = await _lock(tx, key, svc.clock())
         old = values.decode(current["value"]) if current else None
         new, extra = step(old)
         text = values.encode(new)
@@ -222,11 +237,13 @@ async def _reduce(
     return await svc.db.scoped(ref).write_tx(work)
 
 
-async def _lock(tx: ScopedTx, key: str, now: datetime) -> tuple[Row | None, Row]:
-    """The live entry (None if absent or expired), and what the stored row (expired or not)
-    holds in the term statistics."""
-    [row] = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {"key": key, "now": now})
-    return (row if row["value"] is not None else None), row
+async def _lock(tx: ScopedTx, key: str, clock: datetime) -> tuple[Row | None, Row, datetime]:
+    """The live entry (None if absent or expired), what the stored row (expired or not)
+    holds in the term statistics and its versions, and the time the write stamps (after the
+    key's last version: ``note_versions.write_time``)."""
+    [row] = await tx.run(q.LOCK_SCOPE_READ_ENTRY, {"key": key, "now": clock})
+    now = note_versions.write_time(clock, row)
+    return (row if row["value"] is not None else None), row, now
 
 
 async def _write(
@@ -245,6 +262,7 @@ async def _write(
     extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
     size = len(key.encode()) + len(text.encode()) + len(extra.encode())
     memory_bytes = await _check_quota(tx, svc.settings.max_scope_bytes, key, size, now, stored)
+    await note_versions.keep_past(tx, svc.settings, who, key, now, stored)
     indexed = term_index.row_fields(embedding.text or "")
     params = {
         **indexed,

@@ -34,6 +34,7 @@ from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers import recall_past as past
 from palimpsest.resolvers.facts import TimeView
 from palimpsest.resolvers.recall_hits import (
     BoostPart,
@@ -96,6 +97,8 @@ class RecallResult:
     time_filter: TimeFilterReport | None = None
     scopes: list[Scope] = field(default_factory=list)
     legs_rows: int = 0  # rows the legs ranked, summed (set only when fusion is off)
+    # Which temporal filters each kind of row was read with (recall_past.applied_filters).
+    applied_filters: list[past.KindFilter] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,8 @@ async def _recall(
     terms = [] if req.mode is Mode.VECTOR else fulltext.query_terms(req.query, lv.question_words)
     want_speakers = lv.speaker_strip or lv.speaker_boost > 1.0
     base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
+    # Notes known at a past time are read from their versions (recall_past.py).
+    notes_past = past.reads_past(req.view.known_at, base["now"])
     stats_read: asyncio.Future[list[legs.ScopeStats]] = asyncio.get_running_loop().create_future()
     spans: list[tuple[float, float]] = []  # each leg's start and end, for the "legs" stage
 
@@ -154,7 +159,11 @@ async def _recall(
         for ref, st in zip(refs, stats, strict=True):
             for source in sources:
                 kind = st.of(source)
-                if terms and kind.rows > 0:
+                if terms and notes_past and source is pure.Source.NOTES:
+                    work = past.fulltext_leg(tx.scoped(ref), terms, kind, pool, base, lv.k1, lv.b)
+                    ranked = await leg(f"fulltext_{source.value}", work)
+                    lists.append(_List("fulltext", source, ref, ranked))
+                elif terms and kind.rows > 0:
                     work = legs.fulltext_leg(
                         tx.scoped(ref), source, terms, kind, pool, base, lv.k1, lv.b
                     )
@@ -171,9 +180,22 @@ async def _recall(
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool)
         with timing.timed("load"):
-            hits = await hits_of.load(tx, refs, ranked[: req.top_k], who, req.view.known_at)
+            hits = await hits_of.load(
+                tx,
+                refs,
+                ranked[: req.top_k],
+                who,
+                req.view.known_at,
+                base if notes_past else None,
+            )
         return RecallResult(
-            hits=hits, sources_applied=True, time_filter=report, scopes=[r.scope for r in refs]
+            hits=hits,
+            sources_applied=True,
+            time_filter=report,
+            scopes=[r.scope for r in refs],
+            applied_filters=past.applied_filters(
+                sources, req.window is not None, req.view.known_at
+            ),
         )
 
     def question_of(stats: list[legs.ScopeStats]) -> cues.QuestionCues:
@@ -206,6 +228,12 @@ async def _recall(
             for ref, st in zip(refs, stats, strict=True):
                 for source in sources:
                     rows = st.of(source).rows
+                    if notes_past and source is pure.Source.NOTES:
+                        ranked = await leg(
+                            "vector_notes", past.vector_leg(tx.scoped(ref), vector, pool, base)
+                        )
+                        lists.append(_List("vector", source, ref, ranked))
+                        continue
                     if rows == 0:
                         # The scope's own count, kept in the rows' own transactions: it holds
                         # no row of this kind, so there is nothing to search.
@@ -223,8 +251,8 @@ async def _recall(
                     ranked = await leg(f"vector_{source.value}", work)
                     lists.append(_List("vector", source, ref, ranked))
                 if req.view.known_at is not None and pure.Source.DOCUMENTS in sources:
-                    past = legs.past_chunks_leg(tx.scoped(ref), vector, pool, base)
-                    ranked = await leg("vector_documents", past)
+                    closed = legs.past_chunks_leg(tx.scoped(ref), vector, pool, base)
+                    ranked = await leg("vector_documents", closed)
                     lists.append(_List("vector", pure.Source.DOCUMENTS, ref, ranked))
             lists += await asyncio.shield(text_lists)
             return await finish(tx, lists, question)

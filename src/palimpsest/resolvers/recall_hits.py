@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from palimpsest import recall as pure
 from palimpsest.cypher.executor import Row, Tx
 from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers import recall_past
 from palimpsest.resolvers.common import provenance_from
 from palimpsest.resolvers.fact_decode import fact_from
 from palimpsest.schema.models import Fact, Provenance
@@ -105,9 +107,11 @@ async def load(
     hits: Sequence[Hit],
     reader: Principal,
     known_at: datetime | None = None,
+    notes_known: dict[str, Any] | None = None,
 ) -> list[Hit]:
     """Fill in the hits fusion kept, one statement per scope; a row deleted since its leg
-    read it is left out."""
+    read it is left out. ``notes_known``: the recall's parameters when notes are read as
+    known at a past time (their text is then the version's, ``recall_past.load_notes``)."""
     out: set[int] = set()
     for ref in refs:
         mine = [h for h in hits if h.scope == ref.scope]
@@ -116,7 +120,13 @@ async def load(
         wanted: dict[pure.Source, list[str]] = {}
         for h in mine:
             wanted.setdefault(h.kind, []).append(h.id)
+        if notes_known is not None:
+            keys = wanted.pop(pure.Source.NOTES, [])
         rows = await legs.load_hits(tx.scoped(ref), wanted, known_at)
+        if notes_known is not None and keys:
+            rows[pure.Source.NOTES] = await recall_past.load_notes(
+                tx.scoped(ref), keys, notes_known
+            )
         by_id = {(kind, _row_id(kind, row)): row for kind, found in rows.items() for row in found}
         for h in mine:
             row = by_id.get((h.kind, h.id))

@@ -64,6 +64,22 @@ class MemoryEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryVersion:
+    """One state a key held, in transaction time ``[created_at, expired_at)`` (null: still
+    current); a tombstone (``deleted``) has no value."""
+
+    key: str
+    value: Any
+    deleted: bool
+    created_at: datetime
+    expired_at: datetime | None
+    expires_at: datetime | None
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
 class Span:
     """Where a chunk came from in the imported Markdown: 0-based lines (end exclusive) and
     character offsets into the original text."""

@@ -11,6 +11,7 @@ from palimpsest.cypher.executor import Statement
 
 SCOPED = (
     "Memory",
+    "MemoryVersion",
     "Scope",
     "Document",
     "Chunk",

@@ -86,6 +86,8 @@ BOUNDED_LISTS = {
     "GraphRecallResult.chunks",
     "RecallResult.hits",
     "RecallResult.scopes",
+    "RecallResult.appliedFilters",  # one per kind asked for
+    "KindFilter.filters",  # at most three
     "Explain.legs",
     "Explain.boosts",
     "SqlQueryResult.columns",
@@ -104,6 +106,7 @@ BOUNDED_LISTS = {
 }
 PAGED = {
     "memories",
+    "memoryHistory",
     "documents",
     "documentHistory",
     "facts",

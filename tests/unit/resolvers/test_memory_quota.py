@@ -25,7 +25,12 @@ def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0
         match statement.name:
             case "LOCK_SCOPE_READ_ENTRY":
                 entry = {"value": None, "expires_at": None, "embed_mode": None, "text": None}
-                return [entry | {"memory_bytes": bound, "stored_bytes": stored}]
+                versions = {"stored": False, "updated_at": None, "note_versions": None}
+                return [
+                    entry
+                    | versions
+                    | {"memory_bytes": bound, "stored_bytes": stored, "last_version": []}
+                ]
             case "SCOPE_USAGE":
                 return [{"used": used, "others": others}]
             case "UPSERT_MEMORY":

@@ -1,0 +1,76 @@
+"""Versions of notes on a recording executor: the version limit refuses before anything is
+written and names its numbers; write times never fall at or before a key's last version."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest.cypher.executor import Row, Statement
+from palimpsest.errors import QuotaExceeded
+from palimpsest.identity import Scope
+from palimpsest.resolvers import memory, note_versions
+from tests.unit.principals import principal
+from tests.unit.recording import NOW, services
+
+
+def script(versions: int | None, counted: int = 0) -> Any:
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        match statement.name:
+            case "LOCK_SCOPE_READ_ENTRY":
+                return [
+                    {
+                        "value": '"old"',
+                        "expires_at": None,
+                        "embed_mode": None,
+                        "text": "old",
+                        "observed_at": None,
+                        "valid_at": None,
+                        "invalid_at": None,
+                        "memory_bytes": 10,
+                        "stored_bytes": 8,
+                        "stored": True,
+                        "updated_at": NOW - timedelta(hours=1),
+                        "note_versions": versions,
+                        "last_version": [],
+                    }
+                ]
+            case "COUNT_VERSIONS":
+                return [{"versions": counted}]
+        raise AssertionError(statement.name)
+
+    return answer
+
+
+@pytest.mark.parametrize(("versions", "counted"), [(5, 0), (None, 5)])
+async def test_a_write_over_the_version_limit_is_refused_before_any_write(
+    tmp_path: Path, versions: int | None, counted: int
+) -> None:
+    svc, recorder = services(script(versions, counted), tmp_path, max_note_versions=5)
+    with pytest.raises(QuotaExceeded) as refused:
+        await memory.set_value(svc, principal(), Scope.USER, "k", "new", None, False, None)
+    assert refused.value.details == {"limit": 5, "current": 5, "after": 6}
+    assert "ARCHIVE_CURRENT" not in recorder.names()
+    assert "UPSERT_MEMORY" not in recorder.names()
+
+
+async def test_a_delete_needs_room_for_the_version_and_its_tombstone(tmp_path: Path) -> None:
+    svc, recorder = services(script(4), tmp_path, max_note_versions=5)
+    with pytest.raises(QuotaExceeded) as refused:
+        await memory.delete(svc, principal(), Scope.USER, "k")
+    assert refused.value.details == {"limit": 5, "current": 4, "after": 6}
+    assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY"]
+
+
+def test_a_write_is_stamped_after_the_keys_last_version() -> None:
+    lock = {"updated_at": NOW, "last_version": []}
+    assert note_versions.write_time(NOW, lock) == NOW + timedelta(microseconds=1)
+    assert note_versions.write_time(NOW - timedelta(seconds=1), lock) > NOW
+    later = NOW + timedelta(seconds=1)
+    assert note_versions.write_time(later, lock) == later
+    tomb = {"updated_at": None, "last_version": [[NOW, True]]}
+    assert note_versions.write_time(NOW, tomb) == NOW + timedelta(microseconds=1)
+    assert note_versions.write_time(later, {"updated_at": None, "last_version": []}) == later
