@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Lint, then the whole suite against a real Neo4j and PostgreSQL; stops only what it started.
+# The whole suite against a real Neo4j and PostgreSQL (after `make lint`, which `make test`
+# runs first); stops only what it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -13,10 +14,6 @@ if ! command -v chromium >/dev/null 2>&1; then
     exit 1
   fi
 fi
-
-$BIN/ruff check src tests bench
-$BIN/ruff format --check src tests bench
-$BIN/mypy
 
 # SQL Memory's tests run on both backends: PostgreSQL must be there too.
 scripts/ensure-postgres.sh

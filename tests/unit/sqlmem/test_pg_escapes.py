@@ -24,6 +24,8 @@ from palimpsest.sqlmem.pg_admin import role_name, role_password, schema_name
 from palimpsest.sqlmem.pg_store import PostgresStore
 from tests.unit.principals import scope_ref
 
+pytestmark = pytest.mark.postgres
+
 TENANT = f"t-{uuid.uuid4().hex[:10]}"
 ATTACKER = scope_ref(TENANT, Scope.USER, "mallory")
 VICTIM = scope_ref(TENANT, Scope.USER, "victim")

@@ -5,9 +5,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
+
 from palimpsest.sqlmem import Statement
 from palimpsest.sqlmem.pg_store import PostgresStore
 from tests.unit.sqlmem.conftest import Scopes
+
+pytestmark = pytest.mark.postgres
 
 
 def replica(pg_conninfo: dict[str, Any]) -> PostgresStore:
