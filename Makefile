@@ -28,7 +28,9 @@ COVERAGE_FLOOR := 65
 
 check: lint
 	$(BIN)/pytest tests/unit -m "not postgres" --cov=palimpsest --cov-report= \
-		--cov-fail-under=$(COVERAGE_FLOOR)
+		--cov-fail-under=$(COVERAGE_FLOOR) \
+		--deselect tests/unit/sqlmem/test_backends.py::test_work_inside_one_call_ends_within_the_limit
+# ^ a wall-time bound that coverage's tracing breaks (sqlglot parses slower); `make test` runs it.
 
 lint: $(BIN)/palimpsest
 	$(BIN)/ruff check src tests bench

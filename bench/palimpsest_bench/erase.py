@@ -39,16 +39,16 @@ from palimpsest.config import Settings
 from palimpsest.cypher import export as xq
 from palimpsest.identity import Principal, Role, Scope
 from palimpsest.identity.scopes import resolve_scope, scope_key
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.neo4j import credentials
 from palimpsest.recall import Source
 from palimpsest.resolvers import erasure, memory, ontology
 from palimpsest.resolvers.document_import import DocumentDraft, import_documents
 from palimpsest.resolvers.erasure_jobs import Receipt
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 from palimpsest.sqlmem import Statement, dump
 from palimpsest_bench.common import gather_limited
 

@@ -33,11 +33,11 @@ from typing import Any
 
 from neo4j import GraphDatabase
 
-from palimpsest import neo4j_local
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.identity.tokens import load_keys, mint
+from palimpsest.local import neo4j as neo4j_local
 from palimpsest_bench.recall_bench import percentile
 from palimpsest_bench.served import ApiProcess
 from palimpsest_bench.wire import WireClient

@@ -23,15 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from palimpsest import fulltext
 from palimpsest import recall as pure
 from palimpsest import recall_timing as timing
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import ScopedTx
 from palimpsest.identity import ScopeRef
+from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.resolvers import facts as fr
-from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers.recall import RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
@@ -64,63 +63,20 @@ from palimpsest_bench.sql import GraphQLClient
 async def raw_search(
     svc: Services, ref: ScopeRef, query: str, sources: frozenset[pure.Source]
 ) -> int:
-    """The work of one ``search`` without the API, planned as the resolver plans it: one read
-    transaction reads the scope's term statistics and runs the scope-local BM25 leg of each
-    kind; meanwhile the query is embedded (after the statistics) and a second transaction
-    runs each kind's vector leg (exact for small scopes, the exact fallback on a short read).
-    No fusion, no boosts, no final load. Returns the rows ranked."""
-    levers = pure.Levers.of(svc.settings)
-    kinds = sorted(sources)
-    terms = fulltext.query_terms(query, levers.question_words)
-    db = svc.db.scoped(ref)
-    base: dict[str, Any] = {
-        "prefix": "",
-        "now": svc.clock(),
-        **fr.time_view(svc, None, None).params(),
-    }
-    read: asyncio.Future[legs.ScopeStats] = asyncio.get_running_loop().create_future()
-
-    async def text_side(tx: ScopedTx) -> int:
-        stats = await legs.read_stats(tx, kinds, terms, True)
-        if not read.done():
-            read.set_result(stats)
-        found = 0
-        for kind in kinds:
-            st = stats.of(kind)
-            if terms and st.rows:
-                ranked = await legs.fulltext_leg(
-                    tx, kind, terms, st, POOL, base, levers.k1, levers.b
-                )
-                found += len(ranked.ids)
-        return found
-
-    async def vector_side() -> int:
-        stats = await read
-        [vector] = await svc.embed([query])
-
-        async def work(tx: ScopedTx) -> int:
-            found = 0
-            for kind in kinds:
-                rows = stats.of(kind).rows
-                if rows == 0:
-                    continue
-                ranked = await legs.vector_leg(
-                    tx,
-                    kind,
-                    list(vector),
-                    POOL,
-                    base,
-                    rows,
-                    levers.exact_max_rows,
-                    levers.ann_floor,
-                )
-                found += len(ranked.ids)
-            return found
-
-        return await db.read_tx(work)
-
-    counts = await asyncio.gather(db.read_tx(text_side), vector_side())
-    return sum(counts)
+    """The work of one ``search`` without the API: the product's own planner with fusion off
+    (its statistics, full-text and vector legs, no fusion, boosts or final load). Returns the
+    rows the legs ranked."""
+    request = RecallRequest(
+        query=query,
+        top_k=TOP_K,
+        sources=sources,
+        view=fr.time_view(svc, None, None),
+        pool=POOL,
+        levers=pure.Levers.of(svc.settings),
+        fuse=False,
+    )
+    who = act_for_user(ref.tenant_id, ref.owner_id)
+    return (await recall(svc, who, [ref.scope], request)).legs_rows
 
 
 async def _timed_raw(

@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 import orjson
 
 from palimpsest.errors import PalimpsestError
-from palimpsest.resolvers.fact_input import FactDraft, prepare
+from palimpsest.resolvers.fact_input import prepare
+from palimpsest.schema.drafts import FactDraft
 from palimpsest.timeparse import parse_time
 
 T = TypeVar("T")

@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from palimpsest import neo4j_local
 from palimpsest.config import Settings
+from palimpsest.local import neo4j as neo4j_local
 from palimpsest_bench.faults import prepare_home
 
 Say = Callable[[str], None]

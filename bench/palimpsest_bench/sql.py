@@ -140,7 +140,7 @@ def _bare_sqlite(n: int) -> tuple[float, float]:
 def _bare_postgres(settings: Settings, n: int) -> tuple[float, float]:
     import psycopg
 
-    from palimpsest.postgres_local import conninfo
+    from palimpsest.local.postgres import conninfo
 
     schema = f"bench_bare_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(**conninfo(settings), autocommit=True) as conn:  # type: ignore[arg-type]

@@ -67,9 +67,11 @@ from palimpsest.config import Settings
 from palimpsest.cypher.executor import Statement
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import facts as fr
-from palimpsest.resolvers.fact_input import MAX_BATCH, EntityRef, FactDraft, normalize
+from palimpsest.resolvers.fact_input import MAX_BATCH
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
+from palimpsest.schema.drafts import EntityRef, FactDraft
+from palimpsest.schema.names import normalise
 from palimpsest.timeparse import parse_time
 from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.temporal_data import (
@@ -253,7 +255,7 @@ async def run_yago11k(
             tally = Tally()
             scored = []
             for p in probes:
-                if (normalize(p.subject), p.relation) in unknown:
+                if (normalise(p.subject), p.relation) in unknown:
                     tally.skip(p.relation)
                 else:
                     scored.append(p)

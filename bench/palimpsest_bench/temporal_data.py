@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, normalize
+from palimpsest.schema.drafts import EntityRef, FactDraft
+from palimpsest.schema.names import normalise
 from palimpsest.timeparse import parse_time
 from palimpsest_bench.records import (
     Malformed,
@@ -112,7 +113,7 @@ def only_gold(predicted: Iterable[str], gold: Iterable[str]) -> bool:
 
 def exact_set(predicted: Iterable[str], gold: Iterable[str]) -> bool:
     """YAGO exact match: the predicted object set is the gold set (empty gold: nothing)."""
-    return {normalize(p) for p in predicted} == {normalize(g) for g in gold}
+    return {normalise(p) for p in predicted} == {normalise(g) for g in gold}
 
 
 @dataclass(slots=True)
@@ -385,7 +386,7 @@ def plan_yago(
     unknown: set[tuple[str, str]] = set()
     for draft, validity in convert(rows, "facts.tsv", malformed or Skipped(), _yago_draft):
         if validity is None:
-            unknown.add((normalize(draft.subject.name), draft.predicate))
+            unknown.add((normalise(draft.subject.name), draft.predicate))
         valid_at = draft.valid_at
         keyed.append(((0, 0) if valid_at is None else (1, valid_at.year), draft))
     keyed.sort(key=lambda k: k[0])

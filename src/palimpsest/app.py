@@ -9,42 +9,37 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from typing import TypedDict
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
-from starlette.authentication import (
-    AuthCredentials,
-    AuthenticationBackend,
-    AuthenticationError,
-    BaseUser,
-)
-from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest import browser, logs, mcp
-from palimpsest.admission import Admission, Limits
 from palimpsest.config import Settings
 from palimpsest.cypher import causal
-from palimpsest.errors import ErrorCode, PalimpsestError, Unavailable
+from palimpsest.errors import Unavailable
 from palimpsest.graphql.limits import EdgeLimits
 from palimpsest.graphql.metrics import OperationMetrics
 from palimpsest.graphql.schema import build_schema
 from palimpsest.graphql.view import (
     ASSETS_PATH,
-    AuthenticatedCaller,
     GraphQLView,
     PreparedDocument,
 )
 from palimpsest.identity.server_key import server_key
-from palimpsest.identity.tokens import TokenKeys, VerifiedTokens, load_keys
+from palimpsest.identity.tokens import load_keys
+from palimpsest.middleware.access_log import AccessLog
+from palimpsest.middleware.admission import Admission, Limits
+from palimpsest.middleware.auth import TokenBackend, refuse
+from palimpsest.middleware.bookmarks import CausalBookmarks
+from palimpsest.middleware.ratelimit import AnonymousRateLimit, RateLimit
 from palimpsest.queue_metrics import refreshing
-from palimpsest.ratelimit import RateLimit
 from palimpsest.recall_timing import RequestTiming
 from palimpsest.resolvers.erasure import resume_pending
 from palimpsest.resolvers.services import Services
@@ -53,59 +48,10 @@ from palimpsest.runtime import open_services
 log = logging.getLogger("palimpsest.app")
 
 
-class TokenBackend(AuthenticationBackend):
-    def __init__(self, keys: TokenKeys) -> None:
-        self.tokens = VerifiedTokens(keys)
+class AppState(TypedDict):
+    """What the lifespan yields; every request sees it as ``request.state``."""
 
-    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
-        header = conn.headers.get("authorization")
-        if header is None:
-            return None
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise AuthenticationError("use `Authorization: Bearer <run token>`")
-        try:
-            principal = self.tokens.verify(token.strip())
-        except PalimpsestError as e:
-            raise AuthenticationError(e.message) from e
-        return AuthCredentials(["authenticated"]), AuthenticatedCaller(principal)
-
-
-def _refuse(_: HTTPConnection, exc: AuthenticationError) -> Response:
-    # One clear error, shaped like a GraphQL response, and nothing runs.
-    body = {"errors": [{"message": str(exc), "extensions": {"code": ErrorCode.UNAUTHENTICATED}}]}
-    return JSONResponse(body, status_code=401)
-
-
-class AccessLog:
-    """Method, path, status and time; never the query string, body or headers."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def record(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, record)
-        finally:
-            log.info(
-                "%s %s %s %.1fms",
-                scope["method"],
-                scope["path"],
-                status,
-                (time.perf_counter() - started) * 1000,
-            )
+    services: Services
 
 
 async def _resume_erasures(services: Services) -> None:
@@ -113,37 +59,6 @@ async def _resume_erasures(services: Services) -> None:
         await resume_pending(services)
     except Exception as e:  # logged by kind only; the next start-up tries again
         log.error("resuming erasures failed: %s", type(e).__name__)
-
-
-class CausalBookmarks:
-    """Opens the sealed ``X-Palimpsest-Bookmark`` into the request's causal scope and returns
-    the bookmarks the request ended with, sealed for the same caller, in the same header (see
-    cypher/causal.py). After authentication: a seal is bound to the verified principal."""
-
-    def __init__(self, app: ASGIApp, seal: causal.BookmarkSeal) -> None:
-        self.app = app
-        self.seal = seal
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        principal = getattr(scope.get("user"), "principal", None)
-        try:
-            given = self.seal.open(Headers(scope=scope).get(causal.HEADER), principal)
-        except PalimpsestError as e:
-            body = {"errors": [{"message": e.message, "extensions": {"code": e.code}}]}
-            await JSONResponse(body, status_code=400)(scope, receive, send)
-            return
-        with causal.request_scope(given) as seen:
-
-            async def with_bookmarks(message: Message) -> None:
-                if message["type"] == "http.response.start" and seen.seen:
-                    value = self.seal.seal(seen.seen, principal)
-                    MutableHeaders(scope=message).append(causal.HEADER, value)
-                await send(message)
-
-            await self.app(scope, receive, with_bookmarks)
 
 
 @contextmanager
@@ -167,9 +82,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     mcp_app, mcp_running = mcp.http_endpoint(settings)
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[AppState]:
         async with open_services(settings) as services, mcp_running():
-            app.state.services = services
             with metrics_listener(settings), _start_up_frozen():
                 log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
                 # Erasures this host left running finish in the background while it serves.
@@ -181,15 +95,22 @@ def create_app(settings: Settings | None = None) -> Starlette:
                         "replicas on other machines will refuse this server's tokens: the "
                         "development token secret is local; set PALIMPSEST_TOKEN_SECRET"
                     )
+                local_seal = settings.server_secret is None and settings.token_secret is None
+                if settings.sql_backend == "postgres" and local_seal:
+                    # Bookmarks are sealed with a key derived from the dev secret: one machine's.
+                    log.warning(
+                        "replicas will refuse each other's bookmarks: set "
+                        "PALIMPSEST_SERVER_SECRET (or PALIMPSEST_TOKEN_SECRET)"
+                    )
                 async with refreshing(services, settings):
-                    yield
+                    yield {"services": services}
                 resuming.cancel()
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
-        services: Services | None = getattr(request.app.state, "services", None)
+        services: Services | None = getattr(request.state, "services", None)
         if services is None:
             return JSONResponse({"status": "starting"}, status_code=503)
         try:
@@ -209,14 +130,21 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/graphql", graphql),
         Route(browser.GUIDE_PATH, browser.guide_page, methods=["GET", "OPTIONS"]),
         Route(browser.STYLE_PATH, browser.style_file, methods=["GET", "OPTIONS"]),
-        # MCP over streamable HTTP: behind the same token middleware as /graphql.
-        Route(mcp.PATH, mcp_app, methods=["GET", "POST", "DELETE"]),
+        # MCP over streamable HTTP: behind the same token middleware as /graphql. Every method
+        # reaches the endpoint, so a PUT too is refused with a coded JSON-RPC error.
+        Route(mcp.PATH, mcp_app),
     ]
     middleware = [
         Middleware(RequestTiming),
         Middleware(AccessLog),
-        Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=_refuse),
+        Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=refuse),
         Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
+        Middleware(
+            AnonymousRateLimit,
+            rate=settings.anonymous_rate_limit_per_second,
+            burst=settings.anonymous_rate_limit_burst,
+            exempt=frozenset({"/healthz", "/readyz"}),
+        ),
         Middleware(CausalBookmarks, seal=causal.BookmarkSeal(server_key(settings, "bookmark"))),
         Middleware(
             Admission,

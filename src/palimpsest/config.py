@@ -67,8 +67,7 @@ class Settings(BaseSettings):
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_dimensions: int = Field(default=384, ge=1, le=4096)
     # onnxruntime threads per embedding call. 1 is measured best on 2 cores shared with Neo4j
-    # (README "Performance": 16 clients 28.5 searches/s against 18.0 with the default of all
-    # cores, p95 0.76 s against 1.25 s); None lets onnxruntime use every core.
+    # (docs/notes/search-latency.md, Concurrency); None lets onnxruntime use every core.
     embedding_threads: int | None = Field(default=1, ge=1)
     # Vectors of this many recent recall questions are kept, per asking principal (0: none).
     # A repeated question costs a lookup instead of a model run (about 8 ms of CPU here).
@@ -76,14 +75,14 @@ class Settings(BaseSettings):
 
     # Reciprocal Rank Fusion constant for recall: score = sum over legs of 1 / (k + rank).
     rrf_k: int = Field(default=60, ge=1, le=1000)
-    # Candidates per leg = factor x topK (capped at 200). SPEC suggests 4; 2 is measured better
-    # with k = 60: on LoCoMo dev hybrid recall@10 0.661 (x4) -> 0.706 (x2), TimeQA unchanged.
+    # Candidates per leg = factor x topK (capped at 200). 2 rather than the usual 4: deeper
+    # pools hurt under plain RRF and barely matter under absent at depth (docs/decisions/0006).
     recall_pool_factor: int = Field(default=2, ge=1, le=20)
     # Per-leg weights in the fusion: score = sum over legs of weight / (k + rank).
     rrf_vector_weight: float = Field(default=1.0, ge=0.0, le=10.0)
     rrf_fulltext_weight: float = Field(default=1.0, ge=0.0, le=10.0)
     # A row one leg returned and the other leg over the same rows did not is ranked just past
-    # that leg's pool there, not nowhere (README "Recall and search"). Off: plain RRF, where a
+    # that leg's pool there, not nowhere (docs/reference/recall.md). Off: plain RRF, where a
     # row listed by both legs, however deep, outranks the top of one leg.
     rrf_absent_at_depth: bool = True
     # Scope-local BM25 (computed with each scope's own term statistics): its k1 and b.
@@ -91,7 +90,7 @@ class Settings(BaseSettings):
     fulltext_b: float = Field(default=0.75, ge=0.0, le=1.0)
     # Term statistics are spread over this many nodes per term, so writers rarely wait.
     fulltext_stats_shards: int = Field(default=4, ge=1, le=64)
-    # Recall levers (README "Recall levers"); a boost of 1.0 switches that boost off.
+    # Recall levers (docs/reference/recall.md, Levers); a boost of 1.0 switches that boost off.
     fulltext_neighbours: bool = True  # chunk text x2 + previous + next in the full-text index
     recall_question_words: bool = True  # drop question words from the full-text query
     recall_speaker_strip: bool = True  # drop known speakers' names from the embedded query
@@ -102,7 +101,7 @@ class Settings(BaseSettings):
     # Vector legs scan a scope exactly up to this many rows (no approximate index search).
     recall_exact_max_rows: int = Field(default=2000, ge=0, le=1_000_000)
     # Larger scopes ask the approximate index for at least this many rows: a wider search,
-    # closer to the exact top (README "Performance": overlap against latency at 1M rows).
+    # closer to the exact top (docs/notes/search-latency.md: overlap against latency at 1M rows).
     recall_ann_floor: int = Field(default=50, ge=1, le=2000)
 
     # Key/value quotas; 0 switches a limit off.
@@ -119,13 +118,16 @@ class Settings(BaseSettings):
     sql_max_value_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     sql_max_result_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     sql_max_columns: int = Field(default=100, ge=1, le=2000)
+    # SQLite runs agent SQL in this many worker processes, killed at sql_timeout_ms (a single
+    # function call cannot be interrupted inside SQLite); also the SQLite calls run at once.
+    sql_workers: int = Field(default=2, ge=1, le=64)
     # Where SQL Memory lives: SQLite files under ``home/sql`` (one API process), or PostgreSQL
     # (a schema and a login role per scope), which every API replica shares.
     sql_backend: Literal["sqlite", "postgres"] = "sqlite"
 
     # PostgreSQL for SQL Memory. With ``postgres_managed`` (and no password set) the CLI runs a
     # local server from Debian's package, data under ``home/postgres``; otherwise point at any
-    # PostgreSQL 14+ with an admin role (see the README, "Running at scale").
+    # PostgreSQL 14+ with an admin role (see docs/scale.md).
     postgres_managed: bool = True
     postgres_host: str = "127.0.0.1"
     postgres_port: int = Field(default=5433, ge=1, le=65535)
@@ -139,7 +141,7 @@ class Settings(BaseSettings):
     # Connections one API process holds open to PostgreSQL (agent SQL runs on them).
     postgres_pool_size: int = Field(default=16, ge=1, le=1000)
 
-    # The HTTP/GraphQL edge (README "Security"). Without a token only `health`, `__typename`
+    # The HTTP/GraphQL edge (docs/security.md). Without a token only `health`, `__typename`
     # and introspection are served, from bodies and documents this small.
     max_request_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     anonymous_max_bytes: int = Field(default=4096, ge=64, le=65536)
@@ -170,8 +172,14 @@ class Settings(BaseSettings):
     # token): requests per second and the burst saved up; a rate of 0 switches it off.
     rate_limit_per_second: float = Field(default=100.0, ge=0)
     rate_limit_burst: int = Field(default=200, ge=1)
-    # Admission control (``admission.py``): authenticated requests running at once, and how
-    # many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running switches it off.
+    # Requests without a token (introspection, GraphiQL's assets, refusals), per client
+    # address; health checks are exempt. uvicorn takes the address from X-Forwarded-For only
+    # when the peer is in FORWARDED_ALLOW_IPS (default 127.0.0.1): list a remote proxy there,
+    # or every client behind it shares one bucket.
+    anonymous_rate_limit_per_second: float = Field(default=2.0, ge=0)
+    anonymous_rate_limit_burst: int = Field(default=30, ge=1)
+    # Admission control (``middleware/admission.py``): authenticated requests running at once,
+    # and how many more may wait in line; past both, 503 UNAVAILABLE at once. 0 running: off.
     max_in_flight: int = Field(default=32, ge=0, le=10_000)
     max_waiting: int = Field(default=128, ge=0, le=100_000)
     # One principal's share of those: running at once, and waiting behind them.
@@ -179,6 +187,11 @@ class Settings(BaseSettings):
     max_waiting_per_principal: int = Field(default=32, ge=0, le=100_000)
     # An admitted request that runs longer than this is stopped and answered UNAVAILABLE.
     request_timeout_seconds: float = Field(default=60.0, ge=1.0, le=3600.0)
+    # MCP's event streams (``GET /mcp``) hold a connection each: open at once per principal
+    # and in all, and how long one may carry no message before it is closed.
+    mcp_max_streams_per_principal: int = Field(default=4, ge=1, le=10_000)
+    mcp_max_streams: int = Field(default=64, ge=1, le=100_000)
+    mcp_stream_idle_seconds: float = Field(default=60.0, gt=0, le=86_400)
 
     # The consolidator (``palimpsest consolidate``): spans per lease, how long a lease lasts,
     # leases per span before it becomes a dead letter, the wait before a failed span is

@@ -59,3 +59,10 @@ class QuotaExceeded(PalimpsestError):
 
 class Unavailable(PalimpsestError):
     code = ErrorCode.UNAVAILABLE
+
+
+class DatabaseFailure(PalimpsestError):
+    """The database failed an operation for a reason the caller cannot fix (a bug, or the
+    server's own trouble); ``details["driverCode"]`` names the driver's code."""
+
+    code = ErrorCode.INTERNAL

@@ -27,7 +27,8 @@ from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers.fact_input import FactDraft, SourceRef, normalize
+from palimpsest.schema.drafts import FactDraft, SourceRef
+from palimpsest.schema.names import normalise
 
 ENTRY_POINT_GROUP = "palimpsest.extractors"
 SPEAKER_TYPE = "person"
@@ -102,8 +103,8 @@ class MentionsExtractor:
         mentions: list[Mention] = []
         for turn in turns:
             seen: set[tuple[str, str]] = set()
-            if turn.speaker and normalize(turn.speaker):
-                seen.add((SPEAKER_TYPE, normalize(turn.speaker)))
+            if turn.speaker and normalise(turn.speaker):
+                seen.add((SPEAKER_TYPE, normalise(turn.speaker)))
                 end = min(len(turn.speaker), turn.quote_start) or len(turn.speaker)
                 mentions.append(Mention(turn.id, SPEAKER_TYPE, turn.speaker, 0, end))
             for norm, (start, end) in places[turn.id].items():
@@ -153,7 +154,7 @@ def candidates(text: str) -> dict[str, tuple[int, int]]:
     found: dict[str, tuple[int, int]] = {}
     for i, (start, _) in enumerate(words):
         for _, end in words[i : i + MAX_NAME_WORDS]:
-            found.setdefault(normalize(text[start:end]), (start, end))
+            found.setdefault(normalise(text[start:end]), (start, end))
     return found
 
 

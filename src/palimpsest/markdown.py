@@ -1,4 +1,4 @@
-"""Markdown to a tree of typed chunks with exact source spans, and back (SPEC section 2.4).
+"""Markdown to a tree of typed chunks with exact source spans, and back (docs/spec.md, Planes).
 
 Pure: no I/O. markdown-it-py finds the blocks but gives line ranges only, so every span is
 computed from a table of line starts over the *original* text. A line ends at CRLF, a lone CR

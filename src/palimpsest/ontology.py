@@ -1,7 +1,7 @@
 """The tenant ontology: which entity types exist and which scope their facts belong in.
 
 Pure parsing and validation; nothing here touches the database. ``placement.py`` makes the
-per-fact decision of SPEC section 4 from an ``Ontology``.
+per-fact decision of docs/spec.md, Placement, from an ``Ontology``.
 
 Markdown format (one directive per line, ``key: value``; keys are case-insensitive, backticks
 and list bullets around a directive are ignored, prose lines that do not start with ``word:``
@@ -52,6 +52,7 @@ from markdown_it import MarkdownIt
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity.principal import Scope
+from palimpsest.schema.names import normalise
 
 MAX_TYPES = 500
 MAX_NAME_CHARS = 100
@@ -99,11 +100,6 @@ class Ontology:
             return None
         canonical = self._lookup.get(normalise(name))
         return None if canonical is None else self.types[canonical]
-
-
-def normalise(text: str) -> str:
-    """Trim, collapse inner whitespace and fold case: the identity of a name."""
-    return " ".join(text.split()).casefold()
 
 
 @dataclass(slots=True, eq=False)  # identity semantics: compared with `in` when walking

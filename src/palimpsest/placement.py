@@ -1,4 +1,4 @@
-"""The placement decision of SPEC section 4: which scope one fact is written in.
+"""The placement decision (docs/spec.md, Placement): which scope one fact is written in.
 
 Pure: the caller loads the ontology, the user's own names and each subject's recorded types,
 and asks once per batch before writing anything (reference 5.4). Every branch that does not
@@ -33,9 +33,11 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from palimpsest.errors import InvalidArgument
+from palimpsest.identity.permissions import isolated
 from palimpsest.identity.principal import Principal, Scope
 from palimpsest.identity.scopes import Plane, granted_scopes, resolve_scope
-from palimpsest.ontology import EntityType, Ontology, normalise
+from palimpsest.ontology import EntityType, Ontology
+from palimpsest.schema.names import normalise
 
 MAX_BATCH = 200
 # Words by which a writer means the profile owner; compared after normalise() and "the "-strip.
@@ -135,7 +137,7 @@ def _decide(
 
     if Scope.TENANT not in granted_scopes(principal, Plane.MEMORY):
         # The same answer for every item, whatever the ontology holds: no detail of it leaks.
-        if principal.isolated:
+        if isolated(principal):
             return stay(
                 PlacementReason.ISOLATED,
                 "the caller is isolated from the tenant, so the tenant ontology does not apply",
@@ -194,7 +196,7 @@ def _decide(
                 f"{declares}, but {target.value} is not granted in this token's "
                 f"{plane.value}_scopes (granted: {listed})",
             )
-    if target is Scope.TENANT and principal.isolated:
+    if target is Scope.TENANT and isolated(principal):
         return stay(
             PlacementReason.ISOLATED, f"{declares}, but the caller is isolated from the tenant"
         )

@@ -37,8 +37,8 @@ SEARCH_DEFAULT = frozenset(Source)
 
 @dataclass(frozen=True, slots=True)
 class Levers:
-    """The query-time recall levers and BM25's parameters (README "Recall levers"). A boost
-    of 1.0 switches that boost off. The ingest-time lever (the neighbourhood in the
+    """The query-time recall levers and BM25's parameters (docs/reference/recall.md, Levers).
+    A boost of 1.0 switches that boost off. The ingest-time lever (the neighbourhood in the
     full-text representation) is ``Settings.fulltext_neighbours``."""
 
     k1: float = 1.2

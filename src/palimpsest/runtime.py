@@ -10,12 +10,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
-from neo4j import AsyncGraphDatabase
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database, Neo4jExecutor
+from palimpsest.cypher.connect import connect
 from palimpsest.embedding import QueryVectors, load_embedder
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
 from palimpsest.sqlmem import SqlStore
@@ -24,15 +23,9 @@ from palimpsest.sqlmem.store import SqliteStore
 
 @asynccontextmanager
 async def open_services(settings: Settings) -> AsyncIterator[Services]:
-    # Server notifications (e.g. "property not seen yet") would log whole query texts.
-    driver = AsyncGraphDatabase.driver(
-        settings.bolt_uri, auth=credentials(settings), notifications_min_severity="OFF"
-    )
-    try:
-        await driver.verify_connectivity()
-        db = Database(
-            Neo4jExecutor(driver, settings.neo4j_database, settings.bookmark_wait_seconds)
-        )
+    auth = credentials(settings)
+    wait = settings.bookmark_wait_seconds
+    async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
         await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
         embedder = await anyio.to_thread.run_sync(
             lambda: load_embedder(
@@ -49,8 +42,6 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             yield Services(db, embedder, settings, sql, questions=questions)
         finally:
             sql.close()
-    finally:
-        await driver.close()
 
 
 def open_sql_store(settings: Settings) -> SqlStore:

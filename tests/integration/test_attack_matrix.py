@@ -20,6 +20,12 @@ PROBE_CASES = {
     "harvest-placed-quote",
     "assert-placed-quote",
     "unnameable_ids",
+    "printf_padding",
+    "catalog_oracle",
+    "anonymousRateLimit",
+    "mcpCodedErrors",
+    "mcpStreamsPerPrincipal",
+    "mcpStreamsTotal",
 }
 
 

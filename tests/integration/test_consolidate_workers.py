@@ -17,7 +17,7 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.neo4j import credentials
 from tests.integration.conftest import Gql
 from tests.integration.cycle import harvest
 

@@ -17,7 +17,7 @@ from palimpsest.cypher.executor import Database, Neo4jExecutor, RawRun
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Principal, Role
 from palimpsest.identity.principal import console_operator
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers import erasure
 from palimpsest.resolvers import erasure_jobs as jobs
 from palimpsest.resolvers.services import Services

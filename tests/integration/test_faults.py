@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from neo4j import Driver
 
-from palimpsest import neo4j_local
 from palimpsest.config import Settings
+from palimpsest.local import neo4j as neo4j_local
 from palimpsest_bench import faults
 from palimpsest_bench.served import free_port
 

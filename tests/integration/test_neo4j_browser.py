@@ -17,7 +17,7 @@ from playwright.async_api import Page, async_playwright
 
 from palimpsest.browser import GUIDE_PATH, style
 from palimpsest.config import Settings
-from palimpsest.neo4j_local import credentials
+from palimpsest.local.neo4j import credentials
 from tests.integration.conftest import Gql
 from tests.integration.test_graphiql_browser import CHROMIUM, CHROMIUM_ARGS
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from palimpsest import postgres_local
 from palimpsest.config import Settings
-from palimpsest.postgres_local import manager
+from palimpsest.local import postgres as postgres_local
+from palimpsest.local.postgres import manager
 
 pytestmark = pytest.mark.integration
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 import httpx
 import pytest
 from neo4j import AsyncGraphDatabase
-from neo4j.exceptions import ClientError
 
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database, Neo4jExecutor, Statement
-from palimpsest.neo4j_local import credentials
+from palimpsest.errors import DatabaseFailure
+from palimpsest.local.neo4j import credentials
 from palimpsest.server import serve_in_thread
 
 pytestmark = pytest.mark.integration
@@ -49,9 +49,9 @@ async def test_every_transaction_carries_its_access_mode(settings: Settings) -> 
     try:
         db = Database(Neo4jExecutor(driver, settings.neo4j_database))
         assert await db.write(PROBE) == [{"one": 1}]
-        with pytest.raises(ClientError) as caught:
+        with pytest.raises(DatabaseFailure) as caught:
             await db.read(PROBE)
-        assert caught.value.code == "Neo.ClientError.Statement.AccessMode"
+        assert caught.value.details["driverCode"] == "Neo.ClientError.Statement.AccessMode"
         routing = await driver.get_server_info()
         assert routing.address.port == settings.neo4j_bolt_port
     finally:

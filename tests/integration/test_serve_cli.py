@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from palimpsest.config import Settings
-from palimpsest.neo4j_local import status
+from palimpsest.local.neo4j import status
 
 pytestmark = pytest.mark.integration
 

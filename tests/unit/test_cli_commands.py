@@ -1,4 +1,4 @@
-"""Every command the README and the Makefile name exists (a lost one broke `make install`)."""
+"""Every command the docs and the Makefile name exists (a lost one broke `make install`)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import pytest
 
 from palimpsest import extractors as ex
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 
 class View:

@@ -1,9 +1,9 @@
 """Who attacks: the principals of the attack matrix and what each may see.
 
-The reach model below is written from the README's identity table, on purpose apart from
-``identity.resolve_scope``: if the server's rules drift from the documented ones, the matrix
-disagrees with the server instead of copying its mistake. Adding a principal is one line in
-``ROLES`` (planted in both tenants) or ``EXTRAS`` (one tenant only).
+The reach model below is written from the identity table (docs/reference/identity.md), on
+purpose apart from ``identity.resolve_scope``: if the server's rules drift from the documented
+ones, the matrix disagrees with the server instead of copying its mistake. Adding a principal
+is one line in ``ROLES`` (planted in both tenants) or ``EXTRAS`` (one tenant only).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Member:
         return f"{self.tenant}/{self.who.role}"
 
     def reach(self, plane: Plane) -> frozenset[Scope]:
-        """The scopes this token reaches on a plane, by the README's rules."""
+        """The scopes this token reaches on a plane, by the rules of docs/reference/identity.md."""
         w = self.who
         declared = w.memory if plane is Plane.MEMORY else w.sql
         if declared is None:

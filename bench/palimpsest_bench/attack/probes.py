@@ -11,7 +11,13 @@ import secrets
 from typing import Any
 
 from palimpsest.identity.tokens import TokenKeys
-from palimpsest_bench.attack import probe_bookmarks, probe_erase, probe_placement
+from palimpsest_bench.attack import (
+    probe_bookmarks,
+    probe_doors,
+    probe_erase,
+    probe_placement,
+    probe_sql,
+)
 from palimpsest_bench.attack.probe_placement import Consolidate
 
 
@@ -22,6 +28,8 @@ async def run_probes(
     cases: dict[str, dict[str, Any]] = {}
     cases |= await probe_bookmarks.run(url, keys, tenants)
     cases |= await probe_erase.run(url, keys, tenants)
+    cases |= await probe_sql.run(url, keys, tenants)
+    cases |= await probe_doors.run(url, keys, tenants)
     own = (f"pq-{secrets.token_hex(5)}", f"pq-{secrets.token_hex(5)}")
     cases |= await probe_placement.run(url, keys, own, consolidate=consolidate)
     return cases

@@ -57,7 +57,6 @@ def run_command(command: typer.Typer) -> None:
 
 def expected_failure(e: BaseException) -> str | None:
     """One line for a failure the user can act on; None for a bug (keep its traceback)."""
-    from neo4j.exceptions import DriverError, Neo4jError
     from pydantic import ValidationError
 
     from palimpsest.errors import PalimpsestError
@@ -71,8 +70,6 @@ def expected_failure(e: BaseException) -> str | None:
             text = err["msg"].removeprefix("Value error, ")
             problems.append(f"PALIMPSEST_{name}: {text}" if name else text)
         return f"invalid settings: {'; '.join(problems)}"
-    if isinstance(e, DriverError | Neo4jError):
-        return f"neo4j: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
     if isinstance(e, OSError):
         return str(e)
     return None

@@ -31,8 +31,8 @@ ScopeOpt = Annotated[Scope, typer.Option(help="Whose memory (the owner comes fro
 
 @asynccontextmanager
 async def _session(settings: Settings) -> AsyncIterator[tuple[Services, Principal]]:
-    from palimpsest import neo4j_local
     from palimpsest.identity.tokens import load_keys, verify
+    from palimpsest.local import neo4j as neo4j_local
     from palimpsest.runtime import open_services
 
     if settings.run_token is None:
@@ -168,20 +168,16 @@ def memory_set(
 def memory_search(
     query: str,
     scope: ScopeOpt = Scope.USER,
-    top_k: Annotated[int, typer.Option(min=1, max=50)] = 10,
+    top_k: Annotated[int, typer.Option(min=1)] = 10,
 ) -> None:
     """Search notes, facts and documents of a scope; a table on stderr, JSON hits on stdout."""
     from rich.table import Table
 
-    from palimpsest import recall as pure
     from palimpsest.mcp.render import hit_json
-    from palimpsest.mcp.tools import recall_request
-    from palimpsest.resolvers import recall
-    from palimpsest.resolvers.facts import time_view
+    from palimpsest.resolvers import recall, recall_asks
 
     def work(svc: Services, who: Principal) -> Awaitable[recall.RecallResult]:
-        req = recall_request(svc, query, top_k, pure.SEARCH_DEFAULT, time_view(svc, None, None))
-        return recall.recall(svc, who, [scope], req)
+        return recall_asks.search(svc, who, recall_asks.Ask(query, scope, top_k))
 
     result = _run(work)
     table = Table("score", "kind", "key / document", "text")

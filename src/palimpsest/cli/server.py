@@ -30,7 +30,7 @@ def serve(
 @graphiql_app.command("install")
 def graphiql_install() -> None:
     """Fetch GraphiQL's pinned npm tarballs (integrity-checked) into PALIMPSEST_HOME."""
-    from palimpsest.graphql.ide import install_assets
+    from palimpsest.local.graphiql import install_assets
 
     settings = Settings()
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
@@ -40,7 +40,7 @@ def graphiql_install() -> None:
 @neo4j_app.command("install")
 def neo4j_install() -> None:
     """Fetch the locked Neo4j jars (sha256-checked), write the configuration, set a password."""
-    from palimpsest import neo4j_local
+    from palimpsest.local import neo4j as neo4j_local
 
     neo4j_local.install(Settings(), say=err)
 
@@ -52,7 +52,7 @@ def neo4j_lock(
     ] = None,
 ) -> None:
     """Maintainers: resolve pom.xml with Maven and rewrite the jar lock (coordinates, sha256)."""
-    from palimpsest.neo4j_local import jars
+    from palimpsest.local.neo4j import jars
 
     settings = Settings()
     jars.make_lock(
@@ -66,7 +66,7 @@ def neo4j_lock(
 @neo4j_app.command("start")
 def neo4j_start() -> None:
     """Start the managed Neo4j in the background and wait until Bolt answers."""
-    from palimpsest import neo4j_local
+    from palimpsest.local import neo4j as neo4j_local
 
     s = neo4j_local.start(Settings(), say=err)
     err(f"bolt {s.bolt_uri}   browser {s.browser_url}")
@@ -75,7 +75,7 @@ def neo4j_start() -> None:
 @neo4j_app.command("stop")
 def neo4j_stop() -> None:
     """Stop the managed Neo4j cleanly."""
-    from palimpsest import neo4j_local
+    from palimpsest.local import neo4j as neo4j_local
 
     neo4j_local.stop(Settings(), say=err)
 
@@ -83,7 +83,7 @@ def neo4j_stop() -> None:
 @neo4j_app.command("status")
 def neo4j_status() -> None:
     """Say whether the managed Neo4j is installed and running; exit 1 when it is not running."""
-    from palimpsest import neo4j_local
+    from palimpsest.local import neo4j as neo4j_local
 
     s = neo4j_local.status(Settings())
     typer.echo(
@@ -97,7 +97,7 @@ def neo4j_status() -> None:
 @postgres_app.command("start")
 def postgres_start() -> None:
     """Start the managed PostgreSQL (initdb on first use) and wait until it accepts logins."""
-    from palimpsest import postgres_local
+    from palimpsest.local import postgres as postgres_local
 
     s = postgres_local.start(Settings(), say=err)
     err(f"postgres {s.dsn}")
@@ -106,7 +106,7 @@ def postgres_start() -> None:
 @postgres_app.command("stop")
 def postgres_stop() -> None:
     """Stop the managed PostgreSQL (fast shutdown: open transactions roll back)."""
-    from palimpsest import postgres_local
+    from palimpsest.local import postgres as postgres_local
 
     postgres_local.stop(Settings(), say=err)
 
@@ -114,7 +114,7 @@ def postgres_stop() -> None:
 @postgres_app.command("status")
 def postgres_status() -> None:
     """Say whether the managed PostgreSQL is initialised and running; exit 1 when not running."""
-    from palimpsest import postgres_local
+    from palimpsest.local import postgres as postgres_local
 
     s = postgres_local.status(Settings())
     typer.echo(f"installed={s.installed} running={s.running} pid={s.pid} {s.dsn} home={s.home}")

@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 import uvicorn
 
-from palimpsest import neo4j_local
 from palimpsest.app import create_app
 from palimpsest.cli.apps import err
 from palimpsest.config import Settings
-from palimpsest.graphql.ide import install_assets
 from palimpsest.identity.tokens import load_keys, mint
+from palimpsest.local import neo4j as neo4j_local
+from palimpsest.local.graphiql import install_assets
 from palimpsest.ports import require_free
 
 
@@ -26,7 +26,7 @@ def serve_api(settings: Settings) -> None:
     if _managed(settings):
         neo4j_local.start(settings, say=err)
     if settings.sql_backend == "postgres" and settings.postgres_managed:
-        from palimpsest import postgres_local
+        from palimpsest.local import postgres as postgres_local
 
         postgres_local.start(settings, say=err)
     install_assets(settings.graphiql_dir, settings.npm_registry_url)

@@ -1,4 +1,5 @@
-"""Erasure (SPEC section 8): the durable job record and the bounded deletion batches.
+"""Erasure: the durable job record and the bounded deletion batches (docs/spec.md, Erasure
+and export).
 
 Each batch deletes at most ``$batch`` rows of one label in one scope, so a large erasure is
 many small transactions. The job (``:Erasure``, in the tenant scope) is locked first in every

@@ -45,7 +45,13 @@ from prometheus_client import Histogram
 
 from palimpsest.cypher.causal import Causal
 from palimpsest.cypher.causal import current as causal_scope
-from palimpsest.errors import Conflict, InvalidArgument, Unavailable
+from palimpsest.errors import (
+    Conflict,
+    DatabaseFailure,
+    InvalidArgument,
+    PalimpsestError,
+    Unavailable,
+)
 from palimpsest.identity import ScopeRef
 
 log = logging.getLogger(__name__)
@@ -254,20 +260,8 @@ class Neo4jExecutor:
                 if causal is not None:
                     causal.after(used, (await session.last_bookmarks()).raw_values)
                 return result
-        except ConstraintError as e:
-            raise Conflict("the write collides with an existing row") from e
-        except (ServiceUnavailable, SessionExpired) as e:
-            raise Unavailable("the database is not reachable; retry shortly") from e
-        except Neo4jError as e:
-            if e.code == _BOOKMARK_TIMEOUT:
-                raise _unreached() from e
-            if e.code == _INVALID_BOOKMARK:
-                raise InvalidArgument(
-                    "x-palimpsest-bookmark names a transaction this database does not know"
-                ) from e
-            # Translate by code, never by message text; the message may quote parameters.
-            log.error("neo4j error code=%s", e.code)
-            raise
+        except (Neo4jError, DriverError) as e:
+            raise translated(e) from e
 
     async def _reach(self, session: AsyncSession, causal: Causal, given: frozenset[str]) -> None:
         """Wait at most ``bookmark_wait`` seconds for the database to reach the client's
@@ -280,7 +274,32 @@ class Neo4jExecutor:
         causal.after(given, (await session.last_bookmarks()).raw_values)
 
     async def ping(self) -> None:
-        await self.driver.verify_connectivity()
+        try:
+            await self.driver.verify_connectivity()
+        except (Neo4jError, DriverError) as e:
+            raise translated(e) from e
+
+
+def translated(e: Neo4jError | DriverError) -> PalimpsestError:
+    """The error tree's account of a driver error: by code, never by message text (the
+    message may quote parameters); the driver's code goes into the details."""
+    if isinstance(e, ConstraintError):
+        return Conflict("the write collides with an existing row", driverCode=e.code)
+    if isinstance(e, ServiceUnavailable | SessionExpired):
+        return Unavailable("the database is not reachable; retry shortly")
+    if isinstance(e, Neo4jError):
+        if e.code == _BOOKMARK_TIMEOUT:
+            return _unreached()
+        if e.code == _INVALID_BOOKMARK:
+            return InvalidArgument(
+                "x-palimpsest-bookmark names a transaction this database does not know"
+            )
+        log.error("neo4j error code=%s", e.code)
+        if e.is_retryable():
+            return Unavailable("the database is busy; retry shortly", driverCode=e.code)
+        return DatabaseFailure("the database failed the operation", driverCode=e.code)
+    log.error("neo4j driver error %s", type(e).__name__)
+    return DatabaseFailure("the database failed the operation", driverCode=type(e).__name__)
 
 
 def _unreached() -> Unavailable:

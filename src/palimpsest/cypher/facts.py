@@ -9,7 +9,7 @@ is true (``resolvers.quotes``); otherwise it is a bare reference. A fact with no
 carries its writer's USER scope key (``writer_key``): it belongs to that writer, and to every
 other writer who asserted it again without a source (``co_writer_keys``).
 
-A fact's validity read follows SPEC section 3. ``$as_of`` is always bound (``now`` by
+A fact's validity read follows docs/spec.md, Time. ``$as_of`` is always bound (``now`` by
 default). ``$known_at`` is optional: when bound, only facts recorded by then count, and a
 fact whose ``invalid_at`` was changed later (by a correction or retraction) is read with the
 interval believed at that time (``prior_invalid_at``).

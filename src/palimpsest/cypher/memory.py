@@ -8,7 +8,7 @@ from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
 
-# A note's validity at ``$as_of``, read exactly like a fact's (SPEC section 3); undated notes
+# A note's validity at ``$as_of``, read exactly like a fact's (docs/spec.md, Time); undated notes
 # are always valid.
 NOTE_VALID: LiteralString = """((m.valid_at IS NULL OR m.valid_at <= $as_of)
   AND (m.invalid_at IS NULL OR m.invalid_at > $as_of))"""

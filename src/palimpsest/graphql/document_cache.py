@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from graphql import DocumentNode, GraphQLError
+from graphql import DocumentNode, GraphQLError, GraphQLSchema
 
 from palimpsest.errors import PalimpsestError
 from palimpsest.graphql.limits import EdgeLimits, check_cost, cost, fragments_of, operations_of
@@ -58,13 +58,16 @@ class DocumentCache:
 
 
 def cost_errors(
-    document: DocumentNode, variables: Mapping[str, Any] | None, limits: EdgeLimits
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    variables: Mapping[str, Any] | None,
+    limits: EdgeLimits,
 ) -> list[GraphQLError]:
     """The per-operation cost limits for these variables, as ``prepare`` checks them."""
     fragments = fragments_of(document)
     try:
         for op in operations_of(document):
-            check_cost(cost(op, fragments, variables or {}), limits)
+            check_cost(cost(schema, op, fragments, variables or {}), limits)
     except GraphQLError as e:
         return [e]
     except PalimpsestError as e:

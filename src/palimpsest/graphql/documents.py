@@ -9,6 +9,7 @@ from strawberry import ID
 
 from palimpsest import paging
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.cost import EMBEDS, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import (
     AfterArg,
@@ -177,7 +178,8 @@ class DocumentQuery:
 class DocumentMutation:
     @strawberry.mutation(
         description="Import Markdown as a document: headings become parent chunks; paragraphs, "
-        "list items, code, tables and quotes become typed chunks with exact source spans."
+        "list items, code, tables and quotes become typed chunks with exact source spans.",
+        metadata=costs(EMBEDS),
     )
     async def import_document(
         self,
@@ -196,7 +198,8 @@ class DocumentMutation:
 
     @strawberry.mutation(
         description="Import up to 100 documents (5 MiB in all) in one transaction: all or none. "
-        "Much faster than one call per document for many small documents."
+        "Much faster than one call per document for many small documents.",
+        metadata=costs(EMBEDS),
     )
     async def import_documents(
         self, info: Info, scope: Scope, documents: list[DocumentInput]
@@ -208,7 +211,10 @@ class DocumentMutation:
         imported = await importer.import_documents(c.services, c.principal, scope, drafts)
         return [Document.of(d) for d in imported]
 
-    @strawberry.mutation(description="Edit one chunk's text; a stale `revision` is a CONFLICT.")
+    @strawberry.mutation(
+        description="Edit one chunk's text; a stale `revision` is a CONFLICT.",
+        metadata=costs(EMBEDS),
+    )
     async def update_chunk(
         self, info: Info, scope: Scope, id: ID, text: str, revision: int
     ) -> Chunk:

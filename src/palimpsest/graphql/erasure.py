@@ -17,7 +17,7 @@ from palimpsest.graphql.types import Scope
 from palimpsest.resolvers import erasure as ops
 from palimpsest.resolvers import export
 from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, ErasureStatus, Receipt
-from palimpsest.resolvers.fact_input import EntityRef
+from palimpsest.schema.drafts import EntityRef
 
 strawberry.enum(
     ErasureKind, name="ErasureKind", description="A whole person (USER) or one SUBJECT."

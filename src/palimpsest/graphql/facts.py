@@ -10,6 +10,7 @@ from strawberry import ID
 
 from palimpsest import paging
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.cost import GraphSearch, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import (
     QUOTE_HELP,
@@ -24,8 +25,8 @@ from palimpsest.graphql.types import (
 )
 from palimpsest.resolvers import facts as ops
 from palimpsest.resolvers import graph
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
 from palimpsest.schema import models
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 
 @strawberry.enum(description="A judge's verdict; it sets the fact's confidence.")
@@ -304,7 +305,8 @@ class FactQuery:
 
     @strawberry.field(
         description="Walk the graph from a query's best facts or from seed "
-        "entities, over `hops` hops, with the time view applied to what is found."
+        "entities, over `hops` hops, with the time view applied to what is found.",
+        metadata=costs(GraphSearch()),
     )
     async def graph_recall(
         self,

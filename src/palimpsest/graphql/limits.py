@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from graphql import (
@@ -36,27 +37,10 @@ from strawberry.schema.schema import validate_document
 
 from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument, PalimpsestError, QuotaExceeded
+from palimpsest.graphql.cost import UNKNOWN, cost_of
 
 # Without a token only these root fields are served: liveness and the (public) schema.
 ANONYMOUS_FIELDS = frozenset({"health", "__typename", "__schema", "__type"})
-
-# Root fields that make one embedding call each (the reducers re-embed an embedded entry).
-_EMBEDDING_FIELDS = frozenset(
-    {
-        "importDocument",
-        "importDocuments",
-        "assertFacts",
-        "updateChunk",
-        "memoryIncrement",
-        "memoryMerge",
-        "memoryAppendDedupe",
-        "memoryBoundedList",
-    }
-)
-_ALL_SOURCES = 3  # facts, notes, documents
-_ALL_SCOPES = 4  # AGENT, USER, TENANT, GLOBAL
-_DEFAULT_SOURCES = {"recall": 2, "search": _ALL_SOURCES}
-_UNKNOWN = object()  # an argument whose value cannot be known before coercion
 
 # The name each refusal carries in ``extensions.limit``, and the setting that changes it.
 SETTINGS = {
@@ -153,7 +137,7 @@ def prepare(
             document = parse(query, max_tokens=limits.max_tokens)
         fragments = fragments_of(document)
         for op in operations_of(document):
-            check_cost(cost(op, fragments, variables or {}), limits)
+            check_cost(cost(schema, op, fragments, variables or {}), limits)
         check_shape(measure(document), limits)
         errors = [_located(e) for e in validate_document(schema, document, tuple(specified_rules))]
     except GraphQLError as e:
@@ -261,17 +245,22 @@ def check_shape(shape: Shape, limits: EdgeLimits) -> None:
 
 
 def cost(
+    schema: GraphQLSchema,
     op: OperationDefinitionNode,
     fragments: Mapping[str, FragmentDefinitionNode],
     variables: Mapping[str, Any],
 ) -> Cost:
-    """What one operation asks for; fields merged into one response key run once."""
+    """What one operation asks for, by the cost each root field declares (``graphql/cost``);
+    fields merged into one response key run once."""
     by_key = {(f.alias or f.name).value: f for f in root_fields(op, fragments)}
+    root = schema.get_root_type(op.operation)
     embeddings = index_calls = 0
     for field in by_key.values():
-        e, i = _field_cost(field, variables)
-        embeddings += e
-        index_calls += i
+        spec = cost_of(root.fields.get(field.name.value) if root else None)
+        if spec is not None:
+            e, i = spec.of(partial(_arg, field, variables=variables))
+            embeddings += e
+            index_calls += i
     return Cost(len(by_key), embeddings, index_calls)
 
 
@@ -315,55 +304,13 @@ def root_fields(
                 stack.extend(reversed(fragments[name].selection_set.selections))
 
 
-def _field_cost(field: FieldNode, variables: Mapping[str, Any]) -> tuple[int, int]:
-    """(embedding calls, vector/full-text index calls) of one root field, at worst."""
-    name = field.name.value
-    if name in _DEFAULT_SOURCES:
-        sources = _distinct(_arg(field, "sources", variables), _DEFAULT_SOURCES[name], _ALL_SOURCES)
-        scope = _arg(field, "scope", variables)
-        also = _arg(field, "alsoScopes", variables)
-        scopes = _distinct(
-            _UNKNOWN if scope is _UNKNOWN or also is _UNKNOWN else [scope, *_as_list(also)],
-            1,
-            _ALL_SCOPES,
-        )
-        return 1, 2 * sources * scopes  # a vector and a full-text leg per source and scope
-    if name == "graphRecall":
-        query = _arg(field, "query", variables)
-        searches = 0 if query is None or (isinstance(query, str) and not query.strip()) else 1
-        return searches, searches  # the query is embedded and searched in the fact index
-    if name == "memorySet":
-        embed = _arg(field, "embed", variables)
-        return (0 if embed is None or embed is False else 1), 0
-    if name in _EMBEDDING_FIELDS:
-        return 1, 0
-    return 0, 0
-
-
-def _arg(field: FieldNode, name: str, variables: Mapping[str, Any]) -> Any:
-    """The argument's value (None when absent), or ``_UNKNOWN`` for a missing variable."""
+def _arg(field: FieldNode, name: str, *, variables: Mapping[str, Any]) -> Any:
+    """The argument's value (None when absent), or ``UNKNOWN`` for a missing variable."""
     for arg in field.arguments or ():
         if arg.name.value == name:
             value = value_from_ast_untyped(arg.value, dict(variables))
-            return _UNKNOWN if value is Undefined else value
+            return UNKNOWN if value is Undefined else value
     return None
-
-
-def _as_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]  # GraphQL lifts one value to a list
-
-
-def _distinct(value: Any, default: int, worst: int) -> int:
-    if value is None:
-        return default
-    if value is _UNKNOWN:
-        return worst
-    items = _as_list(value)
-    if not all(isinstance(v, str) for v in items):
-        return worst  # coercion will refuse it; count the worst meanwhile
-    return max(1, min(len(set(items)), worst))
 
 
 def fragments_of(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:

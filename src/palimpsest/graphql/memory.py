@@ -10,6 +10,7 @@ from strawberry.scalars import JSON
 
 from palimpsest import paging
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.cost import EMBEDS, EmbedsWhen, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, Provenance, Scope, page_of
 from palimpsest.resolvers import memory as ops
@@ -112,7 +113,8 @@ class MemoryMutation:
     @strawberry.mutation(
         description="Write a value, replacing any entry (its expiry and times too) under the "
         "key. `ttlSeconds` 0 or null means no expiry. `embed` stores a vector of `embedText`, "
-        "or of the value itself. `observedAt`, `validAt`, `invalidAt` date the note like a fact."
+        "or of the value itself. `observedAt`, `validAt`, `invalidAt` date the note like a fact.",
+        metadata=costs(EmbedsWhen("embed")),
     )
     async def memory_set(
         self,
@@ -148,7 +150,9 @@ class MemoryMutation:
         c = info.context
         return DeleteResult(deleted=await ops.delete(c.services, c.principal, scope, key))
 
-    @strawberry.mutation(description="Add `delta` to a number (a missing key counts as 0).")
+    @strawberry.mutation(
+        description="Add `delta` to a number (a missing key counts as 0).", metadata=costs(EMBEDS)
+    )
     async def memory_increment(
         self,
         info: Info,
@@ -160,7 +164,8 @@ class MemoryMutation:
         return MemoryEntry.of(await ops.increment(c.services, c.principal, scope, key, delta))
 
     @strawberry.mutation(
-        description="Deep-merge a JSON object into the stored object; arrays and scalars replace."
+        description="Deep-merge a JSON object into the stored object; arrays and scalars replace.",
+        metadata=costs(EMBEDS),
     )
     async def memory_merge(
         self,
@@ -172,7 +177,10 @@ class MemoryMutation:
         c = info.context
         return MemoryEntry.of(await ops.merge(c.services, c.principal, scope, key, value))
 
-    @strawberry.mutation(description="Append to a JSON array unless an equal item is present.")
+    @strawberry.mutation(
+        description="Append to a JSON array unless an equal item is present.",
+        metadata=costs(EMBEDS),
+    )
     async def memory_append_dedupe(
         self,
         info: Info,
@@ -184,7 +192,10 @@ class MemoryMutation:
         entry, appended = await ops.append_dedupe(c.services, c.principal, scope, key, value)
         return AppendResult(appended=appended, entry=MemoryEntry.of(entry))
 
-    @strawberry.mutation(description="Append to a JSON array, keeping only the newest `limit`.")
+    @strawberry.mutation(
+        description="Append to a JSON array, keeping only the newest `limit`.",
+        metadata=costs(EMBEDS),
+    )
     async def memory_bounded_list(
         self,
         info: Info,

@@ -8,6 +8,7 @@ import strawberry
 
 from palimpsest import placement as pure
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.cost import EMBEDS, costs
 from palimpsest.graphql.facts import Fact, FactInput
 from palimpsest.graphql.types import Scope
 from palimpsest.ontology import OntologyStatus
@@ -104,7 +105,8 @@ class PlacementMutation:
     @strawberry.mutation(
         description="Assert up to 200 facts, idempotently by natural key. With `place` (the "
         "default) each fact goes where the tenant ontology says, failing closed; all facts, "
-        "entities and mention edges are written in one transaction, or none."
+        "entities and mention edges are written in one transaction, or none.",
+        metadata=costs(EMBEDS),
     )
     async def assert_facts(
         self, info: Info, scope: Scope, facts: list[FactInput], place: bool = True

@@ -9,15 +9,13 @@ import strawberry
 from strawberry import ID
 
 from palimpsest import recall as pure
-from palimpsest.errors import InvalidArgument
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.cost import Searches, costs
 from palimpsest.graphql.facts import Fact
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import ChunkType, Provenance, Scope
-from palimpsest.resolvers import facts
 from palimpsest.resolvers import recall as ops
-
-MAX_TOP_K = 50
+from palimpsest.resolvers import recall_asks as asks
 
 strawberry.enum(pure.Source, name="Source", description="Kinds of rows recall may return.")
 strawberry.enum(
@@ -169,28 +167,28 @@ async def _run(
     when: WhenInput | None,
     prefix: str,
     also_scopes: list[Scope] | None,
-    default: frozenset[pure.Source],
+    search: bool,
 ) -> RecallResult:
     c = info.context
-    if not 1 <= top_k <= MAX_TOP_K:
-        raise InvalidArgument(f"topK must be between 1 and {MAX_TOP_K}")
     w = when or WhenInput()
-    req = ops.RecallRequest(
+    ask = asks.Ask(
         query=query,
+        scope=scope,
         top_k=top_k,
-        sources=pure.parse_sources(
-            [s.value for s in sources] if sources is not None else None, default
+        sources=[s.value for s in sources] if sources is not None else None,
+        when=asks.When(
+            start=w.from_,
+            end=w.to,
+            missing=w.missing.value if w.missing else None,
+            slack=w.slack,
+            as_of=w.as_of,
+            known_at=w.known_at,
         ),
-        view=facts.time_view(c.services, w.as_of, w.known_at),
-        window=pure.parse_window(w.from_, w.to, w.missing.value if w.missing else None, w.slack),
         prefix=prefix,
-        rrf_k=c.services.settings.rrf_k,
-        pool_factor=c.services.settings.recall_pool_factor,
-        vector_weight=c.services.settings.rrf_vector_weight,
-        fulltext_weight=c.services.settings.rrf_fulltext_weight,
-        levers=pure.Levers.of(c.services.settings),
+        also_scopes=also_scopes or (),
     )
-    result = await ops.recall(c.services, c.principal, [scope, *(also_scopes or [])], req)
+    run = asks.search if search else asks.recall
+    result = await run(c.services, c.principal, ask)
     report = result.time_filter
     return RecallResult(
         hits=[RecallHit.of(h) for h in result.hits],
@@ -213,38 +211,40 @@ class RecallQuery:
     @strawberry.field(
         description="Recall memories (facts and notes by default) for a query: "
         "vector and full-text legs fused by RRF inside the scope. `alsoScopes` "
-        "merges more scopes explicitly; each hit names its scope."
+        "merges more scopes explicitly; each hit names its scope.",
+        metadata=costs(Searches(default_sources=2)),
     )
     async def recall(
         self,
         info: Info,
         scope: Scope,
         query: str,
-        top_k: int = 10,
+        top_k: int = asks.DEFAULT_TOP_K,
         sources: list[pure.Source] | None = None,
         when: WhenInput | None = None,
         prefix: str = "",
         also_scopes: list[Scope] | None = None,
     ) -> RecallResult:
         return await _run(
-            info, scope, query, top_k, sources, when, prefix, also_scopes, pure.RECALL_DEFAULT
+            info, scope, query, top_k, sources, when, prefix, also_scopes, search=False
         )
 
     @strawberry.field(
         description="Search every kind of row (facts, notes and document chunks "
-        "by default) with the same hybrid ranking as recall."
+        "by default) with the same hybrid ranking as recall.",
+        metadata=costs(Searches(default_sources=3)),
     )
     async def search(
         self,
         info: Info,
         scope: Scope,
         query: str,
-        top_k: int = 10,
+        top_k: int = asks.DEFAULT_TOP_K,
         sources: list[pure.Source] | None = None,
         when: WhenInput | None = None,
         prefix: str = "",
         also_scopes: list[Scope] | None = None,
     ) -> RecallResult:
         return await _run(
-            info, scope, query, top_k, sources, when, prefix, also_scopes, pure.SEARCH_DEFAULT
+            info, scope, query, top_k, sources, when, prefix, also_scopes, search=True
         )

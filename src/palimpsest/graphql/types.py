@@ -15,9 +15,8 @@ import strawberry
 
 from palimpsest import paging
 from palimpsest.errors import PalimpsestError
-from palimpsest.graphql.context import Info
 from palimpsest.identity import Origin, Principal, Role, Scope, resolve_scope
-from palimpsest.identity.scopes import Plane, sees_writer
+from palimpsest.identity.scopes import Plane
 from palimpsest.markdown import ChunkType
 from palimpsest.schema import models
 
@@ -104,41 +103,28 @@ _WRITER_HELP = (
     "operators only; everyone sees origin, compaction generation, source quote and judgement."
 )
 class Provenance:
+    """Rendered as the core redacted it for the caller (``resolvers.common.provenance_from``)."""
+
     origin: Origin
     compaction_generation: int | None
     source_quote: SourceQuote | None
     judged_by: str | None
     judged_at: datetime | None
-    writer: strawberry.Private[models.Provenance]
-
-    @strawberry.field(description=_WRITER_HELP)
-    def tenant(self, info: Info) -> str:
-        return self.writer.tenant_id if self._shown(info) else ""
-
-    @strawberry.field(description=_WRITER_HELP)
-    def session(self, info: Info) -> str | None:
-        return self.writer.session_id if self._shown(info) else None
-
-    @strawberry.field(description=_WRITER_HELP)
-    def run(self, info: Info) -> str | None:
-        return self.writer.run_id if self._shown(info) else None
-
-    @strawberry.field(description=_WRITER_HELP)
-    def agent(self, info: Info) -> str | None:
-        return self.writer.agent_name if self._shown(info) else None
-
-    @strawberry.field(description=_WRITER_HELP)
-    def model(self, info: Info) -> str | None:
-        return self.writer.model if self._shown(info) else None
-
-    def _shown(self, info: Info) -> bool:
-        return sees_writer(info.context.principal, self.writer.tenant_id)
+    tenant: str = strawberry.field(description=_WRITER_HELP)
+    session: str | None = strawberry.field(description=_WRITER_HELP)
+    run: str | None = strawberry.field(description=_WRITER_HELP)
+    agent: str | None = strawberry.field(description=_WRITER_HELP)
+    model: str | None = strawberry.field(description=_WRITER_HELP)
 
     @classmethod
     def of(cls, p: models.Provenance) -> Provenance:
         quote = p.source_quote
         return cls(
-            writer=p,
+            tenant=p.tenant_id,
+            session=p.session_id,
+            run=p.run_id,
+            agent=p.agent_name,
+            model=p.model,
             origin=Origin(p.origin),
             compaction_generation=p.compaction_generation,
             source_quote=SourceQuote(

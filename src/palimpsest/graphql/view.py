@@ -194,7 +194,9 @@ class GraphQLView(GraphQL[Context, None]):
         cached = self.documents.get(key) if key is not None else None
         if cached is not None:
             document = cached
-            errors = cost_errors(cached, request_data.variables, self.limits)
+            errors = cost_errors(
+                self.coded_schema._schema, cached, request_data.variables, self.limits
+            )
         else:
             loop = asyncio.get_running_loop()
             work = partial(
@@ -224,7 +226,7 @@ class GraphQLView(GraphQL[Context, None]):
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket | None
     ) -> Context:
-        services: Services = request.app.state.services
+        services: Services = request.state.services
         assert isinstance(request, Request)
         return Context(
             request=request,

@@ -17,7 +17,7 @@ class Scope(StrEnum):
 
 class Role(StrEnum):
     """``admin`` acts within its own tenant only; ``operator`` (the platform operator) is the
-    only role that reaches GLOBAL, i.e. beyond one tenant (SPEC section 1)."""
+    only role that reaches GLOBAL, i.e. beyond one tenant (docs/spec.md, Scopes)."""
 
     ADMIN = "admin"
     OPERATOR = "operator"
@@ -43,7 +43,7 @@ class Principal:
     run_id: str | None
     model: str | None
     roles: frozenset[Role]
-    # None means "not set in the token": the defaults of SPEC section 1 apply.
+    # None means "not set in the token": the defaults of docs/spec.md, Scopes, apply.
     memory_scopes: frozenset[Scope] | None
     sql_scopes: frozenset[Scope] | None
     isolated: bool

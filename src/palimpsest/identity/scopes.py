@@ -1,6 +1,6 @@
 """The single place that turns a scope name into an owner.
 
-``resolve_scope`` applies every fail-closed rule of SPEC section 1 and returns a ``ScopeRef``
+``resolve_scope`` applies every fail-closed rule of docs/spec.md, Scopes, and returns a ``ScopeRef``
 whose ``scope_key`` every Cypher statement filters on.
 """
 
@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity.names import user_id_fault
+from palimpsest.identity.permissions import not_isolated, platform_operator, require, tenant_admin
 from palimpsest.identity.principal import Principal, Scope
 
 _SEPARATOR = "\x1f"
@@ -67,13 +68,13 @@ def granted_scopes(principal: Principal, plane: Plane) -> frozenset[Scope]:
         owned = {Scope.USER}
         if plane is Plane.MEMORY and not principal.isolated:
             owned.add(Scope.TENANT)
-        if principal.is_operator and not principal.isolated:
+        if platform_operator(principal) and not_isolated(principal):
             owned.add(Scope.GLOBAL)
         declared = frozenset(owned)
     granted = set(declared)
     if principal.isolated:
         granted -= {Scope.TENANT, Scope.GLOBAL}
-    if not principal.is_operator:
+    if not platform_operator(principal):
         # Fail closed: listing GLOBAL in a grant gives nothing without the operator role.
         granted.discard(Scope.GLOBAL)
     return frozenset(granted)
@@ -81,7 +82,7 @@ def granted_scopes(principal: Principal, plane: Plane) -> frozenset[Scope]:
 
 def resolve_scope(principal: Principal, scope: Scope, plane: Plane = Plane.MEMORY) -> ScopeRef:
     """Resolve ``scope`` for ``principal`` or refuse with the reason."""
-    if scope is Scope.GLOBAL and not principal.is_operator:
+    if scope is Scope.GLOBAL and not platform_operator(principal):
         raise Forbidden(
             "scope GLOBAL needs the operator role; a tenant admin acts within its own tenant"
         )
@@ -124,7 +125,7 @@ def sees_writer(principal: Principal, row_tenant: str) -> bool:
     sees the writer, so a GLOBAL row never tells one tenant who in another tenant wrote it.
     Fails closed: any other combination hides the writer.
     """
-    if principal.is_operator:
+    if platform_operator(principal):
         return True
     return row_tenant != "" and row_tenant == principal.tenant_id
 
@@ -157,7 +158,7 @@ def names_members(principal: Principal) -> bool:
     enough, since a token narrowed to USER memory (or isolated) must not reach other members'
     data, and erasing a member also rewrites the tenant scope.
     """
-    return principal.is_admin and Scope.TENANT in granted_scopes(principal, Plane.MEMORY)
+    return tenant_admin(principal) and Scope.TENANT in granted_scopes(principal, Plane.MEMORY)
 
 
 def person_refs(principal: Principal, user_id: str | None = None) -> PersonRefs:
@@ -171,10 +172,8 @@ def person_refs(principal: Principal, user_id: str | None = None) -> PersonRefs:
     if user_id is None or user_id == principal.user_id:
         person = resolve_scope(principal, Scope.USER)
         return PersonRefs(person.owner_id, person, _tenant_ref(principal.tenant_id))
-    if not principal.is_admin:
-        raise Forbidden("naming another user needs the admin role of this tenant")
-    if principal.isolated:
-        raise Forbidden("an isolated admin cannot reach another user's data")
+    require(tenant_admin(principal), "naming another user needs the admin role of this tenant")
+    require(not_isolated(principal), "an isolated admin cannot reach another user's data")
     if not names_members(principal):
         raise Forbidden(
             "naming another user needs TENANT in this token's memory_scopes: a token "

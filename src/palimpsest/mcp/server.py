@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from palimpsest import __version__
 from palimpsest.errors import ErrorCode, PalimpsestError
+from palimpsest.mcp.stdio import triaged_stdio
 from palimpsest.mcp.tools import Caller, register
 
 log = logging.getLogger("palimpsest.mcp")
@@ -47,6 +48,12 @@ class MemoryServer(MCPServer[Any]):
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
             return _coded(name, e)
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, with every line it would leave unanswered answered."""
+        async with triaged_stdio() as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 def build_server(caller: Caller, lifespan: Lifespan | None = None) -> MemoryServer:

@@ -14,21 +14,21 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
-from palimpsest import recall as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
+from palimpsest.markdown import MAX_DOCUMENT_BYTES
 from palimpsest.mcp.render import fact_json, hit_json, plain
 from palimpsest.resolvers import document_import, memory, ontology, sql
 from palimpsest.resolvers import facts as fact_ops
 from palimpsest.resolvers import harvest as harvest_ops
-from palimpsest.resolvers import recall as recall_ops
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef
+from palimpsest.resolvers import recall_asks as asks
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 from palimpsest.sqlmem import Statement
 from palimpsest.timeparse import parse_optional
 
 Caller = Callable[[Context], Awaitable[tuple[Services, Principal]]]
-MAX_TOP_K = 50  # as the GraphQL API
+_MIB = MAX_DOCUMENT_BYTES // (1024 * 1024)
 
 ScopeArg = Annotated[
     Scope,
@@ -42,7 +42,7 @@ TimeArg = Annotated[
     str | None,
     Field(description="A date: YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339 (e.g. 2024-05-01T12:00Z)."),
 ]
-TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits to return.")]
+TopK = Annotated[int, Field(ge=1, le=asks.MAX_TOP_K, description="How many hits to return.")]
 SourceName = Literal["facts", "notes", "documents"]
 SqlArgs = Annotated[
     list[Any] | dict[str, Any] | None,
@@ -161,7 +161,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ctx: Context,
         query: Annotated[str, Field(description="What to recall, in plain words.")],
         scope: ScopeArg = Scope.USER,
-        top_k: TopK = 10,
+        top_k: TopK = asks.DEFAULT_TOP_K,
         also_scopes: Annotated[
             list[Scope] | None, Field(description="More scopes to merge into the results.")
         ] = None,
@@ -177,7 +177,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ctx: Context,
         query: Annotated[str, Field(description="What to look for, in plain words.")],
         scope: ScopeArg = Scope.USER,
-        top_k: TopK = 10,
+        top_k: TopK = asks.DEFAULT_TOP_K,
         sources: Annotated[
             list[SourceName] | None, Field(description="Kinds of rows; default all three.")
         ] = None,
@@ -192,7 +192,9 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
     )
     async def import_document(
         ctx: Context,
-        markdown: Annotated[str, Field(description="The document's Markdown text (<= 5 MiB).")],
+        markdown: Annotated[
+            str, Field(description=f"The document's Markdown text (<= {_MIB} MiB).")
+        ],
         scope: ScopeArg = Scope.USER,
         title: Annotated[str | None, Field(description="Default: the first heading.")] = None,
         path: Annotated[
@@ -309,28 +311,6 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         return {"results": [plain(r) for r in results]}
 
 
-def recall_request(
-    svc: Services,
-    query: str,
-    top_k: int,
-    sources: frozenset[pure.Source],
-    view: fact_ops.TimeView,
-) -> recall_ops.RecallRequest:
-    """The request GraphQL's recall/search builds, with the server's ranking settings."""
-    settings = svc.settings
-    return recall_ops.RecallRequest(
-        query=query,
-        top_k=top_k,
-        sources=sources,
-        view=view,
-        rrf_k=settings.rrf_k,
-        pool_factor=settings.recall_pool_factor,
-        vector_weight=settings.rrf_vector_weight,
-        fulltext_weight=settings.rrf_fulltext_weight,
-        levers=pure.Levers.of(settings),
-    )
-
-
 async def _recall(
     ctx: Context,
     caller: Caller,
@@ -343,10 +323,13 @@ async def _recall(
     recall_default: bool,
 ) -> dict[str, Any]:
     svc, who = await caller(ctx)
-    if not 1 <= top_k <= MAX_TOP_K:
-        raise InvalidArgument(f"top_k must be between 1 and {MAX_TOP_K}")
-    default = pure.RECALL_DEFAULT if recall_default else pure.SEARCH_DEFAULT
-    view = fact_ops.time_view(svc, parse_optional(as_of, "as_of"), None)
-    req = recall_request(svc, query, top_k, pure.parse_sources(sources, default), view)
-    result = await recall_ops.recall(svc, who, [scope, *(also_scopes or [])], req)
+    ask = asks.Ask(
+        query=query,
+        scope=scope,
+        top_k=top_k,
+        sources=sources,
+        when=asks.When(as_of=parse_optional(as_of, "as_of")),
+        also_scopes=also_scopes or (),
+    )
+    result = await (asks.recall if recall_default else asks.search)(svc, who, ask)
     return {"hits": [hit_json(h) for h in result.hits], "scopes": [s.value for s in result.scopes]}

@@ -18,13 +18,16 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from palimpsest import logs, neo4j_local
+from palimpsest import logs
 from palimpsest.config import Settings
 from palimpsest.errors import ErrorCode, Unauthenticated
 from palimpsest.graphql.view import AuthenticatedCaller
 from palimpsest.identity import Principal
 from palimpsest.identity.tokens import load_keys, verify
+from palimpsest.local import neo4j as neo4j_local
+from palimpsest.mcp.edge import McpEdge
 from palimpsest.mcp.server import build_server
+from palimpsest.mcp.streams import EventStreams
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 
@@ -69,19 +72,29 @@ def http_endpoint(
         user = request.scope.get("user") if request is not None else None
         if not isinstance(user, AuthenticatedCaller):  # the guard below makes this unreachable
             raise Unauthenticated("send `Authorization: Bearer <run token>`")
-        services: Services = request.app.state.services
+        services: Services = request.state.services
         return services, user.principal
 
     server = build_server(caller)
+    security = _security(settings)
     # Stateless: every request stands alone with its own bearer token; nothing to hijack.
     server.streamable_http_app(
         stateless_http=True,
         json_response=True,
         host=settings.host,
-        transport_security=_security(settings),
+        transport_security=security,
+        # The edge enforces the same limit first, with a coded refusal.
+        max_request_body_size=settings.max_request_bytes,
     )
     manager = server.session_manager
-    return RequireCaller(StreamableHTTPASGIApp(manager)), manager.run
+    endpoint = McpEdge(StreamableHTTPASGIApp(manager), settings.max_request_bytes, security)
+    streams = EventStreams(
+        endpoint,
+        per_principal=settings.mcp_max_streams_per_principal,
+        total=settings.mcp_max_streams,
+        idle_seconds=settings.mcp_stream_idle_seconds,
+    )
+    return RequireCaller(streams), manager.run
 
 
 def _security(settings: Settings) -> TransportSecuritySettings | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
-from palimpsest.identity.scopes import scope_key
+from palimpsest.identity.scopes import scope_key, sees_writer
 from palimpsest.schema.models import Provenance
 
 _ID = re.compile(r"^[0-9a-f]{32}$")
@@ -47,14 +47,17 @@ def fact_stamp(who: Principal, stamp: dict[str, Any] | None = None) -> dict[str,
     return {**(stamp or writer_params(who)), "writer_key": writer_key(who)}
 
 
-def provenance_from(row: dict[str, Any]) -> Provenance:
-    """A row's writer stamps; a fact's source quote is added from its sources (facts.py)."""
+def provenance_from(row: dict[str, Any], reader: Principal) -> Provenance:
+    """A row's writer stamps as ``reader`` may see them: who wrote it (tenant, session, run,
+    agent, model) is left empty unless ``sees_writer``, so every door gets the same redacted
+    record. A fact's source quote is added from its sources (facts.py)."""
+    shown = sees_writer(reader, row["tenant_id"])
     return Provenance(
-        tenant_id=row["tenant_id"],
-        session_id=row.get("session_id"),
-        run_id=row.get("run_id"),
-        agent_name=row.get("agent_name"),
-        model=row.get("model"),
+        tenant_id=row["tenant_id"] if shown else "",
+        session_id=row.get("session_id") if shown else None,
+        run_id=row.get("run_id") if shown else None,
+        agent_name=row.get("agent_name") if shown else None,
+        model=row.get("model") if shown else None,
         origin=row.get("origin") or "agent",
         compaction_generation=row.get("compaction_generation"),
         judged_by=row.get("judged_by"),

@@ -1,4 +1,5 @@
-"""Turn leased spans into durable memory (SPEC section 7), one user scope at a time.
+"""Turn leased spans into durable memory, one user scope at a time (docs/spec.md, Harvest and
+consolidation).
 
 A leased batch becomes, in one transaction: a ``turn`` chunk per span in its session's
 conversation document (chunk id = span id), the extractors' mention edges and placed facts,
@@ -18,8 +19,6 @@ import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from neo4j.exceptions import Neo4jError
-
 from palimpsest.cypher import conversations as q
 from palimpsest.cypher.executor import Tx
 from palimpsest.embedding import Vector
@@ -28,8 +27,9 @@ from palimpsest.extractors import Extraction, Extractor, KnownEntity, Mention, T
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
 from palimpsest.resolvers import ontology, queue, turn_rows
-from palimpsest.resolvers.fact_input import VALUE_TYPE, FactDraft
+from palimpsest.resolvers.fact_input import VALUE_TYPE
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import FactDraft
 
 log = logging.getLogger(__name__)
 # Batches one call consolidates before the worker looks at other scopes again.
@@ -164,14 +164,14 @@ async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch
     done = 0
     try:
         done = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors)
-    except (PalimpsestError, Neo4jError, LeaseLost) as e:
+    except (PalimpsestError, LeaseLost) as e:
         log.info("batch failed (%s); retrying span by span", type(e).__name__)
         for span, turn, vector in zip(spans, batch.turns, batch.vectors, strict=True):
             try:
                 done += await _write(svc, cfg, ref, [span], [turn], [vector])
             except LeaseLost:
                 continue
-            except (PalimpsestError, Neo4jError) as err:
+            except PalimpsestError as err:
                 failures.append((span.id, _describe(err)))
     dead = 0
     if failures:

@@ -154,7 +154,7 @@ def _plan(
             for c in chunks
         ],
     }
-    provenance = provenance_from({**writer_params(who), "tenant_id": ref.tenant_id})
+    provenance = provenance_from({**writer_params(who), "tenant_id": ref.tenant_id}, who)
     built = [
         Chunk(
             id=ids[c.index],

@@ -1,4 +1,4 @@
-"""The documents plane (SPEC section 2.4): read, list, edit, delete and export documents.
+"""The documents plane (docs/spec.md, Planes): read, list, edit, delete and export documents.
 
 Import lives in ``document_import``. Export is lossless: it joins each chunk's text and the
 separator that followed it in reading order.
@@ -37,7 +37,7 @@ async def list_documents(
         "limit": limit + 1,
     }
     rows = await svc.db.scoped(ref).read(q.LIST_DOCUMENTS, params)
-    found = [_summary(row["document"], row["chunk_count"]) for row in rows]
+    found = [_summary(row["document"], row["chunk_count"], who) for row in rows]
     return paging.page(found, limit, LIST_NAME, lambda d: [d.id])
 
 
@@ -53,9 +53,9 @@ async def get_document(svc: Services, who: Principal, scope: Scope, doc_id: str)
     if not docs:
         return None
     row = docs[0]["document"]
-    chunks = [_chunk(r["chunk"], r["parent_id"]) for r in chunk_rows]
+    chunks = [_chunk(r["chunk"], r["parent_id"], who) for r in chunk_rows]
     return Document(
-        summary=_summary(row, len(chunks)),
+        summary=_summary(row, len(chunks), who),
         preamble=row["preamble"] or "",
         chunks=chunks,
         separators=[r["chunk"]["separator"] for r in chunk_rows],
@@ -72,7 +72,7 @@ async def get_chunk(svc: Services, who: Principal, scope: Scope, chunk_id: str) 
     ref = resolve_scope(who, scope)
     params = {"id": check_id(chunk_id, "id")}
     rows = await svc.db.scoped(ref).read(q.GET_CHUNK, params)
-    return _chunk(rows[0]["chunk"], rows[0]["parent_id"]) if rows else None
+    return _chunk(rows[0]["chunk"], rows[0]["parent_id"], who) if rows else None
 
 
 async def update_chunk(
@@ -150,7 +150,7 @@ async def delete_document(
     return deleted
 
 
-def _summary(row: Row, chunk_count: int) -> DocumentSummary:
+def _summary(row: Row, chunk_count: int, reader: Principal) -> DocumentSummary:
     return DocumentSummary(
         id=row["id"],
         title=row["title"],
@@ -158,11 +158,11 @@ def _summary(row: Row, chunk_count: int) -> DocumentSummary:
         chunk_count=chunk_count,
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-        provenance=provenance_from(row),
+        provenance=provenance_from(row, reader),
     )
 
 
-def _chunk(row: Row, parent_id: str | None) -> Chunk:
+def _chunk(row: Row, parent_id: str | None, reader: Principal) -> Chunk:
     return Chunk(
         id=row["id"],
         document_id=row["document_id"],
@@ -178,5 +178,5 @@ def _chunk(row: Row, parent_id: str | None) -> Chunk:
         observed_at=row["observed_at"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-        provenance=provenance_from(row),
+        provenance=provenance_from(row, reader),
     )

@@ -1,4 +1,5 @@
-"""Erasure (SPEC section 8): a person across every plane, or one subject in one scope.
+"""Erasure: a person across every plane, or one subject in one scope (docs/spec.md, Erasure
+and export).
 
 A person's erasure removes, in bounded batches of a durable job (``erasure_jobs``):
 
@@ -26,15 +27,17 @@ import logging
 from palimpsest.config import Settings
 from palimpsest.cypher import erasure as q
 from palimpsest.cypher.executor import Statement, Tx
-from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound, PalimpsestError
+from palimpsest.errors import Conflict, InvalidArgument, NotFound, PalimpsestError
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs, tenant_config_ref
 from palimpsest.resolvers import erasure_jobs as jobs
 from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, Receipt, Work
-from palimpsest.resolvers.fact_input import EntityRef, normalize
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import forget_facts, withdraw_batch
+from palimpsest.schema.drafts import EntityRef
+from palimpsest.schema.names import normalise
 
 log = logging.getLogger(__name__)
 MAX_PASSES = 3
@@ -213,7 +216,7 @@ def _requester(who: Principal, refs: PersonRefs | None = None) -> str:
     (a person's name is scrubbed from these records when they are erased)."""
     if refs is not None and who.user_id == refs.user_id:
         return SELF
-    if not who.is_admin:
+    if not tenant_admin(who):
         return SELF
     return who.user_id or who.agent_name or who.origin.value
 
@@ -225,9 +228,9 @@ async def erase_subject(svc: Services, who: Principal, scope: Scope, subject: En
     """Remove an entity, every fact about it (with their sources) and its mention edges from
     one scope. The shared scopes need the admin role; chunks and documents stay."""
     ref = resolve_scope(who, scope)
-    if scope in (Scope.TENANT, Scope.GLOBAL) and not who.is_admin:
-        raise Forbidden(f"erasing a subject from {scope.value} needs the admin role")
-    type_, name = normalize(subject.type), normalize(subject.name)
+    if scope in (Scope.TENANT, Scope.GLOBAL):
+        require(tenant_admin(who), f"erasing a subject from {scope.value} needs the admin role")
+    type_, name = normalise(subject.type), normalise(subject.name)
     if not type_ or not name:
         raise InvalidArgument("subject: type and name must not be blank")
     tenant = tenant_config_ref(who)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from palimpsest import paging
-from palimpsest.errors import Forbidden
 from palimpsest.identity import Principal
+from palimpsest.identity.permissions import require, tenant_records_reader
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.resolvers import erasure_jobs as jobs
 from palimpsest.resolvers.erasure_jobs import Receipt
@@ -18,8 +18,9 @@ _POSITION = (paging.Part.TIME, paging.Part.ID)
 async def list_erasures(
     svc: Services, who: Principal, limit: int, after: str | None
 ) -> paging.Page[Receipt]:
-    if not who.is_admin or who.isolated:
-        raise Forbidden("the erasure audit trail is for (non-isolated) tenant admins")
+    require(
+        tenant_records_reader(who), "the erasure audit trail is for (non-isolated) tenant admins"
+    )
     paging.check_limit(limit, MAX_LIST_LIMIT)
     position = paging.decode(after, LIST_NAME, _POSITION)
     before = (position[0], position[1]) if position else None

@@ -5,55 +5,18 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.resolvers.common import check_id, new_id
+from palimpsest.schema.drafts import EntityRef, FactDraft
+from palimpsest.schema.names import normalise
 from palimpsest.timeparse import check_interval
 
 VALUE_TYPE = "value"  # the entity type of a literal object
 MAX_BATCH = 200
 MAX_TEXT = 4000
 MAX_NAME = 300
-
-
-@dataclass(frozen=True, slots=True)
-class EntityRef:
-    type: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRef:
-    chunk_id: str
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
-class FactDraft:
-    """One fact as a caller states it."""
-
-    subject: EntityRef
-    predicate: str
-    object: EntityRef | None
-    object_value: str | None
-    text: str | None = None
-    natural_key: str | None = None
-    observed_at: datetime | None = None
-    valid_at: datetime | None = None
-    invalid_at: datetime | None = None
-    source: SourceRef | None = None
-    # The words of the source the fact was taken from (a substring of it): the source is
-    # narrowed to them. ``share_quote``: the quoted text may go where placement moves the fact.
-    quote: str | None = None
-    share_quote: bool = False
-
-
-def normalize(name: str) -> str:
-    return " ".join(name.split()).casefold()
 
 
 TYPE_LABEL = re.compile(r"^Type_[A-Za-z0-9]{1,64}$")
@@ -92,7 +55,7 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         raise InvalidArgument(f"{where}: give exactly one of object and objectValue")
     obj = d.object or EntityRef(VALUE_TYPE, d.object_value or "")
     for label, ref in (("subject", d.subject), ("object", obj)):
-        if not normalize(ref.name) or not normalize(ref.type):
+        if not normalise(ref.name) or not normalise(ref.type):
             raise InvalidArgument(f"{where}.{label}: type and name must not be blank")
         if len(ref.name) > MAX_NAME or len(ref.type) > MAX_NAME:
             raise InvalidArgument(f"{where}.{label}: type and name are limited to {MAX_NAME}")
@@ -107,13 +70,13 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         check_interval(valid_at, invalid_at)
     except InvalidArgument as e:
         raise InvalidArgument(f"{where}: {e.message}") from e
-    subject_type, object_type = normalize(d.subject.type), normalize(obj.type)
+    subject_type, object_type = normalise(d.subject.type), normalise(obj.type)
     key = d.natural_key or _natural_key(
         subject_type,
-        normalize(d.subject.name),
+        normalise(d.subject.name),
         predicate,
         object_type,
-        normalize(obj.name),
+        normalise(obj.name),
         valid_at,
     )
     if not 0 < len(key) <= MAX_NAME:
@@ -134,12 +97,12 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         "natural_key": key,
         "subject_type": subject_type,
         "subject_name": " ".join(d.subject.name.split()),
-        "subject_norm": normalize(d.subject.name),
+        "subject_norm": normalise(d.subject.name),
         "subject_id": new_id(),
         "subject_label": type_label(subject_type),
         "object_type": object_type,
         "object_name": " ".join(obj.name.split()),
-        "object_norm": normalize(obj.name),
+        "object_norm": normalise(obj.name),
         "object_id": new_id(),
         "object_label": type_label(object_type),
         "object_is_value": d.object is None,

@@ -1,4 +1,4 @@
-"""Facts (SPEC section 3): assert idempotently, supersede once, retract, judge, read in time.
+"""Facts (docs/spec.md, Time): assert idempotently, supersede once, retract, judge, read in time.
 
 Every write is one transaction. A batch writes each fact with its subject, object and the
 source chunk's mention edges in the fact's own scope, or nothing at all.
@@ -18,9 +18,11 @@ from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
 from palimpsest.resolvers import quotes, term_index
 from palimpsest.resolvers.common import check_id, fact_stamp, provenance_from
-from palimpsest.resolvers.fact_input import MAX_TEXT, EntityRef, FactDraft, normalize, prepare
+from palimpsest.resolvers.fact_input import MAX_TEXT, prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.models import Entity, Fact, FactSource, SourceQuote
+from palimpsest.schema.names import normalise
 from palimpsest.timeparse import check_interval
 
 MIN_CONFIDENCE = 0.25  # below this a fact is refuted and hidden by default
@@ -109,7 +111,11 @@ async def resolve_sources(tx: ScopedTx, rows: list[dict[str, Any]]) -> None:
 
 
 async def write_batch(
-    tx: ScopedTx, svc: Services, stamp: dict[str, Any], rows: list[dict[str, Any]]
+    tx: ScopedTx,
+    svc: Services,
+    stamp: dict[str, Any],
+    rows: list[dict[str, Any]],
+    reader: Principal,
 ) -> list[tuple[int, Asserted]]:
     """Write rows into the transaction's scope; a natural key naming another fact conflicts.
 
@@ -130,7 +136,10 @@ async def write_batch(
     }
     fresh = list(created.values())  # one batch may name one new fact twice
     await term_index.apply(tx, svc.settings, "fact", term_index.added(fresh))
-    return [(r["index"], Asserted(fact_from(tx.ref.scope, r), bool(r["created"]))) for r in written]
+    return [
+        (r["index"], Asserted(fact_from(tx.ref.scope, r, reader), bool(r["created"])))
+        for r in written
+    ]
 
 
 async def embed_rows(svc: Services, rows: list[dict[str, Any]]) -> None:
@@ -151,7 +160,7 @@ async def assert_facts(
         for row in rows:
             row["mention_chunk_id"] = None
         await resolve_sources(tx, rows)
-        return await write_batch(tx, svc, fact_stamp(who), rows)
+        return await write_batch(tx, svc, fact_stamp(who), rows, who)
 
     written = await svc.db.scoped(ref).write_tx(work)
     return [a for _, a in sorted(written, key=lambda pair: pair[0])]
@@ -172,8 +181,8 @@ async def list_facts(
     paging.check_limit(limit, MAX_LIST_LIMIT)
     position = paging.decode(after, LIST_NAME, _POSITION) or [None, None, None]
     params = {
-        "subject_norm": normalize(subject.name) if subject else None,
-        "subject_type": normalize(subject.type) if subject and subject.type else None,
+        "subject_norm": normalise(subject.name) if subject else None,
+        "subject_type": normalise(subject.type) if subject and subject.type else None,
         "predicate": " ".join(predicate.split()) if predicate else None,
         "limit": limit + 1,
         "after_valid_at": position[0],
@@ -182,7 +191,7 @@ async def list_facts(
         **view.params(),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_FACTS, params)
-    found = [fact_from(scope, r) for r in rows]
+    found = [fact_from(scope, r, who) for r in rows]
     return paging.page(found, limit, LIST_NAME, lambda f: [f.valid_at, f.created_at, f.id])
 
 
@@ -190,7 +199,7 @@ async def find_fact(svc: Services, who: Principal, scope: Scope, fact_id: str) -
     """The fact, or None when the scope holds no such id (another scope's reads the same)."""
     ref = resolve_scope(who, scope)
     rows = await svc.db.scoped(ref).read(q.GET_FACT, {"id": check_id(fact_id, "id")})
-    return fact_from(scope, rows[0]) if rows else None
+    return fact_from(scope, rows[0], who) if rows else None
 
 
 async def get_fact(svc: Services, who: Principal, scope: Scope, fact_id: str) -> Fact:
@@ -215,7 +224,7 @@ async def history(
     rows = await svc.db.scoped(ref).read(q.FACT_HISTORY, params)
     if not rows:
         return None
-    chain = {f.id: f for f in (fact_from(scope, r) for r in rows)}
+    chain = {f.id: f for f in (fact_from(scope, r, who) for r in rows)}
     # Order by the links, not by time: facts asserted in one batch share created_at.
     ordered = [f for f in chain.values() if f.supersedes not in chain]
     while ordered[-1].superseded_by in chain and len(ordered) < len(chain):
@@ -325,7 +334,7 @@ async def judge(
     return await get_fact(svc, who, scope, fact_id)
 
 
-def fact_from(scope: Scope, row: Row) -> Fact:
+def fact_from(scope: Scope, row: Row, reader: Principal) -> Fact:
     f, s, o = row["fact"], row["subject"], row["object"]
     sources = tuple(_source(x) for x in row.get("sources") or ())
     # The single quote of the API is the earliest source still standing.
@@ -334,9 +343,9 @@ def fact_from(scope: Scope, row: Row) -> Fact:
     return Fact(
         scope=scope,
         id=f["id"],
-        subject=entity_from(s),
+        subject=entity_from(s, reader),
         predicate=f["predicate"],
-        object=entity_from(o),
+        object=entity_from(o, reader),
         text=f["text"],
         natural_key=f["natural_key"],
         observed_at=f["observed_at"],
@@ -349,7 +358,7 @@ def fact_from(scope: Scope, row: Row) -> Fact:
         confidence=f["confidence"],
         verdict=f["verdict"],
         judge_reason=f["judge_reason"],
-        provenance=replace(provenance_from(f), source_quote=quote),
+        provenance=replace(provenance_from(f, reader), source_quote=quote),
         sources=sources,
     )
 
@@ -367,9 +376,9 @@ def _source(x: Row) -> FactSource:
     )
 
 
-def entity_from(row: Row) -> Entity:
+def entity_from(row: Row, reader: Principal) -> Entity:
     """An entity from a projection with ``id``, ``type``, ``name``, ``aliases`` and the
     provenance keys (flat, or under ``provenance``)."""
     stamp = row.get("provenance") or row
-    provenance = provenance_from(stamp) if stamp.get("tenant_id") else None
+    provenance = provenance_from(stamp, reader) if stamp.get("tenant_id") else None
     return Entity(row["id"], row["type"], row["name"], tuple(row.get("aliases") or ()), provenance)

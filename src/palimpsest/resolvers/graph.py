@@ -10,10 +10,11 @@ from palimpsest.cypher.executor import Row
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from
-from palimpsest.resolvers.fact_input import MAX_NAME, normalize
+from palimpsest.resolvers.fact_input import MAX_NAME
 from palimpsest.resolvers.facts import TimeView, entity_from, fact_from
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact, Provenance
+from palimpsest.schema.names import normalise
 
 MAX_HOPS = 3
 MAX_ALIASES = 50
@@ -57,14 +58,14 @@ async def find_entities(
     paging.check_limit(limit, MAX_LIST_LIMIT)
     position = paging.decode(after, LIST_NAME, (paging.Part.TEXT, paging.Part.TEXT))
     params = {
-        "type": normalize(type_) if type_ else None,
-        "name": normalize(name) if name else None,
-        "contains": normalize(contains) if contains else None,
+        "type": normalise(type_) if type_ else None,
+        "name": normalise(name) if name else None,
+        "contains": normalise(contains) if contains else None,
         "limit": limit + 1,
         **_after(position),
     }
     rows = await svc.db.scoped(ref).read(q.FIND_ENTITIES, params)
-    return paging.page(rows, limit, LIST_NAME, _position).map(_entity)
+    return paging.page(rows, limit, LIST_NAME, _position).map(lambda r: _entity(r, who))
 
 
 async def set_aliases(
@@ -79,11 +80,11 @@ async def set_aliases(
     for alias in clean:
         if not alias or len(alias) > MAX_NAME:
             raise InvalidArgument(f"each alias must be 1-{MAX_NAME} characters, not blank")
-    params = {"id": entity_id, "aliases": clean, "norms": sorted({normalize(a) for a in clean})}
+    params = {"id": entity_id, "aliases": clean, "norms": sorted({normalise(a) for a in clean})}
     rows = await svc.db.scoped(ref).write(q.SET_ENTITY_ALIASES, params)
     if not rows:
         raise NotFound("entity not found")
-    return _entity(rows[0])
+    return _entity(rows[0], who)
 
 
 async def recall(
@@ -117,24 +118,24 @@ async def recall(
     facts: dict[str, Fact] = {}
     if seed_ids:
         rows = await db.read(q.ENTITIES_BY_ID, {**base, "ids": seed_ids})
-        entities.update((r["id"], _entity(r)) for r in rows)
+        entities.update((r["id"], _entity(r, who)) for r in rows)
     if query and query.strip():
         vector = await svc.embed_question(who, query)
         rows = await db.read(q.SEARCH_FACTS, {**base, "vector": vector, "k": QUERY_SEED_FACTS})
         for row in rows:
-            _take(scope, row, facts, entities)
+            _take(scope, row, who, facts, entities)
         exact = await db.read(
             q.FIND_ENTITIES,
             {
                 **base,
                 **_after(None),
                 "type": None,
-                "name": normalize(query),
+                "name": normalise(query),
                 "contains": None,
                 "limit": 20,
             },
         )
-        entities.update((r["id"], _entity(r)) for r in exact)
+        entities.update((r["id"], _entity(r, who)) for r in exact)
     seeds = list(entities.values())
     frontier = set(entities)
     for _ in range(hops):
@@ -143,7 +144,7 @@ async def recall(
         rows = await db.read(q.NEIGHBOUR_FACTS, {**base, "ids": sorted(frontier), "limit": limit})
         before = set(entities)
         for row in rows:
-            _take(scope, row, facts, entities)
+            _take(scope, row, who, facts, entities)
         frontier = set(entities) - before
     found = list(facts.values())[:limit]
     chunk_rows = await db.read(
@@ -154,14 +155,18 @@ async def recall(
         },
     )
     chunks = [
-        ChunkRef(r["id"], r["document_id"], r["type"], r["text"], provenance_from(r["provenance"]))
+        ChunkRef(
+            r["id"], r["document_id"], r["type"], r["text"], provenance_from(r["provenance"], who)
+        )
         for r in chunk_rows
     ]
     return GraphRecall(seeds, list(entities.values()), found, chunks[:MAX_CHUNKS])
 
 
-def _take(scope: Scope, row: Row, facts: dict[str, Fact], entities: dict[str, Entity]) -> None:
-    fact = fact_from(scope, row)
+def _take(
+    scope: Scope, row: Row, who: Principal, facts: dict[str, Fact], entities: dict[str, Entity]
+) -> None:
+    fact = fact_from(scope, row, who)
     facts.setdefault(fact.id, fact)
     entities.setdefault(fact.subject.id, fact.subject)
     entities.setdefault(fact.object.id, fact.object)
@@ -176,5 +181,5 @@ def _position(row: Row) -> list[str]:
     return [row["normalized_name"], row["type"]]
 
 
-def _entity(row: Row) -> Entity:
-    return entity_from(row)
+def _entity(row: Row, reader: Principal) -> Entity:
+    return entity_from(row, reader)

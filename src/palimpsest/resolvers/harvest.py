@@ -1,4 +1,5 @@
-"""The harvest bridge (SPEC section 7): bank the spans a runtime evicts from its context.
+"""The harvest bridge: bank the spans a runtime evicts from its context (docs/spec.md, Harvest
+and consolidation).
 
 Spans land on the consolidator's queue in the USER scope of the run's user, in one
 transaction, so an accepted span is durable when ``harvest`` answers. Every check runs before
@@ -27,10 +28,11 @@ from palimpsest.cypher import harvest as q
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers.common import new_id, writer_params
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef, prepare
+from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
-MAX_PAYLOAD_BYTES = 1024 * 1024  # SPEC section 7: larger payloads are refused, not truncated
+MAX_PAYLOAD_BYTES = 1024 * 1024  # larger payloads are refused, not truncated
 MAX_SPANS = 1000
 MAX_LABEL = 256  # speaker, role and sourceId
 MAX_GENERATION = 2**31 - 1
@@ -89,7 +91,7 @@ async def harvest(
         )
     params = {
         **writer_params(who),
-        # A banked span is evicted context, whoever banked it (SPEC section 6).
+        # A banked span is evicted context, whoever banked it (docs/spec.md, Provenance).
         "origin": Origin.COMPACTION.value,
         **STATUS_PARAMS,
         "spans": items,

@@ -1,4 +1,4 @@
-"""The key/value plane (SPEC section 2.1): get, set, delete, list, and atomic reducers.
+"""The key/value plane (docs/spec.md, Planes): get, set, delete, list, and atomic reducers.
 
 Every operation resolves its scope first; writes run in one transaction that locks the
 scope, so the quota check and the write cannot interleave with another writer. A refused
@@ -67,7 +67,7 @@ async def get(
     now = svc.clock()
     params = {"key": values.check_key(key), "now": now, "as_of": _as_of(as_of, now)}
     rows = await svc.db.scoped(ref).read(q.GET_MEMORY, params)
-    return _entry(ref, rows[0]) if rows else None
+    return _entry(ref, rows[0], who) if rows else None
 
 
 async def list_entries(
@@ -91,7 +91,7 @@ async def list_entries(
         "as_of": _as_of(as_of, now),
     }
     rows = await svc.db.scoped(ref).read(q.LIST_MEMORY, params)
-    entries = [_entry(ref, row) for row in rows]
+    entries = [_entry(ref, row, who) for row in rows]
     return paging.page(entries, limit, LIST_NAME, lambda e: [e.key])
 
 
@@ -263,7 +263,7 @@ async def _write(
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
     await term_index.apply(tx, svc.settings, "memory", term_index.replaced(stored, indexed))
-    return _entry(tx.ref, rows[0])
+    return _entry(tx.ref, rows[0], who)
 
 
 async def _check_quota(
@@ -309,7 +309,7 @@ def _check_value_size(svc: Services, key: str, text: str) -> None:
         )
 
 
-def _entry(ref: ScopeRef, row: Row) -> MemoryEntry:
+def _entry(ref: ScopeRef, row: Row, reader: Principal) -> MemoryEntry:
     return MemoryEntry(
         scope=ref.scope,
         key=row["key"],
@@ -318,7 +318,7 @@ def _entry(ref: ScopeRef, row: Row) -> MemoryEntry:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         embedded=bool(row["embedded"]),
-        provenance=provenance_from(row),
+        provenance=provenance_from(row, reader),
         observed_at=row["observed_at"],
         valid_at=row["valid_at"],
         invalid_at=row["invalid_at"],

@@ -1,4 +1,4 @@
-"""The tenant ontology and placement (SPEC section 4): store, dry-run, and placed writes.
+"""The tenant ontology and placement (docs/spec.md, Placement): store, dry-run, and placed writes.
 
 A placed batch makes one decision per item before anything is written, then writes every
 fact (with its subject, object and mention edges) in its placed scope, all in one
@@ -16,15 +16,17 @@ from typing import Any
 from palimpsest.cypher import facts as fq
 from palimpsest.cypher import ontology as q
 from palimpsest.cypher.executor import Tx
-from palimpsest.errors import Forbidden
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, parse_ontology
 from palimpsest.placement import Placement, PlacementItem, place_batch
 from palimpsest.resolvers import facts
 from palimpsest.resolvers.common import fact_stamp, writer_params
-from palimpsest.resolvers.fact_input import FactDraft, normalize, prepare
+from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import FactDraft
+from palimpsest.schema.names import normalise
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +45,7 @@ class PlacedFact:
 
 async def set_ontology(svc: Services, who: Principal, markdown: str) -> StoredOntology:
     """Replace the tenant's ontology; tenant admins only. Parse errors change nothing."""
-    if not who.is_admin:
-        raise Forbidden("setting the tenant ontology needs the admin role")
+    require(tenant_admin(who), "setting the tenant ontology needs the admin role")
     ref = resolve_scope(who, Scope.TENANT)
     parsed = parse_ontology(markdown)
     params = {
@@ -88,6 +89,7 @@ class PlacedPlan:
     decisions: list[Placement | None]
     groups: dict[ScopeRef, list[dict[str, Any]]]
     stamp: dict[str, Any]
+    writer: Principal  # also whom the written facts are decoded for
 
 
 async def assert_placed(
@@ -128,7 +130,7 @@ async def plan_placed(
             targets[target] = resolve_scope(who, target)
         groups.setdefault(targets[target], []).append(row)
     await facts.embed_rows(svc, rows)
-    return PlacedPlan(origin, rows, decisions, groups, fact_stamp(who, stamp))
+    return PlacedPlan(origin, rows, decisions, groups, fact_stamp(who, stamp), who)
 
 
 async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[int, facts.Asserted]]:
@@ -139,7 +141,7 @@ async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[in
         if target != plan.origin:
             for row in group:
                 row["mention_chunk_id"] = None
-        written += await facts.write_batch(tx.scoped(target), svc, plan.stamp, group)
+        written += await facts.write_batch(tx.scoped(target), svc, plan.stamp, group, plan.writer)
     return written
 
 
@@ -152,7 +154,7 @@ async def _with_recorded_types(
     svc: Services, ref: ScopeRef, items: Sequence[PlacementItem]
 ) -> list[PlacementItem]:
     """Attach the types each subject is already recorded under in the caller's scope."""
-    names = sorted({normalize(i.subject) for i in items if i.subject})
+    names = sorted({normalise(i.subject) for i in items if i.subject})
     if not names:
         return list(items)
     rows = await svc.db.scoped(ref).read(fq.SUBJECT_TYPES, {"names": names})
@@ -161,7 +163,7 @@ async def _with_recorded_types(
         PlacementItem(
             entity_type=i.entity_type,
             subject=i.subject,
-            recorded_types=i.recorded_types | recorded.get(normalize(i.subject or ""), frozenset()),
+            recorded_types=i.recorded_types | recorded.get(normalise(i.subject or ""), frozenset()),
         )
         for i in items
     ]

@@ -15,8 +15,9 @@ from typing import Any
 from palimpsest import paging
 from palimpsest.cypher import harvest as hq
 from palimpsest.cypher import queue as q
-from palimpsest.errors import Forbidden, InvalidArgument
+from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.resolvers.harvest import STATUS_PARAMS, Status
 from palimpsest.resolvers.services import Services
 
@@ -52,8 +53,7 @@ async def pending_work(svc: Services, who: Principal, scope: Scope) -> PendingWo
         ref = resolve_scope(who, Scope.USER)
         return _work(scope, await svc.db.scoped(ref).read(hq.QUEUE_COUNTS, params), now)
     if scope is Scope.TENANT:
-        if not who.is_admin:
-            raise Forbidden("the tenant's pending work is visible to tenant admins only")
+        require(tenant_admin(who), "the tenant's pending work is visible to tenant admins only")
         ref = resolve_scope(who, Scope.TENANT)
         rows = await svc.db.read(q.TENANT_QUEUE_COUNTS, {**params, "tenant": ref.tenant_id})
         return _work(scope, rows, now)

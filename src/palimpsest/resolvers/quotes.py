@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers.fact_input import normalize
+from palimpsest.schema.names import normalise
 
 
 def narrow(row: dict[str, Any], chunk_text: str) -> None:
@@ -27,9 +27,9 @@ def narrow(row: dict[str, Any], chunk_text: str) -> None:
 
 def says_no_more(row: dict[str, Any]) -> bool:
     """The quoted text is within what the fact itself says (ignoring case and spacing)."""
-    quote = normalize(row["source_text"] or "")
+    quote = normalise(row["source_text"] or "")
     said = (row["text"], row["subject_name"], row["object_name"])
-    return bool(quote) and any(quote in normalize(s) for s in said)
+    return bool(quote) and any(quote in normalise(s) for s in said)
 
 
 def withhold(rows: list[dict[str, Any]], scope_key: str) -> None:

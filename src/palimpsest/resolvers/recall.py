@@ -1,7 +1,7 @@
-"""Hybrid recall (SPEC section 5): per scope and kind of row, a vector leg and a scope-local
-BM25 leg, each a ranked list; the lists are fused by Reciprocal Rank Fusion, then soft
-preferences read from the question (dates, "when", years, a named speaker) boost the fused
-score. Nothing from another scope reaches a score, a rank or the candidate pools.
+"""Hybrid recall (docs/spec.md, Recall and search): per scope and kind of row, a vector leg
+and a scope-local BM25 leg, each a ranked list; the lists are fused by Reciprocal Rank Fusion,
+then soft preferences read from the question (dates, "when", years, a named speaker) boost the
+fused score. Nothing from another scope reaches a score, a rank or the candidate pools.
 
 The plan for one request, two read sessions running concurrently:
 
@@ -84,6 +84,9 @@ class RecallRequest:
     pool: int | None = None  # candidates per leg; default pool_factor x top_k, capped
     pool_factor: int = 2
     levers: pure.Levers = field(default_factory=pure.Levers)
+    # False: run the legs only (no fusion, boosts or final load) and count the rows they
+    # ranked; what the latency bench compares the whole request with.
+    fuse: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,7 @@ class RecallResult:
     sources_applied: bool = False  # only the code that applied the selector sets it true
     time_filter: TimeFilterReport | None = None
     scopes: list[Scope] = field(default_factory=list)
+    legs_rows: int = 0  # rows the legs ranked, summed (set only when fusion is off)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,10 +165,13 @@ async def _recall(
     async def finish(tx: Tx, lists: list[_List], question: cues.QuestionCues) -> RecallResult:
         if spans:
             timing.observe("legs", max(e for _, e in spans) - min(s for s, _ in spans))
+        if not req.fuse:
+            rows = sum(len(one.ranked.ids) for one in lists)
+            return RecallResult(hits=[], scopes=[r.scope for r in refs], legs_rows=rows)
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool)
         with timing.timed("load"):
-            hits = await hits_of.load(tx, refs, ranked[: req.top_k])
+            hits = await hits_of.load(tx, refs, ranked[: req.top_k], who)
         return RecallResult(
             hits=hits, sources_applied=True, time_filter=report, scopes=[r.scope for r in refs]
         )

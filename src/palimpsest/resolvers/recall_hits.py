@@ -13,7 +13,7 @@ from datetime import datetime
 
 from palimpsest import recall as pure
 from palimpsest.cypher.executor import Row, Tx
-from palimpsest.identity import Scope, ScopeRef
+from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.common import provenance_from
 from palimpsest.resolvers.facts import fact_from
@@ -99,7 +99,9 @@ def candidate(kind: pure.Source, scope: Scope, row_id: str, cues: legs.Cues) -> 
     )
 
 
-async def load(tx: Tx, refs: Sequence[ScopeRef], hits: Sequence[Hit]) -> list[Hit]:
+async def load(
+    tx: Tx, refs: Sequence[ScopeRef], hits: Sequence[Hit], reader: Principal
+) -> list[Hit]:
     """Fill in the hits fusion kept, one statement per scope; a row deleted since its leg
     read it is left out."""
     out: set[int] = set()
@@ -115,7 +117,7 @@ async def load(tx: Tx, refs: Sequence[ScopeRef], hits: Sequence[Hit]) -> list[Hi
         for h in mine:
             row = by_id.get((h.kind, h.id))
             if row is not None:
-                _fill(h, row)
+                _fill(h, row, reader)
                 out.add(id(h))
     return [h for h in hits if id(h) in out]
 
@@ -126,15 +128,15 @@ def _row_id(kind: pure.Source, row: Row) -> str:
     return str(row["key"] if kind is pure.Source.NOTES else row["id"])
 
 
-def _fill(hit: Hit, row: Row) -> None:
+def _fill(hit: Hit, row: Row, reader: Principal) -> None:
     if hit.kind is pure.Source.FACTS:
-        fact = fact_from(Scope(row["fact"]["scope"]), row)
+        fact = fact_from(Scope(row["fact"]["scope"]), row, reader)
         hit.fact, hit.text, hit.scope = fact, fact.text, fact.scope
         hit.created_at, hit.provenance = fact.created_at, fact.provenance
         return
     hit.scope = Scope(row["scope"])
     hit.created_at = row["created_at"]
-    hit.provenance = provenance_from(row)
+    hit.provenance = provenance_from(row, reader)
     if hit.kind is pure.Source.NOTES:
         hit.text = row["text"] or ""
         hit.key = row["key"]

@@ -1,4 +1,5 @@
-"""Withdrawing a fact's sources: a fact goes only with its last source (SPEC section 8).
+"""Withdrawing a fact's sources: a fact goes only with its last source (docs/spec.md, Erasure
+and export).
 
 A source is a ``:Source`` node in the fact's scope naming the chunk scope it quotes
 (``origin_key``). Deleting a document withdraws that document's sources; erasing a user

@@ -1,4 +1,4 @@
-"""SQL Memory (SPEC section 2.3): scope-checked queries and atomic batches, admin listing.
+"""SQL Memory (docs/spec.md, Planes): scope-checked queries and atomic batches, admin listing.
 
 Agent calls resolve their scope on the SQL plane (``sql_scopes``) and reach only that scope's
 database. Admin calls see databases by their owner record, failing closed:
@@ -21,8 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from palimpsest import paging
-from palimpsest.errors import Forbidden, InvalidArgument, NotFound
+from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.identity.permissions import admin_or_operator, not_isolated, require
 from palimpsest.identity.scopes import Plane
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import DatabaseInfo, ExecResult, QueryResult, Statement
@@ -77,11 +78,9 @@ def _view(who: Principal, view: Scope) -> Visible:
     if view is Scope.GLOBAL:
         resolve_scope(who, Scope.GLOBAL, Plane.SQL)  # raises unless an operator has GLOBAL
         return lambda d: True
-    if not (who.is_admin or who.is_operator):
-        raise Forbidden("listing or erasing SQL databases needs the admin role")
+    require(admin_or_operator(who), "listing or erasing SQL databases needs the admin role")
     if view is Scope.TENANT:
-        if who.isolated:
-            raise Forbidden("isolated member: the tenant's SQL databases are not visible")
+        require(not_isolated(who), "isolated member: the tenant's SQL databases are not visible")
         tenant = who.tenant_id
         return lambda d: d.tenant_id == tenant and d.scope not in (None, Scope.GLOBAL)
     raise InvalidArgument("list with scope TENANT (this tenant) or GLOBAL (every tenant)")

@@ -19,8 +19,8 @@ from palimpsest.identity import Origin
 from palimpsest.identity.acting import HarvestedRun
 from palimpsest.resolvers import queue, term_index
 from palimpsest.resolvers.common import new_id
-from palimpsest.resolvers.fact_input import normalize
 from palimpsest.resolvers.harvest import fact_draft
+from palimpsest.schema.names import normalise
 
 
 async def write_turns(
@@ -109,9 +109,9 @@ def turn_row(span: queue.LeasedSpan, turn: Turn, vector: Vector) -> dict[str, An
 def mention_row(m: Mention, span: queue.LeasedSpan) -> dict[str, Any]:
     return {
         "chunk_id": m.turn_id,
-        "type": normalize(m.type),
+        "type": normalise(m.type),
         "name": " ".join(m.name.split()),
-        "norm": normalize(m.name),
+        "norm": normalise(m.name),
         "entity_id": new_id(),
         "start": m.start,
         "end": m.end,

@@ -33,7 +33,8 @@ class FactSource:
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Who wrote a row and from what (SPEC section 6). ``origin`` is always server-stamped."""
+    """Who wrote a row and from what (docs/spec.md, Provenance). ``origin`` is always
+    server-stamped."""
 
     tenant_id: str
     session_id: str | None

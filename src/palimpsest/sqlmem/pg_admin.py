@@ -1,11 +1,19 @@
 """Defence layer 2 on PostgreSQL, and everything done as the admin role.
 
-One database holds every scope. Per scope: a schema ``sqlmem_s_<scope_key>`` (owned by the
-admin, so the scope cannot drop or rename it) on which one LOGIN role ``sqlmem_r_<scope_key>``
+One database holds every scope. Per scope: a schema ``sqlmem_s_<name>`` (owned by the
+admin, so the scope cannot drop or rename it) on which one LOGIN role ``sqlmem_r_<name>``
 has USAGE and CREATE, and nothing else anywhere: agent SQL runs on connections authenticated
 *as* that role (never ``SET ROLE`` from a stronger one, so there is nothing to return to).
 The role's password is HMAC-SHA256(admin password, role name): every replica derives it, none
-stores it. The database is hardened once (``harden``):
+stores it. ``<name>`` is HMAC-SHA256(naming key, scope key), cut to 32 hex digits: the scope key
+is an unkeyed hash of tenant, scope and owner that anyone can compute, so unkeyed names would
+let one scope ask the catalogs whether another's schema exists. The naming key is made once,
+at random, by the first replica to prepare the database, and kept in ``sqlmem_admin.naming``
+(readable by the admin only), so every replica sharing the database derives the same names
+with no configuration of its own. Scopes made under the unkeyed names of earlier versions are
+renamed to their keyed names when a store prepares the database, or on first write or erasure
+(``_migrate``, under the catalog lock, so several replicas starting at once take turns). The
+database is hardened once (``harden``):
 
 - PUBLIC loses CONNECT and TEMP on the database, everything on schema ``public``, SELECT on
   every table and view of ``pg_catalog`` (other scopes' names, view bodies, settings, sessions),
@@ -30,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,7 +53,7 @@ from palimpsest.identity import Scope, ScopeRef
 from palimpsest.sqlmem.base import DatabaseInfo
 from palimpsest.sqlmem.pg_functions import ALLOWED_PG_FUNCTIONS, INFORMATION_SCHEMA_HELPERS
 
-HARDENING_VERSION = 4
+HARDENING_VERSION = 5
 EMPTY_ROLE = "sqlmem_nobody"  # reads of a scope that has no schema yet
 EMPTY_SCHEMA = "sqlmem_empty"
 TOO_BIG = "PA001"  # SQLSTATE raised by sqlmem_admin.too_big
@@ -53,7 +62,8 @@ _KEY = re.compile(r"[0-9a-f]{32}")
 # rewrite the database's one catalog row, and two at once fail ("tuple concurrently updated").
 _LOCK_CATALOG = 7_317_001
 _IDLE_IN_TX = "60s"
-_TEMP_FILES = "256MB"
+_NAMING_KEY_BYTES = 32
+TEMP_FILES = "256MB"  # temp_file_limit of every scope role
 
 _FUNCTIONS = """
 CREATE OR REPLACE FUNCTION sqlmem_admin.caller_schema() RETURNS name
@@ -87,7 +97,7 @@ END $f$;
 CREATE OR REPLACE FUNCTION sqlmem_admin.touch() RETURNS void
 LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
   UPDATE sqlmem_admin.databases SET modified_at = now()
-  WHERE key = substr(session_user, 10)
+  WHERE name = substr(session_user, 10)
 $f$;
 
 CREATE OR REPLACE FUNCTION sqlmem_admin.too_big(n bigint) RETURNS boolean
@@ -96,14 +106,6 @@ BEGIN
   RAISE EXCEPTION 'value too big' USING ERRCODE = 'PA001', DETAIL = n::text;
 END $f$;
 """
-
-
-def role_name(key: str) -> str:
-    return f"sqlmem_r_{check_key(key)}"
-
-
-def schema_name(key: str) -> str:
-    return f"sqlmem_s_{check_key(key)}"
 
 
 def check_key(key: str) -> str:
@@ -126,6 +128,29 @@ class Admin:
         self.timeout_ms = timeout_ms
         self._conn: psycopg.Connection[Any] | None = None
         self._lock = threading.Lock()
+        self._naming: bytes | None = None
+
+    # -- names --------------------------------------------------------------------------------
+
+    def role_name(self, key: str) -> str:
+        return f"sqlmem_r_{self._name(key)}"
+
+    def schema_name(self, key: str) -> str:
+        return f"sqlmem_s_{self._name(key)}"
+
+    def _name(self, key: str) -> str:
+        digest = hmac.new(self._naming_key(), check_key(key).encode(), hashlib.sha256)
+        return digest.hexdigest()[:32]
+
+    def _naming_key(self) -> bytes:
+        # Read once; never under the connection lock (names are derived before taking it).
+        if self._naming is None:
+            with self.connection() as conn:
+                row = conn.execute("SELECT secret FROM sqlmem_admin.naming").fetchone()
+            if row is None:
+                raise Unavailable("the SQL database (PostgreSQL) has not been prepared yet")
+            self._naming = bytes(row[0])
+        return self._naming
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -158,14 +183,72 @@ class Admin:
             conn.execute("CREATE SCHEMA IF NOT EXISTS sqlmem_admin")
             conn.execute("CREATE TABLE IF NOT EXISTS sqlmem_admin.hardening (version int NOT NULL)")
             done = conn.execute("SELECT max(version) FROM sqlmem_admin.hardening").fetchone()
-            if done is not None and done[0] == HARDENING_VERSION:
-                return
-            su = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-            if not (row := su.fetchone()) or not row[0]:
-                raise Unavailable("the SQL Memory admin role must be a superuser to harden")
-            self._harden(conn)
-            conn.execute("DELETE FROM sqlmem_admin.hardening")
-            conn.execute("INSERT INTO sqlmem_admin.hardening VALUES (%s)", [HARDENING_VERSION])
+            if done is None or done[0] != HARDENING_VERSION:
+                su = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+                if not (row := su.fetchone()) or not row[0]:
+                    raise Unavailable("the SQL Memory admin role must be a superuser to harden")
+                self._harden(conn)
+                conn.execute("DELETE FROM sqlmem_admin.hardening")
+                conn.execute("INSERT INTO sqlmem_admin.hardening VALUES (%s)", [HARDENING_VERSION])
+            self._naming = self._ensure_naming(conn)
+            self._migrate(conn)
+
+    @staticmethod
+    def _ensure_naming(conn: psycopg.Connection[Any]) -> bytes:
+        """The naming key: made by the first replica (under the catalog lock), read by all."""
+        conn.execute(
+            """CREATE TABLE IF NOT EXISTS sqlmem_admin.naming (
+                one boolean PRIMARY KEY DEFAULT true CHECK (one), secret bytea NOT NULL)"""
+        )
+        conn.execute("REVOKE ALL ON sqlmem_admin.naming FROM PUBLIC")
+        conn.execute(
+            "INSERT INTO sqlmem_admin.naming (secret) VALUES (%s) ON CONFLICT DO NOTHING",
+            [secrets.token_bytes(_NAMING_KEY_BYTES)],
+        )
+        row = conn.execute("SELECT secret FROM sqlmem_admin.naming").fetchone()
+        assert row is not None  # inserted just above when missing
+        return bytes(row[0])
+
+    def _migrate(self, conn: psycopg.Connection[Any], key: str | None = None) -> None:
+        """Rename scopes still under their unkeyed names (all, or one) to the keyed names.
+
+        The caller holds the catalog lock in a transaction: all of it or none happens, once.
+        Sessions of an old role end (they were opened under the old name by an older replica);
+        the renamed role gets the password and ``search_path`` of its new name.
+        """
+        rows = conn.execute(
+            "SELECT key FROM sqlmem_admin.databases WHERE name IS NULL "
+            "AND (%(key)s::text IS NULL OR key = %(key)s)",
+            {"key": key},
+        ).fetchall()
+        for (old,) in rows:
+            name = self._name(old)
+            role, schema = f"sqlmem_r_{name}", f"sqlmem_s_{name}"
+            old_role, old_schema = f"sqlmem_r_{old}", f"sqlmem_s_{old}"
+            if self._exists(conn, "pg_namespace", "nspname", old_schema):
+                conn.execute(
+                    sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
+                        sql.Identifier(old_schema), sql.Identifier(schema)
+                    )
+                )
+            if self._exists(conn, "pg_roles", "rolname", old_role):
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                    [old_role],
+                )
+                conn.execute(
+                    sql.SQL("ALTER ROLE {} RENAME TO {}").format(
+                        sql.Identifier(old_role), sql.Identifier(role)
+                    )
+                )
+                self._ensure_role(conn, role, schema, create=True)
+            conn.execute("UPDATE sqlmem_admin.databases SET name = %s WHERE key = %s", [name, old])
+
+    @staticmethod
+    def _exists(conn: psycopg.Connection[Any], catalog: str, column: str, value: str) -> bool:
+        # catalog and column are this module's constants, never caller text
+        query = f"SELECT 1 FROM pg_catalog.{catalog} WHERE {column} = %s"  # noqa: S608
+        return conn.execute(query, [value]).fetchone() is not None
 
     def _harden(self, conn: psycopg.Connection[Any]) -> None:
         db = sql.Identifier(self.database)
@@ -201,6 +284,8 @@ class Admin:
                 owner_id text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
                 modified_at timestamptz NOT NULL DEFAULT now())"""
         )
+        # The keyed name of the scope's schema and role; NULL for a scope not yet migrated.
+        conn.execute("ALTER TABLE sqlmem_admin.databases ADD COLUMN IF NOT EXISTS name text UNIQUE")
         conn.execute("REVOKE ALL ON ALL TABLES IN SCHEMA sqlmem_admin FROM PUBLIC")
         conn.execute(_FUNCTIONS)
         conn.execute("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA sqlmem_admin FROM PUBLIC")
@@ -215,15 +300,16 @@ class Admin:
     def provision(self, ref: ScopeRef) -> None:
         """Create the scope's role, schema and owner record if missing; reset the password."""
         key = check_key(ref.scope_key)
+        name, role, schema = self._name(key), self.role_name(key), self.schema_name(key)
         with self.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_CATALOG])
-            schema = schema_name(key)
+            self._migrate(conn, key)
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-            self._ensure_role(conn, role_name(key), schema, create=True)
+            self._ensure_role(conn, role, schema, create=True)
             conn.execute(
-                "INSERT INTO sqlmem_admin.databases (key, tenant_id, scope, owner_id) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
-                [key, ref.tenant_id, ref.scope.value, ref.owner_id],
+                "INSERT INTO sqlmem_admin.databases (key, tenant_id, scope, owner_id, name) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
+                [key, ref.tenant_id, ref.scope.value, ref.owner_id, name],
             )
 
     def reset_password(self, role: str) -> bool:
@@ -255,7 +341,7 @@ class Admin:
             ("search_path", schema),
             ("statement_timeout", str(self.timeout_ms)),
             ("idle_in_transaction_session_timeout", _IDLE_IN_TX),
-            ("temp_file_limit", _TEMP_FILES),
+            ("temp_file_limit", TEMP_FILES),
         ):
             conn.execute(
                 sql.SQL("ALTER ROLE {} SET {} = {}").format(
@@ -274,7 +360,7 @@ class Admin:
                 """SELECT d.key, d.tenant_id, d.scope, d.owner_id, d.modified_at,
                            sqlmem_admin.bytes_of(n.nspname)
                     FROM sqlmem_admin.databases d
-                    JOIN pg_namespace n ON n.nspname = 'sqlmem_s_' || d.key
+                    JOIN pg_namespace n ON n.nspname = 'sqlmem_s_' || d.name
                     ORDER BY d.key"""
             ).fetchall()
         return [
@@ -291,9 +377,10 @@ class Admin:
 
     def erase(self, key: str) -> int | None:
         """Drop a scope's schema and role (its sessions on every replica end); bytes freed."""
-        role, schema = role_name(key), schema_name(key)
+        role, schema = self.role_name(key), self.schema_name(key)
         with self.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_CATALOG])
+            self._migrate(conn, key)
             found = conn.execute(
                 "SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]
             ).fetchone()
@@ -316,7 +403,7 @@ class Admin:
     def compact(self, key: str) -> None:
         """Rewrite the scope's tables and indexes, so the pages of a rolled-back batch do not
         count against the quota (plain VACUUM never shrinks an index)."""
-        schema = schema_name(key)
+        schema = self.schema_name(key)
         with self.connection() as conn:
             tables = conn.execute(
                 "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "

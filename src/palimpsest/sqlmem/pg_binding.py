@@ -8,7 +8,7 @@ from typing import Any
 from palimpsest.errors import InvalidArgument
 from palimpsest.sqlmem import codec
 from palimpsest.sqlmem.pg_errors import too_big
-from palimpsest.sqlmem.pg_validator import PgChecked
+from palimpsest.sqlmem.pg_validator import MAX_LIKE_PATTERN_CHARS, PgChecked, pattern_too_long
 
 # Types whose values are small and fixed: no size guard is needed around them.
 _FIXED = {16, 20, 21, 23, 26, 700, 701, 790, 1082, 1083, 1114, 1184, 1186, 1266, 2950}
@@ -38,6 +38,13 @@ def bind(checked: PgChecked, bound: codec.Params, max_value_bytes: int) -> list[
         size = len(v.encode()) if isinstance(v, str) else len(v) if isinstance(v, bytes) else 0
         if size > max_value_bytes:
             raise too_big(max_value_bytes)
+    for number in checked.patterns:
+        pattern = values[number - 1]
+        if isinstance(pattern, str | bytes) and len(pattern) > MAX_LIKE_PATTERN_CHARS:
+            raise pattern_too_long(len(pattern))
+    if checked.built > max_value_bytes:
+        # Built inside one call that no timeout interrupts; refused before it runs.
+        raise too_big(max_value_bytes)
     return values
 
 

@@ -15,17 +15,22 @@ from palimpsest.errors import (
     QuotaExceeded,
     Unavailable,
 )
-from palimpsest.sqlmem.pg_admin import TOO_BIG
+from palimpsest.sqlmem.pg_admin import TEMP_FILES, TOO_BIG
 from palimpsest.sqlmem.translate import Failure
 
 _TIMEOUT = "57014"  # query_canceled: statement_timeout (the store cancels nothing it reports)
 _PRIVILEGE = "42501"
 _READ_ONLY = "25006"
 _UNDEFINED_TABLE = "42P01"
+_TEMP_FILE_LIMIT = "53400"  # configuration_limit_exceeded: the role's temp_file_limit
 _RETRY = {"40001", "40P01", "55P03", "57P01", "57P02", "57P03"}
 
 
 def translate(e: psycopg.Error, f: Failure) -> PalimpsestError:
+    if not e.sqlstate and isinstance(e.__context__, psycopg.Error) and e.__context__.sqlstate:
+        # Leaving pipeline mode right after the server's error (a statement timeout that hits
+        # before the rows) fails again without a SQLSTATE; the server's error is the answer.
+        e = e.__context__
     state = e.sqlstate or ""
     at = {"statement": f.statement}
     message = _first_line(e)
@@ -48,6 +53,15 @@ def translate(e: psycopg.Error, f: Failure) -> PalimpsestError:
         return InvalidArgument(f"statement refused: {reason}", reason=reason, **at)
     if state.startswith("23"):
         return Conflict(f"constraint failed: {message}", **at)
+    if state == _TEMP_FILE_LIMIT:
+        # The same statement would fail again: a limit, not a busy server.
+        return QuotaExceeded(
+            f"the statement needed more than {TEMP_FILES} of temporary files (sorting or "
+            "materialising too many rows); nothing was changed",
+            limit="sqlTempFileBytes",
+            tempFileLimit=TEMP_FILES,
+            **at,
+        )
     if state == "54000":
         return too_big(f.max_value_bytes, f.statement)
     if state in _RETRY or state.startswith(("08", "53", "58", "XX")):

@@ -49,9 +49,7 @@ from palimpsest.sqlmem.pg_admin import (
     EMPTY_SCHEMA,
     Admin,
     check_key,
-    role_name,
     role_password,
-    schema_name,
 )
 from palimpsest.sqlmem.pg_binding import bind, guarded
 from palimpsest.sqlmem.pg_errors import translate
@@ -102,7 +100,7 @@ class PostgresStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PostgresStore:
-        from palimpsest.postgres_local import conninfo
+        from palimpsest.local.postgres import conninfo
 
         return cls(
             conninfo(settings),
@@ -301,7 +299,7 @@ class PostgresStore:
 
     def _connect(self, ref: ScopeRef, *, write: bool) -> tuple[psycopg.Connection[Any], str]:
         key = ref.scope_key
-        role, schema = role_name(key), schema_name(key)
+        role, schema = self.admin.role_name(key), self.admin.schema_name(key)
         try:
             return self._open(role, schema), key
         except psycopg.OperationalError as e:

@@ -17,6 +17,16 @@ PostgreSQL specifics:
   ``NOTIFY``, ``TRUNCATE``, ``LOCK``, ``VACUUM``, transaction control, ``SELECT ... FOR
   UPDATE``/``INTO``, ``RETURNING`` (``sqlExec`` returns no rows), ``TEMP``/``UNLOGGED``
   objects, and ``CREATE`` of anything but a table, index or view.
+- Nothing that looks a name up in the catalogs: the ``reg*`` types (``'x'::regclass``,
+  ``CAST(x AS regrole)``, a ``regnamespace`` column) and schema-qualified types are refused,
+  and a sequence function names its sequence as a literal without a schema. Such a lookup
+  answers differently when another scope's schema or role exists.
+- Work inside one call that PostgreSQL checks for cancellation too rarely: a ``LIKE``,
+  ``ILIKE``, ``SIMILAR TO`` (``~~``, ``~~*``) pattern is a string literal or a parameter, of at
+  most ``MAX_LIKE_PATTERN_CHARS`` (a longer pattern runs on long past ``statement_timeout``);
+  ``repeat``/``lpad``/``rpad`` take a literal count, and the size they would build (``built``)
+  is refused over the value cap before anything runs (the value guard sees a value only once
+  it is built).
 - Parameters: ``?`` (positional) and ``:name``, as on SQLite; they are rewritten to
   PostgreSQL's ``$n`` token by token, everything else of the text runs as written. ``$1``,
   ``$name`` and ``@name`` are refused (``?`` is always a parameter, never jsonb's operator).
@@ -26,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import re
+import uuid
 from dataclasses import dataclass
 
 import sqlglot
@@ -76,6 +87,19 @@ _LEAD = re.compile(r"[A-Za-z]+")
 # A function call rendered by sqlglot: its name, then '('.
 _CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _ALWAYS_OK = frozenset({"cast", "coalesce", "nullif", "greatest", "least"})
+# Types whose input looks a name up in the catalogs (regclass, regrole, regnamespace...).
+_CATALOG_TYPE = re.compile(
+    r"\breg(class|collation|config|dictionary|namespace|oper|operator|proc|procedure|role|type)\b"
+)
+# Functions whose first argument is a regclass: a relation name looked up when it runs.
+_SEQUENCE_FUNCTIONS = frozenset({"nextval", "currval", "setval"})
+
+
+# The longest LIKE/ILIKE/SIMILAR TO pattern, literal or bound (characters).
+MAX_LIKE_PATTERN_CHARS = 1000
+_PATTERNS = (exp.Like, exp.ILike, exp.SimilarTo)
+# Functions whose result size is their count argument (times the string, for repeat).
+_BUILDERS = frozenset({"repeat", "lpad", "rpad"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +110,8 @@ class PgChecked:
     kind: Kind
     names: tuple[str, ...] | None  # named parameters in $n order; None for positional
     count: int  # how many $n parameters the text has
+    patterns: tuple[int, ...] = ()  # the $n (from 1) bound as LIKE patterns
+    built: int = 0  # the most bytes one repeat/lpad/rpad call of the text builds
 
 
 def check_query(sql: str) -> PgChecked:
@@ -171,6 +197,8 @@ def _check_create(tree: exp.Create) -> None:
 
 def _check_tree(tree: exp.Expr) -> None:
     for node in tree.walk():
+        if isinstance(node, _PATTERNS):
+            _check_pattern(node.expression)
         for kind, what in _REFUSED_NODES.items():
             if isinstance(node, kind):
                 raise _refused(f"{what} is not allowed")
@@ -184,6 +212,85 @@ def _check_tree(tree: exp.Expr) -> None:
             raise _refused("functions of another schema are not allowed")
         if isinstance(node, exp.Table):
             _check_table(node)
+        if isinstance(node, exp.DataType | exp.ObjectIdentifier):
+            _check_type(node)
+        if isinstance(node, exp.Anonymous) and str(node.name).lower() in _SEQUENCE_FUNCTIONS:
+            _check_sequence(node)
+
+
+def _check_pattern(pattern: exp.Expr) -> None:
+    if isinstance(pattern, exp.Placeholder):
+        return  # its bound value is measured when it is bound (pg_binding)
+    if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+        raise _refused(
+            "a LIKE, ILIKE or SIMILAR TO pattern must be a string literal or a parameter"
+        )
+    if len(pattern.name) > MAX_LIKE_PATTERN_CHARS:
+        raise _refused(_long_pattern(len(pattern.name)))
+
+
+def _long_pattern(chars: int) -> str:
+    return f"a LIKE pattern of {chars} characters; the limit is {MAX_LIKE_PATTERN_CHARS}"
+
+
+def pattern_too_long(chars: int) -> InvalidArgument:
+    return _refused(_long_pattern(chars))
+
+
+def _built(tree: exp.Expr) -> int:
+    """The most bytes one repeat/lpad/rpad call builds, from its literal count (and string)."""
+    most = 0
+    for node in tree.walk():
+        if isinstance(node, exp.Func) and (name := _function_name(node)) in _BUILDERS:
+            most = max(most, _build_size(node, name))
+    return most
+
+
+def _build_size(node: exp.Func, name: str) -> int:
+    if isinstance(node, exp.Repeat):
+        text, count = node.this, node.args.get("times")
+    elif isinstance(node, exp.Pad):
+        text, count = node.this, node.expression
+    else:  # a spelling sqlglot leaves as a plain call: (string, count, ...)
+        args = list(node.expressions)
+        text, count = [*args, None, None][:2]
+    times = _literal_int(count)
+    if times is None:
+        raise _refused(f"{name}() takes a literal number as its count")
+    if isinstance(node, exp.Pad):
+        fill = node.args.get("fill_pattern")
+        if fill is None:
+            return times  # spaces
+        if isinstance(fill, exp.Literal) and fill.is_string:
+            return times * max((len(c.encode()) for c in fill.name), default=1)
+        return times * 4  # characters of up to 4 bytes
+    if isinstance(text, exp.Literal) and text.is_string:
+        return times * len(text.name.encode())
+    return times * max(_built(text) if isinstance(text, exp.Expr) else 0, 1)
+
+
+def _literal_int(arg: exp.Expr | None) -> int | None:
+    if isinstance(arg, exp.Paren):
+        return _literal_int(arg.this)
+    if isinstance(arg, exp.Literal) and not arg.is_string and arg.name.isdigit():
+        return int(arg.name)
+    return None
+
+
+def _check_type(node: exp.DataType | exp.ObjectIdentifier) -> None:
+    if isinstance(node, exp.DataType) and isinstance(node.args.get("kind"), exp.Dot):
+        raise _refused("schema-qualified types are not allowed")
+    if _CATALOG_TYPE.search(node.sql(dialect=_DIALECT).lower()):
+        raise _refused("the reg* types (catalog lookups) are not allowed")
+
+
+def _check_sequence(node: exp.Anonymous) -> None:
+    first = node.expressions[0] if node.expressions else None
+    if not (isinstance(first, exp.Literal) and first.is_string and "." not in first.name):
+        raise _refused(
+            f"{str(node.name).lower()}() takes the name of one of the scope's own sequences "
+            "as a literal, without a schema"
+        )
 
 
 def _check_table(node: exp.Table) -> None:
@@ -263,7 +370,40 @@ def _bind_plan(sql: str, tree: exp.Expr, tokens: list[Token], kind: Kind) -> PgC
     body_end = max((t.end for t in tokens if t.token_type is not TokenType.SEMICOLON), default=-1)
     out.append(sql[last : body_end + 1])
     positional = not names or names[0] == "?"
-    return PgChecked("".join(out), kind, None if positional else tuple(names), len(names))
+    return PgChecked(
+        "".join(out),
+        kind,
+        None if positional else tuple(names),
+        len(names),
+        patterns=_pattern_numbers(tree, names, positional),
+        built=_built(tree),
+    )
+
+
+def _pattern_numbers(tree: exp.Expr, names: list[str], positional: bool) -> tuple[int, ...]:
+    """The ``$n`` of every parameter bound as a LIKE pattern."""
+    bound = [n.expression for n in tree.walk() if isinstance(n, _PATTERNS)]
+    marks = [p for p in bound if isinstance(p, exp.Placeholder)]
+    if not marks:
+        return ()
+    if not positional:
+        return tuple(sorted({names.index(str(p.name)) + 1 for p in marks}))
+    # ``?`` is numbered by its place in the text, which the tree does not keep: render a copy
+    # with the pattern parameters replaced by an unguessable literal, and count in order.
+    marker = f"sqlmem-pattern-{uuid.uuid4().hex}"
+    copy = tree.copy()
+    wanted = {id(p) for p in marks}
+    for original, twin in zip(tree.walk(), copy.walk(), strict=True):
+        if id(original) in wanted:
+            twin.replace(exp.Literal.string(marker))
+    numbers, seen = [], 0
+    for token in sqlglot.tokenize(copy.sql(dialect=_DIALECT), read=_DIALECT):
+        if token.token_type is TokenType.PLACEHOLDER and token.text == "?":
+            seen += 1
+        elif token.token_type is TokenType.STRING and token.text == marker:
+            seen += 1
+            numbers.append(seen)
+    return tuple(numbers)
 
 
 def _lead(sql: str) -> str:

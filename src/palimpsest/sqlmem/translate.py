@@ -42,14 +42,7 @@ def translate(e: sqlite3.Error, f: Failure) -> PalimpsestError:
             f"statement refused by the SQLite authorizer: {reason}", reason=reason, **at
         )
     if primary == sqlite3.SQLITE_INTERRUPT:
-        return QuotaExceeded(
-            f"statement timeout of {f.timeout_ms} ms exceeded; stopped after {f.elapsed_ms} ms "
-            "and nothing was changed",
-            limit="statementTimeoutMs",
-            timeoutMs=f.timeout_ms,
-            elapsedMs=f.elapsed_ms,
-            **at,
-        )
+        return timed_out(f.timeout_ms, f.elapsed_ms, f.statement)
     if primary == sqlite3.SQLITE_FULL and f.quota_bytes:
         return QuotaExceeded(
             f"SQL database quota of {f.quota_bytes} bytes would be exceeded "
@@ -75,3 +68,15 @@ def translate(e: sqlite3.Error, f: Failure) -> PalimpsestError:
         # Python-level errors (bindings, a second statement) carry no SQLite code.
         return InvalidArgument(f"SQLite: {e}", **at)
     return Unavailable(f"the SQL database failed ({e.sqlite_errorname})", **at)
+
+
+def timed_out(timeout_ms: int, elapsed_ms: int, statement: int) -> QuotaExceeded:
+    """The time limit, whether SQLite stopped the statement or its worker was killed."""
+    return QuotaExceeded(
+        f"statement timeout of {timeout_ms} ms exceeded; stopped after {elapsed_ms} ms "
+        "and nothing was changed",
+        limit="statementTimeoutMs",
+        timeoutMs=timeout_ms,
+        elapsedMs=elapsed_ms,
+        statement=statement,
+    )

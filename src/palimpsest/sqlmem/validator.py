@@ -16,12 +16,17 @@ Decisions:
   table or function may stand, views included: a view over them would read them later.
 - ``REPLACE INTO`` is analysed as the ``INSERT OR REPLACE`` it is (sqlglot gives ``Command``).
 - Numbered parameters (``?1``) do not parse in sqlglot; use ``?`` or ``:name``/``@name``/``$name``.
+- ``printf``/``format`` take a literal format string whose widths and precisions are literal
+  numbers (``*`` reads a literal argument), at most ``MAX_PRINTF_PADDING`` in all per statement:
+  SQLite repeats ``%.Nc`` one character at a time inside one call, after the value limit has
+  already failed it, and the progress handler (the time limit) never runs inside a call.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -36,6 +41,11 @@ from palimpsest.sqlmem.authorizer import ALLOWED_FUNCTIONS, introspection
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 MAX_STATEMENT_CHARS = 100_000
+# The widths and precisions of every printf/format in one statement, summed.
+MAX_PRINTF_PADDING = 1_000_000
+_PRINTF = frozenset({"printf", "format"})
+# One conversion: '%', its flags, width and precision (digits or '*'), length, and its letter.
+_SPEC = re.compile(r"%([-+ #!0,]*)(\*|\d+)?(?:\.(\*|\d*))?(l{0,2})(.?)", re.S)
 _CACHE_CHARS = 4096
 _DIALECT = "sqlite"
 _LITERALS = (TokenType.STRING, TokenType.HEX_STRING, TokenType.BIT_STRING)
@@ -221,7 +231,15 @@ def _check_create(tree: exp.Create) -> None:
 
 
 def _check_tree(tree: exp.Expr) -> None:
+    padding = 0
     for node in tree.walk():
+        if _is_printf(node):
+            padding += _printf_padding(node)
+            if padding > MAX_PRINTF_PADDING:
+                raise _refused(
+                    f"printf()/format() widths and precisions add up to more than "
+                    f"{MAX_PRINTF_PADDING} in one statement"
+                )
         if isinstance(node, exp.Command | exp.Pragma | exp.Attach | exp.Detach):
             raise _refused(f"{node.key.upper()} is not allowed")
         if isinstance(node, exp.Transaction | exp.Commit | exp.Rollback):
@@ -238,6 +256,49 @@ def _check_tree(tree: exp.Expr) -> None:
             db = node.args.get("db")
             if db is not None and str(db.name).lower() != "main":
                 raise _refused("only the scope's own database (main) can be named")
+
+
+def _is_printf(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Format) or (
+        isinstance(node, exp.Anonymous) and str(node.name).lower() in _PRINTF
+    )
+
+
+def _printf_padding(node: exp.Expr) -> int:
+    """The widths and precisions a printf/format call asks for, read from its literals."""
+    if isinstance(node, exp.Format):
+        fmt, args = node.this, list(node.expressions)
+    else:
+        if not node.expressions:
+            return 0
+        fmt, *args = node.expressions
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise _refused("printf()/format() take a literal format string")
+    total, next_arg = 0, 0
+    for match in _SPEC.finditer(fmt.name):
+        _flags, width, precision, _length, conversion = match.groups()
+        for part in (width, precision):
+            if part == "*":
+                total += _literal_count(args[next_arg] if next_arg < len(args) else None)
+                next_arg += 1
+            elif part:
+                total += int(part)
+        if conversion != "%":
+            next_arg += 1
+    return total
+
+
+def _literal_count(arg: exp.Expr | None) -> int:
+    """The size a ``*`` takes from its argument: it must be a literal integer."""
+    if isinstance(arg, exp.Neg):
+        arg = arg.this
+    if isinstance(arg, exp.Paren):
+        return _literal_count(arg.this)
+    if isinstance(arg, exp.Literal) and not arg.is_string and arg.name.isdigit():
+        return int(arg.name)
+    if arg is None:
+        return 0
+    raise _refused("a printf()/format() '*' width or precision must be a literal number")
 
 
 def _refused(reason: str) -> InvalidArgument:

@@ -19,6 +19,7 @@ from palimpsest.cypher.executor import (
     Statement,
     Tx,
 )
+from palimpsest.errors import DatabaseFailure, Unavailable
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.scopes import scope_key
 from tests.unit.principals import principal
@@ -137,14 +138,15 @@ async def test_a_single_read_is_retried_on_transient_errors(error: Exception) ->
 async def test_a_single_read_gives_up_after_three_tries_and_at_once_on_client_errors() -> None:
     session = _FlakySession(TransientError("busy"), fails=3)
     db = Database(Neo4jExecutor(_Driver(session), "neo4j"))  # type: ignore[arg-type]
-    with pytest.raises(TransientError):
+    with pytest.raises(Unavailable, match="busy"):
         await db.read(ONE)
     assert session.runs == 3
     session = _FlakySession(ClientError("bad"), fails=1)
     db = Database(Neo4jExecutor(_Driver(session), "neo4j"))  # type: ignore[arg-type]
-    with pytest.raises(ClientError):
+    with pytest.raises(DatabaseFailure) as failed:
         await db.read(ONE)
     assert session.runs == 1
+    assert failed.value.details == {"driverCode": ClientError("bad").code}
 
 
 async def test_a_read_of_several_statements_is_retried_from_its_first() -> None:

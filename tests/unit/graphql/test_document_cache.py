@@ -6,7 +6,9 @@ from graphql import parse
 
 from palimpsest.graphql.document_cache import MAX_QUERY_CHARS, DocumentCache, cost_errors
 from palimpsest.graphql.limits import EdgeLimits
+from palimpsest.graphql.schema import build_schema
 
+SCHEMA = build_schema()._schema
 DOC = parse("{ health }")
 
 
@@ -41,6 +43,6 @@ def test_the_cost_of_a_kept_document_reads_the_variables() -> None:
     search = 'search(scope: USER, query: "q", alsoScopes: $also) { scopes }'
     doc = parse("query($also: [Scope!]) { " + " ".join(f"a{i}: {search}" for i in range(3)) + " }")
     limits = EdgeLimits()
-    assert cost_errors(doc, {"also": []}, limits) == []
-    [error] = cost_errors(doc, {"also": ["TENANT", "AGENT", "GLOBAL"]}, limits)
+    assert cost_errors(SCHEMA, doc, {"also": []}, limits) == []
+    [error] = cost_errors(SCHEMA, doc, {"also": ["TENANT", "AGENT", "GLOBAL"]}, limits)
     assert "index calls" in error.message

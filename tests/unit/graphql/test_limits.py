@@ -48,7 +48,7 @@ def op_cost(query: str, **variables: Any) -> Cost:
         d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
     }
     [op] = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    return cost(op, fragments, variables)
+    return cost(SCHEMA, op, fragments, variables)
 
 
 def repeated_fields(n: int) -> str:
@@ -266,3 +266,31 @@ def test_literals_a_scalar_cannot_convert_are_invalid_arguments() -> None:
     [error] = errors_of(query % ("9" * 5000))
     assert error["extensions"] == {"code": "INVALID_ARGUMENT"}
     assert "Int" in error["message"]
+
+
+def test_every_field_that_embeds_or_searches_declares_its_cost() -> None:
+    """The cost lives with the field: the fields whose resolvers embed or search all carry a
+    spec, and no other root field does (a field that forgot its cost would be free)."""
+    from palimpsest.graphql.cost import cost_of
+
+    declared = {
+        name
+        for root in (SCHEMA.query_type, SCHEMA.mutation_type)
+        if root is not None
+        for name, field in root.fields.items()
+        if cost_of(field) is not None
+    }
+    assert declared == {
+        "recall",
+        "search",
+        "graphRecall",
+        "memorySet",
+        "memoryIncrement",
+        "memoryMerge",
+        "memoryAppendDedupe",
+        "memoryBoundedList",
+        "importDocument",
+        "importDocuments",
+        "updateChunk",
+        "assertFacts",
+    }

@@ -1,9 +1,10 @@
-"""Provenance as GraphQL renders it: the writer of a row is shown within its own tenant and to
-platform operators; across tenants (GLOBAL rows) everyone else sees only what the row says
-about its origin (issue 11, finding 5)."""
+"""Provenance as GraphQL renders it, decoded by the core for the reader: the writer of a row
+is shown within its own tenant and to platform operators; across tenants (GLOBAL rows)
+everyone else sees only what the row says about its origin (issue 11, finding 5)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
@@ -13,6 +14,7 @@ import strawberry
 
 from palimpsest.graphql.types import Provenance
 from palimpsest.identity import Principal, Role
+from palimpsest.resolvers.common import provenance_from
 from palimpsest.schema import models
 from tests.unit.principals import principal
 
@@ -20,27 +22,28 @@ JUDGED = datetime(2026, 1, 2, tzinfo=UTC)
 QUOTE = models.SourceQuote(chunk_id="c" * 32, start=1, end=5, text="abcd")
 
 
-def row(tenant: str) -> models.Provenance:
-    return models.Provenance(
-        tenant_id=tenant,
-        session_id="ses_writer",
-        run_id="run_writer",
-        agent_name="their-agent",
-        model="their-model",
-        origin="agent",
-        compaction_generation=3,
-        source_quote=QUOTE,
-        judged_by="judge",
-        judged_at=JUDGED,
-    )
+def row(tenant: str) -> dict[str, Any]:
+    return {
+        "tenant_id": tenant,
+        "session_id": "ses_writer",
+        "run_id": "run_writer",
+        "agent_name": "their-agent",
+        "model": "their-model",
+        "origin": "agent",
+        "compaction_generation": 3,
+        "judged_by": "judge",
+        "judged_at": JUDGED,
+    }
 
 
-def render(reader: Principal, p: models.Provenance) -> dict[str, Any]:
+def render(reader: Principal, stored: dict[str, Any]) -> dict[str, Any]:
+    decoded = replace(provenance_from(stored, reader), source_quote=QUOTE)
+
     @strawberry.type
     class Query:
         @strawberry.field
         def provenance(self) -> Provenance:
-            return Provenance.of(p)
+            return Provenance.of(decoded)
 
     schema = strawberry.Schema(query=Query)
     result = schema.execute_sync(

@@ -8,7 +8,8 @@ import pytest
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.resolvers import quotes
-from palimpsest.resolvers.fact_input import EntityRef, FactDraft, SourceRef, prepare
+from palimpsest.resolvers.fact_input import prepare
+from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 HOME, SHARED = "a" * 32, "b" * 32
 CHUNK = "cnry1 the Ledger  runs on rails cnry2"

@@ -13,7 +13,7 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.postgres_local import conninfo
+from palimpsest.local.postgres import conninfo
 from palimpsest.sqlmem import SqliteStore
 from palimpsest.sqlmem.pg_store import PostgresStore
 from tests.unit.principals import scope_ref
@@ -93,6 +93,7 @@ def scopes(request: pytest.FixtureRequest) -> Iterator[Scopes]:
         max_columns=1,
     )
     try:
+        cleaner.prepare()  # the keyed names need the naming key, made when first prepared
         for ref in made.made:
             cleaner.erase_sync(ref.scope_key)
     finally:

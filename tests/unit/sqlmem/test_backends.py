@@ -12,7 +12,7 @@ import pytest
 
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.sqlmem import DatabaseInfo, Statement, files
+from palimpsest.sqlmem import DatabaseInfo, SqliteStore, Statement, files
 from palimpsest.sqlmem.pg_store import PostgresStore
 from palimpsest.sqlmem.store import MAX_BATCH
 from tests.unit.sqlmem.conftest import BACKENDS, MakeStore, Scopes, Store
@@ -31,7 +31,8 @@ SQL = {
     },
     "postgres": {
         "notes": "CREATE TABLE notes (id SERIAL PRIMARY KEY, body TEXT UNIQUE, b BYTEA)",
-        "blob": "decode(repeat('00', {n}), 'hex')",
+        # repeat() may build no string over the value cap, even on the way to a value
+        "blob": "CAST(repeat('a', {n}) AS BYTEA)",
         "text": "repeat('x', {n})",
         "bytes_literal": "'\\x00ff'::bytea",
         "refused": "COPY notes FROM PROGRAM 'id'",
@@ -300,6 +301,126 @@ def test_the_column_cap_refuses_before_the_statement_runs(
         store.query_sync(alice, query, None)
     assert caught.value.details["limit"] == "sqlMaxColumns"
     assert time.monotonic() - started < 2.0  # the timeout is 5 s: it never ran
+
+
+# Values built inside one function call, where a time limit checked between steps never runs:
+# each must end within the limit with a coded error, never hang or fail as INTERNAL.
+BUILT_IN_ONE_CALL = {
+    "sqlite": [
+        "SELECT printf('%.*c', 2000000000, 'x')",
+        "SELECT format('%2000000000.2000000000c', 'x')",
+        "SELECT zeroblob(2000000000)",
+        "SELECT randomblob(2000000000)",
+        "SELECT length(replace(hex(zeroblob(500000)), '0', '00'))",
+        "SELECT substr(hex(zeroblob(500000)), 1, 2000000000) || hex(zeroblob(500000))",
+        "SELECT hex(hex(zeroblob(300000)))",
+        UP_TO.format(10**12) + "SELECT length(group_concat(hex(zeroblob(1000)))) FROM c",
+    ],
+    "postgres": [
+        "SELECT length(repeat('x', 2000000000))",
+        "SELECT length(lpad('x', 2000000000))",
+        "SELECT length(rpad('x', 2000000000, 'ab'))",
+        "SELECT length(format('%2000000000s', 'x'))",
+        "SELECT length(format('%*s', 2000000000, 'x'))",
+        "SELECT count(*) FROM generate_series(1, 1000000000000)",
+        "SELECT length(string_agg('xxxx', '')) FROM generate_series(1, 1000000000000)",
+        UP_TO.format(10**12) + "SELECT count(*) FROM c",
+    ],
+}
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_a_value_built_in_one_call_ends_within_the_limit(
+    make_store: MakeStore, scopes: Scopes, case: int
+) -> None:
+    store, alice = make_store(), scopes("alice")
+    backend = "sqlite" if type(store).__name__ == "SqliteStore" else "postgres"
+    started = time.monotonic()
+    with pytest.raises((QuotaExceeded, InvalidArgument)) as caught:
+        store.query_sync(alice, BUILT_IN_ONE_CALL[backend][case], None)
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5, f"took {elapsed:.1f} s under a 0.3 s limit"  # printf took 15 s
+    assert caught.value.code in ("QUOTA_EXCEEDED", "INVALID_ARGUMENT")
+
+
+def _upper_many(text: str) -> str:
+    """2,000 upper() calls of a 1 MB value in one row (100 per greatest/max, 20 columns)."""
+    backend_max = "max" if "zeroblob" in text else "greatest"
+    column = f"length({backend_max}(" + ", ".join(["upper(x)"] * 100) + "))"
+    return f"WITH a(x) AS (SELECT {text}) SELECT " + ", ".join([column] * 20) + " FROM a"
+
+
+# Work done inside one function call (or between two checks of SQLite's progress handler),
+# which neither the progress handler nor sqlite3_interrupt can stop: each must still end within
+# the limit with a coded error. On SQLite the worker running it is killed at the deadline.
+PAST_THE_CHECKS = {
+    "sqlite": [
+        "SELECT instr(hex(zeroblob(250000)) || 'b', hex(zeroblob(125000)) || 'b')",
+        "SELECT length(replace(hex(zeroblob(250000)), hex(zeroblob(125000)) || 'b', 'x'))",
+        "SELECT instr(zeroblob(500000), CAST(CAST(zeroblob(250000) AS TEXT) || char(1) AS BLOB))",
+        "SELECT hex(zeroblob(100000)) LIKE '%' || hex(zeroblob(4998)) || 'b%'",
+        "SELECT hex(zeroblob(100000)) GLOB '*' || hex(zeroblob(4998)) || 'b*'",
+        _upper_many("hex(zeroblob(500000))"),
+    ],
+    "postgres": [
+        "SELECT repeat('a', 500000) LIKE '%' || repeat('a', 250000) || 'b%'",
+        "SELECT repeat('a', 500000) ILIKE '%' || repeat('a', 250000) || 'b%'",
+        "SELECT repeat('a', 500000) SIMILAR TO '%' || repeat('a', 250000) || 'b%'",
+        "SELECT repeat('a', 500000) ~~ ('%' || repeat('a', 250000) || 'b%')",
+        "SELECT length(repeat('xxxxxxxxxx', 100000000))",
+        "SELECT length(lpad('x', 260000000, 'é'))",
+    ],
+}
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_work_inside_one_call_ends_within_the_limit(
+    make_store: MakeStore, scopes: Scopes, case: int
+) -> None:
+    store, alice = make_store(), scopes("alice")
+    backend = "sqlite" if type(store).__name__ == "SqliteStore" else "postgres"
+    started = time.monotonic()
+    with pytest.raises((QuotaExceeded, InvalidArgument)) as caught:
+        store.query_sync(alice, PAST_THE_CHECKS[backend][case], None)
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5, f"took {elapsed:.1f} s under a 0.3 s limit"
+    assert caught.value.code in ("QUOTA_EXCEEDED", "INVALID_ARGUMENT")
+    # The store still answers at once afterwards (a killed worker was replaced).
+    assert store.query_sync(alice, "SELECT 1", None).rows == [[1]]
+
+
+def test_a_write_stopped_inside_one_call_changes_nothing(
+    make_store: MakeStore, scopes: Scopes
+) -> None:
+    store, alice = make_store(), scopes("alice")
+    make_notes(store, alice)
+    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('kept')")])
+    # SQLite: one instr() call its progress handler cannot stop (the worker is killed);
+    # PostgreSQL: a long statement its timeout stops (the one-call builders are refused).
+    slow = (
+        "INSERT INTO notes (body) " + PAST_THE_CHECKS["sqlite"][0]
+        if isinstance(store, SqliteStore)
+        else "INSERT INTO notes (body) SELECT count(*) FROM generate_series(1, 1000000000000)"
+    )
+    started = time.monotonic()
+    with pytest.raises(QuotaExceeded) as caught:
+        store.execute_sync(
+            alice,
+            [
+                Statement("INSERT INTO notes (body) VALUES ('new')"),
+                Statement("CREATE TABLE more (a INTEGER)"),
+                Statement(slow),
+            ],
+        )
+    assert time.monotonic() - started < 1.5
+    assert caught.value.details["limit"] == "statementTimeoutMs"
+    assert caught.value.details["statement"] == 2
+    assert store.query_sync(alice, "SELECT body FROM notes", None).rows == [["kept"]]
+    with pytest.raises(InvalidArgument, match="no such table"):
+        store.query_sync(alice, "SELECT count(*) FROM more", None)
+    # The file's writer lock was released: the next write goes through at once.
+    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('after')")])
+    assert count(store, alice) == 2
 
 
 def _databases(store: Store) -> list[DatabaseInfo]:

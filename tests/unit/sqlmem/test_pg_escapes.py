@@ -7,6 +7,7 @@ object or table outside the scope schemas, no file written, the attacker still a
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,10 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument, PalimpsestError, QuotaExceeded
 from palimpsest.identity import Scope
+from palimpsest.local.postgres import conninfo
 from palimpsest.sqlmem import Statement
-from palimpsest.sqlmem.pg_admin import role_name, role_password, schema_name
+from palimpsest.sqlmem.pg_admin import Admin, role_password
 from palimpsest.sqlmem.pg_store import PostgresStore
 from tests.unit.principals import scope_ref
 
@@ -30,6 +33,22 @@ TENANT = f"t-{uuid.uuid4().hex[:10]}"
 ATTACKER = scope_ref(TENANT, Scope.USER, "mallory")
 VICTIM = scope_ref(TENANT, Scope.USER, "victim")
 PWNED = Path("/tmp") / f"palimpsest-pwned-{uuid.uuid4().hex[:8]}"
+
+
+@functools.cache
+def _names() -> Admin:
+    """The keyed names, as every store derives them; made on first use, so collecting this
+    module needs no PostgreSQL set up (`make check` deselects it)."""
+    return Admin(conninfo(Settings()), timeout_ms=1000)
+
+
+def role_name(key: str) -> str:
+    return _names().role_name(key)
+
+
+def schema_name(key: str) -> str:
+    return _names().schema_name(key)
+
 
 FORBIDDEN = [
     "COPY notes TO '{pwned}'",
@@ -275,3 +294,47 @@ def test_a_role_that_changed_its_own_defaults_is_still_held(
     with pytest.raises(QuotaExceeded, match="statement timeout of 500 ms"):
         store.query_sync(ATTACKER, forever, None)
     assert store.query_sync(ATTACKER, "SELECT body FROM notes ORDER BY id LIMIT 1", None).rows
+
+
+ORACLES = [
+    "SELECT '{name}'::regnamespace",
+    "SELECT CAST('{name}' AS regnamespace)",
+    "SELECT cast('{name}' as RegNamespace)",
+    "SELECT CAST('{name}' AS \"regnamespace\")",
+    "SELECT '{role}'::regrole",
+    "SELECT '{role}'::pg_catalog.regrole",
+    "SELECT '{name}.notes'::regclass",
+    "SELECT '{name}.notes'::text::regclass::oid",
+    "SELECT '{name}.notes_id_seq'::regclass::text = 'x'",
+    "SELECT nextval('{name}.notes_id_seq')",
+    "SELECT currval('{name}.notes_id_seq')",
+    "SELECT to_regclass('{name}.notes')",
+    "SELECT to_regrole('{role}')",
+    "SELECT to_regnamespace('{name}')",
+    "SELECT has_schema_privilege('{name}', 'USAGE')",
+    "SELECT pg_has_role('{role}', 'MEMBER')",
+    "SELECT current_setting('search_path')",
+    "SELECT count(*) FROM information_schema.schemata WHERE schema_name = '{name}'",
+]
+
+
+@pytest.mark.parametrize("probe", ORACLES)
+def test_another_scopes_schema_or_role_cannot_be_told_to_exist(
+    world: tuple[PostgresStore, psycopg.Connection[Any]], probe: str
+) -> None:
+    """The answer for the victim's existing schema and role is the answer for names that
+    exist nowhere: a refusal before the statement runs, with the same words."""
+    store, _ = world
+    answers: list[tuple[str, object]] = []  # ("rows", rows) or (code, message)
+    for key in (VICTIM.scope_key, uuid.uuid4().hex):
+        sql = probe.format(name=store.admin.schema_name(key), role=store.admin.role_name(key))
+        try:
+            answers.append(("rows", store.query_sync(ATTACKER, sql, None).rows))
+        except PalimpsestError as e:
+            answers.append((e.code, str(e).replace(sql, "")))
+    assert answers[0] == answers[1]
+    if "information_schema" not in probe:
+        code, message = answers[0]
+        assert code == "INVALID_ARGUMENT"
+        assert isinstance(message, str)
+        assert "statement refused:" in message

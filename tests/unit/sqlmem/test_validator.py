@@ -108,6 +108,8 @@ QUERY_ALLOWED = [
     "SELECT 'load_extension(' AS data",
     "SELECT 'ATTACH DATABASE x AS y; PRAGMA z' AS data",
     "SELECT printf('%d', a), instr(b, 'x'), json_extract(c, '$.k'), upper(b) FROM t",
+    "SELECT printf('%.*c', 40000, 'x'), format('%-10s|%5.2f|%%|%*d', a, 1.5, 3, 4) FROM t",
+    "SELECT printf('%.*c', 500000, 'x') || printf('%500000c', 'y')",
     "SELECT x.value FROM json_each('[1, 2]') AS x",
     "SELECT row_number() OVER (ORDER BY a) FROM t",
     "SELECT * FROM t WHERE a IN (WITH q AS (SELECT 1) SELECT * FROM q)",
@@ -207,3 +209,25 @@ def test_overlong_statement_is_refused_with_the_numbers() -> None:
     sql = "SELECT '" + "x" * 100_001 + "'"
     with pytest.raises(InvalidArgument, match=r"100\d+ characters; the limit is 100000"):
         check_query(sql)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # SQLite repeats %c one character at a time inside one call: 2^31 of them is 15 s
+        "SELECT printf('%.*c', 2000000000, 'x')",
+        "SELECT format('%.2000000000c', 'x')",
+        "SELECT PRINTF('%-*.*c', 9, 1000001, 'x')",
+        "SELECT printf('%!.*c', -1000001, 'x')",
+        "SELECT printf('%.600000c', 'x') || printf('%.600000c', 'y')",  # the sum counts
+        "CREATE VIEW v AS SELECT printf('%.*c', 2000000000, 'x') AS p",
+        "SELECT printf('%.*c', n, 'x') FROM t",  # a width only known when it runs
+        "SELECT printf(a, 2000000000, 'x') FROM t",  # a format only known when it runs
+        "SELECT printf(?, 2000000000, 'x')",
+        "SELECT printf('%' || '.2000000000c', 'x')",
+    ],
+)
+def test_printf_padding_is_bounded_before_it_runs(sql: str) -> None:
+    check = check_exec if sql.startswith("CREATE") else check_query
+    with pytest.raises(InvalidArgument, match="printf"):
+        check(sql)

@@ -1,5 +1,0 @@
-"""The managed local Neo4j server (Maven Central jars, no Docker)."""
-
-from palimpsest.neo4j_local.manager import Status, credentials, install, start, status, stop
-
-__all__ = ["Status", "credentials", "install", "start", "status", "stop"]

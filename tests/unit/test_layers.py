@@ -1,0 +1,88 @@
+"""The layers, checked on the import graph: doors do not reach the database layer, only
+``cypher/`` and the managed servers touch the driver, and the lower modules never import
+the core or the doors."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "palimpsest"
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module ``path`` imports, at the top or inside functions."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def modules(*parts: str) -> list[Path]:
+    out: list[Path] = []
+    for part in parts:
+        target = SRC / part
+        out += sorted(target.rglob("*.py")) if target.is_dir() else [target]
+    return out
+
+
+def offenders(paths: list[Path], *prefixes: str) -> list[str]:
+    return [
+        f"{p.relative_to(SRC)} imports {m}"
+        for p in paths
+        for m in sorted(imports_of(p))
+        if any(m == x or m.startswith(x + ".") for x in prefixes)
+    ]
+
+
+@pytest.mark.parametrize("door", ["graphql", "mcp", "cli"])
+def test_doors_do_not_reach_the_database_layer(door: str) -> None:
+    assert offenders(modules(door), "palimpsest.cypher", "neo4j") == []
+
+
+def test_only_cypher_and_the_managed_server_touch_the_driver() -> None:
+    allowed = ("cypher", "local")
+    rest = [p for p in modules(".") if p.relative_to(SRC).parts[0] not in allowed]
+    assert offenders(rest, "neo4j") == []
+
+
+def test_lower_modules_never_import_the_core_or_the_doors() -> None:
+    lower = modules("schema", "identity", "extractors.py")
+    assert offenders(lower, "palimpsest.resolvers", "palimpsest.graphql", "palimpsest.mcp") == []
+
+
+def test_roles_are_checked_through_the_named_predicates_only() -> None:
+    """``identity/permissions.py`` names every role check; elsewhere roles are only shown."""
+    found = []
+    for path in modules("."):
+        if path.relative_to(SRC).parts[0] == "identity":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            role_flag = isinstance(node, ast.Attribute) and node.attr in ROLE_FLAGS
+            role_test = isinstance(node, ast.Compare) and any(
+                isinstance(c, ast.Attribute) and c.attr == "roles" for c in node.comparators
+            )
+            if role_flag or role_test:
+                found.append(f"{path.relative_to(SRC)}:{getattr(node, 'lineno', 0)}")
+    assert found == []
+
+
+ROLE_FLAGS = {"is_admin", "is_operator"}
+
+
+def test_recall_requests_are_built_in_the_core_only() -> None:
+    """Only ``resolvers/`` assembles a ``RecallRequest``: the doors pass what they were asked."""
+    found = [
+        f"{p.relative_to(SRC)}:{node.lineno}"
+        for p in modules(".")
+        if p.relative_to(SRC).parts[0] != "resolvers"
+        for node in ast.walk(ast.parse(p.read_text(), str(p)))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "RecallRequest"
+    ]
+    assert found == []
