@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Lint, then the whole suite against a real Neo4j and PostgreSQL; stops only what it started.
+# The whole suite against a real Neo4j and PostgreSQL (after `make lint`, which `make test`
+# runs first); stops only what it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -14,9 +15,6 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
-$BIN/ruff check src tests bench
-$BIN/ruff format --check src tests bench
-$BIN/mypy
 # The documentation site: a broken link or anchor, or a page left out of the nav, fails here.
 NO_MKDOCS_2_WARNING=1 $BIN/mkdocs build --strict --quiet
 

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import httpx as httpx2
+import httpx2
 import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -70,7 +70,7 @@ ANSWERS = [
 ]
 
 # The same bad input through both doors: (name, GraphQL document, MCP tool, arguments).
-REFUSALS = [
+REFUSALS: list[tuple[str, str, str, dict[str, Any]]] = [
     (
         "topK 0",
         '{ recall(scope: USER, query: "x", topK: 0) { scopes } }',

@@ -103,11 +103,11 @@ async def test_scope_rules_and_error_codes_are_those_of_graphql(
     assert no_agent.structured_content is not None
     assert no_agent.structured_content["error"]["code"] == "FORBIDDEN"
     assert no_agent.content[0].text.startswith("FORBIDDEN: ")  # type: ignore[union-attr]
-    assert null_value.structured_content["error"]["code"] == "INVALID_ARGUMENT"  # type: ignore[index]
-    top_k_error = bad_top_k.structured_content["error"]  # type: ignore[index]
+    assert null_value.structured_content["error"]["code"] == "INVALID_ARGUMENT"
+    top_k_error = bad_top_k.structured_content["error"]
     assert top_k_error["code"] == "INVALID_ARGUMENT"
     assert top_k_error["fields"] == ["top_k"]
-    assert sql_tenant.structured_content["error"]["code"] == "FORBIDDEN"  # type: ignore[index]
+    assert sql_tenant.structured_content["error"]["code"] == "FORBIDDEN"
     assert mine["entry"]["key"] == "secret"
     # Another user of the same tenant never sees it, not even as a different answer.
     async with http_client(live_server_url, token(tenant, "carol-mcp")) as client:
@@ -198,7 +198,7 @@ async def test_remember_then_recall_over_stdio(token: Callable[..., str], tenant
         denied = await client.call_tool("remember", {"key": "k", "value": 1, "scope": "GLOBAL"})
     assert saved["entry"]["key"] == "pets/cat"
     assert any(h.get("key") == "pets/cat" for h in found["hits"])
-    assert denied.structured_content["error"]["code"] == "FORBIDDEN"  # type: ignore[index]
+    assert denied.structured_content["error"]["code"] == "FORBIDDEN"
 
 
 def test_stdio_without_a_token_says_what_to_set() -> None:
@@ -231,6 +231,6 @@ async def test_harvest_banks_spans_once_in_the_users_queue(
     assert again["receipt"]["duplicates"] == 1
     assert again["receipt"]["span_ids"] == first["receipt"]["span_ids"]
     assert empty.is_error
-    assert empty.structured_content["error"]["code"] == "INVALID_ARGUMENT"  # type: ignore[index]
+    assert empty.structured_content["error"]["code"] == "INVALID_ARGUMENT"
     work = pending["data"]["pendingWork"]
     assert work["queued"] + work["leased"] + work["done"] == 1

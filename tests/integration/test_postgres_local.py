@@ -66,11 +66,11 @@ def test_as_root_the_server_runs_as_the_service_user_in_its_own_mount_namespace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = Settings(home=tmp_path)
-    monkeypatch.setattr(manager.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setattr(manager, "ROOT_VIEW", tmp_path / "view")
     argv = manager._as_service(settings, ["postgres", "-D", "x"])
     assert argv[:5] == ["unshare", "--mount", "--propagation", "private", "--"]
     assert "--reuid=postgres" in argv
     assert argv[-3:] == ["postgres", "-D", "x"]
-    monkeypatch.setattr(manager.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert manager._as_service(settings, ["postgres"]) == ["postgres"]

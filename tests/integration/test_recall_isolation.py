@@ -20,6 +20,7 @@ import orjson
 import pytest
 
 from palimpsest.config import Settings
+from palimpsest.resolvers.recall import Mode
 from palimpsest_bench import recall_eval
 from tests.integration.conftest import Gql
 
@@ -117,7 +118,8 @@ def test_the_same_scope_in_another_tenant_sees_its_own_statistics(
 def locomo_like(folder: Path) -> None:
     """A tiny conversation dataset in the LoCoMo layout (made up here, not evaluation data)."""
     topics = ["hiking trip", "pottery class", "job interview", "sister's wedding", "new puppy"]
-    turns, questions = [], []
+    turns: list[dict[str, Any]] = []
+    questions: list[dict[str, Any]] = []
     for session in range(1, 4):
         for t, topic in enumerate(topics):
             speaker = "Mira" if t % 2 == 0 else "Tomas"
@@ -159,11 +161,11 @@ async def test_eval_figures_are_equal_with_other_tenants_loaded(
     locomo_like(data)
     quiet = settings.model_copy(update={"log_level": "WARNING"})
     say: Callable[[str], None] = lambda _: None  # noqa: E731
-    first = await recall_eval.run(quiet, "locomo", data, recall_eval.Mode.HYBRID, say)
+    first = await recall_eval.run(quiet, "locomo", data, Mode.HYBRID, say)
     other = token(f"iso-o-{uuid.uuid4().hex[:8]}", "conv-1", "planner")
     lines = [f"Mira and Tomas talked about the hiking trip {i} in session {i}." for i in range(80)]
     ok(gql(IMPORT, other, m="\n\n".join(lines) + "\n"))
-    second = await recall_eval.run(quiet, "locomo", data, recall_eval.Mode.HYBRID, say)
+    second = await recall_eval.run(quiet, "locomo", data, Mode.HYBRID, say)
     assert first["metrics"] == second["metrics"]
     assert first["by_category"] == second["by_category"]
     assert first["metrics"]["recall@10"] > 0.5  # the harness ranks the evidence, not noise

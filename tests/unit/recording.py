@@ -65,7 +65,7 @@ class ConstantEmbedder:
     dimensions = 4
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
-        return [[1.0, 0.0, 0.0, 0.0] for _ in texts]
+        return [Vector([1.0, 0.0, 0.0, 0.0]) for _ in texts]
 
 
 def services(answer: Answer, tmp_path: Path, **settings: Any) -> tuple[Services, RecordingExecutor]:

@@ -9,8 +9,8 @@ import pytest
 from palimpsest import cues
 
 
-def at(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
+def at(year: int, month: int, day: int, hour: int = 0) -> datetime:
+    return datetime(year, month, day, hour, tzinfo=UTC)
 
 
 def test_rows_record_years_time_expressions_and_speakers() -> None:
@@ -52,8 +52,8 @@ def test_may_the_verb_is_not_a_month() -> None:
 
 
 def test_when_questions_and_year_ranges() -> None:
-    for q in ("When did she go?", "what date was it", "Which year did he win?", "How long ago?"):
-        assert cues.read_question(q, []).when, q
+    for text in ("When did she go?", "what date was it", "Which year did he win?", "How long ago?"):
+        assert cues.read_question(text, []).when, text
     assert not cues.read_question("Where did she go when it rained?", []).when
     q = cues.read_question("Which team did he play for from 2007 to 2010?", [])
     assert q.years == (2007, 2010)

@@ -134,8 +134,11 @@ def test_the_peaks_kept_bound_every_row_through_writes_rewrites_and_deletes(
         if new:
             rows[slot] = new
         for c in delta.changes("memory"):
+            max_tf, max_ratio = c["max_tf"], c["max_ratio"]
+            assert isinstance(max_tf, int)
+            assert isinstance(max_ratio, float)
             tf, ratio = kept.get(str(c["term"]), (0, 0.0))
-            kept[str(c["term"])] = (max(tf, int(c["max_tf"])), max(ratio, float(c["max_ratio"])))
+            kept[str(c["term"])] = (max(tf, max_tf), max(ratio, max_ratio))
     for row in rows.values():
         for term, n in row.items():
             assert kept[term][0] >= n
@@ -299,7 +302,8 @@ def test_lucene_sets_carry_the_scope_and_only_analyzed_words() -> None:
     assert ft.lucene_sets(KEY, [["cat"]]) == f'scope_key:"{KEY}" AND ((ft:"cat"))'
     with pytest.raises(ValueError, match="hex"):
         ft.lucene_sets('x" OR "y', [["cat"]])
-    for bad in ([], [[]], [["cat"], ['dog" OR *:*']]):
+    bad_sets: list[list[list[str]]] = [[], [[]], [["cat"], ['dog" OR *:*']]]
+    for bad in bad_sets:
         with pytest.raises(ValueError, match="analyzed"):
             ft.lucene_sets(KEY, bad)
     with pytest.raises(ValueError, match="analyzed"):

@@ -70,7 +70,7 @@ def test_page_cuts_at_the_limit_and_names_the_last_item() -> None:
     assert paging.decode(first.cursor, "memories", (Part.TEXT,)) == ["b"]
     last = paging.page(rows, 3, "memories", lambda r: [r])
     assert (last.items, last.cursor, last.has_more) == (rows, None, False)
-    empty = paging.page([], 5, "memories", lambda r: [r])
+    empty = paging.page(list[str](), 5, "memories", lambda r: [r])
     assert (empty.items, empty.cursor, empty.has_more) == ([], None, False)
     assert first.map(str.upper).items == ["A", "B"]
     assert first.map(str.upper).cursor == first.cursor

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from graphql import OperationDefinitionNode, get_introspection_query, parse
+from graphql import (
+    FragmentDefinitionNode,
+    GraphQLFormattedError,
+    OperationDefinitionNode,
+    get_introspection_query,
+    parse,
+)
 
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.graphql.errors import annotate
@@ -39,10 +45,10 @@ INTROSPECTION = get_introspection_query(
 def op_cost(query: str, **variables: Any) -> Cost:
     document = parse(query)
     fragments = {
-        d.name.value: d for d in document.definitions if not isinstance(d, OperationDefinitionNode)
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
     }
     [op] = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    return cost(SCHEMA, op, fragments, variables)  # type: ignore[arg-type]
+    return cost(SCHEMA, op, fragments, variables)
 
 
 def repeated_fields(n: int) -> str:
@@ -183,7 +189,9 @@ def test_prepare_admits_introspection_under_the_default_limits() -> None:
     assert document is not None
 
 
-def errors_of(query: str, limits: EdgeLimits = LIMITS, **variables: Any) -> list[dict[str, Any]]:
+def errors_of(
+    query: str, limits: EdgeLimits = LIMITS, **variables: Any
+) -> list[GraphQLFormattedError]:
     document, errors = prepare(SCHEMA, query, variables, limits)
     assert document is None
     for error in errors:

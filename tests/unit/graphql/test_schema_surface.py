@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from strawberry.types.base import get_object_definition
 from strawberry.utils.str_converters import to_camel_case
 
 from palimpsest.graphql.admin import AdminMutation, AdminQuery
@@ -42,7 +43,7 @@ def test_the_fields_naming_a_user_are_in_the_admin_module() -> None:
     admin = {
         f"{kind}.{to_camel_case(f.python_name)}"
         for kind, t in (("Query", AdminQuery), ("Mutation", AdminMutation))
-        for f in t.__strawberry_definition__.fields
+        for f in get_object_definition(t, strict=True).fields
     }
     assert {name.split("(")[0] for name in ADMIN_NAMES_A_USER} <= admin
 
@@ -122,7 +123,8 @@ def surface() -> dict[str, Any]:
     result = build_schema().execute_sync(TYPES)
     assert result.errors is None
     data: dict[str, Any] = result.data or {}
-    return data["__schema"]
+    schema: dict[str, Any] = data["__schema"]
+    return schema
 
 
 def named(ref: dict[str, Any]) -> tuple[str, bool]:

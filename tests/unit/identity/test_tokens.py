@@ -34,7 +34,7 @@ def test_round_trip_builds_the_principal() -> None:
     assert (p.tenant_id, p.user_id, p.agent_name) == ("acme", "alice", "planner")
     assert p.is_admin
     assert not p.is_operator
-    assert p.memory_scopes == {Scope.USER, Scope.GLOBAL}
+    assert p.memory_scopes == frozenset({Scope.USER, Scope.GLOBAL})
     assert p.sql_scopes is None
 
 
@@ -122,7 +122,7 @@ def test_dev_secret_is_generated_once_and_short_secrets_refused(tmp_path: Path) 
     assert first.sign_key == second.sign_key
     assert (tmp_path / "dev-token-secret").stat().st_mode & 0o777 == 0o600
     with pytest.raises(ValueError, match="32 bytes"):
-        Settings(token_secret="short")  # type: ignore[arg-type]
+        Settings(token_secret="short")
 
 
 def test_oversized_tokens_are_refused_before_decoding() -> None:
@@ -165,7 +165,7 @@ def test_the_cli_mints_operator_tokens(tmp_path: Path, monkeypatch: pytest.Monke
     out = runner.invoke(app, ["token", "mint", "--tenant", "acme", "--operator"])
     assert out.exit_code == 0, out.output
     p = verify(keys, out.stdout.strip())
-    assert (p.roles, p.agent_name, p.origin.value) == ({Role.OPERATOR}, None, "operator")
+    assert (p.roles, p.agent_name, p.origin.value) == (frozenset({Role.OPERATOR}), None, "operator")
     out = runner.invoke(app, ["token", "mint", "--tenant", "acme", "--admin"])
     assert verify(keys, out.stdout.strip()).roles == {Role.ADMIN}
 
@@ -173,6 +173,7 @@ def test_the_cli_mints_operator_tokens(tmp_path: Path, monkeypatch: pytest.Monke
 def test_no_claim_makes_a_bulk_import_principal() -> None:
     keys = hs_keys()
     claims = {"tenant": "acme", "bulk_import": True, "origin": "import"}
+    assert keys.sign_key is not None
     token = jwt.encode(
         {
             "iss": keys.issuer,

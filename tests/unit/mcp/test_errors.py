@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import Context
+from mcp.types import TextContent
 
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Principal
@@ -28,6 +29,7 @@ async def _error(server: Any, tool: str, arguments: dict[str, Any]) -> dict[str,
     assert result.is_error
     assert result.structured_content is not None
     error: dict[str, Any] = result.structured_content["error"]
+    assert isinstance(result.content[0], TextContent)
     assert result.content[0].text.startswith(error["code"] + ": ")
     return error
 

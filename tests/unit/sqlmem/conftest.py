@@ -18,7 +18,8 @@ from palimpsest.sqlmem import SqliteStore
 from palimpsest.sqlmem.pg_store import PostgresStore
 from tests.unit.principals import scope_ref
 
-BACKENDS = ["sqlite", "postgres"]
+# The PostgreSQL half is marked: `make check` runs the unit tier with no server at all.
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 Store = SqliteStore | PostgresStore
 MakeStore = Callable[..., Store]
 
@@ -29,12 +30,13 @@ def pg_conninfo() -> dict[str, Any]:
 
 
 @pytest.fixture
-def make_store(
-    request: pytest.FixtureRequest, tmp_path: Path, pg_conninfo: dict[str, Any]
-) -> Iterator[MakeStore]:
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeStore]:
     """A factory of stores of the test's backend (``request.param``), closed afterwards."""
     made: list[Store] = []
     backend = request.param
+    pg_conninfo: dict[str, Any] = (
+        request.getfixturevalue("pg_conninfo") if backend == "postgres" else {}
+    )
 
     def make(**limits: Any) -> Store:
         defaults = {
@@ -74,8 +76,12 @@ class Scopes:
 
 
 @pytest.fixture
-def scopes(pg_conninfo: dict[str, Any]) -> Iterator[Scopes]:
+def scopes(request: pytest.FixtureRequest) -> Iterator[Scopes]:
     made = Scopes()
+    if request.node.get_closest_marker("postgres") is None:
+        yield made  # a SQLite test makes no PostgreSQL schema, and may run with no server
+        return
+    pg_conninfo: dict[str, Any] = request.getfixturevalue("pg_conninfo")
     yield made
     cleaner = PostgresStore(
         pg_conninfo,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,24 @@ from palimpsest.identity import Scope
 from palimpsest.sqlmem import SqliteStore, Statement, dump
 from tests.unit.principals import scope_ref
 
-
-def store(root: Path) -> SqliteStore:
-    return SqliteStore(root, max_rows=1000, timeout_ms=2000, max_bytes=0)
+MakeStore = Callable[[Path], SqliteStore]
 
 
-def test_dump_and_load_reproduce_schema_and_rows(tmp_path: Path) -> None:
+@pytest.fixture
+def store() -> Iterator[MakeStore]:
+    """Stores closed afterwards: each runs SQL in worker processes of its own."""
+    made: list[SqliteStore] = []
+
+    def make(root: Path) -> SqliteStore:
+        made.append(SqliteStore(root, max_rows=1000, timeout_ms=2000, max_bytes=0))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def test_dump_and_load_reproduce_schema_and_rows(tmp_path: Path, store: MakeStore) -> None:
     source, target = store(tmp_path / "a"), store(tmp_path / "b")
     ref = scope_ref("acme", Scope.USER, "alice")
     asyncio.run(
@@ -48,7 +61,7 @@ def test_dump_and_load_reproduce_schema_and_rows(tmp_path: Path) -> None:
 
 
 def test_no_database_dumps_to_nothing_and_a_forbidden_statement_does_not_load(
-    tmp_path: Path,
+    tmp_path: Path, store: MakeStore
 ) -> None:
     ref = scope_ref("acme", Scope.USER, "bob")
     assert asyncio.run(store(tmp_path).dump(ref.scope_key)) == []

@@ -15,6 +15,8 @@ from palimpsest.sqlmem.pg_admin import role_password
 from palimpsest.sqlmem.pg_store import PostgresStore
 from tests.unit.sqlmem.conftest import Scopes
 
+pytestmark = pytest.mark.postgres
+
 
 def replica(pg_conninfo: dict[str, Any]) -> PostgresStore:
     store = PostgresStore(

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
+from palimpsest.local import detached
 from palimpsest.local.neo4j import jars
 from palimpsest.local.neo4j.conf import java_command, neo4j_conf
 from palimpsest.local.neo4j.java import find_java
@@ -89,14 +90,8 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
     home = settings.neo4j_home
     (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))  # ports may have changed
     runtime = find_java(settings)
-    console = (home / "logs" / "console.log").open("ab")
-    process = subprocess.Popen(
-        java_command(settings, runtime, home),
-        cwd=home,
-        stdin=subprocess.DEVNULL,
-        stdout=console,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # survives the CLI exiting; stopped by `palimpsest neo4j stop`
+    process = detached.spawn(
+        java_command(settings, runtime, home), home / "logs" / "console.log", cwd=home
     )
     _pid_file(settings).write_text(str(process.pid))
     say(
@@ -131,6 +126,7 @@ def stop(settings: Settings, say: Say = print, timeout: float = 60.0) -> bool:
     if _alive(pid):
         say(f"neo4j (pid {pid}) ignored SIGTERM for {timeout:.0f}s; killing it")
         os.kill(pid, signal.SIGKILL)
+    detached.reap()
     _pid_file(settings).unlink(missing_ok=True)
     say(f"neo4j stopped (pid {pid})")
     return True

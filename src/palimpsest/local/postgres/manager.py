@@ -34,6 +34,7 @@ from psycopg import sql
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
+from palimpsest.local import detached
 
 Say = Callable[[str], None]
 # Where the cluster directory appears to the server when it runs as root (see above).
@@ -106,7 +107,6 @@ def start(settings: Settings, say: Say = print, timeout: float = 60.0) -> Status
     _write_hba(settings)
     logs = settings.postgres_home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    console = (logs / "postgres.log").open("ab")
     view = _view(settings)
     argv = [
         str(bin_dir(settings) / "postgres"),
@@ -131,13 +131,7 @@ def start(settings: Settings, say: Say = print, timeout: float = 60.0) -> Status
         "-c",
         "log_error_verbosity=terse",  # no DETAIL lines: they quote row values ("Key (k)=...")
     ]
-    process = subprocess.Popen(
-        _as_service(settings, argv),
-        stdin=subprocess.DEVNULL,
-        stdout=console,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # survives the CLI; stopped by `palimpsest postgres stop`
-    )
+    process = detached.spawn(_as_service(settings, argv), logs / "postgres.log")
     say(f"postgres starting (pid {process.pid}) on port {settings.postgres_port}, logs in {logs}")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -165,6 +159,7 @@ def stop(settings: Settings, say: Say = print, timeout: float = 60.0) -> bool:
     if _alive(pid):
         say(f"postgres (pid {pid}) ignored SIGINT for {timeout:.0f}s; sending SIGQUIT")
         os.kill(pid, signal.SIGQUIT)
+    detached.reap()
     say(f"postgres stopped (pid {pid})")
     return True
 
