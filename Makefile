@@ -1,5 +1,5 @@
-# The README's two commands are `make run` and `make test`; CI runs `make check test` (one make,
-# so the shared lint runs once), which is `make test` verbatim after the serverless gate.
+# The README's two commands are `make run` and `make test`; CI runs `make check` (the gate that
+# needs no server) and then `make test` verbatim.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

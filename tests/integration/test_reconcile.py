@@ -326,7 +326,8 @@ def test_every_change_of_an_end_is_a_version(gql: Gql, org: dict[str, str]) -> N
     def end_at(known: str) -> str | None:
         items = ok(gql(FACTS, who, knownAt=known, retired=True, p="visited"))["facts"]["items"]
         [lisbon] = [f for f in items if f["id"] == a["id"]]
-        return lisbon["invalidAt"]
+        end: str | None = lisbon["invalidAt"]
+        return end
 
     assert end_at(first) is None
     assert (end_at(ended) or "").startswith("2030-01-01")
