@@ -334,13 +334,15 @@ RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entit
 """,
 )
 
-# Entities left with no fact and no mention carry nothing but a name: they go too.
+# Entities left with no fact and no mention carry nothing but a name: they go too. A mention
+# from a past revision's chunk (a :ChunkVersion) does not keep one; its edge goes with it.
 DROP_ORPHAN_ENTITIES = Statement(
     "DROP_ORPHAN_ENTITIES",
     """
 MATCH (e:Entity {scope_key: $scope_key})
-WHERE e.id IN $ids AND NOT EXISTS { (e)--() }
-DELETE e
+WHERE e.id IN $ids
+  AND NOT EXISTS { (e)-[r]-(x) WHERE NOT (type(r) = 'MENTIONS' AND x:ChunkVersion) }
+DETACH DELETE e
 RETURN count(*) AS entities
 """,
 )
