@@ -176,12 +176,15 @@ async def _import_group(
         owner, [(p.source.path, p.digest, d.summary.id) for p, d in zip(group, docs, strict=True)]
     )
     report.chunks += sum(d.summary.chunk_count for d in docs)
-    for item in group:
+    for item, doc in zip(group, docs, strict=True):
         if item.previous is None:
             report.imported += 1
             continue
-        with contextlib.suppress(PalimpsestError):  # already gone: nothing left to replace
-            await documents.delete_document(svc, who, scope, item.previous)
+        # A re-import to the same path is a new revision of that document (same id); only a
+        # document that moved paths leaves an old one to delete.
+        if item.previous != doc.summary.id:
+            with contextlib.suppress(PalimpsestError):  # already gone: nothing to replace
+                await documents.delete_document(svc, who, scope, item.previous)
         report.replaced += 1
 
 

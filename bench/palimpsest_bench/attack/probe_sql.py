@@ -31,7 +31,10 @@ from palimpsest.identity.scopes import scope_key
 from palimpsest.identity.tokens import TokenKeys, mint
 
 _ENDS_WITHIN_S = 5.0  # far above any sane sqlTimeoutMs, far below the 15 s a printf once took
-_CODED = {"INVALID_ARGUMENT", "QUOTA_EXCEEDED"}
+_CODED = frozenset({"INVALID_ARGUMENT", "QUOTA_EXCEEDED"})
+# Work built in one call may also finish under the limit on a fast machine: rows then, no
+# bypass; a call that outlives the limit is one.
+_ENDED = _CODED | {"rows"}
 QUERY = (
     "query($s: Scope!, $q: String!, $a: JSON) "
     "{ sqlQuery(scope: $s, statement: $q, args: $a) { rows } }"
@@ -114,8 +117,9 @@ async def _ends(client: httpx.AsyncClient, token: str, sql: str) -> tuple[float,
     return await _call(client, token, QUERY, {"s": "USER", "q": sql, "a": None})
 
 
-def _ended(answers: list[tuple[float, str]]) -> bool:
-    return all(s < _ENDS_WITHIN_S and _code(answer) in _CODED for s, answer in answers)
+def _ended(answers: list[tuple[float, str]], allowed: frozenset[str] = _CODED) -> bool:
+    """Each call ended in time with an answer in ``allowed``."""
+    return all(s < _ENDS_WITHIN_S and _code(answer) in allowed for s, answer in answers)
 
 
 def _code(answer: str) -> str:
@@ -136,7 +140,7 @@ async def _printf(client: httpx.AsyncClient, token: str) -> dict[str, Any]:
 async def _built(client: httpx.AsyncClient, token: str) -> dict[str, Any]:
     answers = [await _ends(client, token, sql) for sql in BUILT]
     return {
-        "passed": _ended(answers),
+        "passed": _ended(answers, _ENDED),
         "max_s": round(max(s for s, _ in answers), 3),
         "cases": len(answers),
         "codes": sorted({_code(a) for _, a in answers}),
