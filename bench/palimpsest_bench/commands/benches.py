@@ -310,3 +310,17 @@ def bench_versions(
     from palimpsest_bench import versions as bench
 
     print_json(bench.run(Settings(), keys=keys, versions=versions, reads=reads, say=err))
+
+
+@bench_app.command("document-versions")
+def bench_document_versions(
+    chunks: Annotated[int, typer.Option(min=10, help="Chunks of the document.")] = 200,
+    edits: Annotated[int, typer.Option(min=2, help="Revisions written after the import.")] = 20,
+    reads: Annotated[int, typer.Option(min=20, help="Reads of each kind.")] = 200,
+) -> None:
+    """Document revisions: storage per unchanged chunk revision, write amplification, present
+    reads with 20 revisions against 1, knownAt and revision reads; JSON with a
+    "document_revisions" key."""
+    from palimpsest_bench import versions_documents as bench
+
+    print_json(bench.run(Settings(), chunks=chunks, edits=edits, reads=reads, say=err))

@@ -9,13 +9,14 @@ from importlib.metadata import entry_points
 
 import typer
 
-from palimpsest.cli import cycle, people, portability, server
+from palimpsest.cli import cycle, documents, people, portability, server
 from palimpsest.cli.apps import app, err
 
 __all__ = [
     "app",
     "cli_app",
     "cycle",
+    "documents",
     "expected_failure",
     "main",
     "people",

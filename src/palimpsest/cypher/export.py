@@ -71,6 +71,35 @@ RETURN c.id AS cursor, """
     + """ AS props, p.id AS parent_id, n.id AS next_id""",
 )
 
+# Closed chunk versions (docs/decisions/0008-document-revisions.md): no edges, their tree and
+# order are in ``parent_id``/``seq``. An id is not unique among versions, so the key is the
+# document, the id and the revision the version began at.
+EXPORT_CHUNK_VERSIONS = Statement(
+    "EXPORT_CHUNK_VERSIONS",
+    """
+MATCH (v:ChunkVersion {scope_key: $scope_key})
+WITH v, v.document_id + "|" + v.id + "|"
+        + right("0000000000" + toString(coalesce(v.from_revision, 1)), 10) AS cursor
+WHERE cursor > $after
+WITH v, cursor ORDER BY cursor LIMIT $limit
+RETURN cursor, """
+    + _props("v")
+    + " AS props",
+)
+
+# Each document's revision records (time, author, title, path, preamble, tombstone).
+EXPORT_DOCUMENT_REVISIONS = Statement(
+    "EXPORT_DOCUMENT_REVISIONS",
+    """
+MATCH (r:DocumentRevision {scope_key: $scope_key})
+WITH r, r.document_id + "|" + right("0000000000" + toString(r.revision), 10) AS cursor
+WHERE cursor > $after
+WITH r, cursor ORDER BY cursor LIMIT $limit
+RETURN cursor, """
+    + _props("r")
+    + " AS props",
+)
+
 EXPORT_ENTITIES = Statement(
     "EXPORT_ENTITIES",
     """
@@ -180,6 +209,19 @@ FOREACH (_ IN CASE WHEN n IS NULL THEN [] ELSE [1] END |
 FOREACH (_ IN CASE WHEN d IS NULL OR c.index IS NOT NULL THEN [] ELSE [1] END |
   CREATE (d)-[:HAS_ROOT {scope_key: $scope_key}]->(c))
 """,
+)
+
+# Closed versions stay out of every index and the term statistics; their vectors are
+# recomputed (a restore and a knownAt recall read them).
+IMPORT_CHUNK_VERSIONS = Statement(
+    "IMPORT_CHUNK_VERSIONS",
+    "UNWIND $rows AS r CREATE (v:ChunkVersion) SET v = r.props, v.embedding = r.embedding, "
+    + _stamp("v"),
+)
+
+IMPORT_DOCUMENT_REVISIONS = Statement(
+    "IMPORT_DOCUMENT_REVISIONS",
+    "UNWIND $rows AS r CREATE (d:DocumentRevision) SET d = r.props, " + _stamp("d"),
 )
 
 IMPORT_ENTITIES = Statement(

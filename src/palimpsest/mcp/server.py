@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from palimpsest import __version__
 from palimpsest.errors import ErrorCode, PalimpsestError
+from palimpsest.mcp import document_tools
 from palimpsest.mcp.stdio import triaged_stdio
 from palimpsest.mcp.tools import Caller, register
 
@@ -65,6 +66,7 @@ def build_server(caller: Caller, lifespan: Lifespan | None = None) -> MemoryServ
         lifespan=lifespan,
     )
     register(server, caller)
+    document_tools.register(server, caller)
     return server
 
 

@@ -1,14 +1,15 @@
 """Export of everything one person owns (right of access), as JSON Lines.
 
-The format (``palimpsest-export``, version 1, minor 1) is one JSON object per line:
+The format (``palimpsest-export``, version 1, minor 2) is one JSON object per line:
 
-- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 1,
-  "tenant", "user", "exported_at"}`` (minor 1 added ``memory_version``; files without it
-  read the same);
+- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 2,
+  "tenant", "user", "exported_at"}`` (minor 1 added ``memory_version``, minor 2
+  ``chunk_version`` and ``document_revision``; files without them read the same);
 - one record per row, in this order, each with the row's own properties (``props``, every
   property but embeddings and the scope stamps, so provenance travels with the row):
   ``memory``; ``memory_version`` (past versions and tombstones of notes); ``document``;
-  ``chunk`` (+ ``parent_id``, ``next_id``: the tree and reading order); ``entity``
+  ``chunk`` (+ ``parent_id``, ``next_id``: the tree and reading order); ``chunk_version``
+  (closed chunk versions, tree and order in their props); ``document_revision``; ``entity``
   (+ ``mentions``: ``[{chunk_id, props}]``); ``fact`` (+ ``subject_id``,
   ``object_id``, ``sources``: a list of props); ``span`` (pending spans); ``tenant_fact``
   (a fact of the tenant scope the person attests or wrote without a source: ``props``,
@@ -38,7 +39,7 @@ from palimpsest.resolvers.services import Services
 
 FORMAT = "palimpsest-export"
 VERSION = 1
-MINOR = 1  # additions older files simply lack: 1 = memory_version records
+MINOR = 2  # additions older files lack: 1 memory_version; 2 chunk_version, document_revision
 PAGE = 500
 SKIP = ["embedding", "scope_key", "tenant_id", "scope", "owner_id"]
 # A tenant fact's run identifiers and writer keys may be another member's: they do not travel.
@@ -92,6 +93,8 @@ async def export_lines(svc: Services, refs: PersonRefs, now: datetime) -> AsyncI
         (q.EXPORT_MEMORY_VERSIONS, _plain("memory_version")),
         (q.EXPORT_DOCUMENTS, _plain("document")),
         (q.EXPORT_CHUNKS, _chunk),
+        (q.EXPORT_CHUNK_VERSIONS, _plain("chunk_version")),
+        (q.EXPORT_DOCUMENT_REVISIONS, _plain("document_revision")),
         (q.EXPORT_ENTITIES, _entity),
         (q.EXPORT_FACTS, _fact),
         (q.EXPORT_SPANS, _plain("span")),

@@ -116,6 +116,8 @@ class _Loader:
             "memory_version": self.memory_versions,
             "document": self.documents,
             "chunk": self.chunks,
+            "chunk_version": self.chunk_versions,
+            "document_revision": self.document_revisions,
             "entity": self.entities,
             "fact": self.facts,
             "span": self.spans,
@@ -207,6 +209,17 @@ class _Loader:
             for r in batch
         ]
 
+    async def chunk_versions(self, batch: list[Record]) -> None:
+        """Closed chunk versions keep their vectors (recomputed) and stay out of the indexes
+        and the term statistics."""
+        vectors = await self._embedded(batch, lambda r: r["props"].get("text"))
+        rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
+        await self._rows(q.IMPORT_CHUNK_VERSIONS, rows, None)
+
+    async def document_revisions(self, batch: list[Record]) -> None:
+        rows = [{"props": r["props"]} for r in batch]
+        await self.person.write(q.IMPORT_DOCUMENT_REVISIONS, {"rows": rows})
+
     async def entities(self, batch: list[Record]) -> None:
         rows = [{"props": r["props"], "mentions": r["mentions"]} for r in batch]
         await self.person.write(q.IMPORT_ENTITIES, {"rows": rows})
@@ -267,6 +280,8 @@ KINDS = frozenset(
         "memory_version",
         "document",
         "chunk",
+        "chunk_version",
+        "document_revision",
         "entity",
         "fact",
         "span",
