@@ -88,6 +88,7 @@ BOUNDED_LISTS = {
     "RecallResult.scopes",
     "Explain.legs",
     "Explain.boosts",
+    "Explain.duplicates",  # at most the pool of one recall (2 x topK, capped)
     "SqlQueryResult.columns",
     "SqlQueryResult.rows",
     "SqlExecResult.results",
