@@ -295,3 +295,15 @@ def bench_erase(
     from palimpsest_bench import erase
 
     print_json(asyncio.run(erase.run(Settings(), users, scale, keep, err)))
+
+
+@bench_app.command("dedup-cosine")
+def bench_dedup_cosine(
+    dev: Annotated[Path, typer.Option(help="The dev data folder.")] = Path("../shared/eval/dev"),
+    cap: Annotated[int, typer.Option(min=10, help="Pairs of each kind per dataset.")] = 3000,
+    seed: Annotated[int, typer.Option(help="Seed of the samples.")] = 1,
+) -> None:
+    """The fact-dedup cosine: the lowest threshold that merges no different fact on dev."""
+    from palimpsest_bench import dedup_cosine
+
+    print_json(dedup_cosine.run(Settings(), dev, cap, seed, say=err))
