@@ -176,3 +176,17 @@ async def test_mcp_recall_and_search_take_dedup_through_the_same_code(
         kept = [h for h in body["hits"] if h["id"] in (one, two)]
         assert len(kept) == 1
         assert [d["id"] for d in kept[0]["duplicates"]] == list({one, two} - {kept[0]["id"]})
+
+
+def test_a_fact_with_its_own_natural_key_is_never_merged_by_similarity(
+    gql: Gql, member: str
+) -> None:
+    first = assert_one(gql, member, fact("Hooli"))
+    named = assert_one(gql, member, fact("hooli.", naturalKey="timeline-2:hooli"))
+    assert named["merged"] is None
+    assert named["created"] is True
+    assert stored(gql, member) == ["Hooli", "hooli."]
+    # Re-asserting its key is still the same fact.
+    again = assert_one(gql, member, fact("hooli.", naturalKey="timeline-2:hooli"))
+    assert again["fact"]["id"] == named["fact"]["id"]
+    assert first["fact"]["id"] != named["fact"]["id"]

@@ -6,7 +6,8 @@ near-duplicates a stored, unretired fact of the same scope, subject and predicat
 ``palimpsest.dedup``), or an earlier fact of the same batch, is rewritten to that fact's
 natural key, object and predicate: the write then re-asserts the kept fact, which adds the
 new fact's source (or its writer) to it, exactly as re-asserting a natural key does. Nothing
-is stored twice and the result says ``merged``.
+is stored twice and the result says ``merged``. A fact given its own natural key is named by
+it: it is never merged by similarity (re-asserting that key still adds a source).
 """
 
 from __future__ import annotations
@@ -28,13 +29,19 @@ async def merge_into_kept(tx: ScopedTx, rows: list[dict[str, Any]], threshold: f
         {k: r[k] for k in ("index", "natural_key", "subject_type", "subject_norm")}
         | {"predicate_key": r["predicate_key"], "embedding": list(r["embedding"])}
         for r in rows
+        if not r.get("key_given")
     ]
+    if not params:
+        return
     found = await tx.run(q.NEAR_DUPLICATE_FACTS, {"facts": params})
     stored: dict[int, list[Row]] = {}
     for c in found:
         stored.setdefault(c["index"], []).append(c)
     earlier: list[dict[str, Any]] = []
     for row in rows:
+        if row.get("key_given"):
+            earlier.append(row)
+            continue
         kept = _best(row, stored.get(row["index"], []), threshold)
         if kept is None:
             kept = _best(row, [_as_candidate(e) for e in earlier], threshold)
