@@ -6,6 +6,9 @@ batches of at most 200, ``supersede``), answer every as-of query with ``list_fac
 ``time_view`` built from a wire ``asOf`` string, score exact match and return one JSON-ready
 dict. The tenant's graph data is erased afterwards unless ``keep`` is set. Only the pure
 helpers (date rules, planning, scoring) are unit tested; the rest needs the database.
+``order`` (``--order``) changes the load order and ``reconcile`` (``--reconcile``) loads as a
+runtime would, letting the store close values (``temporal_reconcile``); the rules below are
+those of the default, sorted, explicit load.
 
 SituatedQA mapping (``facts.jsonl`` rows are annotated timelines of one question):
 
