@@ -6,6 +6,9 @@ batches of at most 200, ``supersede``), answer every as-of query with ``list_fac
 ``time_view`` built from a wire ``asOf`` string, score exact match and return one JSON-ready
 dict. The tenant's graph data is erased afterwards unless ``keep`` is set. Only the pure
 helpers (date rules, planning, scoring) are unit tested; the rest needs the database.
+``order`` (``--order``) changes the load order and ``reconcile`` (``--reconcile``) loads as a
+runtime would, letting the store close values (``temporal_reconcile``); the rules below are
+those of the default, sorted, explicit load.
 
 SituatedQA mapping (``facts.jsonl`` rows are annotated timelines of one question):
 
@@ -60,26 +63,27 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Statement
-from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.identity import Principal, Role, Scope, resolve_scope
 from palimpsest.resolvers import facts as fr
 from palimpsest.resolvers.fact_input import MAX_BATCH
+from palimpsest.resolvers.ontology import set_ontology
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.names import normalise
 from palimpsest.timeparse import parse_time
+from palimpsest_bench import temporal_reconcile as rec
 from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.temporal_data import (
     SQA_PREDICATE,
     SQA_SUBJECT_TYPE,
     YAGO_ENTITY_TYPE,
-    Plan,
-    SqaQuery,
     Tally,
     YagoProbe,
     any_match,
@@ -165,9 +169,30 @@ async def run_situatedqa(
     progress: Progress,
     keep: bool = False,
     limit: int | None = None,
+    order: rec.Order = rec.Order.SORTED,
+    reconcile: bool = False,
+    seed: int = 1,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     plan, queries = read_situatedqa(data, limit)
+    facts = rec.ordered(plan.facts, order, seed)
+    drafts = [p.draft for p in facts]
+    names = {q: [q] for q in plan.subjects.values()}  # question -> the subjects read for it
+    if reconcile:
+        for p in facts:
+            names[p.draft.subject.name] = sorted(
+                {
+                    *names[p.draft.subject.name],
+                    rec.timeline_subject(p.draft.subject.name, p.timeline),
+                }
+            )
+        drafts = rec.as_runtime(
+            [
+                rec.with_subject(p.draft, rec.timeline_subject(p.draft.subject.name, p.timeline))
+                for p in facts
+            ],
+            set(rec.SINGLE["situatedqa"]),
+        )
     who = _principal("situatedqa")
     progress(
         f"situatedqa: {len(plan.facts)} facts ({plan.dropped} rows dropped), "
@@ -177,17 +202,19 @@ async def run_situatedqa(
     async with open_services(settings) as svc:
         try:
             ids: dict[str, str] = {}
-            pending = list(plan.supersessions)
+            pending = [] if reconcile else list(plan.supersessions)
 
             async def supersede_ready(written: list[fr.Asserted], offset: int) -> None:
-                for p, a in zip(plan.facts[offset : offset + BATCH], written, strict=True):
+                for p, a in zip(facts[offset : offset + BATCH], written, strict=True):
                     ids[p.key] = a.fact.id
                 while pending and pending[0][0] in ids and pending[0][1] in ids:
                     old, new = pending.pop(0)
                     await fr.supersede(svc, who, SCOPE, ids[old], ids[new])
 
+            if reconcile:
+                await _declare(svc, who, "situatedqa")
             load_started = time.perf_counter()
-            await _load(svc, who, [p.draft for p in plan.facts], progress, supersede_ready)
+            await _load(svc, who, drafts, progress, supersede_ready)
             if pending:
                 raise RuntimeError(f"{len(pending)} supersessions never became ready")
             load_seconds = time.perf_counter() - load_started
@@ -198,7 +225,9 @@ async def run_situatedqa(
             for q in queries:
                 if q.question_id not in plan.subjects:
                     tally.skip(q.date_type)
-            jobs = [_sqa_job(svc, who, plan, q) for q in answerable]
+            jobs = [
+                _sqa_job(svc, who, names[plan.subjects[q.question_id]], q.as_of) for q in answerable
+            ]
             predictions = await gather_limited(jobs, READ_CONCURRENCY)
             for q, predicted in zip(answerable, predictions, strict=True):
                 tally.add(q.date_type, any_match(predicted, q.gold_answers))
@@ -221,14 +250,36 @@ async def run_situatedqa(
         load_seconds=round(load_seconds, 2),
         load_facts_per_s=round(len(plan.facts) / max(load_seconds, 1e-9), 1),
         answer_seconds=round(answer_seconds, 2),
+        **_mode("situatedqa", order, reconcile, seed),
     )
 
 
 def _sqa_job(
-    svc: Services, who: Principal, plan: Plan, q: SqaQuery
+    svc: Services, who: Principal, subjects: Sequence[str], as_of: str
 ) -> Callable[[], Awaitable[list[str]]]:
-    subject = EntityRef(SQA_SUBJECT_TYPE, plan.subjects[q.question_id])
-    return lambda: _objects_at(svc, who, subject, SQA_PREDICATE, q.as_of)
+    async def union() -> list[str]:
+        found: list[str] = []
+        for name in subjects:
+            subject = EntityRef(SQA_SUBJECT_TYPE, name)
+            found += await _objects_at(svc, who, subject, SQA_PREDICATE, as_of)
+        return found
+
+    return union
+
+
+def _mode(dataset: str, order: rec.Order, reconcile: bool, seed: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"order": order.value, "reconcile": reconcile}
+    if order is rec.Order.SHUFFLED:
+        out["seed"] = seed
+    if reconcile:
+        out["relations"] = rec.declared(dataset)
+    return out
+
+
+async def _declare(svc: Services, who: Principal, dataset: str) -> None:
+    """The eval tenant's ontology, set by an administrator of that tenant."""
+    admin = replace(who, roles=frozenset({Role.ADMIN}), memory_scopes=frozenset(Scope))
+    await set_ontology(svc, admin, rec.ontology(dataset))
 
 
 async def run_yago11k(
@@ -237,9 +288,15 @@ async def run_yago11k(
     progress: Progress,
     keep: bool = False,
     limit: int | None = None,
+    order: rec.Order = rec.Order.SORTED,
+    reconcile: bool = False,
+    seed: int = 1,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     drafts, unknown, probes, malformed = read_yago11k(data, limit)
+    drafts = rec.ordered(drafts, order, seed)
+    if reconcile:
+        drafts = rec.as_runtime(drafts, set(rec.SINGLE["yago11k"]))
     who = _principal("yago11k")
     progress(
         f"yago11k: {len(drafts)} facts, {len(probes)} probes, {malformed.total} malformed "
@@ -247,6 +304,8 @@ async def run_yago11k(
     )
     async with open_services(settings) as svc:
         try:
+            if reconcile:
+                await _declare(svc, who, "yago11k")
             load_started = time.perf_counter()
             await _load(svc, who, drafts, progress)
             load_seconds = time.perf_counter() - load_started
@@ -278,6 +337,7 @@ async def run_yago11k(
         load_seconds=round(load_seconds, 2),
         load_facts_per_s=round(len(drafts) / max(load_seconds, 1e-9), 1),
         answer_seconds=round(answer_seconds, 2),
+        **_mode("yago11k", order, reconcile, seed),
     )
 
 

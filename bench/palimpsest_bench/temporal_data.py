@@ -154,6 +154,7 @@ class Planned:
     key: str
     draft: FactDraft
     order: tuple[int, datetime]
+    timeline: int = 0  # the annotation it comes from (``--reconcile`` keeps them apart)
 
 
 @dataclass(slots=True)
@@ -286,7 +287,7 @@ def plan_situatedqa(records: Iterable[dict[str, Any]]) -> Plan:
                     invalid_at=wire(end, "invalid_at"),
                 )
                 order = (0, _MIN) if row.start is None else (1, row.start)
-                planned.append(Planned(key, draft, order))
+                planned.append(Planned(key, draft, order, row.timeline))
     planned.sort(key=lambda p: p.order)  # stable: file order within one start
     pairs.sort(key=lambda p: p[0])
     return Plan(planned, [(a, b) for _, a, b in pairs], subjects, dropped, malformed)

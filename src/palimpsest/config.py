@@ -98,6 +98,12 @@ class Settings(BaseSettings):
     recall_date_boost: float = Field(default=1.5, ge=1.0, le=10.0)
     recall_when_boost: float = Field(default=1.3, ge=1.0, le=10.0)
     recall_year_boost: float = Field(default=1.3, ge=1.0, le=10.0)
+    # A fact whose text embedding is this close (cosine) to a stored fact of the same subject,
+    # predicate and start is merged into it as a further source (docs/reference/facts.md,
+    # Duplicates). 1.0, measured in docs/notes/dedup.md: on the dev data different facts reach
+    # a cosine of 0.998, so only identical texts merge by cosine (objects that differ only
+    # in case, punctuation or whitespace merge whatever this says).
+    dedup_cosine: float = Field(default=1.0, gt=0.0, le=1.0)
     # Vector legs scan a scope exactly up to this many rows (no approximate index search).
     recall_exact_max_rows: int = Field(default=2000, ge=0, le=1_000_000)
     # Larger scopes ask the approximate index for at least this many rows: a wider search,

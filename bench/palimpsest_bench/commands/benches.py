@@ -324,3 +324,15 @@ def bench_document_versions(
     from palimpsest_bench import versions_documents as bench
 
     print_json(bench.run(Settings(), chunks=chunks, edits=edits, reads=reads, say=err))
+
+
+@bench_app.command("dedup-cosine")
+def bench_dedup_cosine(
+    dev: Annotated[Path, typer.Option(help="The dev data folder.")] = Path("../shared/eval/dev"),
+    cap: Annotated[int, typer.Option(min=10, help="Pairs of each kind per dataset.")] = 3000,
+    seed: Annotated[int, typer.Option(help="Seed of the samples.")] = 1,
+) -> None:
+    """The fact-dedup cosine: the lowest threshold that merges no different fact on dev."""
+    from palimpsest_bench import dedup_cosine
+
+    print_json(dedup_cosine.run(Settings(), dev, cap, seed, say=err))

@@ -29,25 +29,68 @@ RecordLimit = Annotated[
 ]
 
 
+class LoadOrder(StrEnum):
+    SORTED = "sorted"
+    SHUFFLED = "shuffled"
+    REVERSED = "reversed"
+
+
+OrderOpt = Annotated[
+    LoadOrder,
+    typer.Option("--order", help="Load order: older values first (sorted), shuffled, reversed."),
+]
+Reconcile = Annotated[
+    bool,
+    typer.Option(
+        "--reconcile",
+        help="Declare the single-valued relations in the ontology and let the store close "
+        "values (never supersedeFact; validAt only, invalidAt only where it is not the next "
+        "value's start).",
+    ),
+]
+Seed = Annotated[int, typer.Option(help="Seed of --order shuffled.")]
+
+
 @eval_app.command("situatedqa")
-def eval_situatedqa(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
+def eval_situatedqa(
+    data: DataDir,
+    keep: KeepData = False,
+    limit: RecordLimit = None,
+    order: OrderOpt = LoadOrder.SORTED,
+    reconcile: Reconcile = False,
+    seed: Seed = 1,
+) -> None:
     """SituatedQA: load timelines as facts, answer as-of queries, exact match by date type."""
     import asyncio
 
     from palimpsest_bench import temporal
+    from palimpsest_bench.temporal_reconcile import Order
 
-    run = temporal.run_situatedqa(Settings(), data, err, keep=keep, limit=limit)
+    run = temporal.run_situatedqa(
+        Settings(), data, err, keep, limit, Order(order.value), reconcile, seed
+    )
     print_json(asyncio.run(run))
 
 
 @eval_app.command("yago11k")
-def eval_yago11k(data: DataDir, keep: KeepData = False, limit: RecordLimit = None) -> None:
+def eval_yago11k(
+    data: DataDir,
+    keep: KeepData = False,
+    limit: RecordLimit = None,
+    order: OrderOpt = LoadOrder.SORTED,
+    reconcile: Reconcile = False,
+    seed: Seed = 1,
+) -> None:
     """YAGO11k: load temporal KG facts, answer point-in-time probes, exact set match."""
     import asyncio
 
     from palimpsest_bench import temporal
+    from palimpsest_bench.temporal_reconcile import Order
 
-    print_json(asyncio.run(temporal.run_yago11k(Settings(), data, err, keep=keep, limit=limit)))
+    run = temporal.run_yago11k(
+        Settings(), data, err, keep, limit, Order(order.value), reconcile, seed
+    )
+    print_json(asyncio.run(run))
 
 
 class RecallMode(StrEnum):

@@ -135,6 +135,12 @@ class FactAssertion:
         description="The closures this write made that this fact took part in, as the fact "
         "closed or the one closing it (single-valued predicates; empty otherwise)."
     )
+    merged: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="A near-duplicate of a stored fact (or of an earlier fact of the batch) "
+        "is not stored twice: it became a further source of the kept fact, whose id this is "
+        "(and `fact` is that fact). Null otherwise.",
+    )
 
 
 @strawberry.type
@@ -185,6 +191,7 @@ class PlacementMutation:
                 created=p.asserted.created,
                 placement=PlacementResult.of(p.placement) if p.placement else None,
                 closed=[FactClosure.of(c) for c in p.asserted.closed],
+                merged=strawberry.ID(p.asserted.merged) if p.asserted.merged else None,
             )
             for p in placed
         ]

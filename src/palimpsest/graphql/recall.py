@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
+from typing import Annotated
 
 import strawberry
 from strawberry import ID
@@ -89,11 +90,33 @@ class ScoreBoost:
     factor: float
 
 
+DedupArg = Annotated[
+    float | None,
+    strawberry.argument(
+        description="A cosine threshold in (0, 1]: drop each hit whose embedding is this close "
+        "to a better-ranked hit's; `explain.duplicates` of the kept hit names it. Default off."
+    ),
+]
+
+
+@strawberry.type(description="A hit `dedup` dropped as a near-duplicate of this one.")
+class ScoreDuplicate:
+    kind: pure.Source
+    scope: Scope
+    id: ID
+    cosine: float = strawberry.field(description="Its cosine with this hit's embedding.")
+    score: float = strawberry.field(description="Its own score, before it was dropped.")
+
+
 @strawberry.type(description="Why a hit scored what it did: score = fused x every factor.")
 class Explain:
     legs: list[ScoreLeg]
     boosts: list[ScoreBoost]
     fused: float = strawberry.field(description="The RRF sum over the legs, before boosts.")
+    duplicates: list[ScoreDuplicate] = strawberry.field(
+        description="The hits `dedup` dropped because each duplicated this one (empty without "
+        "`dedup`)."
+    )
 
     @classmethod
     def of(cls, e: ops.Explain) -> Explain:
@@ -110,6 +133,12 @@ class Explain:
             ],
             boosts=[ScoreBoost(lever=b.lever, factor=b.factor) for b in e.boosts],
             fused=e.fused,
+            duplicates=[
+                ScoreDuplicate(
+                    kind=d.kind, scope=d.scope, id=ID(d.id), cosine=d.cosine, score=d.score
+                )
+                for d in e.duplicates
+            ],
         )
 
 
@@ -185,6 +214,7 @@ async def _run(
     prefix: str,
     also_scopes: list[Scope] | None,
     search: bool,
+    dedup: float | None = None,
 ) -> RecallResult:
     c = info.context
     w = when or WhenInput()
@@ -203,6 +233,7 @@ async def _run(
         ),
         prefix=prefix,
         also_scopes=also_scopes or (),
+        dedup=dedup,
     )
     run = asks.search if search else asks.recall
     result = await run(c.services, c.principal, ask)
@@ -245,9 +276,10 @@ class RecallQuery:
         when: WhenInput | None = None,
         prefix: str = "",
         also_scopes: list[Scope] | None = None,
+        dedup: DedupArg = None,
     ) -> RecallResult:
         return await _run(
-            info, scope, query, top_k, sources, when, prefix, also_scopes, search=False
+            info, scope, query, top_k, sources, when, prefix, also_scopes, search=False, dedup=dedup
         )
 
     @strawberry.field(
@@ -265,7 +297,8 @@ class RecallQuery:
         when: WhenInput | None = None,
         prefix: str = "",
         also_scopes: list[Scope] | None = None,
+        dedup: DedupArg = None,
     ) -> RecallResult:
         return await _run(
-            info, scope, query, top_k, sources, when, prefix, also_scopes, search=True
+            info, scope, query, top_k, sources, when, prefix, also_scopes, search=True, dedup=dedup
         )

@@ -48,5 +48,10 @@ def hit_json(hit: Hit) -> Any:
             "created_at": hit.created_at,
             "in_window": hit.in_window,
             "provenance": hit.provenance,
+            # Hits recall's ``dedup`` dropped as near-duplicates of this one.
+            "duplicates": [
+                {"kind": d.kind, "scope": d.scope, "id": d.id, "cosine": d.cosine}
+                for d in (hit.explain.duplicates if hit.explain else [])
+            ],
         }
     )

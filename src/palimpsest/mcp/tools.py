@@ -43,6 +43,13 @@ TimeArg = Annotated[
     Field(description="A date: YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339 (e.g. 2024-05-01T12:00Z)."),
 ]
 TopK = Annotated[int, Field(ge=1, le=asks.MAX_TOP_K, description="How many hits to return.")]
+DedupArg = Annotated[
+    float | None,
+    Field(
+        description="A cosine threshold: drop hits this close to a better one (each kept hit "
+        "lists the ones it stood for under `duplicates`); default off."
+    ),
+]
 SourceName = Literal["facts", "notes", "documents"]
 SqlArgs = Annotated[
     list[Any] | dict[str, Any] | None,
@@ -205,8 +212,11 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
             list[Scope] | None, Field(description="More scopes to merge into the results.")
         ] = None,
         as_of: TimeArg = None,
+        dedup: DedupArg = None,
     ) -> dict[str, Any]:
-        return await _recall(ctx, caller, query, scope, top_k, None, also_scopes, as_of, True)
+        return await _recall(
+            ctx, caller, query, scope, top_k, None, also_scopes, as_of, True, dedup
+        )
 
     @server.tool(
         description="Search everything in a scope (facts, remembered values and imported "
@@ -222,8 +232,11 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ] = None,
         also_scopes: Annotated[list[Scope] | None, Field(description="More scopes.")] = None,
         as_of: TimeArg = None,
+        dedup: DedupArg = None,
     ) -> dict[str, Any]:
-        return await _recall(ctx, caller, query, scope, top_k, sources, also_scopes, as_of, False)
+        return await _recall(
+            ctx, caller, query, scope, top_k, sources, also_scopes, as_of, False, dedup
+        )
 
     @server.tool(
         description="Import a Markdown document: it is split into headings, paragraphs, list "
@@ -284,6 +297,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
                         }
                         for c in p.asserted.closed
                     ],
+                    "merged": p.asserted.merged,
                 }
                 for p in placed
             ]
@@ -370,6 +384,7 @@ async def _recall(
     also_scopes: list[Scope] | None,
     as_of: str | None,
     recall_default: bool,
+    dedup: float | None = None,
 ) -> dict[str, Any]:
     svc, who = await caller(ctx)
     ask = asks.Ask(
@@ -379,6 +394,7 @@ async def _recall(
         sources=sources,
         when=asks.When(as_of=parse_optional(as_of, "as_of")),
         also_scopes=also_scopes or (),
+        dedup=dedup,
     )
     result = await (asks.recall if recall_default else asks.search)(svc, who, ask)
     return {"hits": [hit_json(h) for h in result.hits], "scopes": [s.value for s in result.scopes]}

@@ -95,6 +95,8 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         "index": index,
         "id": new_id(),
         "natural_key": key,
+        # The caller named the fact's identity: it is never merged by similarity (dedup).
+        "key_given": d.natural_key is not None,
         "subject_type": subject_type,
         "subject_name": " ".join(d.subject.name.split()),
         "subject_norm": normalise(d.subject.name),

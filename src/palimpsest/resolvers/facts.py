@@ -7,7 +7,7 @@ source chunk's mention edges in the fact's own scope, or nothing at all.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +17,7 @@ from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
 from palimpsest.reconcile import Closure, ClosureReason
-from palimpsest.resolvers import closure, quotes, term_index
+from palimpsest.resolvers import closure, dedup, quotes, term_index
 from palimpsest.resolvers.closure import OPEN_END, Rules
 from palimpsest.resolvers.common import check_id, fact_stamp
 from palimpsest.resolvers.fact_decode import as_known, fact_from
@@ -74,6 +74,7 @@ class Asserted:
     created: bool
     # The closures this write made that involve this fact (as the closed or the closing one).
     closed: tuple[Closed, ...] = ()
+    merged: str | None = None  # a near-duplicate: the id of the fact it became a source of
 
 
 def time_view(
@@ -141,6 +142,7 @@ async def write_batch(
     single-valued facts close what they replace (``resolvers.closure``) in this transaction."""
     locked_at = await closure.prepare(tx, svc, rules, rows)
     now = locked_at or svc.clock()
+    await dedup.merge_into_kept(tx, rows, svc.settings.dedup_cosine)
     clashes = await tx.run(q.KEY_CONFLICTS, {"facts": rows})
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
@@ -159,9 +161,13 @@ async def write_batch(
     await term_index.apply(tx, svc.settings, "fact", term_index.added(fresh))
     done = await closure.close(tx, rows, now) if locked_at else []
     facts = {r["index"]: fact_from(tx.ref.scope, r, reader) for r in written}
-    if not done:
-        return [(r["index"], Asserted(facts[r["index"]], bool(r["created"]))) for r in written]
-    return await _with_closures(tx, reader, written, facts, done)
+    out = (
+        await _with_closures(tx, reader, written, facts, done)
+        if done
+        else [(r["index"], Asserted(facts[r["index"]], bool(r["created"]))) for r in written]
+    )
+    merged = {r["index"] for r in rows if r.get("merged")}
+    return [(i, replace(a, created=False, merged=a.fact.id) if i in merged else a) for i, a in out]
 
 
 async def _with_closures(

@@ -32,6 +32,7 @@ from palimpsest import recall_timing as timing
 from palimpsest.cypher.executor import Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers import recall_dedup
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
@@ -88,6 +89,7 @@ class RecallRequest:
     # False: run the legs only (no fusion, boosts or final load) and count the rows they
     # ranked; what the latency bench compares the whole request with.
     fuse: bool = True
+    dedup: float | None = None  # drop near-duplicate hits at this cosine (recall_dedup)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +181,8 @@ async def _recall(
             return RecallResult(hits=[], scopes=[r.scope for r in refs], legs_rows=rows)
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool)
+        if req.dedup is not None:
+            ranked = await recall_dedup.drop_duplicates(tx, refs, ranked, req.top_k, req.dedup)
         with timing.timed("load"):
             hits = await hits_of.load(
                 tx,

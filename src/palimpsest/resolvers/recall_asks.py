@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from palimpsest import recall as pure
+from palimpsest.dedup import check_threshold
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.facts import time_view
@@ -48,6 +49,7 @@ class Ask:
     when: When = When()
     prefix: str = ""
     also_scopes: Sequence[Scope] = ()
+    dedup: float | None = None  # a cosine threshold: drop near-duplicate hits (None: off)
 
 
 async def recall(svc: Services, who: Principal, ask: Ask) -> RecallResult:
@@ -77,6 +79,7 @@ def request_of(svc: Services, ask: Ask, default: frozenset[pure.Source]) -> Reca
         vector_weight=settings.rrf_vector_weight,
         fulltext_weight=settings.rrf_fulltext_weight,
         levers=pure.Levers.of(settings),
+        dedup=check_threshold(ask.dedup),
     )
 
 

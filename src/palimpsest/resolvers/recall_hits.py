@@ -8,7 +8,7 @@ statement per scope (``recall_legs.load_hits``), and filled in here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -43,10 +43,22 @@ class BoostPart:
 
 
 @dataclass(frozen=True, slots=True)
+class Duplicate:
+    """A hit ``dedup`` dropped because it is as close as the threshold to this one."""
+
+    kind: pure.Source
+    scope: Scope
+    id: str
+    cosine: float
+    score: float  # its own score, before it was dropped
+
+
+@dataclass(frozen=True, slots=True)
 class Explain:
     legs: list[LegPart]
     boosts: list[BoostPart]
     fused: float  # the RRF sum before boosts
+    duplicates: list[Duplicate] = field(default_factory=list)  # dropped by ``dedup``
 
 
 @dataclass(slots=True)

@@ -91,6 +91,7 @@ BOUNDED_LISTS = {
     "KindFilter.filters",  # at most three
     "Explain.legs",
     "Explain.boosts",
+    "Explain.duplicates",  # at most the pool of one recall (2 x topK, capped)
     "SqlQueryResult.columns",
     "SqlQueryResult.rows",
     "SqlExecResult.results",

@@ -1,0 +1,94 @@
+"""Near-duplicate facts merge on write (docs/reference/facts.md, Duplicates).
+
+``write_batch`` calls ``merge_into_kept`` before the batch is written, in the write's
+transaction (under the scope's lock when the batch holds single-valued facts). A fact that
+near-duplicates a stored, unretired fact of the same scope, subject and predicate (see
+``palimpsest.dedup``), or an earlier fact of the same batch, is rewritten to that fact's
+natural key, object and predicate: the write then re-asserts the kept fact, which adds the
+new fact's source (or its writer) to it, exactly as re-asserting a natural key does. Nothing
+is stored twice and the result says ``merged``. A fact given its own natural key is named by
+it: it is never merged by similarity (re-asserting that key still adds a source).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from palimpsest import dedup
+from palimpsest.cypher import dedup as q
+from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.resolvers.fact_input import VALUE_TYPE, type_label
+
+# The fields of a row that name the fact it is written as.
+_KEPT = ("natural_key", "predicate", "object_type", "object_norm", "object_name")
+
+
+async def merge_into_kept(tx: ScopedTx, rows: list[dict[str, Any]], threshold: float) -> None:
+    """Point each near-duplicate row at the fact it duplicates (``row["merged"]`` true)."""
+    params = [
+        {k: r[k] for k in ("index", "natural_key", "subject_type", "subject_norm")}
+        | {"predicate_key": r["predicate_key"], "embedding": list(r["embedding"])}
+        for r in rows
+        if not r.get("key_given")
+    ]
+    if not params:
+        return
+    found = await tx.run(q.NEAR_DUPLICATE_FACTS, {"facts": params})
+    stored: dict[int, list[Row]] = {}
+    for c in found:
+        stored.setdefault(c["index"], []).append(c)
+    earlier: list[dict[str, Any]] = []
+    for row in rows:
+        if row.get("key_given"):
+            earlier.append(row)
+            continue
+        kept = _best(row, stored.get(row["index"], []), threshold)
+        if kept is None:
+            kept = _best(row, [_as_candidate(e) for e in earlier], threshold)
+        if kept is not None:
+            _point_at(row, kept)
+        earlier.append(row)
+
+
+def _as_candidate(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row[k] for k in (*_KEPT, "valid_at", "subject_type", "subject_norm")} | {
+        "predicate_key": row["predicate_key"],
+        "embedding": row["embedding"],
+        "cosine": None,
+        "id": row["natural_key"],
+    }
+
+
+def _best(row: dict[str, Any], candidates: list[Any], threshold: float) -> Any | None:
+    """The candidate ``row`` duplicates: an object that folds to the same first, then the
+    highest cosine (ties by id), or None."""
+    best: tuple[int, float, str] | None = None
+    chosen = None
+    for c in candidates:
+        if c["natural_key"] == row["natural_key"] or c["valid_at"] != row["valid_at"]:
+            continue
+        if "subject_norm" in c and (
+            (c["subject_type"], c["subject_norm"], c["predicate_key"])
+            != (row["subject_type"], row["subject_norm"], row["predicate_key"])
+        ):
+            continue
+        same_object = c["object_type"] == row["object_type"] and dedup.fold(
+            c["object_name"]
+        ) == dedup.fold(row["object_name"])
+        cos = c["cosine"]
+        if cos is None and "embedding" in c:
+            cos = dedup.cosine(c["embedding"], row["embedding"])
+        if not same_object and not dedup.close_enough(cos, threshold):
+            continue
+        rank = (0 if same_object else 1, -(cos or 0.0), str(c["id"]))
+        if best is None or rank < best:
+            best, chosen = rank, c
+    return chosen
+
+
+def _point_at(row: dict[str, Any], kept: Any) -> None:
+    for k in _KEPT:
+        row[k] = kept[k]
+    row["object_label"] = type_label(kept["object_type"])
+    row["object_is_value"] = kept["object_type"] == VALUE_TYPE
+    row["merged"] = True
