@@ -341,7 +341,7 @@ DROP_ORPHAN_ENTITIES = Statement(
     """
 MATCH (e:Entity {scope_key: $scope_key})
 WHERE e.id IN $ids
-  AND NOT EXISTS { (e)-[r]-(x) WHERE NOT (type(r) = 'MENTIONS' AND x:ChunkVersion) }
+  AND NOT EXISTS { (e)-[r]-(x) WHERE NOT (r:MENTIONS AND x:ChunkVersion) }
 DETACH DELETE e
 RETURN count(*) AS entities
 """,
