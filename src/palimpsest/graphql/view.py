@@ -30,7 +30,7 @@ from graphql import DocumentNode
 from starlette.authentication import BaseUser
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.extensions import SchemaExtension
@@ -45,6 +45,7 @@ from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.ide import ide_html
 from palimpsest.graphql.limits import EdgeLimits, anonymous_document, prepare
 from palimpsest.identity import Principal
+from palimpsest.middleware.replay import replay
 from palimpsest.resolvers.services import Services
 
 ASSETS_PATH = "/graphql/assets"
@@ -93,7 +94,7 @@ class GraphQLView(GraphQL[Context, None]):
             request = Request(scope, receive)
             if request.method == "POST":
                 body = await self._read_body(request, _caller(scope) is not None)
-                request = Request(scope, _replay(body, receive))
+                request = Request(scope, replay(body, receive))
             response = await self.run(request)
         except Refused as e:
             response = error_response(e.status, e.error)
@@ -293,20 +294,6 @@ def _anonymous_refusal(limits: EdgeLimits) -> Unauthenticated:
         f"`__typename` and introspection are served, in bodies of at most "
         f"{limits.anonymous_max_bytes} bytes"
     )
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A receive channel that hands out the already-read body, then the real channel."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 def _caller(scope: Scope) -> Principal | None:

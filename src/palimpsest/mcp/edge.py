@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palimpsest.errors import ErrorCode
 from palimpsest.mcp import jsonrpc
+from palimpsest.middleware.replay import replay
 
 _CODES = {
     403: ErrorCode.FORBIDDEN,
@@ -77,7 +78,7 @@ class McpEdge:
             if problem is not None:
                 await _answer(send, 400 if body is not None else 413, jsonrpc.encode(problem))
                 return
-            receive = _replay(body or b"", receive)
+            receive = replay(body or b"", receive)
         await self.app(scope, receive, send)
 
     async def _read_body(self, request: Request) -> bytes | None:
@@ -161,17 +162,3 @@ async def _answer(
     ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A receive channel that hands out the already-read body, then the real channel."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
