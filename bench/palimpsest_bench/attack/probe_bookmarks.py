@@ -30,8 +30,9 @@ def forged_raw(tx_id: int) -> str:
 
 
 def altered(sealed: str) -> str:
-    last = sealed[-1]
-    return sealed[:-1] + ("A" if last != "A" else "B")
+    """One character of the ciphertext changed: every bit of a middle character is used."""
+    middle = len(sealed) // 2
+    return sealed[:middle] + ("A" if sealed[middle] != "A" else "B") + sealed[middle + 1 :]
 
 
 async def _post(

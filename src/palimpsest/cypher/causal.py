@@ -73,7 +73,11 @@ class BookmarkSeal:
             raise InvalidArgument(_REFUSAL)
         body = value[len(_VERSION) :]
         try:
-            sealed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+            sealed = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_", validate=True)
+            # One spelling per value: a lenient decoder would open edited headers whose
+            # unused bits or stray characters it drops.
+            if base64.urlsafe_b64encode(sealed).rstrip(b"=").decode() != body:
+                raise ValueError("not the canonical spelling")
             plain = self._aead.decrypt(
                 sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:], _bound_to(principal)
             )
