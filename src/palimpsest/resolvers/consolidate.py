@@ -30,6 +30,7 @@ from palimpsest.resolvers import ontology, queue, turn_rows
 from palimpsest.resolvers.fact_input import VALUE_TYPE
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
+from palimpsest.schema.turns import RunStamp
 
 log = logging.getLogger(__name__)
 # Batches one call consolidates before the worker looks at other scopes again.
@@ -212,7 +213,9 @@ async def _write(
                 user, svc.settings, session, group, turns, vectors, now
             )
             documents.update({s.id: doc for s in group})
-        mentions = [turn_rows.mention_row(m, by_id[m.turn_id]) for m in extraction.mentions]
+        mentions = [
+            turn_rows.mention_row(m, by_id[m.turn_id]).params() for m in extraction.mentions
+        ]
         if mentions:
             await user.run(q.WRITE_MENTIONS, {"mentions": mentions, "now": now})
         closed: set[tuple[str, str]] = set()
@@ -266,11 +269,8 @@ async def _plan_facts(
     plans = []
     for (run, generation), drafts in groups.items():
         who = act_for_user(ref.tenant_id, ref.owner_id, run)
-        stamp = {**turn_rows.stamp(run), "compaction_generation": generation}
-        plan = await ontology.plan_placed(svc, who, Scope.USER, drafts, True, stamp)
-        for row in plan.rows:
-            row["compaction_generation"] = generation
-        plans.append(plan)
+        stamp = RunStamp.of(run, generation)
+        plans.append(await ontology.plan_placed(svc, who, Scope.USER, drafts, True, stamp))
     return plans
 
 

@@ -27,6 +27,7 @@ from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
 from palimpsest.schema.names import normalise
+from palimpsest.schema.turns import RunStamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,14 +125,17 @@ async def plan_placed(
     scope: Scope,
     drafts: Sequence[FactDraft],
     place: bool,
-    stamp: dict[str, Any] | None = None,
+    stamp: RunStamp | None = None,
 ) -> PlacedPlan:
     """One placement decision per draft, and the embeddings, before any transaction.
 
-    ``stamp`` overrides the writer's provenance (the consolidator writes as the harvested run).
+    ``stamp`` overrides the writer's provenance (the consolidator writes as the harvested run,
+    and each fact carries the span's compaction generation).
     """
     origin = resolve_scope(who, scope)
     rows = prepare(drafts)
+    if stamp is not None:
+        rows = [{**r, "compaction_generation": stamp.compaction_generation} for r in rows]
     decisions: list[Placement | None] = [None] * len(rows)
     rules = await closure.load_rules(svc, who)
     if place:
@@ -149,7 +153,8 @@ async def plan_placed(
             targets[target] = resolve_scope(who, target)
         groups.setdefault(targets[target], []).append(row)
     await facts.embed_rows(svc, rows)
-    return PlacedPlan(origin, rows, decisions, groups, fact_stamp(who, stamp), who, rules)
+    written_as = fact_stamp(who, stamp.params() if stamp else None)
+    return PlacedPlan(origin, rows, decisions, groups, written_as, who, rules)
 
 
 async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[int, facts.Asserted]]:
@@ -157,11 +162,10 @@ async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[in
     await facts.resolve_sources(tx.scoped(plan.origin), plan.rows)
     written: list[tuple[int, facts.Asserted]] = []
     for target, group in plan.groups.items():
-        if target != plan.origin:
-            for row in group:
-                row["mention_chunk_id"] = None
+        # A mention edge stays in its chunk's scope: a moved fact draws none.
+        rows = group if target == plan.origin else [{**r, "mention_chunk_id": None} for r in group]
         written += await facts.write_batch(
-            tx.scoped(target), svc, plan.stamp, group, plan.writer, plan.rules
+            tx.scoped(target), svc, plan.stamp, rows, plan.writer, plan.rules
         )
     return written
 

@@ -18,8 +18,9 @@ from palimpsest.cypher import queue as q
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.identity.acting import HarvestedRun
-from palimpsest.resolvers.harvest import STATUS_PARAMS
+from palimpsest.resolvers.harvest import STATUS_PARAMS, fact_draft
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import FactDraft
 
 LOST_ERROR = "the worker holding the lease stopped answering (lease expired too often)"
 MAX_ERROR = 2000
@@ -42,7 +43,7 @@ class LeasedSpan:
     speaker: str | None
     role: str | None
     observed_at: datetime | None
-    facts: list[dict[str, Any]]
+    facts: tuple[FactDraft, ...]  # the candidate facts sent with the span, decoded once
     source_id: str | None
     compaction_generation: int | None
     run: HarvestedRun
@@ -146,7 +147,7 @@ def _span(row: dict[str, Any]) -> LeasedSpan:
         speaker=row["speaker"],
         role=row["role"],
         observed_at=row["observed_at"],
-        facts=orjson.loads(row["facts"]) if row["facts"] else [],
+        facts=tuple(fact_draft(f) for f in orjson.loads(row["facts"])) if row["facts"] else (),
         source_id=row["source_id"],
         compaction_generation=row["compaction_generation"],
         run=HarvestedRun(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from palimpsest import conversation
 from palimpsest.config import Settings
@@ -15,12 +14,10 @@ from palimpsest.cypher import conversations as q
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.embedding import Vector
 from palimpsest.extractors import Mention, Turn
-from palimpsest.identity import Origin
-from palimpsest.identity.acting import HarvestedRun
 from palimpsest.resolvers import queue, term_index
 from palimpsest.resolvers.common import new_id
-from palimpsest.resolvers.harvest import fact_draft
 from palimpsest.schema.names import normalise
+from palimpsest.schema.turns import MentionRow, RunStamp, TurnRow
 
 
 async def write_turns(
@@ -38,8 +35,7 @@ async def write_turns(
     await tx.run(
         q.OPEN_CONVERSATION,
         {
-            **stamp(first.run),
-            "compaction_generation": first.compaction_generation,
+            **stamp(first).params(),
             "id": doc,
             "root_id": root,
             "root_type": "document",
@@ -56,7 +52,7 @@ async def write_turns(
     have = {i for i, _ in existing}
     index = {t.id: (t, v) for t, v in zip(turns, vectors, strict=True)}
     added = [s for s in group if s.id not in have]
-    rows = [turn_row(s, *index[s.id]) for s in added]
+    rows = [turn_row(s, *index[s.id]).params() for s in added]
     if rows:
         await tx.run(q.WRITE_TURNS, {"id": doc, "root_id": root, "turns": rows, "now": now})
     cut, draw = conversation.relink(existing, [(s.id, s.seq) for s in added])
@@ -79,56 +75,43 @@ def turn(span: queue.LeasedSpan) -> Turn:
         role=span.role,
         observed_at=span.observed_at,
         session_id=span.run.session_id,
-        facts=tuple(fact_draft(f) for f in span.facts),
+        facts=span.facts,
     )
 
 
-def turn_row(span: queue.LeasedSpan, turn: Turn, vector: Vector) -> dict[str, Any]:
-    lines = turn.text.count("\n") + 1
-    return {
-        "id": span.id,
-        "type": conversation.TURN_TYPE,
-        "text": turn.text,
-        "separator": conversation.SEPARATOR,
-        "position": span.seq,
-        "index": span.seq,
-        "start_line": 0,
-        "end_line": lines,
-        "start_char": 0,
-        "end_char": len(turn.text),
-        "embedding": vector,
-        "observed_at": span.observed_at,
-        "speaker": span.speaker,
-        "role": span.role,
-        "source_id": span.source_id,
-        **stamp(span.run),
-        "compaction_generation": span.compaction_generation,
-    }
+def turn_row(span: queue.LeasedSpan, turn: Turn, vector: Vector) -> TurnRow:
+    return TurnRow(
+        id=span.id,
+        type=conversation.TURN_TYPE,
+        text=turn.text,
+        separator=conversation.SEPARATOR,
+        position=span.seq,
+        end_line=turn.text.count("\n") + 1,
+        embedding=vector,
+        observed_at=span.observed_at,
+        speaker=span.speaker,
+        role=span.role,
+        source_id=span.source_id,
+        stamp=stamp(span),
+    )
 
 
-def mention_row(m: Mention, span: queue.LeasedSpan) -> dict[str, Any]:
-    return {
-        "chunk_id": m.turn_id,
-        "type": normalise(m.type),
-        "name": " ".join(m.name.split()),
-        "norm": normalise(m.name),
-        "entity_id": new_id(),
-        "start": m.start,
-        "end": m.end,
-        **stamp(span.run),
-        "compaction_generation": span.compaction_generation,
-    }
+def mention_row(m: Mention, span: queue.LeasedSpan) -> MentionRow:
+    return MentionRow(
+        chunk_id=m.turn_id,
+        type=normalise(m.type),
+        name=" ".join(m.name.split()),
+        norm=normalise(m.name),
+        entity_id=new_id(),
+        start=m.start,
+        end=m.end,
+        stamp=stamp(span),
+    )
 
 
-def stamp(run: HarvestedRun) -> dict[str, Any]:
+def stamp(span: queue.LeasedSpan) -> RunStamp:
     """Provenance of everything made from a span: the harvesting run, origin compaction."""
-    return {
-        "session_id": run.session_id,
-        "run_id": run.run_id,
-        "agent_name": run.agent_name,
-        "model": run.model,
-        "origin": Origin.COMPACTION.value,
-    }
+    return RunStamp.of(span.run, span.compaction_generation)
 
 
 def sessions(spans: Sequence[queue.LeasedSpan]) -> dict[str | None, list[queue.LeasedSpan]]:
