@@ -49,7 +49,8 @@ from palimpsest.resolvers.recall import RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
-from palimpsest.sqlmem import Statement, dump
+from palimpsest.sqlmem import Statement
+from palimpsest.sqlmem.core import dump
 from palimpsest_bench.common import gather_limited
 
 ONTOLOGY = "# Tenant ontology\nstatus: confirmed\n\n## service\nscope: tenant\n"

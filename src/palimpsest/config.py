@@ -122,7 +122,7 @@ class Settings(BaseSettings):
     sql_max_rows: int = Field(default=1000, ge=1, le=100_000)
     sql_timeout_ms: int = Field(default=2000, ge=0)
     sql_max_db_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
-    # Result limits, enforced while rows are produced (sqlmem/store.py). A value (string, blob,
+    # Result limits, enforced while rows are produced (sqlmem/*/store.py). A value (string, blob,
     # or a stored row) larger than sql_max_value_bytes is never built: SQLite refuses it.
     sql_max_value_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     sql_max_result_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)

@@ -18,7 +18,7 @@ from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
 from palimpsest.sqlmem import SqlStore
-from palimpsest.sqlmem.store import SqliteStore
+from palimpsest.sqlmem.sqlite.store import SqliteStore
 
 
 @asynccontextmanager
@@ -47,7 +47,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
 def open_sql_store(settings: Settings) -> SqlStore:
     """The configured SQL Memory backend, ready to use (PostgreSQL is hardened first)."""
     if settings.sql_backend == "postgres":
-        from palimpsest.sqlmem.pg_store import PostgresStore
+        from palimpsest.sqlmem.postgres.store import PostgresStore
 
         store = PostgresStore.from_settings(settings)
         try:

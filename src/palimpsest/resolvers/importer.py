@@ -24,7 +24,7 @@ from palimpsest.identity.scopes import PersonRefs, person_refs
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.export import FORMAT, VERSION, loads
 from palimpsest.resolvers.services import Services
-from palimpsest.sqlmem import dump
+from palimpsest.sqlmem.core import dump
 
 BATCH = 200
 Record = dict[str, Any]

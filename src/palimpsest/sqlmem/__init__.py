@@ -2,10 +2,10 @@
 
 from typing import TYPE_CHECKING
 
-from palimpsest.sqlmem.base import DatabaseInfo, ExecResult, QueryResult, SqlStore, Statement
+from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, SqlStore, Statement
 
 if TYPE_CHECKING:
-    from palimpsest.sqlmem.store import SqliteStore
+    from palimpsest.sqlmem.sqlite.store import SqliteStore
 
 __all__ = ["DatabaseInfo", "ExecResult", "QueryResult", "SqlStore", "SqliteStore", "Statement"]
 
@@ -14,7 +14,7 @@ def __getattr__(name: str) -> object:
     # Imported on first use: SQLite's worker processes import this package but never the
     # store (nor the validator's parser), so a replacement worker starts fast.
     if name == "SqliteStore":
-        from palimpsest.sqlmem.store import SqliteStore
+        from palimpsest.sqlmem.sqlite.store import SqliteStore
 
         return SqliteStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ from palimpsest.config import Settings
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.local.postgres import conninfo
 from palimpsest.sqlmem import SqliteStore
-from palimpsest.sqlmem.pg_store import PostgresStore
+from palimpsest.sqlmem.postgres.store import PostgresStore
 from tests.unit.principals import scope_ref
 
 # The PostgreSQL half is marked: `make check` runs the unit tier with no server at all.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from palimpsest.sqlmem.authorizer import (
+from palimpsest.sqlmem.sqlite.authorizer import (
     Mode,
     check_new_views,
     deadline,

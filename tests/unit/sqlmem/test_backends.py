@@ -12,9 +12,10 @@ import pytest
 
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.sqlmem import DatabaseInfo, SqliteStore, Statement, files
-from palimpsest.sqlmem.pg_store import PostgresStore
-from palimpsest.sqlmem.store import MAX_BATCH
+from palimpsest.sqlmem import DatabaseInfo, SqliteStore, Statement
+from palimpsest.sqlmem.postgres.store import PostgresStore
+from palimpsest.sqlmem.sqlite import files
+from palimpsest.sqlmem.sqlite.store import MAX_BATCH
 from tests.unit.sqlmem.conftest import BACKENDS, MakeStore, Scopes, Store
 
 pytestmark = pytest.mark.parametrize("make_store", BACKENDS, indirect=True)

@@ -11,7 +11,8 @@ import pytest
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
-from palimpsest.sqlmem import SqliteStore, Statement, dump
+from palimpsest.sqlmem import SqliteStore, Statement
+from palimpsest.sqlmem.core import dump
 from tests.unit.principals import scope_ref
 
 MakeStore = Callable[[Path], SqliteStore]

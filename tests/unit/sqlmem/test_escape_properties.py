@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Scope
 from palimpsest.sqlmem import SqliteStore, Statement
-from palimpsest.sqlmem.authorizer import Mode, harden, install, trusted
+from palimpsest.sqlmem.sqlite.authorizer import Mode, harden, install, trusted
 from tests.unit.principals import scope_ref
 
 ATTACKER = scope_ref("acme", Scope.USER, "mallory")

@@ -23,8 +23,8 @@ from palimpsest.errors import InvalidArgument, PalimpsestError, QuotaExceeded
 from palimpsest.identity import Scope
 from palimpsest.local.postgres import conninfo
 from palimpsest.sqlmem import Statement
-from palimpsest.sqlmem.pg_admin import Admin, role_password
-from palimpsest.sqlmem.pg_store import PostgresStore
+from palimpsest.sqlmem.postgres.admin import Admin, role_password
+from palimpsest.sqlmem.postgres.store import PostgresStore
 from tests.unit.principals import scope_ref
 
 pytestmark = pytest.mark.postgres
@@ -237,9 +237,9 @@ def test_layer_two_alone_refuses_what_layer_one_would(
     world: tuple[PostgresStore, psycopg.Connection[Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the validator out of the way, the store still refuses through PostgreSQL."""
-    import palimpsest.sqlmem.pg_store as pg_store_module
-    from palimpsest.sqlmem.pg_validator import PgChecked
-    from palimpsest.sqlmem.validator import Kind
+    import palimpsest.sqlmem.postgres.store as pg_store_module
+    from palimpsest.sqlmem.postgres.validator import PgChecked
+    from palimpsest.sqlmem.sqlite.validator import Kind
 
     store, admin = world
     monkeypatch.setattr(

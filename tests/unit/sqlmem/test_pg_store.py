@@ -11,8 +11,8 @@ from psycopg import sql
 
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.sqlmem import Statement
-from palimpsest.sqlmem.pg_admin import role_password
-from palimpsest.sqlmem.pg_store import PostgresStore
+from palimpsest.sqlmem.postgres.admin import role_password
+from palimpsest.sqlmem.postgres.store import PostgresStore
 from tests.unit.sqlmem.conftest import Scopes
 
 pytestmark = pytest.mark.postgres
@@ -144,8 +144,8 @@ def test_a_timeout_while_leaving_pipeline_mode_is_the_timeout() -> None:
     from psycopg import errors
 
     from palimpsest.errors import QuotaExceeded
-    from palimpsest.sqlmem.pg_errors import translate
-    from palimpsest.sqlmem.translate import Failure
+    from palimpsest.sqlmem.postgres.errors import translate
+    from palimpsest.sqlmem.sqlite.translate import Failure
 
     try:
         try:

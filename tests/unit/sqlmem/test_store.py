@@ -13,8 +13,9 @@ import pytest
 
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.sqlmem import SqliteStore, Statement, files
-from palimpsest.sqlmem.store import MAX_BATCH
+from palimpsest.sqlmem import SqliteStore, Statement
+from palimpsest.sqlmem.sqlite import files
+from palimpsest.sqlmem.sqlite.store import MAX_BATCH
 from tests.unit.principals import forged, scope_ref
 
 
@@ -428,8 +429,8 @@ def test_the_authorizer_alone_refuses_a_view_over_a_pragma(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the validator out of the way, the connection itself refuses the view."""
-    import palimpsest.sqlmem.store as store_module
-    from palimpsest.sqlmem.validator import Checked, Kind
+    import palimpsest.sqlmem.sqlite.store as store_module
+    from palimpsest.sqlmem.sqlite.validator import Checked, Kind
 
     make_notes(store)
     monkeypatch.setattr(store_module, "check_exec", lambda sql: Checked(sql, Kind.CREATE))

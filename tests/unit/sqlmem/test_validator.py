@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.sqlmem.validator import Kind, check_exec, check_query
+from palimpsest.sqlmem.sqlite.validator import Kind, check_exec, check_query
 
 # Refused everywhere (10.67), including when hidden behind comments or after a ';'.
 ALWAYS_REFUSED = [

@@ -24,29 +24,37 @@ Decisions:
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 
 import sqlglot
 from sqlglot import Token, TokenType, exp
 from sqlglot.errors import SqlglotError
 
-from palimpsest.errors import InvalidArgument
-from palimpsest.sqlmem.authorizer import ALLOWED_FUNCTIONS, introspection
+from palimpsest.sqlmem.core.rules import (
+    EXEC_ROOTS,
+    MAX_STATEMENT_CHARS,
+    OBJECT_KINDS,
+    QUERY_ROOTS,
+    WRITES,
+    Kind,
+    cached,
+    drops_column,
+    refused,
+)
+from palimpsest.sqlmem.sqlite.authorizer import ALLOWED_FUNCTIONS, introspection
+
+__all__ = ["MAX_STATEMENT_CHARS", "Checked", "Kind", "check_exec", "check_query"]
 
 # sqlglot logs a warning for every statement it falls back on; those are refused anyway.
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
-MAX_STATEMENT_CHARS = 100_000
 # The widths and precisions of every printf/format in one statement, summed.
 MAX_PRINTF_PADDING = 1_000_000
 _PRINTF = frozenset({"printf", "format"})
 # One conversion: '%', its flags, width and precision (digits or '*'), length, and its letter.
 _SPEC = re.compile(r"%([-+ #!0,]*)(\*|\d+)?(?:\.(\*|\d*))?(l{0,2})(.?)", re.S)
-_CACHE_CHARS = 4096
 _DIALECT = "sqlite"
 _LITERALS = (TokenType.STRING, TokenType.HEX_STRING, TokenType.BIT_STRING)
 _OBJECT_WORDS = {"TEMP", "TEMPORARY", "VIRTUAL", "UNIQUE", "TRIGGER", "TABLE", "INDEX", "VIEW"}
@@ -62,104 +70,67 @@ _INTROSPECTION_REFUSAL = (
 )
 
 
-class Kind(StrEnum):
-    """What an accepted statement is; ``exec`` reports a row id only for inserts."""
-
-    SELECT = "select"
-    INSERT = "insert"
-    UPDATE = "update"
-    DELETE = "delete"
-    CREATE = "create"
-    DROP = "drop"
-    ALTER = "alter"
-
-
 @dataclass(frozen=True, slots=True)
 class Checked:
     sql: str
     kind: Kind
 
 
-# Nodes that change data or schema; a query may contain none of them anywhere in its tree.
-_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Merge)
-_CREATE_KINDS = {"TABLE", "INDEX", "VIEW"}
-_DROP_KINDS = {"TABLE", "INDEX", "VIEW"}
-_EXEC_ROOTS: dict[type[exp.Expr], Kind] = {
-    exp.Insert: Kind.INSERT,
-    exp.Update: Kind.UPDATE,
-    exp.Delete: Kind.DELETE,
-    exp.Create: Kind.CREATE,
-    exp.Drop: Kind.DROP,
-    exp.Alter: Kind.ALTER,
-}
-_QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
-
-
 def check_query(sql: str) -> Checked:
     """Accept exactly one read-only SELECT (or WITH ... SELECT, or a compound select)."""
-    return _cached_query(sql) if len(sql) <= _CACHE_CHARS else _check_query(sql)
+    return _cached_query(sql)
 
 
 def check_exec(sql: str) -> Checked:
     """Accept exactly one DDL/DML statement: CREATE/DROP TABLE|INDEX|VIEW, ALTER TABLE,
     INSERT (also OR REPLACE / REPLACE), UPDATE, DELETE, each optionally with WITH."""
-    return _cached_exec(sql) if len(sql) <= _CACHE_CHARS else _check_exec(sql)
+    return _cached_exec(sql)
 
 
 def _check_query(sql: str) -> Checked:
     tree, lead = _one_statement(sql)
-    if not isinstance(tree, _QUERY_ROOTS):
-        raise _refused(_not_run("sqlQuery only runs read-only SELECT statements", lead))
+    if not isinstance(tree, QUERY_ROOTS):
+        raise refused(_not_run("sqlQuery only runs read-only SELECT statements", lead))
     for node in tree.walk():
-        if isinstance(node, _WRITES):
-            raise _refused(f"sqlQuery is read-only; the statement contains {node.key.upper()}")
+        if isinstance(node, WRITES):
+            raise refused(f"sqlQuery is read-only; the statement contains {node.key.upper()}")
     if tree.find(exp.Into) is not None:
-        raise _refused("SELECT ... INTO is not allowed")
+        raise refused("SELECT ... INTO is not allowed")
     _check_tree(tree)
     return Checked(sql, Kind.SELECT)
 
 
 def _check_exec(sql: str) -> Checked:
     tree, lead = _one_statement(sql)
-    kind = _EXEC_ROOTS.get(type(tree))
+    kind = EXEC_ROOTS.get(type(tree))
     if kind is None:
-        if isinstance(tree, _QUERY_ROOTS):
-            raise _refused("sqlExec does not run SELECT statements; use sqlQuery for reads")
-        raise _refused(_not_run("sqlExec only runs DDL/DML statements", lead))
+        if isinstance(tree, QUERY_ROOTS):
+            raise refused("sqlExec does not run SELECT statements; use sqlQuery for reads")
+        raise refused(_not_run("sqlExec only runs DDL/DML statements", lead))
     if isinstance(tree, exp.Create):
         _check_create(tree)
-    if isinstance(tree, exp.Drop) and str(tree.args.get("kind") or "").upper() not in _DROP_KINDS:
-        raise _refused(f"{lead} is not allowed (DROP TABLE, INDEX and VIEW are)")
+    if isinstance(tree, exp.Drop) and str(tree.args.get("kind") or "").upper() not in OBJECT_KINDS:
+        raise refused(f"{lead} is not allowed (DROP TABLE, INDEX and VIEW are)")
     if isinstance(tree, exp.Alter) and str(tree.args.get("kind") or "").upper() != "TABLE":
-        raise _refused("only ALTER TABLE is allowed")
+        raise refused("only ALTER TABLE is allowed")
     for node in tree.walk():
         # A write is allowed only at the root: no data-changing CTEs or nested statements.
-        if node is not tree and isinstance(node, _WRITES) and not _drops_column(tree, node):
-            raise _refused(f"a nested {node.key.upper()} is not allowed")
+        if node is not tree and isinstance(node, WRITES) and not drops_column(tree, node):
+            raise refused(f"a nested {node.key.upper()} is not allowed")
     _check_tree(tree)
     return Checked(sql, kind)
 
 
 # Parsing costs ~0.5 ms; agents repeat statement texts, so accepted short ones are cached
 # (a refusal raises, and raising results are never cached).
-_cached_query = functools.lru_cache(maxsize=1024)(_check_query)
-_cached_exec = functools.lru_cache(maxsize=1024)(_check_exec)
-
-
-def _drops_column(tree: exp.Expr, node: exp.Expr) -> bool:
-    """ALTER TABLE ... DROP COLUMN is parsed as a Drop inside the Alter; it is allowed."""
-    return (
-        isinstance(tree, exp.Alter)
-        and isinstance(node, exp.Drop)
-        and node.parent is tree
-        and str(node.args.get("kind") or "").upper() == "COLUMN"
-    )
+_cached_query = cached(_check_query)
+_cached_exec = cached(_check_exec)
 
 
 def _one_statement(sql: str) -> tuple[exp.Expr, str]:
     """Parse ``sql`` into exactly one statement; also return its leading keyword(s)."""
     if len(sql) > MAX_STATEMENT_CHARS:
-        raise _refused(f"statement is {len(sql)} characters; the limit is {MAX_STATEMENT_CHARS}")
+        raise refused(f"statement is {len(sql)} characters; the limit is {MAX_STATEMENT_CHARS}")
     tokens = _tokens(sql)
     if tokens and tokens[0].token_type is TokenType.REPLACE:
         # sqlglot cannot parse REPLACE INTO (it swallows the rest as one string); it is
@@ -171,13 +142,13 @@ def _one_statement(sql: str) -> tuple[exp.Expr, str]:
     try:
         trees = sqlglot.parse(sql, read=_DIALECT)
     except SqlglotError as e:
-        raise _refused("the statement could not be parsed; only plain SQLite SQL is allowed") from e
+        raise refused("the statement could not be parsed; only plain SQLite SQL is allowed") from e
     # A trailing ';' or comment yields None or Semicolon; neither is a statement.
     real = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
     if not real:
-        raise _refused("the statement is empty")
+        raise refused("the statement is empty")
     if len(real) > 1:
-        raise _refused("only one SQL statement per call (found more after a ';')")
+        raise refused("only one SQL statement per call (found more after a ';')")
     return real[0], _lead(tokens)
 
 
@@ -185,7 +156,7 @@ def _tokens(sql: str) -> list[Token]:
     try:
         return list(sqlglot.tokenize(sql, read=_DIALECT))
     except SqlglotError as e:
-        raise _refused("the statement could not be tokenised") from e
+        raise refused("the statement could not be tokenised") from e
 
 
 def _check_tokens(tokens: list[Token]) -> None:
@@ -195,7 +166,7 @@ def _check_tokens(tokens: list[Token]) -> None:
         if token.token_type in _LITERALS:
             continue
         if token.text.strip('"`[]').lower() == "load_extension":
-            raise _refused("load_extension is denied")
+            raise refused("load_extension is denied")
 
 
 def _lead(tokens: list[Token]) -> str:
@@ -219,15 +190,15 @@ def _not_run(what: str, lead: str) -> str:
 
 def _check_create(tree: exp.Create) -> None:
     kind = str(tree.args.get("kind") or "").upper()
-    if kind not in _CREATE_KINDS:
-        raise _refused(f"CREATE {kind or '?'} is not allowed (TABLE, INDEX and VIEW are)")
+    if kind not in OBJECT_KINDS:
+        raise refused(f"CREATE {kind or '?'} is not allowed (TABLE, INDEX and VIEW are)")
     props = tree.args.get("properties")
     if props is not None:
         for prop in props.expressions:
             if isinstance(prop, exp.TemporaryProperty):
-                raise _refused("TEMP objects are not allowed; create ordinary tables")
+                raise refused("TEMP objects are not allowed; create ordinary tables")
             if not isinstance(prop, exp.StrictProperty):
-                raise _refused(f"CREATE with {prop.sql(dialect=_DIALECT)} is not allowed")
+                raise refused(f"CREATE with {prop.sql(dialect=_DIALECT)} is not allowed")
 
 
 def _check_tree(tree: exp.Expr) -> None:
@@ -236,26 +207,26 @@ def _check_tree(tree: exp.Expr) -> None:
         if _is_printf(node):
             padding += _printf_padding(node)
             if padding > MAX_PRINTF_PADDING:
-                raise _refused(
+                raise refused(
                     f"printf()/format() widths and precisions add up to more than "
                     f"{MAX_PRINTF_PADDING} in one statement"
                 )
         if isinstance(node, exp.Command | exp.Pragma | exp.Attach | exp.Detach):
-            raise _refused(f"{node.key.upper()} is not allowed")
+            raise refused(f"{node.key.upper()} is not allowed")
         if isinstance(node, exp.Transaction | exp.Commit | exp.Rollback):
-            raise _refused("transaction control is not allowed; sqlExec batches are atomic")
+            raise refused("transaction control is not allowed; sqlExec batches are atomic")
         if isinstance(node, exp.Anonymous):
             name = str(node.name).lower()
             if introspection(name):
-                raise _refused(_INTROSPECTION_REFUSAL)
+                raise refused(_INTROSPECTION_REFUSAL)
             if name not in ALLOWED_FUNCTIONS:
-                raise _refused(f"function {name}() is not allowed")
+                raise refused(f"function {name}() is not allowed")
         if isinstance(node, exp.Table):
             if introspection(node.name):
-                raise _refused(_INTROSPECTION_REFUSAL)
+                raise refused(_INTROSPECTION_REFUSAL)
             db = node.args.get("db")
             if db is not None and str(db.name).lower() != "main":
-                raise _refused("only the scope's own database (main) can be named")
+                raise refused("only the scope's own database (main) can be named")
 
 
 def _is_printf(node: exp.Expr) -> bool:
@@ -273,7 +244,7 @@ def _printf_padding(node: exp.Expr) -> int:
             return 0
         fmt, *args = node.expressions
     if not (isinstance(fmt, exp.Literal) and fmt.is_string):
-        raise _refused("printf()/format() take a literal format string")
+        raise refused("printf()/format() take a literal format string")
     total, next_arg = 0, 0
     for match in _SPEC.finditer(fmt.name):
         _flags, width, precision, _length, conversion = match.groups()
@@ -298,8 +269,4 @@ def _literal_count(arg: exp.Expr | None) -> int:
         return int(arg.name)
     if arg is None:
         return 0
-    raise _refused("a printf()/format() '*' width or precision must be a literal number")
-
-
-def _refused(reason: str) -> InvalidArgument:
-    return InvalidArgument(f"statement refused: {reason}", reason=reason)
+    raise refused("a printf()/format() '*' width or precision must be a literal number")

@@ -1,13 +1,14 @@
 """Defence layer 1 on PostgreSQL: the sqlglot allow-list in the PostgreSQL dialect.
 
-The same rules as the SQLite validator (``validator.py``): a statement passes only when it parses
-into exactly one node of an allowed kind and every part of its tree is allowed; anything
-sqlglot cannot analyse fully (``Command``: ``SET ROLE``, ``DO``, ``CREATE EXTENSION``,
-``ALTER TABLE ... OWNER``...) is refused. PostgreSQL's own privileges (``pg_admin.py``) enforce
+The same rules as the SQLite validator (``sqlite/validator.py``; the tables both share are
+``core/rules.py``): a statement passes only when it parses into exactly one node of an
+allowed kind and every part of its tree is allowed; anything sqlglot cannot analyse fully
+(``Command``: ``SET ROLE``, ``DO``, ``CREATE EXTENSION``, ``ALTER TABLE ... OWNER``...) is
+refused. PostgreSQL's own privileges (``admin.py``) enforce
 the same again on the connection, so a gap here is not a hole.
 
 PostgreSQL specifics:
-- Functions: an allow-list by name (``pg_functions.py``). sqlglot turns many calls into typed
+- Functions: an allow-list by name (``functions.py``). sqlglot turns many calls into typed
   nodes (``version()`` is ``CurrentVersion``); a typed node is judged by the name its
   PostgreSQL rendering calls, and operators rendered without a name pass (layer 2 grants only
   the functions behind operators and casts).
@@ -34,7 +35,6 @@ PostgreSQL specifics:
 
 from __future__ import annotations
 
-import functools
 import re
 import uuid
 from dataclasses import dataclass
@@ -44,11 +44,20 @@ from sqlglot import Token, TokenType, exp
 from sqlglot.errors import SqlglotError
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.sqlmem.pg_functions import ALLOWED_PG_FUNCTIONS
-from palimpsest.sqlmem.validator import MAX_STATEMENT_CHARS, Kind
+from palimpsest.sqlmem.core.rules import (
+    EXEC_ROOTS,
+    MAX_STATEMENT_CHARS,
+    OBJECT_KINDS,
+    QUERY_ROOTS,
+    WRITES,
+    Kind,
+    cached,
+    drops_column,
+    refused,
+)
+from palimpsest.sqlmem.postgres.functions import ALLOWED_PG_FUNCTIONS
 
 _DIALECT = "postgres"
-_CACHE_CHARS = 4096
 _LITERALS = (
     TokenType.STRING,
     TokenType.HEX_STRING,
@@ -59,17 +68,6 @@ _LITERALS = (
     TokenType.BYTE_STRING,
 )
 _NAME_TOKENS = (TokenType.VAR, TokenType.NAME)
-_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Merge)
-_KINDS = {"TABLE", "INDEX", "VIEW"}
-_EXEC_ROOTS: dict[type[exp.Expr], Kind] = {
-    exp.Insert: Kind.INSERT,
-    exp.Update: Kind.UPDATE,
-    exp.Delete: Kind.DELETE,
-    exp.Create: Kind.CREATE,
-    exp.Drop: Kind.DROP,
-    exp.Alter: Kind.ALTER,
-}
-_QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
 _REFUSED_NODES: dict[type[exp.Expr], str] = {
     exp.Command: "this statement kind",
     exp.Copy: "COPY",
@@ -116,72 +114,72 @@ class PgChecked:
 
 def check_query(sql: str) -> PgChecked:
     """Exactly one read-only SELECT (or WITH ... SELECT, or a compound select)."""
-    return _cached_query(sql) if len(sql) <= _CACHE_CHARS else _check_query(sql)
+    return _cached_query(sql)
 
 
 def check_exec(sql: str) -> PgChecked:
     """Exactly one CREATE/DROP TABLE|INDEX|VIEW, ALTER TABLE, INSERT, UPDATE or DELETE."""
-    return _cached_exec(sql) if len(sql) <= _CACHE_CHARS else _check_exec(sql)
+    return _cached_exec(sql)
 
 
 def _check_query(sql: str) -> PgChecked:
     tree, tokens = _one_statement(sql)
-    if not isinstance(tree, _QUERY_ROOTS):
-        raise _refused(f"sqlQuery only runs read-only SELECT statements; {_lead(sql)} is not one")
+    if not isinstance(tree, QUERY_ROOTS):
+        raise refused(f"sqlQuery only runs read-only SELECT statements; {_lead(sql)} is not one")
     for node in tree.walk():
-        if isinstance(node, _WRITES):
-            raise _refused(f"sqlQuery is read-only; the statement contains {node.key.upper()}")
+        if isinstance(node, WRITES):
+            raise refused(f"sqlQuery is read-only; the statement contains {node.key.upper()}")
     _check_tree(tree)
     return _bind_plan(sql, tree, tokens, Kind.SELECT)
 
 
 def _check_exec(sql: str) -> PgChecked:
     tree, tokens = _one_statement(sql)
-    kind = _EXEC_ROOTS.get(type(tree))
+    kind = EXEC_ROOTS.get(type(tree))
     if kind is None:
-        if isinstance(tree, _QUERY_ROOTS):
-            raise _refused("sqlExec does not run SELECT statements; use sqlQuery for reads")
-        raise _refused(f"{_lead(sql)} is not allowed (sqlExec runs DDL/DML statements)")
+        if isinstance(tree, QUERY_ROOTS):
+            raise refused("sqlExec does not run SELECT statements; use sqlQuery for reads")
+        raise refused(f"{_lead(sql)} is not allowed (sqlExec runs DDL/DML statements)")
     if isinstance(tree, exp.Create | exp.Drop):
         what = str(tree.args.get("kind") or "").upper()
-        if what not in _KINDS:
-            raise _refused(f"{tree.key.upper()} {what or '?'} is not allowed (TABLE, INDEX, VIEW)")
+        if what not in OBJECT_KINDS:
+            raise refused(f"{tree.key.upper()} {what or '?'} is not allowed (TABLE, INDEX, VIEW)")
     if isinstance(tree, exp.Create):
         _check_create(tree)
     if isinstance(tree, exp.Alter) and str(tree.args.get("kind") or "").upper() != "TABLE":
-        raise _refused("only ALTER TABLE is allowed")
+        raise refused("only ALTER TABLE is allowed")
     for node in tree.walk():
-        if node is not tree and isinstance(node, _WRITES) and not _drops_column(tree, node):
-            raise _refused(f"a nested {node.key.upper()} is not allowed")
+        if node is not tree and isinstance(node, WRITES) and not drops_column(tree, node):
+            raise refused(f"a nested {node.key.upper()} is not allowed")
     _check_tree(tree)
     return _bind_plan(sql, tree, tokens, kind)
 
 
-_cached_query = functools.lru_cache(maxsize=1024)(_check_query)
-_cached_exec = functools.lru_cache(maxsize=1024)(_check_exec)
+_cached_query = cached(_check_query)
+_cached_exec = cached(_check_exec)
 
 
 def _one_statement(sql: str) -> tuple[exp.Expr, list[Token]]:
     if len(sql) > MAX_STATEMENT_CHARS:
-        raise _refused(f"statement is {len(sql)} characters; the limit is {MAX_STATEMENT_CHARS}")
+        raise refused(f"statement is {len(sql)} characters; the limit is {MAX_STATEMENT_CHARS}")
     try:
         tokens = list(sqlglot.tokenize(sql, read=_DIALECT))
     except SqlglotError as e:
-        raise _refused("the statement could not be tokenised") from e
+        raise refused("the statement could not be tokenised") from e
     for token in tokens:
         if token.token_type in _LITERALS:
             continue  # data: 'COPY ... PROGRAM' inside a string is not refused
         if token.token_type is TokenType.PARAMETER:
-            raise _refused("numbered and $name/@name parameters are not supported; use ? or :name")
+            raise refused("numbered and $name/@name parameters are not supported; use ? or :name")
     try:
         trees = sqlglot.parse(sql, read=_DIALECT)
     except SqlglotError as e:
-        raise _refused("the statement could not be parsed; only plain PostgreSQL is allowed") from e
+        raise refused("the statement could not be parsed; only plain PostgreSQL is allowed") from e
     real = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
     if not real:
-        raise _refused("the statement is empty")
+        raise refused("the statement is empty")
     if len(real) > 1:
-        raise _refused("only one SQL statement per call (found more after a ';')")
+        raise refused("only one SQL statement per call (found more after a ';')")
     return real[0], tokens
 
 
@@ -189,10 +187,10 @@ def _check_create(tree: exp.Create) -> None:
     props = tree.args.get("properties")
     for prop in props.expressions if props is not None else ():
         if isinstance(prop, exp.TemporaryProperty):
-            raise _refused("TEMP objects are not allowed; create ordinary tables")
-        raise _refused(f"CREATE with {prop.sql(dialect=_DIALECT)} is not allowed")
+            raise refused("TEMP objects are not allowed; create ordinary tables")
+        raise refused(f"CREATE with {prop.sql(dialect=_DIALECT)} is not allowed")
     if tree.args.get("replace"):
-        raise _refused("CREATE OR REPLACE is not allowed; DROP, then CREATE")
+        raise refused("CREATE OR REPLACE is not allowed; DROP, then CREATE")
 
 
 def _check_tree(tree: exp.Expr) -> None:
@@ -201,15 +199,15 @@ def _check_tree(tree: exp.Expr) -> None:
             _check_pattern(node.expression)
         for kind, what in _REFUSED_NODES.items():
             if isinstance(node, kind):
-                raise _refused(f"{what} is not allowed")
+                raise refused(f"{what} is not allowed")
         if isinstance(node, exp.Func):
             name = _function_name(node)
             if name is not None and name not in ALLOWED_PG_FUNCTIONS | _ALWAYS_OK:
-                raise _refused(f"function {name}() is not allowed")
+                raise refused(f"function {name}() is not allowed")
             if isinstance(node, exp.Anonymous) and isinstance(node.parent, exp.Dot):
-                raise _refused("functions of another schema are not allowed")
+                raise refused("functions of another schema are not allowed")
         if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Anonymous):
-            raise _refused("functions of another schema are not allowed")
+            raise refused("functions of another schema are not allowed")
         if isinstance(node, exp.Table):
             _check_table(node)
         if isinstance(node, exp.DataType | exp.ObjectIdentifier):
@@ -220,13 +218,11 @@ def _check_tree(tree: exp.Expr) -> None:
 
 def _check_pattern(pattern: exp.Expr) -> None:
     if isinstance(pattern, exp.Placeholder):
-        return  # its bound value is measured when it is bound (pg_binding)
+        return  # its bound value is measured when it is bound (binding.py)
     if not (isinstance(pattern, exp.Literal) and pattern.is_string):
-        raise _refused(
-            "a LIKE, ILIKE or SIMILAR TO pattern must be a string literal or a parameter"
-        )
+        raise refused("a LIKE, ILIKE or SIMILAR TO pattern must be a string literal or a parameter")
     if len(pattern.name) > MAX_LIKE_PATTERN_CHARS:
-        raise _refused(_long_pattern(len(pattern.name)))
+        raise refused(_long_pattern(len(pattern.name)))
 
 
 def _long_pattern(chars: int) -> str:
@@ -234,7 +230,7 @@ def _long_pattern(chars: int) -> str:
 
 
 def pattern_too_long(chars: int) -> InvalidArgument:
-    return _refused(_long_pattern(chars))
+    return refused(_long_pattern(chars))
 
 
 def _built(tree: exp.Expr) -> int:
@@ -256,7 +252,7 @@ def _build_size(node: exp.Func, name: str) -> int:
         text, count = [*args, None, None][:2]
     times = _literal_int(count)
     if times is None:
-        raise _refused(f"{name}() takes a literal number as its count")
+        raise refused(f"{name}() takes a literal number as its count")
     if isinstance(node, exp.Pad):
         fill = node.args.get("fill_pattern")
         if fill is None:
@@ -279,15 +275,15 @@ def _literal_int(arg: exp.Expr | None) -> int | None:
 
 def _check_type(node: exp.DataType | exp.ObjectIdentifier) -> None:
     if isinstance(node, exp.DataType) and isinstance(node.args.get("kind"), exp.Dot):
-        raise _refused("schema-qualified types are not allowed")
+        raise refused("schema-qualified types are not allowed")
     if _CATALOG_TYPE.search(node.sql(dialect=_DIALECT).lower()):
-        raise _refused("the reg* types (catalog lookups) are not allowed")
+        raise refused("the reg* types (catalog lookups) are not allowed")
 
 
 def _check_sequence(node: exp.Anonymous) -> None:
     first = node.expressions[0] if node.expressions else None
     if not (isinstance(first, exp.Literal) and first.is_string and "." not in first.name):
-        raise _refused(
+        raise refused(
             f"{str(node.name).lower()}() takes the name of one of the scope's own sequences "
             "as a literal, without a schema"
         )
@@ -295,13 +291,13 @@ def _check_sequence(node: exp.Anonymous) -> None:
 
 def _check_table(node: exp.Table) -> None:
     if node.args.get("catalog") is not None:
-        raise _refused("only the scope's own tables can be named")
+        raise refused("only the scope's own tables can be named")
     db = node.args.get("db")
     schema = str(db.name).lower() if db is not None else None
     if schema not in (None, "information_schema"):
-        raise _refused("only the scope's own tables (unqualified) and information_schema")
+        raise refused("only the scope's own tables (unqualified) and information_schema")
     if str(node.name).lower().startswith("pg_"):
-        raise _refused("the system catalogs (pg_*) are not readable; use information_schema")
+        raise refused("the system catalogs (pg_*) are not readable; use information_schema")
 
 
 def _function_name(node: exp.Func) -> str | None:
@@ -329,15 +325,6 @@ def _stub(value: object) -> object:
     return value
 
 
-def _drops_column(tree: exp.Expr, node: exp.Expr) -> bool:
-    return (
-        isinstance(tree, exp.Alter)
-        and isinstance(node, exp.Drop)
-        and node.parent is tree
-        and str(node.args.get("kind") or "").upper() == "COLUMN"
-    )
-
-
 def _bind_plan(sql: str, tree: exp.Expr, tokens: list[Token], kind: Kind) -> PgChecked:
     """Rewrite ``?`` and ``:name`` to ``$n``, token by token; refuse a mix or an ambiguity."""
     expected = [str(p.name) if p.name else "?" for p in tree.find_all(exp.Placeholder)]
@@ -350,9 +337,9 @@ def _bind_plan(sql: str, tree: exp.Expr, tokens: list[Token], kind: Kind) -> PgC
             if nxt.token_type in _NAME_TOKENS and nxt.start == token.end + 1:
                 found.append((token.start, nxt.end, nxt.text))
     if sorted(n for *_, n in found) != sorted(expected):
-        raise _refused("the parameters could not be told apart; put spaces around ':' in slices")
+        raise refused("the parameters could not be told apart; put spaces around ':' in slices")
     if {n == "?" for *_, n in found} == {True, False}:
-        raise _refused("use either ? or :name parameters in one statement, not both")
+        raise refused("use either ? or :name parameters in one statement, not both")
     names: list[str] = []
     out: list[str] = []
     last = 0
@@ -409,7 +396,3 @@ def _pattern_numbers(tree: exp.Expr, names: list[str], positional: bool) -> tupl
 def _lead(sql: str) -> str:
     match = _LEAD.search(re.sub(r"--[^\n]*|/\*.*?\*/", " ", sql, flags=re.S))
     return match.group(0).upper() if match else "this"
-
-
-def _refused(reason: str) -> InvalidArgument:
-    return InvalidArgument(f"statement refused: {reason}", reason=reason)

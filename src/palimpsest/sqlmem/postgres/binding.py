@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.sqlmem import codec
-from palimpsest.sqlmem.pg_errors import too_big
-from palimpsest.sqlmem.pg_validator import MAX_LIKE_PATTERN_CHARS, PgChecked, pattern_too_long
+from palimpsest.sqlmem.core import codec
+from palimpsest.sqlmem.postgres.errors import too_big
+from palimpsest.sqlmem.postgres.validator import MAX_LIKE_PATTERN_CHARS, PgChecked, pattern_too_long
 
 # Types whose values are small and fixed: no size guard is needed around them.
 _FIXED = {16, 20, 21, 23, 26, 700, 701, 790, 1082, 1083, 1114, 1184, 1186, 1266, 2950}

@@ -10,7 +10,7 @@ the API process: the same hardening, authorizer in the call's mode, value, width
 limits, and the progress handler (which still ends ordinary long statements cleanly, without a
 kill).
 
-Started as ``python -c "from palimpsest.sqlmem.worker import main; main()" <fd>`` (never
+Started as ``python -c "from palimpsest.sqlmem.sqlite.worker import main; main()" <fd>`` (never
 ``-m``: requests must unpickle to this module's classes). Requests come over the socket
 ``<fd>`` and each gets one reply (a batch also sends which statement it has reached). The
 worker never logs statement text or values. It exits when the API process closes the socket.
@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest import errors
-from palimpsest.sqlmem import codec
-from palimpsest.sqlmem.authorizer import (
+from palimpsest.sqlmem.core import codec
+from palimpsest.sqlmem.core.base import ExecResult, QueryResult
+from palimpsest.sqlmem.core.limits import capped_rows, check_width
+from palimpsest.sqlmem.sqlite.authorizer import (
     Authorizer,
     Mode,
     check_new_views,
@@ -42,9 +44,7 @@ from palimpsest.sqlmem.authorizer import (
     result_width,
     trusted,
 )
-from palimpsest.sqlmem.base import ExecResult, QueryResult
-from palimpsest.sqlmem.limits import capped_rows, check_width
-from palimpsest.sqlmem.translate import Failure, translate
+from palimpsest.sqlmem.sqlite.translate import Failure, translate
 
 READY = "ready"
 _OPEN_FILES = 64  # files a worker keeps a connection to; the least recently used close

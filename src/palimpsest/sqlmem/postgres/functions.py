@@ -1,6 +1,6 @@
 """The functions agent SQL may call on PostgreSQL, shared by both layers.
 
-Layer 1 (``pg_validator``) refuses a call to any other name; layer 2 (``pg_admin``) revokes
+Layer 1 (``validator.py``) refuses a call to any other name; layer 2 (``admin.py``) revokes
 EXECUTE on every function of ``pg_catalog`` from PUBLIC in the SQL Memory database and grants
 back only these names, the functions behind operators and casts, and what
 ``information_schema`` needs. Absent on purpose: anything that reads files, settings or other

@@ -1,6 +1,6 @@
-"""The SQL Memory store interface. SQLite (``store.py``) is the embedded default; PostgreSQL
-(``pg_store.py``: a schema and a login role per scope, shared by API replicas) implements the
-same Protocol.
+"""The SQL Memory store interface. SQLite (``sqlite/store.py``) is the embedded default;
+PostgreSQL (``postgres/store.py``: a schema and a login role per scope, shared by API
+replicas) implements the same Protocol.
 
 Each backend validates statements in its own dialect, so the interface takes raw text.
 """

@@ -21,9 +21,7 @@ of ``max_columns x max_value_bytes`` beyond the result it returns.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +30,14 @@ import anyio.to_thread
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import ScopeRef
-from palimpsest.sqlmem import codec, dump, files
-from palimpsest.sqlmem.authorizer import DEFAULT_MAX_VALUE_BYTES
-from palimpsest.sqlmem.base import DatabaseInfo, ExecResult, QueryResult, Statement
-from palimpsest.sqlmem.pool import WorkerPool
-from palimpsest.sqlmem.validator import Kind, check_exec, check_query
-from palimpsest.sqlmem.worker import Batch, Forget, Limits, Query
+from palimpsest.sqlmem.core import codec, dump
+from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, Statement
+from palimpsest.sqlmem.core.writers import ThreadWriters, Writers
+from palimpsest.sqlmem.sqlite import files
+from palimpsest.sqlmem.sqlite.authorizer import DEFAULT_MAX_VALUE_BYTES
+from palimpsest.sqlmem.sqlite.pool import WorkerPool
+from palimpsest.sqlmem.sqlite.validator import Kind, check_exec, check_query
+from palimpsest.sqlmem.sqlite.worker import Batch, Forget, Limits, Query
 
 if TYPE_CHECKING:
     from palimpsest.config import Settings
@@ -73,9 +73,10 @@ class SqliteStore:
             max_rows, timeout_ms, max_bytes, max_value_bytes, max_result_bytes, max_columns
         )
         self._pool = WorkerPool(limits, workers)
-        self._mutex = threading.Lock()
-        self._locks: dict[str, tuple[threading.Lock, int]] = {}
-        self._writers: dict[str, tuple[anyio.Lock, int]] = {}
+        # One writer per file: at the async level (queued writers hold no thread), and for
+        # direct (thread) callers.
+        self._writers = Writers()
+        self._thread_writers = ThreadWriters()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SqliteStore:
@@ -96,19 +97,19 @@ class SqliteStore:
         return await anyio.to_thread.run_sync(self.query_sync, ref, sql, args)
 
     async def execute(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
-        async with self._writer(ref.scope_key):
+        async with self._writers.hold(ref.scope_key):
             return await anyio.to_thread.run_sync(self.execute_sync, ref, batch)
 
     async def databases(self) -> list[DatabaseInfo]:
         return await anyio.to_thread.run_sync(files.list_databases, self.root)
 
     async def erase(self, key: str) -> int | None:
-        async with self._writer(files.check_key(key)):
+        async with self._writers.hold(files.check_key(key)):
             return await anyio.to_thread.run_sync(self.erase_sync, key)
 
     async def dump(self, key: str) -> list[dict[str, Any]]:
         path = files.db_path(self.root, key)
-        async with self._writer(key):
+        async with self._writers.hold(key):
             return await anyio.to_thread.run_sync(dump.dump, path)
 
     # -- synchronous core -----------------------------------------------------------------
@@ -129,14 +130,14 @@ class SqliteStore:
             checked = check_exec(s.sql)
             work.append((checked.sql, checked.kind is Kind.INSERT, codec.bind(s.args)))
         path = files.db_path(self.root, ref.scope_key)
-        with self._write_lock(ref.scope_key):
+        with self._thread_writers.hold(ref.scope_key):
             files.ensure_owner_record(self.root, ref)
             results: list[ExecResult] = self._pool.run(Batch(str(path), work))
             return results
 
     def erase_sync(self, key: str) -> int | None:
         path = files.db_path(self.root, key)
-        with self._write_lock(key):
+        with self._thread_writers.hold(key):
             # No worker may keep the file open: closing a connection to an erased file later
             # would delete the WAL of a new file of the same name.
             self._pool.broadcast(Forget(str(path)))
@@ -144,37 +145,3 @@ class SqliteStore:
 
     def close(self) -> None:
         self._pool.close()
-
-    # -- internals --------------------------------------------------------------------------
-
-    @contextmanager
-    def _write_lock(self, key: str) -> Iterator[None]:
-        """One writer per file for direct (thread) callers; the entry goes with its last user."""
-        with self._mutex:
-            lock, n = self._locks.get(key) or (threading.Lock(), 0)
-            self._locks[key] = (lock, n + 1)
-        try:
-            with lock:
-                yield
-        finally:
-            with self._mutex:
-                lock, n = self._locks[key]
-                if n == 1:
-                    del self._locks[key]
-                else:
-                    self._locks[key] = (lock, n - 1)
-
-    @asynccontextmanager
-    async def _writer(self, key: str) -> AsyncIterator[None]:
-        """One writer per file at the async level, so queued writers hold no thread."""
-        lock, n = self._writers.get(key) or (anyio.Lock(), 0)
-        self._writers[key] = (lock, n + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, n = self._writers[key]
-            if n == 1:
-                del self._writers[key]
-            else:
-                self._writers[key] = (lock, n - 1)

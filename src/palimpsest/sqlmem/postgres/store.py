@@ -1,8 +1,8 @@
 """SQL Memory on PostgreSQL: a schema and a login role per scope, shared by every API replica.
 
-Every call validates its statements first in the PostgreSQL dialect (``pg_validator``; nothing
+Every call validates its statements first in the PostgreSQL dialect (``validator.py``; nothing
 runs if one is refused), then runs them on a pooled connection authenticated as the scope's
-own role (``pg_admin``: what that role may do is layer 2). Statements go through the extended
+own role (``admin.py``: what that role may do is layer 2). Statements go through the extended
 protocol only, so the server itself refuses a second statement after a ``;``.
 
 - A query is one ``READ ONLY`` transaction. Its width and column types are read first by
@@ -27,8 +27,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Generator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, cast
 
 import anyio
@@ -41,20 +41,21 @@ from psycopg.types.string import TextLoader
 from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument, QuotaExceeded, Unavailable
 from palimpsest.identity import ScopeRef
-from palimpsest.sqlmem import codec
-from palimpsest.sqlmem.base import DatabaseInfo, ExecResult, QueryResult, Statement
-from palimpsest.sqlmem.limits import capped_rows, check_width
-from palimpsest.sqlmem.pg_admin import (
+from palimpsest.sqlmem.core import codec
+from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, Statement
+from palimpsest.sqlmem.core.failure import Failure
+from palimpsest.sqlmem.core.limits import capped_rows, check_width
+from palimpsest.sqlmem.core.writers import Writers
+from palimpsest.sqlmem.postgres.admin import (
     EMPTY_ROLE,
     EMPTY_SCHEMA,
     Admin,
     check_key,
     role_password,
 )
-from palimpsest.sqlmem.pg_binding import bind, guarded
-from palimpsest.sqlmem.pg_errors import translate
-from palimpsest.sqlmem.pg_validator import check_exec, check_query
-from palimpsest.sqlmem.translate import Failure
+from palimpsest.sqlmem.postgres.binding import bind, guarded
+from palimpsest.sqlmem.postgres.errors import translate
+from palimpsest.sqlmem.postgres.validator import check_exec, check_query
 
 MAX_BATCH = 100
 _IDLE_PER_SCOPE = 2
@@ -96,7 +97,7 @@ class PostgresStore:
         self._mutex = threading.Lock()
         self._slots = threading.BoundedSemaphore(pool_size)
         self._pool_size = pool_size
-        self._writers: dict[str, tuple[anyio.Lock, int]] = {}
+        self._writers = Writers()  # one writer per scope in this process
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PostgresStore:
@@ -123,14 +124,14 @@ class PostgresStore:
         return await anyio.to_thread.run_sync(self.query_sync, ref, sql, args)
 
     async def execute(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
-        async with self._writer(ref.scope_key):
+        async with self._writers.hold(ref.scope_key):
             return await anyio.to_thread.run_sync(self.execute_sync, ref, batch)
 
     async def databases(self) -> list[DatabaseInfo]:
         return await anyio.to_thread.run_sync(self.admin.databases)
 
     async def erase(self, key: str) -> int | None:
-        async with self._writer(check_key(key)):
+        async with self._writers.hold(check_key(key)):
             return await anyio.to_thread.run_sync(self.erase_sync, key)
 
     async def dump(self, key: str) -> list[dict[str, Any]]:
@@ -371,18 +372,3 @@ class PostgresStore:
                 stale += oldest
         for c in stale:
             c.close()
-
-    @asynccontextmanager
-    async def _writer(self, key: str) -> AsyncIterator[None]:
-        """One writer per scope in this process, so queued writers hold no worker thread."""
-        lock, n = self._writers.get(key) or (anyio.Lock(), 0)
-        self._writers[key] = (lock, n + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, n = self._writers[key]
-            if n == 1:
-                del self._writers[key]
-            else:
-                self._writers[key] = (lock, n - 1)

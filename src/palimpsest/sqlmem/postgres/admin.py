@@ -18,7 +18,7 @@ database is hardened once (``harden``):
 - PUBLIC loses CONNECT and TEMP on the database, everything on schema ``public``, SELECT on
   every table and view of ``pg_catalog`` (other scopes' names, view bodies, settings, sessions),
   and EXECUTE on every function of ``pg_catalog``; EXECUTE comes back only for the allow-list
-  (``pg_functions.py``), the functions behind operators and casts, and what
+  (``functions.py``), the functions behind operators and casts, and what
   ``information_schema`` (privilege-filtered, the way to list one's own tables) calls, and
   the types' input and output functions (casts to and from text use them).
 - Roles are NOSUPERUSER, NOCREATEDB, NOCREATEROLE, NOINHERIT, members of nothing; extensions
@@ -29,8 +29,9 @@ database is hardened once (``harden``):
   transaction (a role may change its own defaults; layer 1 refuses ``ALTER ROLE``).
 
 The admin's own schema ``sqlmem_admin`` holds the owner registry (for listings) and three
-SECURITY DEFINER functions the store calls in the scope's transaction: ``begin_write`` (one
-writer per scope across replicas, and the schema's size), ``schema_bytes`` and ``touch``.
+SECURITY DEFINER functions (``definer.py``) the store calls in the scope's transaction:
+``begin_write`` (one writer per scope across replicas, and the schema's size),
+``schema_bytes`` and ``touch``.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ from psycopg import sql
 
 from palimpsest.errors import InvalidArgument, Unavailable
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.sqlmem.base import DatabaseInfo
-from palimpsest.sqlmem.pg_functions import ALLOWED_PG_FUNCTIONS, INFORMATION_SCHEMA_HELPERS
+from palimpsest.sqlmem.core.base import DatabaseInfo
+from palimpsest.sqlmem.postgres.definer import ADMIN_FUNCTIONS, CALLABLE
+from palimpsest.sqlmem.postgres.functions import ALLOWED_PG_FUNCTIONS, INFORMATION_SCHEMA_HELPERS
 
 HARDENING_VERSION = 5
 EMPTY_ROLE = "sqlmem_nobody"  # reads of a scope that has no schema yet
@@ -64,48 +66,6 @@ _LOCK_CATALOG = 7_317_001
 _IDLE_IN_TX = "60s"
 _NAMING_KEY_BYTES = 32
 TEMP_FILES = "256MB"  # temp_file_limit of every scope role
-
-_FUNCTIONS = """
-CREATE OR REPLACE FUNCTION sqlmem_admin.caller_schema() RETURNS name
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
-BEGIN
-  IF session_user !~ '^sqlmem_r_[0-9a-f]{32}$' THEN
-    RAISE EXCEPTION 'not a scope role';
-  END IF;
-  RETURN ('sqlmem_s_' || substr(session_user, 10))::name;
-END $f$;
-
-CREATE OR REPLACE FUNCTION sqlmem_admin.bytes_of(s name) RETURNS bigint
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
-  SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
-  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-  WHERE n.nspname = s AND c.relkind IN ('r', 'm', 'S')
-$f$;
-
-CREATE OR REPLACE FUNCTION sqlmem_admin.schema_bytes() RETURNS bigint
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
-  SELECT sqlmem_admin.bytes_of(sqlmem_admin.caller_schema())
-$f$;
-
-CREATE OR REPLACE FUNCTION sqlmem_admin.begin_write() RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
-BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended(session_user, 7317));
-  RETURN sqlmem_admin.schema_bytes();
-END $f$;
-
-CREATE OR REPLACE FUNCTION sqlmem_admin.touch() RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
-  UPDATE sqlmem_admin.databases SET modified_at = now()
-  WHERE name = substr(session_user, 10)
-$f$;
-
-CREATE OR REPLACE FUNCTION sqlmem_admin.too_big(n bigint) RETURNS boolean
-LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $f$
-BEGIN
-  RAISE EXCEPTION 'value too big' USING ERRCODE = 'PA001', DETAIL = n::text;
-END $f$;
-"""
 
 
 def check_key(key: str) -> str:
@@ -287,9 +247,9 @@ class Admin:
         # The keyed name of the scope's schema and role; NULL for a scope not yet migrated.
         conn.execute("ALTER TABLE sqlmem_admin.databases ADD COLUMN IF NOT EXISTS name text UNIQUE")
         conn.execute("REVOKE ALL ON ALL TABLES IN SCHEMA sqlmem_admin FROM PUBLIC")
-        conn.execute(_FUNCTIONS)
+        conn.execute(ADMIN_FUNCTIONS)
         conn.execute("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA sqlmem_admin FROM PUBLIC")
-        for fn in ("begin_write()", "schema_bytes()", "touch()", "too_big(bigint)"):
+        for fn in CALLABLE:
             conn.execute(f"GRANT EXECUTE ON FUNCTION sqlmem_admin.{fn} TO PUBLIC")
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {EMPTY_SCHEMA}")
         conn.execute(f"REVOKE ALL ON SCHEMA {EMPTY_SCHEMA} FROM PUBLIC")

@@ -25,15 +25,15 @@ from typing import Any
 
 import palimpsest
 from palimpsest.errors import Unavailable
-from palimpsest.sqlmem.translate import timed_out
-from palimpsest.sqlmem.worker import READY, Limits, Refusal, Request
+from palimpsest.sqlmem.core.failure import timed_out
+from palimpsest.sqlmem.sqlite.worker import READY, Limits, Refusal, Request
 
 # SQLite's progress handler stops most statements at the limit itself; the kill is for the
 # one function call it cannot stop, so it waits this much longer.
 KILL_GRACE_S = 0.25
 _START_TIMEOUT_S = 60.0
 _STOP_TIMEOUT_S = 2.0
-_COMMAND = "from palimpsest.sqlmem.worker import main; main()"
+_COMMAND = "from palimpsest.sqlmem.sqlite.worker import main; main()"
 
 
 class Expired(Exception):

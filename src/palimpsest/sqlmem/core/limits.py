@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from palimpsest.errors import QuotaExceeded
-from palimpsest.sqlmem import codec
+from palimpsest.sqlmem.core import codec
 
 
 def check_width(width: int, max_columns: int) -> None:

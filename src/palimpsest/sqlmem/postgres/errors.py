@@ -1,6 +1,6 @@
 """PostgreSQL errors -> the error tree, matched by SQLSTATE, never by message text.
 
-The codes and extensions are those of the SQLite backend (``translate.py``), so a client sees
+The codes and extensions are those of the SQLite backend (``sqlite/translate.py``), so a client sees
 the same answer from either backend; only the wording after "PostgreSQL:" differs.
 """
 
@@ -15,8 +15,8 @@ from palimpsest.errors import (
     QuotaExceeded,
     Unavailable,
 )
-from palimpsest.sqlmem.pg_admin import TEMP_FILES, TOO_BIG
-from palimpsest.sqlmem.translate import Failure
+from palimpsest.sqlmem.core.failure import Failure
+from palimpsest.sqlmem.postgres.admin import TEMP_FILES, TOO_BIG
 
 _TIMEOUT = "57014"  # query_canceled: statement_timeout (the store cancels nothing it reports)
 _PRIVILEGE = "42501"

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from palimpsest.sqlmem import codec
-from palimpsest.sqlmem.base import Statement
+from palimpsest.sqlmem.core import codec
+from palimpsest.sqlmem.core.base import Statement
 
 Record = dict[str, Any]
 BATCH = 100  # statements per sqlExec-sized transaction when loading

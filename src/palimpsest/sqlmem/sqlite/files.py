@@ -15,7 +15,7 @@ from pathlib import Path
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.sqlmem.base import DatabaseInfo
+from palimpsest.sqlmem.core.base import DatabaseInfo
 
 _KEY = re.compile(r"[0-9a-f]{32}")
 # SQLite's companions of a database file; all go when a database is erased.

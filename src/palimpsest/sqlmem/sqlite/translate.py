@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from palimpsest.errors import (
     Conflict,
@@ -12,22 +11,12 @@ from palimpsest.errors import (
     QuotaExceeded,
     Unavailable,
 )
+from palimpsest.sqlmem.core.failure import Failure, timed_out
+
+__all__ = ["Failure", "timed_out", "translate"]
 
 # SQLite's own message is useful to the caller for these (syntax, missing table, bindings).
 _CALLER_ERRORS = {sqlite3.SQLITE_ERROR, sqlite3.SQLITE_RANGE, sqlite3.SQLITE_MISMATCH}
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """What the store knew when a statement failed."""
-
-    denied: str | None  # what the authorizer refused, if it did
-    statement: int  # index in the batch (0 for a query)
-    elapsed_ms: int
-    timeout_ms: int
-    quota_bytes: int
-    current_bytes: int | None
-    max_value_bytes: int
 
 
 def translate(e: sqlite3.Error, f: Failure) -> PalimpsestError:
@@ -68,15 +57,3 @@ def translate(e: sqlite3.Error, f: Failure) -> PalimpsestError:
         # Python-level errors (bindings, a second statement) carry no SQLite code.
         return InvalidArgument(f"SQLite: {e}", **at)
     return Unavailable(f"the SQL database failed ({e.sqlite_errorname})", **at)
-
-
-def timed_out(timeout_ms: int, elapsed_ms: int, statement: int) -> QuotaExceeded:
-    """The time limit, whether SQLite stopped the statement or its worker was killed."""
-    return QuotaExceeded(
-        f"statement timeout of {timeout_ms} ms exceeded; stopped after {elapsed_ms} ms "
-        "and nothing was changed",
-        limit="statementTimeoutMs",
-        timeoutMs=timeout_ms,
-        elapsedMs=elapsed_ms,
-        statement=statement,
-    )
