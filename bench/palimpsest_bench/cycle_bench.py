@@ -35,7 +35,7 @@ from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.conversation import turn_text
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.executor import CrossScopeStatement, Statement
 from palimpsest.extractors import load
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.tokens import load_keys, mint, principal_from_claims
@@ -77,7 +77,7 @@ WORDS = [
 ]
 
 # Bench-only statements. The audit reads one tenant across its scopes (counts only).
-AUDIT_SPANS = Statement(
+AUDIT_SPANS = CrossScopeStatement(
     "BENCH_AUDIT_SPANS",
     """
 MATCH (p:PendingSpan {tenant_id: $tenant})
@@ -85,9 +85,8 @@ OPTIONAL MATCH (c:Chunk {id: p.id})
 WITH p, count(c) AS chunks
 RETURN p.status AS status, chunks, count(*) AS spans
 """,
-    scoped=False,
 )
-AUDIT_TURNS = Statement(
+AUDIT_TURNS = CrossScopeStatement(
     "BENCH_AUDIT_TURNS",
     """
 MATCH (d:Document {tenant_id: $tenant})
@@ -96,9 +95,8 @@ WITH d, COUNT { MATCH (c:Chunk {document_id: d.id}) WHERE c.index IS NOT NULL } 
 RETURN sum(turns) AS turns, sum(CASE WHEN turns > 0 AND links <> turns - 1 THEN 1 ELSE 0 END)
        AS broken
 """,
-    scoped=False,
 )
-WAITING = Statement(
+WAITING = CrossScopeStatement(
     "BENCH_WAITING",
     """
 MATCH (p:PendingSpan {tenant_id: $tenant})
@@ -107,7 +105,6 @@ RETURN count(p) AS waiting,
        sum(CASE WHEN p.lease_owner STARTS WITH $prefix AND p.lease_expires_at > $now
                 THEN 1 ELSE 0 END) AS held
 """,
-    scoped=False,
 )
 ERASE_SCOPE = Statement(
     "BENCH_ERASE_CYCLE_SCOPE",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.executor import CrossScopeStatement, Statement
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import term_index
@@ -42,18 +42,16 @@ AGENT = "bench"
 
 # Bench-only statements: the product has no "erase a scope's documents" or "count a scope".
 # The two counts read across scopes on purpose (sizes only, never content): declared unscoped.
-COUNT_SCOPES = Statement(
+COUNT_SCOPES = CrossScopeStatement(
     "BENCH_COUNT_SCOPES",
     """
 UNWIND $keys AS key
 RETURN key, COUNT { MATCH (c:Chunk {scope_key: key}) WHERE c.index IS NOT NULL } AS n
 """,
-    scoped=False,
 )
-COUNT_EMBEDDED = Statement(
+COUNT_EMBEDDED = CrossScopeStatement(
     "BENCH_COUNT_EMBEDDED",
     "MATCH (c:Chunk) WHERE c.index IS NOT NULL RETURN count(c) AS n",
-    scoped=False,
 )
 ERASE_CHUNKS = Statement(
     "BENCH_ERASE_CHUNKS",

@@ -16,7 +16,7 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.cypher import causal
-from palimpsest.cypher.executor import Database, Neo4jExecutor, Statement
+from palimpsest.cypher.executor import CrossScopeStatement, Database, Neo4jExecutor
 from palimpsest.errors import InvalidArgument, Unavailable
 from palimpsest.resolvers.services import Services
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 
 READ = 'query { memory(scope: USER, key: "k") { value } }'
 WRITE = 'mutation { memorySet(scope: USER, key: "k", value: 1) { key } }'
-ONE = Statement("TEST_ONE", "RETURN 1 AS one", scoped=False)
+ONE = CrossScopeStatement("TEST_ONE", "RETURN 1 AS one")
 # Under the server's own default (30 s) and the client's timeouts below, over our limit.
 STALL = 10.0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest.cypher.executor import Database, RawRun, Row, Statement, Tx
+from palimpsest.cypher.executor import CrossScopeStatement, Database, RawRun, Row, Tx
 from palimpsest.errors import DatabaseFailure
 from palimpsest.resolvers.services import Services
 
@@ -14,10 +14,10 @@ pytestmark = pytest.mark.integration
 
 # Neo4j runs CALL { ... } IN TRANSACTIONS only in an implicit transaction: the statement
 # itself tells which kind of transaction ran it.
-IMPLICIT_ONLY = Statement(
-    "TEST_IMPLICIT_ONLY", "CALL () { RETURN 1 AS one } IN TRANSACTIONS RETURN one", scoped=False
+IMPLICIT_ONLY = CrossScopeStatement(
+    "TEST_IMPLICIT_ONLY", "CALL () { RETURN 1 AS one } IN TRANSACTIONS RETURN one"
 )
-ONE = Statement("TEST_ONE", "RETURN 1 AS one", scoped=False)
+ONE = CrossScopeStatement("TEST_ONE", "RETURN 1 AS one")
 
 
 async def test_reads_are_implicit_transactions_and_writes_are_not(svc: Services) -> None:

@@ -11,7 +11,7 @@ import pytest
 from neo4j import AsyncGraphDatabase
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database, Neo4jExecutor, Statement
+from palimpsest.cypher.executor import CrossScopeStatement, Database, Neo4jExecutor
 from palimpsest.errors import DatabaseFailure
 from palimpsest.local.neo4j import credentials
 from palimpsest.server import serve_in_thread
@@ -19,7 +19,7 @@ from palimpsest.server import serve_in_thread
 pytestmark = pytest.mark.integration
 
 # A write that leaves nothing behind; only this test runs it.
-PROBE = Statement("routing_probe", "CREATE (n:RoutingProbe) DELETE n RETURN 1 AS one", False)
+PROBE = CrossScopeStatement("routing_probe", "CREATE (n:RoutingProbe) DELETE n RETURN 1 AS one")
 
 
 def routed(settings: Settings) -> Settings:

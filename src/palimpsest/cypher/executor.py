@@ -75,13 +75,37 @@ class ScopeViolation(RuntimeError):
 class Statement:
     """A named Cypher statement; ``text`` is a literal so no value can be formatted into it.
 
-    ``scoped`` defaults to true, so a new statement is confined to one scope unless its
-    author declares (and a test checks) that it touches no scoped rows.
+    A ``Statement`` is always scoped: it runs only through a handle bound to a ``ScopeRef``.
+    The only unscoped kinds are ``SchemaStatement`` (made in ``cypher/schema.py``) and
+    ``CrossScopeStatement`` (``cypher/queue.py`` and the bookmark wait below); there is no
+    argument that unscopes a statement, and ``tests/unit/cypher/test_unscoped.py`` fails on
+    any other module that makes one.
     """
 
     name: str
     text: LiteralString
-    scoped: bool = True
+
+    @property
+    def scoped(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaStatement(Statement):
+    """DDL, index listings and the schema record: they touch no scoped row."""
+
+    @property
+    def scoped(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class CrossScopeStatement(Statement):
+    """A read across scopes that returns scope ids and counts, never content."""
+
+    @property
+    def scoped(self) -> bool:
+        return False
 
 
 RawRun = Callable[[Statement, dict[str, Any]], Awaitable[list[Row]]]
@@ -195,7 +219,7 @@ _AUTO_COMMIT_TRIES = 3  # read work on transient errors, as the driver retries t
 
 # Run first, in the request's session, when the client sent bookmarks: the wait for them is
 # bounded here, before any work (and its retries) could wait again.
-AWAIT_BOOKMARKS = Statement("AWAIT_BOOKMARKS", "RETURN 1 AS reached", scoped=False)
+AWAIT_BOOKMARKS = CrossScopeStatement("AWAIT_BOOKMARKS", "RETURN 1 AS reached")
 
 
 class Neo4jExecutor:

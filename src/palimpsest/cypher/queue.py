@@ -1,10 +1,10 @@
 """The consolidator's queue: leases on ``:PendingSpan`` rows, acknowledgements, dead letters.
 
 Leasing is scoped: a worker leases the spans of one user scope at a time, through a handle
-bound to that scope. Only three statements (``scoped=False``) read across scopes, and they
-return scope ids and counts, never span content: ``PENDING_SCOPES`` says which scopes have
-leasable work, ``QUEUE_GAUGES`` and ``TENANT_QUEUE_COUNTS`` count rows for the metrics and
-for a tenant admin.
+bound to that scope. Only three statements (``CrossScopeStatement``) read across scopes,
+and they return scope ids and counts, never span content: ``PENDING_SCOPES`` says which
+scopes have leasable work, ``QUEUE_GAUGES`` and ``TENANT_QUEUE_COUNTS`` count rows for the
+metrics and for a tenant admin.
 
 A lease is taken in two statements of one transaction: the first takes the write locks of the
 candidates (``SET``), the second re-reads them under those locks and leases only those still
@@ -12,11 +12,11 @@ free. A competing worker blocks on the locks and then finds them taken, so two w
 hold one span. The write that consolidates a span re-checks ownership the same way.
 """
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.executor import CrossScopeStatement, Statement
 
 # Which scopes have leasable work, oldest first. Ids only: the worker then resolves each
 # scope for its owner and reads spans through a handle bound to it.
-PENDING_SCOPES = Statement(
+PENDING_SCOPES = CrossScopeStatement(
     "PENDING_SCOPES",
     """
 MATCH (p:PendingSpan)
@@ -27,10 +27,9 @@ RETURN tenant_id, owner_id, scope_key
 ORDER BY since
 LIMIT $limit
 """,
-    scoped=False,
 )
 
-QUEUE_GAUGES = Statement(
+QUEUE_GAUGES = CrossScopeStatement(
     "QUEUE_GAUGES",
     """
 MATCH (p:PendingSpan)
@@ -42,10 +41,9 @@ RETURN p.status AS status, count(p) AS spans,
                 THEN 1 ELSE 0 END) AS expired,
        min(p.created_at) AS oldest
 """,
-    scoped=False,
 )
 
-TENANT_QUEUE_COUNTS = Statement(
+TENANT_QUEUE_COUNTS = CrossScopeStatement(
     "TENANT_QUEUE_COUNTS",
     """
 MATCH (p:PendingSpan)
@@ -55,7 +53,6 @@ RETURN p.status AS status,
                      AND p.lease_expires_at > $now THEN 1 ELSE 0 END) AS leased,
        count(p) AS spans, min(p.created_at) AS oldest
 """,
-    scoped=False,
 )
 
 LOCK_LEASABLE = Statement(

@@ -7,12 +7,12 @@ after it, which is what keeps a tiny scope from being starved.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.executor import SchemaStatement
 
 
-def _unscoped(name: str, text: LiteralString) -> Statement:
+def _unscoped(name: str, text: LiteralString) -> SchemaStatement:
     """Schema statements touch no scoped rows (DDL, index listing, the schema record)."""
-    return Statement(name, text, scoped=False)
+    return SchemaStatement(name, text)
 
 
 CONSTRAINTS = (

@@ -11,12 +11,12 @@ from neo4j.exceptions import ClientError, SessionExpired, TransientError
 from palimpsest.cypher import memory as mq
 from palimpsest.cypher import schema as sq
 from palimpsest.cypher.executor import (
+    CrossScopeStatement,
     Database,
     Neo4jExecutor,
     Row,
     ScopedTx,
     ScopeViolation,
-    Statement,
     Tx,
 )
 from palimpsest.errors import DatabaseFailure, Unavailable
@@ -124,7 +124,7 @@ class _Driver:
         return self.session_
 
 
-ONE = Statement("TEST_ONE", "RETURN 1 AS one", scoped=False)
+ONE = CrossScopeStatement("TEST_ONE", "RETURN 1 AS one")
 
 
 @pytest.mark.parametrize("error", [TransientError("busy"), SessionExpired("moved")])
