@@ -10,16 +10,12 @@ of their embeddings is at or above the caller's ``dedup`` threshold.
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Sequence
 
 from palimpsest.errors import InvalidArgument
+from palimpsest.schema.names import fold
 
-
-def fold(name: str) -> str:
-    """A name with case, punctuation and whitespace folded away: "Acme, Inc." ~ "acme inc"."""
-    kept = "".join(" " if unicodedata.category(ch)[0] in "PZS" else ch for ch in name.casefold())
-    return " ".join(kept.split())
+__all__ = ["EPSILON", "check_threshold", "close_enough", "cosine", "fold"]
 
 
 # Float rounding: two identical texts embed to a cosine a hair under 1.0.

@@ -113,14 +113,14 @@ UNWIND $facts AS item
 MERGE (s:Entity {scope_key: $scope_key, type: item.subject_type,
                  normalized_name: item.subject_norm})
 ON CREATE SET s:$(item.subject_label), s.id = item.subject_id, s.name = item.subject_name,
-              s.created_at = $now,
+              s.name_key = item.subject_key, s.created_at = $now,
               s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.session_id = $session_id, s.run_id = $run_id, s.agent_name = $agent_name,
               s.model = $model, s.origin = $origin
 MERGE (o:Entity {scope_key: $scope_key, type: item.object_type,
                  normalized_name: item.object_norm})
 ON CREATE SET o:$(item.object_label), o.id = item.object_id, o.name = item.object_name,
-              o.created_at = $now,
+              o.name_key = item.object_key, o.created_at = $now,
               o.tenant_id = $tenant_id, o.scope = $scope, o.owner_id = $owner_id,
               o.session_id = $session_id, o.run_id = $run_id, o.agent_name = $agent_name,
               o.model = $model, o.origin = $origin
@@ -183,15 +183,6 @@ CHUNK_TEXTS = Statement(
 MATCH (c:Chunk {scope_key: $scope_key})
 WHERE c.id IN $ids AND c.index IS NOT NULL
 RETURN c.id AS id, c.text AS text, c.document_id AS document_id
-""",
-)
-
-SUBJECT_TYPES = Statement(
-    "SUBJECT_TYPES",
-    """
-MATCH (e:Entity {scope_key: $scope_key})
-WHERE e.normalized_name IN $names
-RETURN e.normalized_name AS name, collect(DISTINCT e.type) AS types
 """,
 )
 
@@ -333,20 +324,6 @@ RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entit
        collect(indexed) AS indexed
 """,
 )
-
-# Entities left with no fact and no mention carry nothing but a name: they go too. A mention
-# from a past revision's chunk (a :ChunkVersion) does not keep one; its edge goes with it.
-DROP_ORPHAN_ENTITIES = Statement(
-    "DROP_ORPHAN_ENTITIES",
-    """
-MATCH (e:Entity {scope_key: $scope_key})
-WHERE e.id IN $ids
-  AND NOT EXISTS { (e)-[r]-(x) WHERE NOT (r:MENTIONS AND x:ChunkVersion) }
-DETACH DELETE e
-RETURN count(*) AS entities
-""",
-)
-
 
 # Serialises the scope's writers of single-valued facts (docs/spec.md, Reconciliation): the
 # closure reads the stored timeline and writes its closures under this lock, so concurrent

@@ -39,7 +39,7 @@ SET_ENTITY_ALIASES = Statement(
     "SET_ENTITY_ALIASES",
     """
 MATCH (e:Entity {scope_key: $scope_key, id: $id})
-SET e.aliases = $aliases, e.alias_norms = $norms
+SET e.aliases = $aliases, e.alias_norms = $norms, e.alias_keys = $keys
 """
     + _ENTITY,
 )

@@ -67,6 +67,11 @@ CONSTRAINTS = (
         "FOR (x:Source) REQUIRE (x.scope_key, x.fact_id, x.key) IS UNIQUE",
     ),
     _unscoped(
+        "CONSTRAINT_ENTITY_MERGE_ID",
+        "CREATE CONSTRAINT entity_merge_id IF NOT EXISTS "
+        "FOR (r:EntityMerge) REQUIRE (r.scope_key, r.id) IS UNIQUE",
+    ),
+    _unscoped(
         "CONSTRAINT_ERASURE_ID",
         "CREATE CONSTRAINT erasure_id IF NOT EXISTS FOR (e:Erasure) REQUIRE e.id IS UNIQUE",
     ),
@@ -160,6 +165,15 @@ RANGE_INDEXES = (
     _unscoped(
         "INDEX_ENTITY_NAME",
         "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.normalized_name)",
+    ),
+    _unscoped(
+        "INDEX_ENTITY_NAME_KEY",
+        "CREATE INDEX entity_name_key IF NOT EXISTS FOR (e:Entity) ON (e.scope_key, e.name_key)",
+    ),
+    _unscoped(
+        "INDEX_MERGED_ENTITY",
+        "CREATE INDEX merged_entity IF NOT EXISTS "
+        "FOR (m:MergedEntity) ON (m.scope_key, m.merge_id)",
     ),
     _unscoped(
         "INDEX_CHUNK_OBSERVED",

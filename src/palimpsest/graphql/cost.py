@@ -71,6 +71,14 @@ class GraphSearch(FieldCost):
         return searches, searches
 
 
+@dataclass(frozen=True, slots=True)
+class Scans(FieldCost):
+    """A read of a whole scope's entities (``entityDuplicates``): one index call."""
+
+    def of(self, arg: Arg) -> tuple[int, int]:
+        return 0, 1
+
+
 EMBEDS = Embeds()
 
 

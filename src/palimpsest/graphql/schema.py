@@ -13,6 +13,7 @@ from palimpsest.graphql.admin import AdminMutation, AdminQuery
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.document_revisions import DocumentRevisionMutation, DocumentRevisionQuery
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
+from palimpsest.graphql.entities import EntityMutation, EntityQuery
 from palimpsest.graphql.erasure import ErasureMutation, ExportQuery
 from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.facts import FactMutation, FactQuery
@@ -44,6 +45,7 @@ Query = merge_types(
         DocumentQuery,
         DocumentRevisionQuery,
         FactQuery,
+        EntityQuery,
         PlacementQuery,
         RecallQuery,
         SqlQuery,
@@ -59,6 +61,7 @@ Mutation = merge_types(
         DocumentMutation,
         DocumentRevisionMutation,
         FactMutation,
+        EntityMutation,
         PlacementMutation,
         SqlMutation,
         ErasureMutation,

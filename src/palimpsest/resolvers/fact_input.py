@@ -10,7 +10,7 @@ from typing import Any
 from palimpsest.errors import InvalidArgument
 from palimpsest.resolvers.common import check_id, new_id
 from palimpsest.schema.drafts import EntityRef, FactDraft
-from palimpsest.schema.names import normalise
+from palimpsest.schema.names import fold, normalise
 from palimpsest.timeparse import check_interval
 
 VALUE_TYPE = "value"  # the entity type of a literal object
@@ -100,11 +100,14 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
         "subject_type": subject_type,
         "subject_name": " ".join(d.subject.name.split()),
         "subject_norm": normalise(d.subject.name),
+        "subject_key": fold(d.subject.name) or None,
         "subject_id": new_id(),
         "subject_label": type_label(subject_type),
         "object_type": object_type,
         "object_name": " ".join(obj.name.split()),
         "object_norm": normalise(obj.name),
+        # A literal value is only ever itself: "3.5" and "3,5" stay two values.
+        "object_key": None if d.object is None else fold(obj.name) or None,
         "object_id": new_id(),
         "object_label": type_label(object_type),
         "object_is_value": d.object is None,

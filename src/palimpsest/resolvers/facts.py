@@ -17,7 +17,7 @@ from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, resolve_scope
 from palimpsest.reconcile import Closure, ClosureReason
-from palimpsest.resolvers import closure, dedup, quotes, term_index
+from palimpsest.resolvers import closure, dedup, entities, quotes, term_index
 from palimpsest.resolvers.closure import OPEN_END, Rules
 from palimpsest.resolvers.common import check_id, fact_stamp
 from palimpsest.resolvers.fact_decode import as_known, fact_from
@@ -139,7 +139,9 @@ async def write_batch(
     """Write rows into the transaction's scope; a natural key naming another fact conflicts.
 
     ``stamp`` is the writer's provenance and key (``common.fact_stamp``). With ``rules``,
-    single-valued facts close what they replace (``resolvers.closure``) in this transaction."""
+    single-valued facts close what they replace (``resolvers.closure``) in this transaction.
+    Names are first resolved to the entities they mean (``resolvers.entities``)."""
+    await entities.resolve(tx, svc, rows)
     locked_at = await closure.prepare(tx, svc, rules, rows)
     now = locked_at or svc.clock()
     await dedup.merge_into_kept(tx, rows, svc.settings.dedup_cosine)

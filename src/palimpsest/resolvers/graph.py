@@ -15,7 +15,7 @@ from palimpsest.resolvers.fact_input import MAX_NAME
 from palimpsest.resolvers.facts import TimeView
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact, Provenance
-from palimpsest.schema.names import normalise
+from palimpsest.schema.names import fold, normalise
 
 MAX_HOPS = 3
 MAX_ALIASES = 50
@@ -81,7 +81,12 @@ async def set_aliases(
     for alias in clean:
         if not alias or len(alias) > MAX_NAME:
             raise InvalidArgument(f"each alias must be 1-{MAX_NAME} characters, not blank")
-    params = {"id": entity_id, "aliases": clean, "norms": sorted({normalise(a) for a in clean})}
+    params = {
+        "id": entity_id,
+        "aliases": clean,
+        "norms": sorted({normalise(a) for a in clean}),
+        "keys": sorted({fold(a) for a in clean} - {""}),
+    }
     rows = await svc.db.scoped(ref).write(q.SET_ENTITY_ALIASES, params)
     if not rows:
         raise NotFound("entity not found")

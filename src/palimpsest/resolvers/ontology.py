@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from palimpsest.cypher import facts as fq
+from palimpsest.cypher import entities as eq
 from palimpsest.cypher import ontology as q
 from palimpsest.cypher.executor import Tx
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
@@ -182,7 +182,7 @@ async def _with_recorded_types(
     names = sorted({normalise(i.subject) for i in items if i.subject})
     if not names:
         return list(items)
-    rows = await svc.db.scoped(ref).read(fq.SUBJECT_TYPES, {"names": names})
+    rows = await svc.db.scoped(ref).read(eq.SUBJECT_TYPES, {"names": names})
     recorded = {r["name"]: frozenset(r["types"]) for r in rows}
     return [
         PlacementItem(

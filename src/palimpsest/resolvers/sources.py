@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from palimpsest.config import Settings
+from palimpsest.cypher import entities as eq
 from palimpsest.cypher import facts as q
 from palimpsest.cypher import terms as tq
 from palimpsest.cypher.executor import ScopedTx
@@ -61,7 +62,7 @@ async def forget_facts(tx: ScopedTx, settings: Settings, dropped: dict[str, Any]
     term fields): their ends left with nothing, and their terms in the scope's statistics."""
     entities = 0
     if dropped["entity_ids"]:
-        [row] = await tx.run(q.DROP_ORPHAN_ENTITIES, {"ids": dropped["entity_ids"]})
+        [row] = await tx.run(eq.DROP_ORPHAN_ENTITIES, {"ids": dropped["entity_ids"]})
         entities = int(row["entities"])
     await forget_terms(tx, settings, "fact", term_index.removed(dropped["indexed"]))
     return Withdrawn(entities=entities)

@@ -162,3 +162,28 @@ class Fact:
     judge_reason: str | None
     provenance: Provenance
     sources: tuple[FactSource, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EntityDuplicate:
+    """Two entities of one type that likely name one thing (``reason``, with ``figure``:
+    1.0 for a folded name or alias they share, else the names' edit similarity)."""
+
+    a: Entity
+    b: Entity
+    reason: str
+    figure: float
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMerge:
+    """A recorded merge: ``merged_ids`` were folded into ``keep_id`` (undone at ``undone_at``)."""
+
+    id: str
+    keep_id: str
+    merged_ids: tuple[str, ...]
+    added_aliases: tuple[str, ...]
+    facts_moved: int
+    mentions_moved: int
+    created_at: datetime
+    undone_at: datetime | None = None

@@ -24,6 +24,8 @@ SCOPED = (
     "Erasure",
     "ChunkVersion",
     "DocumentRevision",
+    "EntityMerge",
+    "MergedEntity",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}

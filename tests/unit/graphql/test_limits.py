@@ -284,6 +284,7 @@ def test_every_field_that_embeds_or_searches_declares_its_cost() -> None:
         "recall",
         "search",
         "graphRecall",
+        "entityDuplicates",
         "memorySet",
         "memoryIncrement",
         "memoryMerge",

@@ -75,6 +75,10 @@ fragment Ref on __Type { kind name ofType { kind name ofType { kind name ofType 
 # or a record bounds (a document's chunks, a query's rows under the row cap), or that are
 # tiny closed sets: these stay plain lists. Every other list is a Page.
 BOUNDED_LISTS = {
+    "EntityMerge.addedAliases",  # the merged entities' names (at most 50 entities)
+    "EntityMerge.mergedIds",  # at most 50
+    "Query.entityMerges",  # limit at most 100
+    "Mutation.unmergeEntities",  # the kept entity and at most 50 merged ones
     "Query.placement",
     "Mutation.importDocuments",
     "Mutation.assertFacts",
@@ -107,6 +111,7 @@ BOUNDED_LISTS = {
     "PlacementResult.singleValued",
 }
 PAGED = {
+    "entityDuplicates",
     "memories",
     "memoryHistory",
     "documents",
@@ -243,7 +248,7 @@ def test_mutation_names_follow_the_rule() -> None:
     assert len(families) == 8
     verbs = (
         "import|update|delete|supersede|retract|judge|set|assert|erase|export|harvest|requeue"
-        "|restore"
+        "|restore|merge|unmerge"
     )
     verb_first = re.compile(rf"^({verbs})([A-Z]\w*)?$")
     assert [m for m in mutations if m not in families and not verb_first.match(m)] == []

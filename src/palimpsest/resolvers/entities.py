@@ -1,0 +1,152 @@
+"""Entities (docs/reference/facts.md, Entities): one entity per name on write, and duplicates.
+
+``resolve`` runs in every fact write (``facts.write_batch``), under the scope's fact lock, so
+that two writers of two spellings of one new name cannot make two entities: a subject or
+object name means the stored entity of the same type whose normalised name is the same, else
+whose folded name (``schema.names.fold``: case, punctuation, whitespace) is the same, else
+one of whose aliases folds the same (``setEntityAliases``, or the names a merge folded in).
+A literal value (``objectValue``) is only ever itself.
+
+``duplicates`` lists entity pairs of one type that likely name one thing: a shared folded
+name (entities written before folding, or by another path), a name that is the other's alias,
+or names within ``MIN_SIMILARITY`` edit similarity (1 - Levenshtein distance / longer name's
+length, over folded names), compared by sorted neighbourhood (each name with the ``WINDOW``
+names next to it in folded order and in reversed-folded order). It reads at most ``MAX_SCAN``
+entities of the scope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from palimpsest import paging
+from palimpsest.cypher import entities as q
+from palimpsest.cypher import facts as fq
+from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers.fact_decode import entity_from
+from palimpsest.resolvers.fact_input import VALUE_TYPE
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.models import EntityDuplicate
+from palimpsest.schema.names import fold
+
+MAX_SCAN = 5000
+MAX_LIMIT = 200
+WINDOW = 12
+MIN_SIMILARITY = 0.8
+LIST_NAME = "entityDuplicates"
+_POSITION = (paging.Part.TEXT,) * 5
+
+
+async def resolve(tx: ScopedTx, svc: Services, rows: list[dict[str, Any]]) -> None:
+    """Point each row's subject and object (``*_norm``) at the entity its name means."""
+    await tx.run(fq.LOCK_SCOPE_FACTS, {"now": svc.clock()})
+    names: list[dict[str, Any]] = []
+    ends: list[tuple[dict[str, Any], str]] = []
+    for row in rows:
+        for end in ("subject", "object"):
+            if row[f"{end}_key"] is not None:
+                n = {"type": row[f"{end}_type"], "norm": row[f"{end}_norm"]}
+                names.append({"i": len(names), **n, "key": row[f"{end}_key"]})
+                ends.append((row, end))
+    if not names:
+        return
+    stored: dict[int, str] = {}
+    for r in await tx.run(q.RESOLVE_ENTITIES, {"names": names}):
+        stored.setdefault(r["i"], r["norm"])  # best rank first, then lowest id
+    first: dict[tuple[str, str], str] = {}  # a new name: the batch's first spelling of it
+    for n, (row, end) in zip(names, ends, strict=True):
+        norm = stored.get(n["i"]) or first.setdefault((n["type"], n["key"]), n["norm"])
+        row[f"{end}_norm"] = norm
+
+
+@dataclass(frozen=True, slots=True)
+class _Named:
+    row: Row
+    key: str
+    aliases: frozenset[str]
+
+    @property
+    def id(self) -> str:
+        return str(self.row["id"])
+
+    @property
+    def norm(self) -> str:
+        return str(self.row["normalized_name"])
+
+
+async def duplicates(
+    svc: Services, who: Principal, scope: Scope, limit: int, after: str | None
+) -> paging.Page[EntityDuplicate]:
+    """Likely duplicate pairs in (type, names, ids) order, paged."""
+    ref = resolve_scope(who, scope)
+    paging.check_limit(limit, MAX_LIMIT)
+    position = paging.decode(after, LIST_NAME, _POSITION)
+    rows = await svc.db.scoped(ref).read(
+        q.ENTITY_NAMES, {"value_type": VALUE_TYPE, "cap": MAX_SCAN}
+    )
+    by_type: dict[str, list[_Named]] = {}
+    for r in rows:
+        e = r["entity"]
+        named = _Named(e, fold(e["name"]), frozenset(e.get("alias_keys") or ()))
+        by_type.setdefault(e["type"], []).append(named)
+    pairs = sorted(p for group in by_type.values() for p in _pairs(group))
+    if position is not None:
+        pairs = [p for p in pairs if list(p[0]) > position]
+    found = [
+        EntityDuplicate(entity_from(a.row, who), entity_from(b.row, who), reason, figure)
+        for (_, a, b, reason, figure) in pairs[: limit + 1]
+    ]
+    return paging.page(found, limit, LIST_NAME, _position)
+
+
+def _position(d: EntityDuplicate) -> list[str]:
+    return [d.a.type, fold(d.a.name), fold(d.b.name), d.a.id, d.b.id]
+
+
+def _pairs(group: list[_Named]) -> list[tuple[tuple[str, ...], _Named, _Named, str, float]]:
+    found: dict[tuple[str, str], tuple[_Named, _Named, str, float]] = {}
+
+    def add(x: _Named, y: _Named, reason: str, figure: float) -> None:
+        a, b = sorted((x, y), key=lambda n: (n.key, n.id))
+        if a.id != b.id:
+            found.setdefault((a.id, b.id), (a, b, reason, figure))
+
+    by_key: dict[str, list[_Named]] = {}
+    for n in group:
+        by_key.setdefault(n.key, []).append(n)
+    for same in by_key.values():
+        for other in same[1:]:
+            add(same[0], other, "SAME_NAME", 1.0)
+    for n in group:
+        for alias in n.aliases:
+            for other in by_key.get(alias, []):
+                add(n, other, "ALIAS", 1.0)
+    for order in (lambda n: n.key, lambda n: n.key[::-1]):
+        ranked = sorted(group, key=order)
+        for i, x in enumerate(ranked):
+            for y in ranked[i + 1 : i + 1 + WINDOW]:
+                figure = similarity(x.key, y.key)
+                if x.key != y.key and figure >= MIN_SIMILARITY:
+                    add(x, y, "EDIT_DISTANCE", round(figure, 4))
+    return [
+        ((a.row["type"], a.key, b.key, a.id, b.id), a, b, r, f) for a, b, r, f in found.values()
+    ]
+
+
+def similarity(a: str, b: str) -> float:
+    """1 - Levenshtein distance / the longer length (1.0 for two empty strings)."""
+    longest = max(len(a), len(b))
+    if longest == 0:
+        return 1.0
+    budget = int((1 - MIN_SIMILARITY) * longest)  # a larger distance cannot qualify
+    if abs(len(a) - len(b)) > budget:
+        return 1 - abs(len(a) - len(b)) / longest
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return 1 - previous[-1] / longest
