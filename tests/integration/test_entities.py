@@ -254,3 +254,43 @@ def test_bad_merges_are_refused_and_change_nothing(
     assert code_of(missing) == code_of(theirs) == "NOT_FOUND"
     assert missing["errors"][0]["message"] == theirs["errors"][0]["message"]
     assert snapshot(neo4j_driver, tenant_id) == before
+
+
+ERASE_SUBJECT = (
+    "mutation($s: EntityInput!) { eraseSubject(scope: USER, subject: $s)"
+    " { status removed { entities } } }"
+)
+LEFT_OF_MERGE = """
+MATCH (n) WHERE n.tenant_id = $t AND (n:Entity OR n:MergedEntity OR n:EntityMerge)
+RETURN labels(n)[0] AS label, n.name AS name ORDER BY label, name
+"""
+
+
+def _merged_pair(gql: Gql, who: str) -> str:
+    robert, bob = (
+        f["fact"]["subject"]["id"]
+        for f in assert_facts(gql, who, works("Robert Smith", "Acme"), works("Bob Smith", "Acme"))
+    )
+    ok(gql(MERGE, who, keep=robert, merge=[bob]))
+    return robert
+
+
+def test_erasing_a_merged_subject_takes_its_merged_spellings_and_records(
+    gql: Gql, member: str, neo4j_driver: Driver, tenant_id: str
+) -> None:
+    _merged_pair(gql, member)
+    subject = {"type": "person", "name": "Robert Smith"}
+    receipt = ok(gql(ERASE_SUBJECT, member, s=subject))["eraseSubject"]
+    assert receipt["status"] == "DONE"
+    left, _, _ = neo4j_driver.execute_query(LEFT_OF_MERGE, t=tenant_id)
+    assert [(r["label"], r["name"]) for r in left] == []
+    assert receipt["removed"]["entities"] == 3  # Robert, the set-aside Bob, and Acme, orphaned
+
+
+def test_erasing_a_person_leaves_no_merged_spelling_or_merge_record(
+    gql: Gql, member: str, neo4j_driver: Driver, tenant_id: str
+) -> None:
+    _merged_pair(gql, member)
+    assert ok(gql("mutation { eraseMe { status } }", member))["eraseMe"]["status"] == "DONE"
+    left, _, _ = neo4j_driver.execute_query(LEFT_OF_MERGE, t=tenant_id)
+    assert [(r["label"], r["name"]) for r in left] == []

@@ -159,6 +159,29 @@ RETURN count(*) AS rows, count(*) AS counted
 """,
 )
 
+# An entity a merge set aside keeps its names until its merge is undone; it goes with the
+# scope, counted as the entity it was.
+ERASE_MERGED_ENTITIES = Statement(
+    "ERASE_MERGED_ENTITIES",
+    """
+MATCH (e:MergedEntity {scope_key: $scope_key})
+WITH e LIMIT $batch
+DETACH DELETE e
+RETURN count(*) AS rows, count(*) AS counted
+""",
+)
+
+# Merge records carry the merged names (``added_aliases``).
+ERASE_ENTITY_MERGES = Statement(
+    "ERASE_ENTITY_MERGES",
+    """
+MATCH (r:EntityMerge {scope_key: $scope_key})
+WITH r LIMIT $batch
+DELETE r
+RETURN count(*) AS rows, 0 * count(*) AS counted
+""",
+)
+
 # A document's root chunk holds no text; like deleteDocument, only real chunks are counted.
 ERASE_CHUNKS = Statement(
     "ERASE_CHUNKS",
@@ -240,6 +263,8 @@ PERSON_LEFT = Statement(
 RETURN COUNT { MATCH (x:Source {scope_key: $scope_key}) }
      + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key}]->() }
      + COUNT { MATCH (e:Entity {scope_key: $scope_key}) }
+     + COUNT { MATCH (e:MergedEntity {scope_key: $scope_key}) }
+     + COUNT { MATCH (r:EntityMerge {scope_key: $scope_key}) }
      + COUNT { MATCH (c:Chunk {scope_key: $scope_key}) }
      + COUNT { MATCH (v:ChunkVersion {scope_key: $scope_key}) }
      + COUNT { MATCH (d:Document {scope_key: $scope_key}) }
@@ -348,11 +373,20 @@ RETURN count(*) AS facts, sum(size(xs)) AS sources, collect(DISTINCT other_id) A
 """,
 )
 
+# With the entity go the spellings merged into it and the records of those merges, which
+# name them.
 ERASE_SUBJECT = Statement(
     "ERASE_SUBJECT",
     """
 MATCH (e:Entity {scope_key: $scope_key, id: $id})
+OPTIONAL MATCH (m:MergedEntity {scope_key: $scope_key, merged_into: $id})
+OPTIONAL MATCH (r:EntityMerge {scope_key: $scope_key})
+  WHERE r.keep_id = $id OR $id IN r.merged_ids
+WITH e, collect(DISTINCT m) AS merged, collect(DISTINCT r) AS records
+FOREACH (x IN merged | DETACH DELETE x)
+FOREACH (x IN records | DELETE x)
 DETACH DELETE e
-RETURN count(*) AS entities
+WITH 1 + size(merged) AS erased
+RETURN sum(erased) AS entities
 """,
 )

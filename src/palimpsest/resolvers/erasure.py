@@ -52,6 +52,8 @@ PERSON_LABELS: tuple[tuple[str, Statement, str | None], ...] = (
     ("Source", q.ERASE_SOURCES, "fact_sources"),
     ("FACT", q.ERASE_FACTS, "facts"),
     ("Entity", q.ERASE_ENTITIES, "entities"),
+    ("MergedEntity", q.ERASE_MERGED_ENTITIES, "entities"),
+    ("EntityMerge", q.ERASE_ENTITY_MERGES, None),
     ("Chunk", q.ERASE_CHUNKS, "chunks"),
     ("ChunkVersion", q.ERASE_CHUNK_VERSIONS, "chunk_revisions"),
     ("Document", q.ERASE_DOCUMENTS, "documents"),
