@@ -82,11 +82,17 @@ class ScoreLeg:
         description="The leg did not return the row: it counts as ranked just past the leg's "
         "pool (rank = pool + 1)."
     )
+    weight: float = strawberry.field(
+        description="The leg's weight in the fusion: `weights`, else the server's setting."
+    )
 
 
 @strawberry.type(description="A preference read from the question that multiplied the score.")
 class ScoreBoost:
-    lever: str = strawberry.field(description="observedDate, whenQuestion, yearRange or speaker")
+    lever: str = strawberry.field(
+        description="observedDate, whenQuestion, yearRange, speaker, or recency "
+        "(`recencyHalfLife`: 2^(-age / halfLife))"
+    )
     factor: float
 
 
@@ -97,6 +103,50 @@ DedupArg = Annotated[
         "to a better-ranked hit's; `explain.duplicates` of the kept hit names it. Default off."
     ),
 ]
+
+
+@strawberry.input(description="Weights of the fusion legs; a leg not given keeps the setting.")
+class LegWeightsInput:
+    vector: float | None = strawberry.field(default=None, description="0 to 100.")
+    fulltext: float | None = strawberry.field(default=None, description="0 to 100.")
+
+
+MinScoreArg = Annotated[
+    float | None,
+    strawberry.argument(
+        description="A floor on the cosine, in [-1, 1]: a hit with a lower cosine is dropped; "
+        "a hit with no cosine (the vector leg did not return it) is kept only if its "
+        "full-text rank is within topK. Default off."
+    ),
+]
+HalfLifeArg = Annotated[
+    str | None,
+    strawberry.argument(
+        description="Prefer recent rows: the score times 2^(-age / halfLife), age of "
+        "observedAt at `when.to` or now; e.g. 30d, 12h, 2w. Never a filter. Default off."
+    ),
+]
+WeightsArg = Annotated[
+    LegWeightsInput | None,
+    strawberry.argument(description="The fusion legs' weights (default: the settings)."),
+]
+PerDocumentArg = Annotated[
+    int | None,
+    strawberry.argument(
+        description="At most this many hits per document (1-50); rows of no document are not "
+        "limited. Default off."
+    ),
+]
+
+
+def controls_of(
+    min_score: float | None,
+    half_life: str | None,
+    weights: LegWeightsInput | None,
+    per_document: int | None,
+) -> asks.Controls:
+    legs = None if weights is None else asks.LegWeights(weights.vector, weights.fulltext)
+    return asks.Controls(min_score, half_life, legs, per_document)
 
 
 @strawberry.type(description="A hit `dedup` dropped as a near-duplicate of this one.")
@@ -117,6 +167,15 @@ class Explain:
         description="The hits `dedup` dropped because each duplicated this one (empty without "
         "`dedup`)."
     )
+    floor: str | None = strawberry.field(
+        description="What kept the hit above `minScore`: cosine (its cosine is at or above "
+        "it) or fulltext (no cosine, and its full-text rank is within topK); null without "
+        "`minScore`."
+    )
+    document_place: int | None = strawberry.field(
+        description="Its place among its document's hits, at most `maxPerDocument` (null "
+        "without it, or for a row of no document)."
+    )
 
     @classmethod
     def of(cls, e: ops.Explain) -> Explain:
@@ -128,6 +187,7 @@ class Explain:
                     contribution=p.contribution,
                     value=p.value,
                     beyond_depth=p.beyond_depth,
+                    weight=p.weight,
                 )
                 for p in e.legs
             ],
@@ -139,6 +199,8 @@ class Explain:
                 )
                 for d in e.duplicates
             ],
+            floor=e.floor,
+            document_place=e.document_place,
         )
 
 
@@ -215,6 +277,7 @@ async def _run(
     also_scopes: list[Scope] | None,
     search: bool,
     dedup: float | None = None,
+    controls: asks.Controls | None = None,
 ) -> RecallResult:
     c = info.context
     w = when or WhenInput()
@@ -234,6 +297,7 @@ async def _run(
         prefix=prefix,
         also_scopes=also_scopes or (),
         dedup=dedup,
+        controls=controls or asks.Controls(),
     )
     run = asks.search if search else asks.recall
     result = await run(c.services, c.principal, ask)
@@ -277,9 +341,14 @@ class RecallQuery:
         prefix: str = "",
         also_scopes: list[Scope] | None = None,
         dedup: DedupArg = None,
+        min_score: MinScoreArg = None,
+        recency_half_life: HalfLifeArg = None,
+        weights: WeightsArg = None,
+        max_per_document: PerDocumentArg = None,
     ) -> RecallResult:
+        controls = controls_of(min_score, recency_half_life, weights, max_per_document)
         return await _run(
-            info, scope, query, top_k, sources, when, prefix, also_scopes, search=False, dedup=dedup
+            info, scope, query, top_k, sources, when, prefix, also_scopes, False, dedup, controls
         )
 
     @strawberry.field(
@@ -298,7 +367,12 @@ class RecallQuery:
         prefix: str = "",
         also_scopes: list[Scope] | None = None,
         dedup: DedupArg = None,
+        min_score: MinScoreArg = None,
+        recency_half_life: HalfLifeArg = None,
+        weights: WeightsArg = None,
+        max_per_document: PerDocumentArg = None,
     ) -> RecallResult:
+        controls = controls_of(min_score, recency_half_life, weights, max_per_document)
         return await _run(
-            info, scope, query, top_k, sources, when, prefix, also_scopes, search=True, dedup=dedup
+            info, scope, query, top_k, sources, when, prefix, also_scopes, True, dedup, controls
         )

@@ -23,6 +23,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -32,7 +33,7 @@ from palimpsest import recall_timing as timing
 from palimpsest.cypher.executor import Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import recall_dedup
+from palimpsest.resolvers import recall_controls, recall_dedup
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
@@ -90,6 +91,7 @@ class RecallRequest:
     # ranked; what the latency bench compares the whole request with.
     fuse: bool = True
     dedup: float | None = None  # drop near-duplicate hits at this cosine (recall_dedup)
+    controls: recall_controls.Applied = field(default_factory=recall_controls.Applied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +182,9 @@ async def _recall(
             rows = sum(len(one.ranked.ids) for one in lists)
             return RecallResult(hits=[], scopes=[r.scope for r in refs], legs_rows=rows)
         with timing.timed("fusion"):
-            ranked, report = _rank(req, refs, lists, question, pool)
+            ranked, report = _rank(req, refs, lists, question, pool, base["now"])
+        ranked = recall_controls.floor(ranked, req.controls, req.top_k)
+        ranked = await recall_controls.cap_per_document(tx, refs, ranked, req.controls)
         if req.dedup is not None:
             ranked = await recall_dedup.drop_duplicates(tx, refs, ranked, req.top_k, req.dedup)
         with timing.timed("load"):
@@ -275,6 +279,7 @@ def _rank(
     lists: list[_List],
     question: cues.QuestionCues,
     pool: int,
+    now: datetime,
 ) -> tuple[list[Hit], TimeFilterReport | None]:
     """Candidates from the legs' cues, the time window, RRF, boosts; best first."""
     order = {r.scope: i for i, r in enumerate(refs)}
@@ -300,6 +305,7 @@ def _rank(
         report = hits_of.as_of_report(found, dropped)
     ranked = _fuse(req, lists, found, pool)
     _boost(ranked, question, req.levers)
+    recall_controls.weigh_recency(ranked, req.controls, now)
     ranked.sort(key=lambda h: -h.score)
     if req.window and req.window.missing is pure.Missing.PREFER:
         # Prefer ranks: in-window first, then undated, then out-of-window; stable otherwise.
@@ -334,14 +340,16 @@ def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit], pool:
         for name, rank in f.ranks.items():
             leg = name.split("\x1f", 1)[0]
             value = values[(leg, f.id)]
-            parts.append(LegPart(leg, rank, weights[name] / (req.rrf_k + rank), value))
+            w = weights[name]
+            parts.append(LegPart(leg, rank, w / (req.rrf_k + rank), value, weight=w))
             if leg == "vector":
                 hit.vector_rank, hit.cosine = rank, value
             else:
                 hit.fulltext_rank, hit.fulltext_score = rank, value
         for name in f.beyond:
             leg, rank = name.split("\x1f", 1)[0], pool + 1
-            parts.append(LegPart(leg, rank, weights[name] / (req.rrf_k + rank), None, True))
+            w = weights[name]
+            parts.append(LegPart(leg, rank, w / (req.rrf_k + rank), None, True, w))
         hit.score = f.score
         hit.explain = Explain(parts, [], f.score)
         out.append(hit)
