@@ -175,8 +175,10 @@ async def test_mcp_recall_and_search_take_the_controls_through_the_same_code(
     note(gql, who, "a-old", FERRY, at="2024-01-01T00:00:00Z")
     note(gql, who, "b-new", FERRY, at="2024-12-02T00:00:00Z")
     note(gql, who, "tuna", "My cat only eats tuna from the blue tin")
+    ok(gql(IMPORT, who, m="# Ferries\n\n" + "\n\n".join(f"The Hydra ferry {i}." for i in range(4))))
     q = "when does the Hydra ferry leave"
     async with http_client(live_server_url, who) as client:
+        chunks = await call(client, "search", query=q, sources=["documents"])
         plain = await call(client, "recall", query=q)
         recent = await call(client, "recall", query=q, recency_half_life="30d", min_score=0.3)
         searched = await call(
@@ -186,7 +188,14 @@ async def test_mcp_recall_and_search_take_the_controls_through_the_same_code(
     assert [h["key"] for h in plain["hits"]][:2] == ["a-old", "b-new"]
     assert [h["key"] for h in recent["hits"]] == ["b-new", "a-old"]
     assert all(h["floor"] == "cosine" and "recency" in h["boosts"] for h in recent["hits"])
-    assert {h["key"] for h in searched["hits"]} == {"a-old", "b-new", "tuna"}
+    assert len(chunks["hits"]) > 1
+    [chunk] = [h for h in searched["hits"] if h["kind"] == "documents"]
+    assert chunk["document_place"] == 1
+    assert {h["key"] for h in searched["hits"] if h["kind"] == "notes"} == {
+        "a-old",
+        "b-new",
+        "tuna",
+    }
     assert bad.is_error
     assert bad.structured_content is not None
     assert bad.structured_content["error"]["code"] == "INVALID_ARGUMENT"

@@ -139,16 +139,6 @@ PerDocumentArg = Annotated[
 ]
 
 
-def controls_of(
-    min_score: float | None,
-    half_life: str | None,
-    weights: LegWeightsInput | None,
-    per_document: int | None,
-) -> asks.Controls:
-    legs = None if weights is None else asks.LegWeights(weights.vector, weights.fulltext)
-    return asks.Controls(min_score, half_life, legs, per_document)
-
-
 @strawberry.type(description="A hit `dedup` dropped as a near-duplicate of this one.")
 class ScoreDuplicate:
     kind: pure.Source
@@ -346,7 +336,7 @@ class RecallQuery:
         weights: WeightsArg = None,
         max_per_document: PerDocumentArg = None,
     ) -> RecallResult:
-        controls = controls_of(min_score, recency_half_life, weights, max_per_document)
+        controls = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _run(
             info, scope, query, top_k, sources, when, prefix, also_scopes, False, dedup, controls
         )
@@ -372,7 +362,7 @@ class RecallQuery:
         weights: WeightsArg = None,
         max_per_document: PerDocumentArg = None,
     ) -> RecallResult:
-        controls = controls_of(min_score, recency_half_life, weights, max_per_document)
+        controls = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _run(
             info, scope, query, top_k, sources, when, prefix, also_scopes, True, dedup, controls
         )

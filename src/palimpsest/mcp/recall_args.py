@@ -7,8 +7,6 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from palimpsest.resolvers import recall_asks as asks
-
 
 class LegWeights(BaseModel):
     vector: float | None = Field(default=None, description="The vector leg's weight, 0-100.")
@@ -35,13 +33,3 @@ Weights = Annotated[
 PerDocument = Annotated[
     int | None, Field(description="At most this many hits per document (1-50). Default off.")
 ]
-
-
-def controls(
-    min_score: float | None,
-    half_life: str | None,
-    weights: LegWeights | None,
-    per_document: int | None,
-) -> asks.Controls:
-    legs = None if weights is None else asks.LegWeights(weights.vector, weights.fulltext)
-    return asks.Controls(min_score, half_life, legs, per_document)

@@ -219,7 +219,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         weights: rc.Weights = None,
         max_per_document: rc.PerDocument = None,
     ) -> dict[str, Any]:
-        more = rc.controls(min_score, recency_half_life, weights, max_per_document)
+        more = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _recall(
             ctx, caller, query, scope, top_k, None, also_scopes, as_of, True, dedup, more
         )
@@ -244,7 +244,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         weights: rc.Weights = None,
         max_per_document: rc.PerDocument = None,
     ) -> dict[str, Any]:
-        more = rc.controls(min_score, recency_half_life, weights, max_per_document)
+        more = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _recall(
             ctx, caller, query, scope, top_k, sources, also_scopes, as_of, False, dedup, more
         )

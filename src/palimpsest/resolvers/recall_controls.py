@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from palimpsest import recall as pure
 from palimpsest.cypher import recall_controls as q
@@ -46,6 +47,15 @@ class LegWeights:
     fulltext: float | None = None
 
 
+class GivenWeights(Protocol):
+    """A door's weights argument (a GraphQL input, an MCP model): read, never kept."""
+
+    @property
+    def vector(self) -> float | None: ...
+    @property
+    def fulltext(self) -> float | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Controls:
     """The controls as the caller states them (wire-level values)."""
@@ -54,6 +64,18 @@ class Controls:
     recency_half_life: str | None = None
     weights: LegWeights | None = None
     max_per_document: int | None = None
+
+    @classmethod
+    def of(
+        cls,
+        min_score: float | None,
+        recency_half_life: str | None,
+        weights: GivenWeights | None,
+        max_per_document: int | None,
+    ) -> Controls:
+        """The controls from a door's arguments, as they came (checked by ``check``)."""
+        legs = None if weights is None else LegWeights(weights.vector, weights.fulltext)
+        return cls(min_score, recency_half_life, legs, max_per_document)
 
 
 @dataclass(frozen=True, slots=True)
