@@ -22,11 +22,16 @@ pytestmark = pytest.mark.integration
 HITS = """hits { kind id key documentId score cosine vectorRank fulltextRank
   explain { fused floor documentPlace legs { leg rank contribution weight beyondDepth }
             boosts { lever factor } } }"""
+CONTROLS = """ controls { minScore belowMinScore recencyHalfLifeSeconds recencyReference
+  maxPerDocument overDocumentCap }"""
 RECALL = (
     "query($q: String!, $k: Int! = 10, $min: Float, $half: String, $w: LegWeightsInput,"
     " $per: Int, $when: WhenInput, $sources: [Source!]) {"
     " recall(scope: USER, query: $q, topK: $k, minScore: $min, recencyHalfLife: $half,"
-    " weights: $w, maxPerDocument: $per, when: $when, sources: $sources) { " + HITS + " } }"
+    " weights: $w, maxPerDocument: $per, when: $when, sources: $sources) { "
+    + HITS
+    + CONTROLS
+    + " } }"
 )
 SEARCH = RECALL.replace(" recall(", " search(")
 SET = """mutation($k: String!, $v: JSON!, $at: Instant, $embed: Boolean! = true) {
@@ -43,9 +48,14 @@ def ok(body: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def hits(gql: Gql, who: str, query: str = RECALL, **variables: Any) -> list[dict[str, Any]]:
+def answer(gql: Gql, who: str, query: str = RECALL, **variables: Any) -> dict[str, Any]:
     data = ok(gql(query, who, **variables))
-    found: list[dict[str, Any]] = data["search" if "search" in data else "recall"]["hits"]
+    found: dict[str, Any] = data["search" if "search" in data else "recall"]
+    return found
+
+
+def hits(gql: Gql, who: str, query: str = RECALL, **variables: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = answer(gql, who, query, **variables)["hits"]
     return found
 
 
@@ -68,7 +78,11 @@ def test_recency_puts_the_newer_of_two_tied_notes_first(gql: Gql, who: str) -> N
     assert plain[0]["cosine"] == pytest.approx(plain[1]["cosine"])
     assert all(b["lever"] != "recency" for h in plain for b in h["explain"]["boosts"])
     when = {"to": "2025-01-01T00:00:00Z"}  # the reference: 30 days after the newer note
-    recent = hits(gql, who, q=q, half="30d", when=when)
+    full = answer(gql, who, q=q, half="30d", when=when)
+    assert full["controls"]["recencyHalfLifeSeconds"] == 30 * 86400
+    assert full["controls"]["recencyReference"].startswith("2025-01-01T00:00:00")
+    assert answer(gql, who, q=q, when=when)["controls"] is None  # no control given
+    recent = full["hits"]
     assert [h["key"] for h in recent] == ["b-new", "a-old"]
     by_key = {h["key"]: h for h in recent}
     for key, days in (("a-old", 366), ("b-new", 30)):
@@ -93,7 +107,10 @@ def test_min_score_drops_poor_matches_and_keeps_word_matches_by_full_text_rank(
     assert plain["ticket"]["cosine"] is None
     assert plain["ticket"]["fulltextRank"] == 2
     floor = (plain["ferry"]["cosine"] + plain["tuna"]["cosine"]) / 2
-    kept = {h["key"]: h for h in hits(gql, who, q=q, min=floor)}
+    floored = answer(gql, who, q=q, min=floor)
+    assert floored["controls"]["belowMinScore"] == 1
+    assert floored["controls"]["minScore"] == pytest.approx(floor)
+    kept = {h["key"]: h for h in floored["hits"]}
     assert set(kept) == {"ferry", "ticket"}
     assert kept["ferry"]["explain"]["floor"] == "cosine"
     assert kept["ticket"]["explain"]["floor"] == "fulltext"  # full-text rank 2, within topK 2
@@ -138,7 +155,10 @@ def test_max_per_document_caps_each_documents_hits(gql: Gql, who: str) -> None:
     plain = hits(gql, who, SEARCH, **args)
     per_doc = Counter(h["documentId"] for h in plain if h["documentId"])
     assert max(per_doc.values()) > 2
-    capped = hits(gql, who, SEARCH, per=2, **args)
+    report = answer(gql, who, SEARCH, per=2, **args)
+    assert report["controls"]["maxPerDocument"] == 2
+    assert report["controls"]["overDocumentCap"] >= 3  # the long document's 5 less 2 at least
+    capped = report["hits"]
     counts = Counter(h["documentId"] for h in capped if h["documentId"])
     assert set(counts) == set(per_doc)
     assert max(counts.values()) == 2

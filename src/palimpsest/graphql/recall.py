@@ -242,6 +242,32 @@ class RecallHit:
         )
 
 
+@strawberry.type(
+    description="What the per-call controls did to the candidates (all of them, before the "
+    "topK cut); null when none of minScore, recencyHalfLife, maxPerDocument was given."
+)
+class RecallControls:
+    min_score: float | None
+    below_min_score: int = strawberry.field(description="Candidates the floor dropped.")
+    recency_half_life_seconds: int | None
+    recency_reference: datetime | None = strawberry.field(
+        description="Where ages were measured from: when.to, else the query time."
+    )
+    max_per_document: int | None
+    over_document_cap: int = strawberry.field(description="Candidates dropped past maxPerDocument.")
+
+    @classmethod
+    def of(cls, r: ops.ControlsReport) -> RecallControls:
+        return cls(
+            min_score=r.min_score,
+            below_min_score=r.below_min_score,
+            recency_half_life_seconds=r.half_life_seconds,
+            recency_reference=r.reference,
+            max_per_document=r.max_per_document,
+            over_document_cap=r.over_document_cap,
+        )
+
+
 @strawberry.type
 class RecallResult:
     hits: list[RecallHit]
@@ -254,6 +280,7 @@ class RecallResult:
         description="Per kind of row asked for, the temporal filters applied to it (notes "
         "and facts: asOf always, knownAt when given; every kind: window when given)."
     )
+    controls: RecallControls | None
 
 
 async def _run(
@@ -309,6 +336,7 @@ async def _run(
             KindFilter(kind=k.kind, filters=[TemporalFilter(f) for f in k.filters])
             for k in result.applied_filters
         ],
+        controls=RecallControls.of(result.controls) if result.controls else None,
     )
 
 

@@ -410,4 +410,8 @@ async def _recall(
         controls=controls or asks.Controls(),
     )
     result = await (asks.recall if recall_default else asks.search)(svc, who, ask)
-    return {"hits": [hit_json(h) for h in result.hits], "scopes": [s.value for s in result.scopes]}
+    return {
+        "hits": [hit_json(h) for h in result.hits],
+        "scopes": [s.value for s in result.scopes],
+        "controls": plain(result.controls),  # what the per-call controls did (null: none given)
+    }

@@ -38,6 +38,7 @@ from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
 from palimpsest.resolvers.facts import TimeView
+from palimpsest.resolvers.recall_controls import Report as ControlsReport
 from palimpsest.resolvers.recall_hits import (
     BoostPart,
     Explain,
@@ -55,6 +56,7 @@ MAX_QUERY_CHARS = 4000
 T = TypeVar("T")
 __all__ = [
     "BoostPart",
+    "ControlsReport",
     "Explain",
     "Hit",
     "LegPart",
@@ -103,6 +105,7 @@ class RecallResult:
     legs_rows: int = 0  # rows the legs ranked, summed (set only when fusion is off)
     # Which temporal filters each kind of row was read with (recall_past.applied_filters).
     applied_filters: list[past.KindFilter] = field(default_factory=list)
+    controls: recall_controls.Report | None = None  # what the per-call controls did
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +186,9 @@ async def _recall(
             return RecallResult(hits=[], scopes=[r.scope for r in refs], legs_rows=rows)
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool, base["now"])
-        ranked = recall_controls.floor(ranked, req.controls, req.top_k)
-        ranked = await recall_controls.cap_per_document(tx, refs, ranked, req.controls)
+        ranked, controlled = await recall_controls.apply(
+            tx, refs, ranked, req.controls, req.top_k, base["now"]
+        )
         if req.dedup is not None:
             ranked = await recall_dedup.drop_duplicates(tx, refs, ranked, req.top_k, req.dedup)
         with timing.timed("load"):
@@ -204,6 +208,7 @@ async def _recall(
             applied_filters=past.applied_filters(
                 sources, req.window is not None, req.view.known_at
             ),
+            controls=controlled,
         )
 
     def question_of(stats: list[legs.ScopeStats]) -> cues.QuestionCues:

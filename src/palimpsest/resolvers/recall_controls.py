@@ -88,6 +88,33 @@ class Applied:
     max_per_document: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What the controls did to one answer's candidates (all of them, before the topK cut)."""
+
+    min_score: float | None
+    below_min_score: int  # candidates the floor dropped
+    half_life_seconds: int | None
+    reference: datetime | None  # the recency reference (None without recencyHalfLife)
+    max_per_document: int | None
+    over_document_cap: int  # candidates dropped past maxPerDocument
+
+
+async def apply(
+    tx: Tx, refs: Sequence[ScopeRef], ranked: Sequence[Hit], a: Applied, top_k: int, now: datetime
+) -> tuple[list[Hit], Report | None]:
+    """The floor, then the per-document cap, over the fused ranking; the report is None when
+    no control was given."""
+    floored = floor(ranked, a, top_k)
+    capped = await cap_per_document(tx, refs, floored, a)
+    if a == Applied():
+        return capped, None
+    hl = None if a.half_life is None else int(a.half_life.total_seconds())
+    reference = None if a.half_life is None else a.reference or now
+    below, over = len(ranked) - len(floored), len(floored) - len(capped)
+    return capped, Report(a.min_score, below, hl, reference, a.max_per_document, over)
+
+
 def check(c: Controls, reference: datetime | None) -> Applied:
     """Bad values are refused with the field's name, never clamped or ignored."""
     if c.min_score is not None and not (math.isfinite(c.min_score) and -1 <= c.min_score <= 1):
@@ -97,7 +124,8 @@ def check(c: Controls, reference: datetime | None) -> Applied:
         raise InvalidArgument(
             f"maxPerDocument (max_per_document) must be between 1 and {MAX_PER_DOCUMENT}"
         )
-    return Applied(c.min_score, parse_half_life(c.recency_half_life), reference, n)
+    half_life = parse_half_life(c.recency_half_life)
+    return Applied(c.min_score, half_life, reference if half_life else None, n)
 
 
 def parse_half_life(text: str | None) -> timedelta | None:

@@ -158,8 +158,11 @@ async def test_max_per_document_caps_each_document_and_leaves_other_rows_alone(
     result = await rr.recall(svc, principal(), [Scope.USER], capped)
     assert [h.id[-1] for h in result.hits] == ["0", "1", "2", "3", "8"]
     assert [h.explain.document_place for h in result.hits if h.explain] == [1, 1, 2, 2, None]
+    assert result.controls is not None
+    assert (result.controls.max_per_document, result.controls.over_document_cap) == (2, 4)
     plain = await rr.recall(svc, principal(), [Scope.USER], request(top_k=5))
     assert [h.id[-1] for h in plain.hits] == ["0", "1", "2", "3", "4"]
+    assert plain.controls is None
     assert [c.name for c in recorder.calls].count("CHUNK_DOCUMENTS") == 1  # only when asked
 
 
