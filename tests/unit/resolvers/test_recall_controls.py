@@ -14,6 +14,7 @@ from palimpsest import recall as pure
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
+from palimpsest.identity.scopes import scope_key
 from palimpsest.resolvers import recall as rr
 from palimpsest.resolvers import recall_asks as asks
 from palimpsest.resolvers import recall_controls as rc
@@ -174,3 +175,27 @@ async def test_explain_shows_each_legs_weight(tmp_path: Path) -> None:
     assert top is not None
     assert [(p.leg, p.weight) for p in top.legs] == [("vector", 2.5)]
     assert top.legs[0].contribution == pytest.approx(2.5 / 61)
+
+
+async def test_the_cap_reads_each_scopes_chunks_bound_to_that_scope(tmp_path: Path) -> None:
+    alice, team = scope_key("acme", Scope.USER, "alice"), scope_key("acme", Scope.TENANT, "acme")
+    prefix = {alice: "u", team: "t"}
+
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        if statement.name == "CHUNK_DOCUMENTS":
+            return []
+        return chunk_rows(4, live=4, prefix=prefix[params["scope_key"]])
+
+    svc, recorder = services(answering(answer), tmp_path)
+    capped = replace(request(top_k=8), controls=rc.Applied(max_per_document=1))
+    await rr.recall(svc, principal(), [Scope.USER, Scope.TENANT], capped)
+    reads = {
+        c.params["scope_key"]: c.params["ids"]
+        for c in recorder.calls
+        if c.name == "CHUNK_DOCUMENTS"
+    }
+    assert set(reads) == {alice, team}
+    for key, ids in reads.items():
+        # Each scope's read names only the candidates that scope's own legs returned.
+        assert len(ids) == 4
+        assert {i[0] for i in ids} == {prefix[key]}
