@@ -272,7 +272,7 @@ def _merged_pair(gql: Gql, who: str) -> str:
         for f in assert_facts(gql, who, works("Robert Smith", "Acme"), works("Bob Smith", "Acme"))
     )
     ok(gql(MERGE, who, keep=robert, merge=[bob]))
-    return robert
+    return str(robert)
 
 
 def test_erasing_a_merged_subject_takes_its_merged_spellings_and_records(

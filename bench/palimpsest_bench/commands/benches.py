@@ -336,3 +336,16 @@ def bench_dedup_cosine(
     from palimpsest_bench import dedup_cosine
 
     print_json(dedup_cosine.run(Settings(), dev, cap, seed, say=err))
+
+
+@bench_app.command("recall-controls")
+def bench_recall_controls(
+    documents: Annotated[int, typer.Option(min=1, help="Documents in the scope.")] = 60,
+    paragraphs: Annotated[int, typer.Option(min=1, help="Paragraphs per document.")] = 10,
+    queries: Annotated[int, typer.Option(min=20, help="Searches per variant.")] = 100,
+) -> None:
+    """Recall's per-call controls: latency of `search` with none, each alone and all, and
+    what each changed (hits, most hits of one document); JSON with a "recall_controls" key."""
+    from palimpsest_bench import recall_controls
+
+    print_json(recall_controls.run(Settings(), documents, paragraphs, queries, say=err))

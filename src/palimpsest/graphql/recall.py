@@ -82,11 +82,17 @@ class ScoreLeg:
         description="The leg did not return the row: it counts as ranked just past the leg's "
         "pool (rank = pool + 1)."
     )
+    weight: float = strawberry.field(
+        description="The leg's weight in the fusion: `weights`, else the server's setting."
+    )
 
 
 @strawberry.type(description="A preference read from the question that multiplied the score.")
 class ScoreBoost:
-    lever: str = strawberry.field(description="observedDate, whenQuestion, yearRange or speaker")
+    lever: str = strawberry.field(
+        description="observedDate, whenQuestion, yearRange, speaker, or recency "
+        "(`recencyHalfLife`: 2^(-age / halfLife))"
+    )
     factor: float
 
 
@@ -95,6 +101,40 @@ DedupArg = Annotated[
     strawberry.argument(
         description="A cosine threshold in (0, 1]: drop each hit whose embedding is this close "
         "to a better-ranked hit's; `explain.duplicates` of the kept hit names it. Default off."
+    ),
+]
+
+
+@strawberry.input(description="Weights of the fusion legs; a leg not given keeps the setting.")
+class LegWeightsInput:
+    vector: float | None = strawberry.field(default=None, description="0 to 100.")
+    fulltext: float | None = strawberry.field(default=None, description="0 to 100.")
+
+
+MinScoreArg = Annotated[
+    float | None,
+    strawberry.argument(
+        description="A floor on the cosine, in [-1, 1]: a hit with a lower cosine is dropped; "
+        "a hit with no cosine (the vector leg did not return it) is kept only if its "
+        "full-text rank is within topK. Default off."
+    ),
+]
+HalfLifeArg = Annotated[
+    str | None,
+    strawberry.argument(
+        description="Prefer recent rows: the score times 2^(-age / halfLife), age of "
+        "observedAt at `when.to` or now; e.g. 30d, 12h, 2w. Never a filter. Default off."
+    ),
+]
+WeightsArg = Annotated[
+    LegWeightsInput | None,
+    strawberry.argument(description="The fusion legs' weights (default: the settings)."),
+]
+PerDocumentArg = Annotated[
+    int | None,
+    strawberry.argument(
+        description="At most this many hits per document (1-50); rows of no document are not "
+        "limited. Default off."
     ),
 ]
 
@@ -117,6 +157,15 @@ class Explain:
         description="The hits `dedup` dropped because each duplicated this one (empty without "
         "`dedup`)."
     )
+    floor: str | None = strawberry.field(
+        description="What kept the hit above `minScore`: cosine (its cosine is at or above "
+        "it) or fulltext (no cosine, and its full-text rank is within topK); null without "
+        "`minScore`."
+    )
+    document_place: int | None = strawberry.field(
+        description="Its place among its document's hits, at most `maxPerDocument` (null "
+        "without it, or for a row of no document)."
+    )
 
     @classmethod
     def of(cls, e: ops.Explain) -> Explain:
@@ -128,6 +177,7 @@ class Explain:
                     contribution=p.contribution,
                     value=p.value,
                     beyond_depth=p.beyond_depth,
+                    weight=p.weight,
                 )
                 for p in e.legs
             ],
@@ -139,6 +189,8 @@ class Explain:
                 )
                 for d in e.duplicates
             ],
+            floor=e.floor,
+            document_place=e.document_place,
         )
 
 
@@ -190,6 +242,32 @@ class RecallHit:
         )
 
 
+@strawberry.type(
+    description="What the per-call controls did to the candidates (all of them, before the "
+    "topK cut); null when none of minScore, recencyHalfLife, maxPerDocument was given."
+)
+class RecallControls:
+    min_score: float | None
+    below_min_score: int = strawberry.field(description="Candidates the floor dropped.")
+    recency_half_life_seconds: int | None
+    recency_reference: datetime | None = strawberry.field(
+        description="Where ages were measured from: when.to, else the query time."
+    )
+    max_per_document: int | None
+    over_document_cap: int = strawberry.field(description="Candidates dropped past maxPerDocument.")
+
+    @classmethod
+    def of(cls, r: ops.ControlsReport) -> RecallControls:
+        return cls(
+            min_score=r.min_score,
+            below_min_score=r.below_min_score,
+            recency_half_life_seconds=r.half_life_seconds,
+            recency_reference=r.reference,
+            max_per_document=r.max_per_document,
+            over_document_cap=r.over_document_cap,
+        )
+
+
 @strawberry.type
 class RecallResult:
     hits: list[RecallHit]
@@ -202,6 +280,7 @@ class RecallResult:
         description="Per kind of row asked for, the temporal filters applied to it (notes "
         "and facts: asOf always, knownAt when given; every kind: window when given)."
     )
+    controls: RecallControls | None
 
 
 async def _run(
@@ -215,6 +294,7 @@ async def _run(
     also_scopes: list[Scope] | None,
     search: bool,
     dedup: float | None = None,
+    controls: asks.Controls | None = None,
 ) -> RecallResult:
     c = info.context
     w = when or WhenInput()
@@ -234,6 +314,7 @@ async def _run(
         prefix=prefix,
         also_scopes=also_scopes or (),
         dedup=dedup,
+        controls=controls or asks.Controls(),
     )
     run = asks.search if search else asks.recall
     result = await run(c.services, c.principal, ask)
@@ -255,6 +336,7 @@ async def _run(
             KindFilter(kind=k.kind, filters=[TemporalFilter(f) for f in k.filters])
             for k in result.applied_filters
         ],
+        controls=RecallControls.of(result.controls) if result.controls else None,
     )
 
 
@@ -277,9 +359,14 @@ class RecallQuery:
         prefix: str = "",
         also_scopes: list[Scope] | None = None,
         dedup: DedupArg = None,
+        min_score: MinScoreArg = None,
+        recency_half_life: HalfLifeArg = None,
+        weights: WeightsArg = None,
+        max_per_document: PerDocumentArg = None,
     ) -> RecallResult:
+        controls = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _run(
-            info, scope, query, top_k, sources, when, prefix, also_scopes, search=False, dedup=dedup
+            info, scope, query, top_k, sources, when, prefix, also_scopes, False, dedup, controls
         )
 
     @strawberry.field(
@@ -298,7 +385,12 @@ class RecallQuery:
         prefix: str = "",
         also_scopes: list[Scope] | None = None,
         dedup: DedupArg = None,
+        min_score: MinScoreArg = None,
+        recency_half_life: HalfLifeArg = None,
+        weights: WeightsArg = None,
+        max_per_document: PerDocumentArg = None,
     ) -> RecallResult:
+        controls = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _run(
-            info, scope, query, top_k, sources, when, prefix, also_scopes, search=True, dedup=dedup
+            info, scope, query, top_k, sources, when, prefix, also_scopes, True, dedup, controls
         )

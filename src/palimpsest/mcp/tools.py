@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
 from palimpsest.markdown import MAX_DOCUMENT_BYTES
+from palimpsest.mcp import recall_args as rc
 from palimpsest.mcp.render import fact_json, hit_json, plain
 from palimpsest.resolvers import document_import, memory, note_versions, ontology, sql
 from palimpsest.resolvers import facts as fact_ops
@@ -213,9 +214,14 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ] = None,
         as_of: TimeArg = None,
         dedup: DedupArg = None,
+        min_score: rc.MinScore = None,
+        recency_half_life: rc.HalfLife = None,
+        weights: rc.Weights = None,
+        max_per_document: rc.PerDocument = None,
     ) -> dict[str, Any]:
+        more = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _recall(
-            ctx, caller, query, scope, top_k, None, also_scopes, as_of, True, dedup
+            ctx, caller, query, scope, top_k, None, also_scopes, as_of, True, dedup, more
         )
 
     @server.tool(
@@ -233,9 +239,14 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         also_scopes: Annotated[list[Scope] | None, Field(description="More scopes.")] = None,
         as_of: TimeArg = None,
         dedup: DedupArg = None,
+        min_score: rc.MinScore = None,
+        recency_half_life: rc.HalfLife = None,
+        weights: rc.Weights = None,
+        max_per_document: rc.PerDocument = None,
     ) -> dict[str, Any]:
+        more = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _recall(
-            ctx, caller, query, scope, top_k, sources, also_scopes, as_of, False, dedup
+            ctx, caller, query, scope, top_k, sources, also_scopes, as_of, False, dedup, more
         )
 
     @server.tool(
@@ -385,6 +396,7 @@ async def _recall(
     as_of: str | None,
     recall_default: bool,
     dedup: float | None = None,
+    controls: asks.Controls | None = None,
 ) -> dict[str, Any]:
     svc, who = await caller(ctx)
     ask = asks.Ask(
@@ -395,6 +407,11 @@ async def _recall(
         when=asks.When(as_of=parse_optional(as_of, "as_of")),
         also_scopes=also_scopes or (),
         dedup=dedup,
+        controls=controls or asks.Controls(),
     )
     result = await (asks.recall if recall_default else asks.search)(svc, who, ask)
-    return {"hits": [hit_json(h) for h in result.hits], "scopes": [s.value for s in result.scopes]}
+    return {
+        "hits": [hit_json(h) for h in result.hits],
+        "scopes": [s.value for s in result.scopes],
+        "controls": plain(result.controls),  # what the per-call controls did (null: none given)
+    }

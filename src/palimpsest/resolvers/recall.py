@@ -23,6 +23,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -32,11 +33,12 @@ from palimpsest import recall_timing as timing
 from palimpsest.cypher.executor import Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import recall_dedup
+from palimpsest.resolvers import recall_controls, recall_dedup
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
 from palimpsest.resolvers.facts import TimeView
+from palimpsest.resolvers.recall_controls import Report as ControlsReport
 from palimpsest.resolvers.recall_hits import (
     BoostPart,
     Explain,
@@ -54,6 +56,7 @@ MAX_QUERY_CHARS = 4000
 T = TypeVar("T")
 __all__ = [
     "BoostPart",
+    "ControlsReport",
     "Explain",
     "Hit",
     "LegPart",
@@ -90,6 +93,7 @@ class RecallRequest:
     # ranked; what the latency bench compares the whole request with.
     fuse: bool = True
     dedup: float | None = None  # drop near-duplicate hits at this cosine (recall_dedup)
+    controls: recall_controls.Applied = field(default_factory=recall_controls.Applied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +105,7 @@ class RecallResult:
     legs_rows: int = 0  # rows the legs ranked, summed (set only when fusion is off)
     # Which temporal filters each kind of row was read with (recall_past.applied_filters).
     applied_filters: list[past.KindFilter] = field(default_factory=list)
+    controls: recall_controls.Report | None = None  # what the per-call controls did
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +185,10 @@ async def _recall(
             rows = sum(len(one.ranked.ids) for one in lists)
             return RecallResult(hits=[], scopes=[r.scope for r in refs], legs_rows=rows)
         with timing.timed("fusion"):
-            ranked, report = _rank(req, refs, lists, question, pool)
+            ranked, report = _rank(req, refs, lists, question, pool, base["now"])
+        ranked, controlled = await recall_controls.apply(
+            tx, refs, ranked, req.controls, req.top_k, base["now"]
+        )
         if req.dedup is not None:
             ranked = await recall_dedup.drop_duplicates(tx, refs, ranked, req.top_k, req.dedup)
         with timing.timed("load"):
@@ -200,6 +208,7 @@ async def _recall(
             applied_filters=past.applied_filters(
                 sources, req.window is not None, req.view.known_at
             ),
+            controls=controlled,
         )
 
     def question_of(stats: list[legs.ScopeStats]) -> cues.QuestionCues:
@@ -275,6 +284,7 @@ def _rank(
     lists: list[_List],
     question: cues.QuestionCues,
     pool: int,
+    now: datetime,
 ) -> tuple[list[Hit], TimeFilterReport | None]:
     """Candidates from the legs' cues, the time window, RRF, boosts; best first."""
     order = {r.scope: i for i, r in enumerate(refs)}
@@ -300,6 +310,7 @@ def _rank(
         report = hits_of.as_of_report(found, dropped)
     ranked = _fuse(req, lists, found, pool)
     _boost(ranked, question, req.levers)
+    recall_controls.weigh_recency(ranked, req.controls, now)
     ranked.sort(key=lambda h: -h.score)
     if req.window and req.window.missing is pure.Missing.PREFER:
         # Prefer ranks: in-window first, then undated, then out-of-window; stable otherwise.
@@ -334,14 +345,16 @@ def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit], pool:
         for name, rank in f.ranks.items():
             leg = name.split("\x1f", 1)[0]
             value = values[(leg, f.id)]
-            parts.append(LegPart(leg, rank, weights[name] / (req.rrf_k + rank), value))
+            w = weights[name]
+            parts.append(LegPart(leg, rank, w / (req.rrf_k + rank), value, weight=w))
             if leg == "vector":
                 hit.vector_rank, hit.cosine = rank, value
             else:
                 hit.fulltext_rank, hit.fulltext_score = rank, value
         for name in f.beyond:
             leg, rank = name.split("\x1f", 1)[0], pool + 1
-            parts.append(LegPart(leg, rank, weights[name] / (req.rrf_k + rank), None, True))
+            w = weights[name]
+            parts.append(LegPart(leg, rank, w / (req.rrf_k + rank), None, True, w))
         hit.score = f.score
         hit.explain = Explain(parts, [], f.score)
         out.append(hit)

@@ -9,7 +9,7 @@ whichever door they came through.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from palimpsest import recall as pure
@@ -19,10 +19,12 @@ from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import RecallRequest, RecallResult
 from palimpsest.resolvers.recall import recall as plan
+from palimpsest.resolvers.recall_controls import Controls, LegWeights, check, leg_weights
 from palimpsest.resolvers.services import Services
 
 MAX_TOP_K = 50
 DEFAULT_TOP_K = 10
+__all__ = ["Ask", "Controls", "LegWeights", "When", "recall", "request_of", "search"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,8 @@ class Ask:
     prefix: str = ""
     also_scopes: Sequence[Scope] = ()
     dedup: float | None = None  # a cosine threshold: drop near-duplicate hits (None: off)
+    # minScore, recencyHalfLife, weights and maxPerDocument (resolvers/recall_controls.py)
+    controls: Controls = field(default_factory=Controls)
 
 
 async def recall(svc: Services, who: Principal, ask: Ask) -> RecallResult:
@@ -67,6 +71,9 @@ def request_of(svc: Services, ask: Ask, default: frozenset[pure.Source]) -> Reca
     if not 1 <= ask.top_k <= MAX_TOP_K:
         raise InvalidArgument(f"topK (top_k) must be between 1 and {MAX_TOP_K}")
     w, settings = ask.when, svc.settings
+    vector_weight, fulltext_weight = leg_weights(
+        ask.controls.weights, settings.rrf_vector_weight, settings.rrf_fulltext_weight
+    )
     return RecallRequest(
         query=ask.query,
         top_k=ask.top_k,
@@ -76,10 +83,11 @@ def request_of(svc: Services, ask: Ask, default: frozenset[pure.Source]) -> Reca
         prefix=ask.prefix,
         rrf_k=settings.rrf_k,
         pool_factor=settings.recall_pool_factor,
-        vector_weight=settings.rrf_vector_weight,
-        fulltext_weight=settings.rrf_fulltext_weight,
+        vector_weight=vector_weight,
+        fulltext_weight=fulltext_weight,
         levers=pure.Levers.of(settings),
         dedup=check_threshold(ask.dedup),
+        controls=check(ask.controls, w.end),
     )
 
 

@@ -34,11 +34,12 @@ class LegPart:
     contribution: float
     value: float | None  # the leg's own score: cosine, or scope-local BM25
     beyond_depth: bool = False
+    weight: float = 1.0  # the leg's weight in the fusion (``weights``, else the settings)
 
 
 @dataclass(frozen=True, slots=True)
 class BoostPart:
-    lever: str  # observedDate | whenQuestion | yearRange | speaker
+    lever: str  # observedDate | whenQuestion | yearRange | speaker | recency
     factor: float
 
 
@@ -59,6 +60,8 @@ class Explain:
     boosts: list[BoostPart]
     fused: float  # the RRF sum before boosts
     duplicates: list[Duplicate] = field(default_factory=list)  # dropped by ``dedup``
+    floor: str | None = None  # ``minScore`` kept it by: cosine | fulltext (None: no floor)
+    document_place: int | None = None  # its place among its document's hits (maxPerDocument)
 
 
 @dataclass(slots=True)
