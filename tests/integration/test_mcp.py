@@ -295,3 +295,24 @@ async def test_harvest_banks_spans_once_in_the_users_queue(
     assert empty.structured_content["error"]["code"] == "INVALID_ARGUMENT"
     work = pending["data"]["pendingWork"]
     assert work["queued"] + work["leased"] + work["done"] == 1
+
+
+def test_the_reference_pages_example_runs(
+    live_server_url: str, token: Callable[..., str], tenant: str
+) -> None:
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "mcp.md").read_text()
+    script = page.split("```python\n", 1)[1].split("```", 1)[0]
+    env = {
+        **os.environ,
+        "PALIMPSEST_URL": live_server_url,
+        "PALIMPSEST_RUN_TOKEN": token(tenant, "docs-mcp"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "protocol 2026-07-28"
+    assert "memory_delete writes" in lines
+    assert "memory_get read-only" in lines
+    assert lines[-3:] == ["value {'editor': 'helix'}", "deleted [True, False]", "refused FORBIDDEN"]
