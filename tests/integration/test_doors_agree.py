@@ -1,9 +1,10 @@
 """Every operation two doors expose gives the same answer and the same error code for the same
 input, whichever door it came through: GraphQL and MCP are adapters over one core.
 
-The cases are in door_cases.py. The test lists the live server's MCP tools and fails for any
-tool without a good call, a bad argument, another scope's id and GLOBAL without admin (unless
-``EXEMPT`` says why the kind cannot apply), so a new tool cannot skip the comparison.
+The cases are in door_cases.py and door_refusals.py. The test lists the live server's MCP
+tools and fails for any tool without a good call, a bad argument, another scope's id and GLOBAL
+without admin (unless ``EXEMPT`` says why the kind cannot apply), so a new tool cannot skip the
+comparison.
 """
 
 from __future__ import annotations
@@ -18,16 +19,8 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.integration.conftest import Gql
-from tests.integration.door_cases import (
-    ANSWERS,
-    CAROLS_KEY,
-    EXEMPT,
-    REFUSALS,
-    SEED,
-    Kind,
-    Refusal,
-    global_refusals,
-)
+from tests.integration.door_cases import ANSWERS, CAROLS_KEY, SEED, Kind, Refusal
+from tests.integration.door_refusals import EXEMPT, REFUSALS, global_refusals
 
 pytestmark = pytest.mark.integration
 
