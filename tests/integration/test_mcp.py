@@ -25,7 +25,14 @@ pytestmark = pytest.mark.integration
 TOOLS = {
     "remember",
     "memory_get",
+    "memory_delete",
     "memory_history",
+    "document_get",
+    "chunk_update",
+    "fact_history",
+    "supersede_fact",
+    "retract_fact",
+    "pending_work",
     "document_history",
     "document_revision",
     "document_diff",
@@ -71,6 +78,56 @@ async def test_tools_are_listed_with_schemas_and_descriptions(
     remember = tools["remember"].input_schema
     assert remember["required"] == ["key", "value"]
     assert remember["properties"]["scope"]["default"] == "USER"
+
+
+READ_ONLY = {
+    "memory_get",
+    "memory_history",
+    "recall",
+    "search",
+    "document_get",
+    "document_history",
+    "document_revision",
+    "document_diff",
+    "facts",
+    "fact_history",
+    "pending_work",
+    "sql_query",
+}
+# Writes that can replace or end what a later read answers (history keeps the old version).
+DESTRUCTIVE = {
+    "remember",
+    "memory_delete",
+    "import_document",
+    "chunk_update",
+    "restore_document",
+    "assert_facts",
+    "supersede_fact",
+    "retract_fact",
+    "sql_exec",
+}
+
+
+async def test_every_tool_states_its_hints_and_an_output_schema(
+    live_server_url: str, token: Callable[..., str], tenant: str
+) -> None:
+    async with http_client(live_server_url, token(tenant, "hints-mcp")) as client:
+        tools = (await client.list_tools()).tools
+    assert {t.name for t in tools} >= TOOLS
+    for t in tools:
+        hints = t.annotations
+        assert hints is not None, t.name
+        stated = (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
+        assert None not in stated, t.name
+        assert hints.read_only_hint is (t.name in READ_ONLY), t.name
+        assert hints.destructive_hint is (t.name in DESTRUCTIVE), t.name
+        if hints.read_only_hint:
+            assert hints.idempotent_hint is True, t.name
+        schema = t.output_schema
+        assert schema is not None, t.name
+        assert schema["type"] == "object", t.name
+        assert schema["required"], t.name
+        assert set(schema["required"]) <= set(schema["properties"]), t.name
 
 
 async def test_remember_then_recall_over_http_reads_like_graphql(
@@ -238,3 +295,24 @@ async def test_harvest_banks_spans_once_in_the_users_queue(
     assert empty.structured_content["error"]["code"] == "INVALID_ARGUMENT"
     work = pending["data"]["pendingWork"]
     assert work["queued"] + work["leased"] + work["done"] == 1
+
+
+def test_the_reference_pages_example_runs(
+    live_server_url: str, token: Callable[..., str], tenant: str
+) -> None:
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "mcp.md").read_text()
+    script = page.split("```python\n", 1)[1].split("```", 1)[0]
+    env = {
+        **os.environ,
+        "PALIMPSEST_URL": live_server_url,
+        "PALIMPSEST_RUN_TOKEN": token(tenant, "docs-mcp"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "protocol 2026-07-28"
+    assert "memory_delete writes" in lines
+    assert "memory_get read-only" in lines
+    assert lines[-3:] == ["value {'editor': 'helix'}", "deleted [True, False]", "refused FORBIDDEN"]

@@ -23,9 +23,9 @@ from pydantic import ValidationError
 
 from palimpsest import __version__
 from palimpsest.errors import ErrorCode, PalimpsestError
-from palimpsest.mcp import document_tools
+from palimpsest.mcp import document_tools, fact_tools, note_tools, sql_tools, tools, work_tools
 from palimpsest.mcp.stdio import triaged_stdio
-from palimpsest.mcp.tools import Caller, register
+from palimpsest.mcp.tools import Caller
 
 log = logging.getLogger("palimpsest.mcp")
 Lifespan = Callable[[MCPServer[Any]], AbstractAsyncContextManager[Any]]
@@ -65,8 +65,8 @@ def build_server(caller: Caller, lifespan: Lifespan | None = None) -> MemoryServ
         log_level="WARNING",
         lifespan=lifespan,
     )
-    register(server, caller)
-    document_tools.register(server, caller)
+    for plane in (note_tools, tools, document_tools, fact_tools, work_tools, sql_tools):
+        plane.register(server, caller)
     return server
 
 
