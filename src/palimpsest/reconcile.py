@@ -2,22 +2,25 @@
 
 Of the facts one subject holds for one single-valued predicate, each is closed where the next
 fact with a different object starts. "Next" is by start time (``valid_at``; a fact without
-one starts at its ``observed_at``, else at its write time), then, for equal starts, by
-observation (the newer observation is kept and the older closed at the same instant: an
-empty interval), then by natural key, so that the order is a property of the facts, never of
-their arrival. A fact's end only ever moves earlier: an end its writer gave, or one set by a
-supersession or retraction, is never moved later. Because every closure point is the minimum
-over a set that only grows, loading the same facts in any order gives the same timeline.
+one starts at its ``observed_at``, else at its write time); for equal starts, by the end the
+writer stated (a value its writer says ends sooner is the earlier one, and an open one is the
+latest), then by observation (the newer observation is kept and the older closed at the same
+instant: an empty interval), then by natural key, so that the order is a property of the
+facts, never of their arrival. A fact's end only ever moves earlier: an end its writer
+gave, or one set by a supersession or retraction, is never moved later. Because every
+closure point is the minimum over a set that only grows, loading the same facts in any order
+gives the same timeline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
+_LATEST = datetime.max.replace(tzinfo=UTC)
 
 
 class ClosureReason(StrEnum):
@@ -34,9 +37,13 @@ class Stated:
     observed_at: datetime | None
     natural_key: str
     end: datetime | None  # the fact's current end (None: open)
+    # The end its writer first gave (None: open): unlike ``end``, no closure changes it, so
+    # ranking by it does not depend on what arrived before.
+    stated_end: datetime | None = None
 
-    def rank(self) -> tuple[datetime, datetime, str]:
-        return (self.start, self.observed_at or _EARLIEST, self.natural_key)
+    def rank(self) -> tuple[datetime, datetime, datetime, str]:
+        stated = self.stated_end or _LATEST
+        return (self.start, stated, self.observed_at or _EARLIEST, self.natural_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +75,4 @@ def closures(timeline: Iterable[Stated]) -> list[Closure]:
 def apply(timeline: Sequence[Stated], done: Iterable[Closure]) -> list[Stated]:
     """The timeline after ``done`` (new rows; the inputs are not changed)."""
     ends = {c.fact_id: c.invalid_at for c in done}
-    return [
-        Stated(f.id, f.object_key, f.start, f.observed_at, f.natural_key, ends.get(f.id, f.end))
-        for f in timeline
-    ]
+    return [replace(f, end=ends.get(f.id, f.end)) for f in timeline]

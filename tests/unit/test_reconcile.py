@@ -19,9 +19,8 @@ def at(year: int) -> datetime:
 
 
 def fact(key: str, obj: str, start: int, end: int | None = None, seen: int | None = None) -> Stated:
-    return Stated(
-        key, ("city", obj), at(start), at(seen) if seen else None, key, at(end) if end else None
-    )
+    stated = at(end) if end else None
+    return Stated(key, ("city", obj), at(start), at(seen) if seen else None, key, stated, stated)
 
 
 def load(order: list[Stated]) -> dict[str, datetime | None]:
@@ -47,6 +46,15 @@ def test_an_end_is_never_moved_later_and_same_objects_do_not_close() -> None:
 def test_equal_starts_keep_the_newer_observation() -> None:
     [c] = closures([fact("new", "Porto", 2023, seen=2024), fact("old", "Braga", 2023, seen=2023)])
     assert (c.fact_id, c.by_id, c.invalid_at, c.same_start) == ("old", "new", at(2023), True)
+
+
+def test_of_equal_starts_the_one_its_writer_ends_sooner_is_the_earlier() -> None:
+    # One value held only in 2017, the next from 2017 on: the open one is current after, in
+    # either order, even when the bounded one was observed later.
+    bounded, open_ = fact("eu", "Brussels", 2017, end=2018, seen=2003), fact("x", "Paris", 2017)
+    assert load([bounded, open_]) == load([open_, bounded]) == {"eu": at(2017), "x": None}
+    shorter, longer = fact("s", "Faro", 2017, end=2018), fact("l", "Porto", 2017, end=2020)
+    assert load([longer, shorter]) == {"s": at(2017), "l": at(2020)}
 
 
 facts_strategy = st.lists(

@@ -354,7 +354,8 @@ MATCH (s)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
 WHERE coalesce(f.predicate_key, toLower(f.predicate)) IN g.spellings
 RETURN g.group AS group, f.id AS id, o.type AS object_type, o.normalized_name AS object_norm,
        coalesce(f.valid_at, f.observed_at, f.created_at) AS start, f.observed_at AS observed_at,
-       f.natural_key AS natural_key, f.invalid_at AS end
+       f.natural_key AS natural_key, f.invalid_at AS end,
+       CASE WHEN f.prior_ends IS NULL THEN f.invalid_at ELSE f.prior_ends[0] END AS stated_end
 """,
 )
 

@@ -102,4 +102,5 @@ def _stated(r: Row) -> reconcile.Stated:
         observed_at=r["observed_at"],
         natural_key=r["natural_key"],
         end=r["end"],
+        stated_end=None if r["stated_end"] == OPEN_END else r["stated_end"],
     )
