@@ -7,7 +7,8 @@ anything is read or written, every path that could mean something outside the tr
 something other than what it shows: ``.``/``..`` segments, percent-encoded characters, a
 backslash, a control or invisible character (NUL included), a character that compatibility
 normalisation turns into ``.``, ``/``, ``\\`` or ``%`` (a fullwidth solidus, a one-dot leader),
-an empty segment, and a path over ``MAX_PATH_CHARS``. The texts follow the Anthropic SDK's
+a slash lookalike (a division or fraction slash), an empty segment, and a path over
+``MAX_PATH_CHARS``. The texts follow the Anthropic SDK's
 local memory tool (``anthropic.lib.tools.BetaLocalFilesystemMemoryTool``), so a model sees
 what it was trained on.
 """
@@ -26,6 +27,8 @@ MAX_LINES = 999_999
 LINE_NUMBER_WIDTH = len(str(MAX_LINES))
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
 _MEANINGFUL = frozenset("./\\%")
+# Slashes that compatibility normalisation leaves alone but a reader takes for '/' or '\\'.
+_SLASHES = frozenset("\u2044\u2215\u2216\u2571\u2572\u29f5\u29f8\u29f9")
 # Control, format (zero-width, bidi overrides), surrogate, private-use, unassigned, line and
 # paragraph separators: none of them belongs in a name a person reads.
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -54,7 +57,8 @@ def canonical(path: str) -> str:
     if _ENCODED.search(text):
         raise InvalidArgument(f"Path {shown(path)} contains a percent-encoded character")
     for ch in text:
-        if ch not in _MEANINGFUL and _MEANINGFUL & set(unicodedata.normalize("NFKC", ch)):
+        looks = ch in _SLASHES or _MEANINGFUL & set(unicodedata.normalize("NFKC", ch))
+        if ch not in _MEANINGFUL and looks:
             raise InvalidArgument(
                 f"Path {shown(path)} contains {ch!r}, which reads as '.', '/', '\\' or '%'"
             )
