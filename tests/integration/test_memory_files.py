@@ -123,7 +123,7 @@ def test_round_trip_with_the_sdk_commands_matches_the_local_tool(
     assert ok(gql(FILE_ID, who, p=new))["memoryFile"]["documentId"] == doc_id
     assert tool.execute(delete("/memories/archive")) == "Successfully deleted /memories/archive"
     assert refusal(tool, view(new)).startswith("NOT_FOUND: ")
-    assert tool.execute(view("/memories")).endswith("excluding hidden items:\n0B\t/memories")
+    assert str(tool.execute(view("/memories"))).endswith("excluding hidden items:\n0B\t/memories")
     history = ok(gql(HISTORY, who, id=doc_id))["documentHistory"]["items"]
     assert [(h["revision"], h["deleted"]) for h in history] == [
         (5, True),
