@@ -187,7 +187,7 @@ def test_another_scope_never_sees_the_files(
     live_server_url: str, token: Callable[..., str], tenant: str
 ) -> None:
     user = f"files-{uuid.uuid4().hex[:8]}"
-    mine = token(tenant, user, "writer", memory_scopes=[Scope.USER, Scope.AGENT])
+    mine = token(tenant, user, "writer", memory_scopes=[Scope.USER, Scope.AGENT, Scope.TENANT])
     tool = PalimpsestMemoryTool(url=live_server_url, token=mine)
     path = f"/memories/secret-{uuid.uuid4().hex[:6]}.md"
     tool.execute(create(path, "the code is 1234\n"))
