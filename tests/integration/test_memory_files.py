@@ -236,3 +236,48 @@ async def test_the_mcp_tool_runs_the_same_core(live_server_url: str, who: str) -
         assert bad.structured_content is not None
         assert bad.structured_content["error"]["code"] == "INVALID_ARGUMENT"
         assert "would escape /memories directory" in bad.structured_content["error"]["message"]
+
+
+GQL_VIEW = "query($p: String!) { memoryFile(scope: USER, path: $p) { text } }"
+GQL_EDIT = """mutation($c: MemoryFileCommandInput!) {
+  updateMemoryFile(scope: USER, command: $c) { text } }"""
+
+
+async def test_graphql_and_mcp_answer_and_refuse_alike(
+    live_server_url: str, gql: Gql, who: str
+) -> None:
+    """The same command through both doors: the same text, or the same code and message."""
+    ok(gql(GQL_EDIT, who, c={"command": "CREATE", "path": "/memories/x.md", "fileText": "a\na\n"}))
+    cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+        (GQL_VIEW, {"p": "/memories/x.md"}, {"command": "view", "path": "/memories/x.md"}),
+        (GQL_VIEW, {"p": "/memories"}, {"command": "view", "path": "/memories"}),
+        (GQL_VIEW, {"p": "/memories/none"}, {"command": "view", "path": "/memories/none"}),
+        (GQL_VIEW, {"p": "/memories/%2e%2e"}, {"command": "view", "path": "/memories/%2e%2e"}),
+        (
+            GQL_EDIT,
+            {"c": {"command": "STR_REPLACE", "path": "/memories/x.md", "oldStr": "a"}},
+            {"command": "str_replace", "path": "/memories/x.md", "old_str": "a"},
+        ),
+        (
+            GQL_EDIT,
+            {"c": {"command": "CREATE", "path": "/memories/x.md", "fileText": "b"}},
+            {"command": "create", "path": "/memories/x.md", "file_text": "b"},
+        ),
+    ]
+    codes = [None, None, "NOT_FOUND", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "CONFLICT"]
+    async with http_client(live_server_url, who) as client:
+        for (query, variables, arguments), code in zip(cases, codes, strict=True):
+            body = gql(query, who, **variables)
+            result = await client.call_tool("memory", arguments)
+            assert result.structured_content is not None
+            if code is not None:
+                error = body["errors"][0]
+                assert error["extensions"]["code"] == code, arguments
+                assert result.is_error, arguments
+                assert result.structured_content["error"]["code"] == error["extensions"]["code"]
+                assert result.structured_content["error"]["message"] == error["message"]
+            else:
+                assert not result.is_error, arguments
+                assert "errors" not in body, body
+                [answer] = body["data"].values()
+                assert result.structured_content["text"] == answer["text"]
