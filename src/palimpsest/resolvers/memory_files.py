@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from palimpsest import markdown, revisions
 from palimpsest import memory_paths as mp
-from palimpsest import revisions
+from palimpsest.cypher import memory_files as q
 from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
@@ -88,6 +89,17 @@ class _Files:
             if page.cursor is None or len(found) >= MAX_LISTED_FILES:
                 return found
             after = page.cursor
+
+    async def sizes(self, path: str) -> dict[str, int]:
+        """Every file below directory ``path`` (relative to it): its size in bytes."""
+        ref = resolve_scope(self.who, self.scope)
+        params = {"prefix": path + "/", "limit": MAX_LISTED_FILES}
+        found: dict[str, int] = {}
+        for row in await self.svc.db.scoped(ref).read(q.LIST_FILES, params):
+            pairs = [(text, separator) for text, separator in row["pieces"]]
+            text = markdown.export(row["preamble"] or "", pairs)
+            found.setdefault(row["path"][len(path) + 1 :], len(text.encode("utf-8")))
+        return found
 
     async def read(self, doc_id: str, path: str) -> str:
         doc = await documents.get_document(self.svc, self.who, self.scope, doc_id)
@@ -171,13 +183,9 @@ async def _view(
     if doc_id is not None:
         content = await files.read(doc_id, given)
         return MemoryAnswer(mp.file_view(given, content, view_range), path, doc_id)
-    below = await files.below(path)
-    if not below and path != mp.ROOT:
+    sizes = await files.sizes(path)
+    if not sizes and path != mp.ROOT:
         raise NotFound(f"The path {given} does not exist. Please provide a valid path.")
-    sizes = {}
-    for file_path, file_id in below.items():
-        text = await files.read(file_id, file_path)
-        sizes[file_path[len(path) + 1 :]] = len(text.encode("utf-8"))
     return MemoryAnswer(mp.directory_view(path, sizes), path)
 
 
