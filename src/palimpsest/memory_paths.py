@@ -1,6 +1,5 @@
-"""Memory-as-files paths, and the texts the memory tool answers with.
-
-See docs/reference/memory-files.md.
+"""Memory-as-files paths, and the texts the memory tool answers with
+(docs/reference/memory-files.md).
 
 A path names a file or a directory of the ``/memories`` tree. ``canonical`` refuses, before
 anything is read or written, every path that could mean something outside the tree or
@@ -8,9 +7,9 @@ something other than what it shows: ``.``/``..`` segments, percent-encoded chara
 backslash, a control or invisible character (NUL included), a character that compatibility
 normalisation turns into ``.``, ``/``, ``\\`` or ``%`` (a fullwidth solidus, a one-dot leader),
 a slash lookalike (a division or fraction slash), an empty segment, and a path over
-``MAX_PATH_CHARS``. The texts follow the Anthropic SDK's
-local memory tool (``anthropic.lib.tools.BetaLocalFilesystemMemoryTool``), so a model sees
-what it was trained on.
+``MAX_PATH_CHARS``. The texts follow the Anthropic SDK's local memory tool
+(``BetaLocalFilesystemMemoryTool`` in ``anthropic.lib.tools._beta_builtin_memory_tool``), so a
+model sees what it was trained on.
 """
 
 from __future__ import annotations
