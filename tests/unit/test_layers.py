@@ -40,7 +40,7 @@ def offenders(paths: list[Path], *prefixes: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("door", ["graphql", "mcp", "cli"])
+@pytest.mark.parametrize("door", ["graphql", "mcp", "cli", "integrations"])
 def test_doors_do_not_reach_the_database_layer(door: str) -> None:
     assert offenders(modules(door), "palimpsest.cypher", "neo4j") == []
 

@@ -326,6 +326,17 @@ def bench_document_versions(
     print_json(bench.run(Settings(), chunks=chunks, edits=edits, reads=reads, say=err))
 
 
+@bench_app.command("memory-files")
+def bench_memory_files(
+    files: Annotated[int, typer.Option(min=1, help="Files in the tree.")] = 50,
+    reps: Annotated[int, typer.Option(min=5, help="Runs of each command.")] = 30,
+) -> None:
+    """Memory as files: p50/p95 of each memory-tool command; JSON with a "memory_files" key."""
+    from palimpsest_bench import memory_files
+
+    print_json(memory_files.run(Settings(), files=files, reps=reps, say=err))
+
+
 @bench_app.command("dedup-cosine")
 def bench_dedup_cosine(
     dev: Annotated[Path, typer.Option(help="The dev data folder.")] = Path("../shared/eval/dev"),

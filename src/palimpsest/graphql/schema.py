@@ -19,6 +19,7 @@ from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.facts import FactMutation, FactQuery
 from palimpsest.graphql.harvest import HarvestMutation, HarvestQuery
 from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
+from palimpsest.graphql.memory_files import MemoryFileMutation, MemoryFileQuery
 from palimpsest.graphql.placement import PlacementMutation, PlacementQuery
 from palimpsest.graphql.recall import RecallQuery
 from palimpsest.graphql.scalars import SCALAR_MAP
@@ -52,6 +53,7 @@ Query = merge_types(
         ExportQuery,
         AdminQuery,
         HarvestQuery,
+        MemoryFileQuery,
     ),
 )
 Mutation = merge_types(
@@ -67,6 +69,7 @@ Mutation = merge_types(
         ErasureMutation,
         AdminMutation,
         HarvestMutation,
+        MemoryFileMutation,
     ),
 )
 

@@ -23,7 +23,15 @@ from pydantic import ValidationError
 
 from palimpsest import __version__
 from palimpsest.errors import ErrorCode, PalimpsestError
-from palimpsest.mcp import document_tools, fact_tools, note_tools, sql_tools, tools, work_tools
+from palimpsest.mcp import (
+    document_tools,
+    fact_tools,
+    memory_tools,
+    note_tools,
+    sql_tools,
+    tools,
+    work_tools,
+)
 from palimpsest.mcp.stdio import triaged_stdio
 from palimpsest.mcp.tools import Caller
 
@@ -65,7 +73,8 @@ def build_server(caller: Caller, lifespan: Lifespan | None = None) -> MemoryServ
         log_level="WARNING",
         lifespan=lifespan,
     )
-    for plane in (note_tools, tools, document_tools, fact_tools, work_tools, sql_tools):
+    planes = (note_tools, tools, document_tools, memory_tools, fact_tools, work_tools, sql_tools)
+    for plane in planes:
         plane.register(server, caller)
     return server
 

@@ -1,0 +1,120 @@
+"""Claude's memory tool backed by Palimpsest: ``PalimpsestMemoryTool`` answers the Anthropic
+SDK's typed memory commands against a running server (docs/reference/memory-files.md).
+
+It is a ``BetaAbstractMemoryTool``, so ``client.beta.messages.tool_runner(tools=[tool])``
+runs it as it runs the SDK's local filesystem tool; every command is one GraphQL call to the
+server's ``memoryFile`` / ``updateMemoryFile``, where the paths are checked and every file is a
+versioned document of the token's scope. A refusal becomes the SDK's ``ToolError`` carrying
+the server's message (the memory tool's own words), so the model sees it as a tool error.
+Needs the optional extra: ``pip install 'palimpsest[anthropic]'``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.types.beta import (
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+VIEW = """
+query($scope: Scope!, $path: String!, $range: [Int!]) {
+  memoryFile(scope: $scope, path: $path, viewRange: $range) { text }
+}"""
+EDIT = """
+mutation($scope: Scope!, $command: MemoryFileCommandInput!) {
+  updateMemoryFile(scope: $scope, command: $command) { text }
+}"""
+
+
+def _graphql(url: str, token: str, timeout: float, query: str, variables: dict[str, Any]) -> Any:
+    """One GraphQL call: its ``data``, or ``ToolError`` with the server's message. The only
+    place this module speaks HTTP (palimpsest.client can take its place)."""
+    try:
+        response = httpx.post(
+            url.rstrip("/") + "/graphql",
+            json={"query": query, "variables": variables},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+        )
+    except httpx.HTTPError as e:
+        raise ToolError(
+            f"UNAVAILABLE: the memory server could not be reached ({type(e).__name__})"
+        ) from e
+    try:
+        body = response.json()
+    except ValueError:
+        raise ToolError(
+            f"UNAVAILABLE: the memory server answered HTTP {response.status_code}"
+        ) from None
+    errors = body.get("errors") if isinstance(body, dict) else None
+    if errors:
+        first = errors[0]
+        code = (first.get("extensions") or {}).get("code", "INTERNAL")
+        raise ToolError(f"{code}: {first.get('message', 'refused')}")
+    return body["data"]
+
+
+class PalimpsestMemoryTool(BetaAbstractMemoryTool):
+    """The memory tool over a Palimpsest server at ``url`` with the run token ``token``;
+    files live in ``scope`` (USER: the token's user; AGENT: this agent's own)."""
+
+    def __init__(self, *, url: str, token: str, scope: str = "USER", timeout: float = 30.0) -> None:
+        super().__init__()
+        self.url = url
+        self.token = token
+        self.scope = scope
+        self.timeout = timeout
+
+    def _view(self, path: str, view_range: list[int] | None) -> str:
+        variables = {"scope": self.scope, "path": path, "range": view_range}
+        data = _graphql(self.url, self.token, self.timeout, VIEW, variables)
+        return str(data["memoryFile"]["text"])
+
+    def _edit(self, command: dict[str, Any]) -> str:
+        variables = {"scope": self.scope, "command": command}
+        data = _graphql(self.url, self.token, self.timeout, EDIT, variables)
+        return str(data["updateMemoryFile"]["text"])
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return self._view(command.path, command.view_range)
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return self._edit(
+            {"command": "CREATE", "path": command.path, "fileText": command.file_text}
+        )
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return self._edit(
+            {
+                "command": "STR_REPLACE",
+                "path": command.path,
+                "oldStr": command.old_str,
+                "newStr": command.new_str,
+            }
+        )
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return self._edit(
+            {
+                "command": "INSERT",
+                "path": command.path,
+                "insertLine": command.insert_line,
+                "insertText": command.insert_text,
+            }
+        )
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return self._edit({"command": "DELETE", "path": command.path})
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return self._edit(
+            {"command": "RENAME", "oldPath": command.old_path, "newPath": command.new_path}
+        )

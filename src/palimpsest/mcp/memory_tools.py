@@ -1,0 +1,71 @@
+"""The MCP tool ``memory``: the command set of Claude's memory tool over the ``/memories`` tree
+(docs/reference/memory-files.md). Thin over ``resolvers/memory_files.py``: the same paths,
+limits, words and error codes as GraphQL's ``memoryFile`` and ``updateMemoryFile``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from palimpsest.identity import Scope
+from palimpsest.mcp.render import plain
+from palimpsest.mcp.tools import Caller, ScopeArg
+from palimpsest.resolvers import memory_files as ops
+
+CommandName = Literal["view", "create", "str_replace", "insert", "delete", "rename"]
+Text = Annotated[str | None, Field(description="See `command`.")]
+
+DESCRIPTION = (
+    "Your memory as files under /memories, kept across conversations (each file is versioned). "
+    "Commands: `view` (path; a directory lists files with sizes, a file shows numbered lines, "
+    "`view_range` [start, end] picks lines, end -1 for the rest), `create` (path, file_text; "
+    "refused if it exists), `str_replace` (path, old_str, new_str; old_str must occur exactly "
+    "once), `insert` (path, insert_line: after which line, 0 for the top; insert_text), "
+    "`delete` (path: a file or a directory), `rename` (old_path, new_path). Paths must stay "
+    "inside /memories."
+)
+
+
+def register(server: MCPServer[Any], caller: Caller) -> None:
+    """Add the ``memory`` tool to ``server``."""
+
+    @server.tool(
+        description=DESCRIPTION,
+        annotations=ToolAnnotations(
+            readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
+        ),
+    )
+    async def memory(
+        ctx: Context,
+        command: CommandName,
+        path: Text = None,
+        view_range: Annotated[
+            list[int] | None, Field(description="view: [start, end], 1-based; end -1: to the end.")
+        ] = None,
+        file_text: Text = None,
+        old_str: Text = None,
+        new_str: Text = None,
+        insert_line: Annotated[int | None, Field(description="insert: after this line.")] = None,
+        insert_text: Text = None,
+        old_path: Text = None,
+        new_path: Text = None,
+        scope: ScopeArg = Scope.USER,
+    ) -> dict[str, Any]:
+        svc, who = await caller(ctx)
+        cmd = ops.MemoryCommand(
+            command,
+            path=path,
+            view_range=None if view_range is None else tuple(view_range),
+            file_text=file_text,
+            old_str=old_str,
+            new_str=new_str,
+            insert_line=insert_line,
+            insert_text=insert_text,
+            old_path=old_path,
+            new_path=new_path,
+        )
+        answer: dict[str, Any] = plain(await ops.run(svc, who, scope, cmd))
+        return answer
