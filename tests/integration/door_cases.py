@@ -178,6 +178,15 @@ ANSWERS: list[Answer] = [
     ),
     Answer(
         "good",
+        "memory view of the tree",
+        '{ memoryFile(scope: USER, path: "/memories") { text path } }',
+        lambda d: (d["memoryFile"]["text"], d["memoryFile"]["path"]),
+        "memory",
+        {"command": "view", "path": "/memories"},
+        lambda r: (r["text"], r["path"]),
+    ),
+    Answer(
+        "good",
         "document_get",
         '{ document(scope: USER, id: "<doc>") ' + DOCUMENT + " }",
         lambda d: (d["document"]["markdown"], [c["id"] for c in d["document"]["chunks"]]),

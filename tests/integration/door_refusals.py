@@ -91,6 +91,12 @@ REFUSALS: list[Refusal] = [
        'mutation { updateChunk(scope: USER, id: "<foreign-chunk>", text: "x", revision: 1)'
        " { id } }", "chunk_update", {"id": "<foreign-chunk>", "text": "x", "revision": 1},
        FOREIGN),
+    _r("foreign", "another user's memory file",
+       '{ memoryFile(scope: USER, path: "/memories/carol.md") { text } }',
+       "memory", {"command": "view", "path": "/memories/carol.md"}, FOREIGN),
+    _r("bad", "a memory path outside the tree",
+       '{ memoryFile(scope: USER, path: "/etc/passwd") { text } }',
+       "memory", {"command": "view", "path": "/etc/passwd"}, BAD),
     _r("foreign", "another user's document history",
        '{ documentHistory(scope: USER, id: "<foreign>") { hasMore } }',
        "document_history", {"id": "<foreign>"}, FOREIGN),

@@ -79,6 +79,12 @@ def _seed(gql: Gql, bob: str, carol: str) -> dict[str, str]:
     for key in ("gone/1", "gone/2"):
         _set(gql, bob, key, "to be deleted")
     _set(gql, carol, CAROLS_KEY, "Carol's only")
+    created = gql(
+        "mutation { updateMemoryFile(scope: USER, command: {command: CREATE,"
+        ' path: "/memories/carol.md", fileText: "Carol\u0027s only"}) { path } }',
+        carol,
+    )
+    assert "errors" not in created, created
     ids = {"<doc>": _seed_document(gql, bob), "<foreign>": _seed_document(gql, carol)}
     for twin in ("1", "2"):
         ids[f"<chunk-{twin}>"] = _import(gql, bob, f"# Twin {twin}\n\nWater it daily.\n")[1]

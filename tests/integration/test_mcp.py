@@ -98,6 +98,7 @@ READ_ONLY = {
 DESTRUCTIVE = {
     "remember",
     "memory_delete",
+    "memory",  # the file tool: delete, rename and str_replace end what a view shows
     "import_document",
     "chunk_update",
     "restore_document",

@@ -4,13 +4,13 @@ limits, words and error codes as GraphQL's ``memoryFile`` and ``updateMemoryFile
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from palimpsest.identity import Scope
+from palimpsest.mcp.hints import writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.tools import Caller, ScopeArg
 from palimpsest.resolvers import memory_files as ops
@@ -29,14 +29,23 @@ DESCRIPTION = (
 )
 
 
+class MemoryFileResult(TypedDict):
+    """What the memory tool shows the model, the canonical path it ended at, and the file's
+    document (whose history ``document_history`` pages); the last two are absent for a
+    directory view or a delete."""
+
+    text: str
+    path: NotRequired[str]
+    document_id: NotRequired[str]
+
+
 def register(server: MCPServer[Any], caller: Caller) -> None:
     """Add the ``memory`` tool to ``server``."""
 
     @server.tool(
         description=DESCRIPTION,
-        annotations=ToolAnnotations(
-            readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
-        ),
+        # delete, rename and str_replace end what a later view shows (history keeps it)
+        annotations=writes(destructive=True, idempotent=False),
     )
     async def memory(
         ctx: Context,
@@ -53,7 +62,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         old_path: Text = None,
         new_path: Text = None,
         scope: ScopeArg = Scope.USER,
-    ) -> dict[str, Any]:
+    ) -> MemoryFileResult:
         svc, who = await caller(ctx)
         cmd = ops.MemoryCommand(
             command,
@@ -67,5 +76,5 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
             old_path=old_path,
             new_path=new_path,
         )
-        answer: dict[str, Any] = plain(await ops.run(svc, who, scope, cmd))
+        answer: MemoryFileResult = plain(await ops.run(svc, who, scope, cmd))
         return answer
