@@ -116,7 +116,7 @@ def test_result_and_input_classes_are_frozen(schema: GraphQLSchema) -> None:
         cls = client_class(t.name)
         if not isinstance(t, GraphQLEnumType):
             assert dataclasses.is_dataclass(cls)
-            assert cls.__dataclass_params__.frozen, t.name
+            assert getattr(cls, "__dataclass_params__").frozen, t.name  # noqa: B009
 
 
 def client_operations() -> dict[str, Operation[Any]]:
@@ -129,7 +129,9 @@ def test_every_root_field_is_an_operation_with_its_arguments_and_type(
     ops = client_operations()
     problems = []
     for root in ROOTS:
-        for name, f in schema.type_map[root].fields.items():
+        root_type = schema.type_map[root]
+        assert isinstance(root_type, GraphQLObjectType)
+        for name, f in root_type.fields.items():
             args = ", ".join(f"{a}: {d.type}" for a, d in f.args.items())
             want = f'{snake(name).upper()} = Operation[{py(f.type)}]("{root.lower()}", '
             want += f'"{name}", "{args}", {py(f.type)})'
