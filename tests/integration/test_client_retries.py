@@ -115,9 +115,11 @@ def test_a_refusal_is_raised_once_and_never_retried(
 ) -> None:
     sent = Sent()
     http = httpx.Client(timeout=30, event_hooks={"request": [sent.hook]})
-    with Client(url=live_server_url, token=fresh(token), http=http) as client:
-        with pytest.raises(Forbidden):
-            client.memory_set(Scope.GLOBAL, "k", 1)
+    with (
+        Client(url=live_server_url, token=fresh(token), http=http) as client,
+        pytest.raises(Forbidden),
+    ):
+        client.memory_set(Scope.GLOBAL, "k", 1)
     assert len(sent.at) == 1
 
 
@@ -140,7 +142,9 @@ def test_a_server_that_is_down_is_unavailable_after_bounded_tries() -> None:
     sent = Sent()
     http = httpx.Client(timeout=5, event_hooks={"request": [sent.hook]})
     policy = RetryPolicy(tries=3, backoff=0.01)
-    with Client(url="http://127.0.0.1:9", token="t", retry=policy, http=http) as client:
-        with pytest.raises(Unavailable, match="cannot reach"):
-            client.health()
+    with (
+        Client(url="http://127.0.0.1:9", token="t", retry=policy, http=http) as client,
+        pytest.raises(Unavailable, match="cannot reach"),
+    ):
+        client.health()
     assert len(sent.at) == 3
