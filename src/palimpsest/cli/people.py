@@ -22,6 +22,7 @@ from palimpsest.cli.apps import app, err, print_json
 from palimpsest.config import Settings
 from palimpsest.errors import Unauthenticated
 from palimpsest.identity import Scope
+from palimpsest.values import plain
 
 if TYPE_CHECKING:  # the quick looks never load the core or the driver
     from palimpsest.client import Client
@@ -186,7 +187,7 @@ def memory_history(
         found = client.memory_history(scope, key, limit=limit, after=after)
     if found.has_more and found.cursor:
         err(f"more: --after {found.cursor}")
-    print_json([_plain(v) for v in found.items])
+    print_json([plain(v) for v in found.items])
 
 
 @memory_app.command("search")
@@ -205,7 +206,7 @@ def memory_search(
         where = h.key or h.document_id or (h.fact.id if h.fact else h.id)
         table.add_row(f"{h.score:.4f}", h.kind.value.lower(), where, _short(h.text))
     _stderr_console().print(table)
-    print_json([{**_plain(h), "kind": h.kind.value.lower()} for h in result.hits])
+    print_json([{**plain(h), "kind": h.kind.value.lower()} for h in result.hits])
 
 
 def _client() -> Client:
@@ -219,19 +220,6 @@ def _client() -> Client:
             "export PALIMPSEST_RUN_TOKEN=$(palimpsest token mint --tenant acme --user alice)"
         )
     return Client(url=settings.api_url, token=settings.run_token.get_secret_value())
-
-
-def _plain(value: object) -> Any:
-    """A client result as JSON, null fields left out."""
-    return _drop_nulls(orjson.loads(orjson.dumps(value)))
-
-
-def _drop_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_nulls(v) for v in value]
-    return value
 
 
 def _json_or_text(value: str) -> Any:
