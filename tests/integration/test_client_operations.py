@@ -125,4 +125,4 @@ def test_a_foreign_or_missing_id_reads_alike(
 
 def test_unknown_arguments_are_refused_before_sending(client: Client) -> None:
     with pytest.raises(TypeError, match="unknown arguments"):
-        client.search(Scope.USER, "q", topk=3)
+        client.call(operations.SEARCH, scope=Scope.USER, query="q", topk=3)

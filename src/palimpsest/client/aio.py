@@ -102,10 +102,30 @@ class AsyncClient:
         )
 
     async def memory_set(
-        self, scope: Scope | str, key: str, value: Any, **more: Any
+        self,
+        scope: Scope | str,
+        key: str,
+        value: Any,
+        *,
+        ttl_seconds: int | None = None,
+        embed: bool | None = None,
+        embed_text: str | None = None,
+        observed_at: When | None = None,
+        valid_at: When | None = None,
+        invalid_at: When | None = None,
     ) -> MemoryEntry:
-        """``more``: ttl_seconds, embed, embed_text, observed_at, valid_at, invalid_at."""
-        return await self.call(op.MEMORY_SET, scope=scope, key=key, value=value, **more)
+        return await self.call(
+            op.MEMORY_SET,
+            scope=scope,
+            key=key,
+            value=value,
+            ttl_seconds=ttl_seconds,
+            embed=embed,
+            embed_text=embed_text,
+            observed_at=observed_at,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
+        )
 
     async def memory_delete(self, scope: Scope | str, key: str) -> DeleteResult:
         return await self.call(op.MEMORY_DELETE, scope=scope, key=key)
@@ -115,31 +135,116 @@ class AsyncClient:
     ) -> MemoryVersionPage:
         return await self.call(op.MEMORY_HISTORY, scope=scope, key=key, limit=limit, after=after)
 
-    async def search(self, scope: Scope | str, query: str, **more: Any) -> RecallResult:
-        """``more``: top_k, sources, when (``WhenInput``), prefix, also_scopes, dedup."""
-        return await self.call(op.SEARCH, scope=scope, query=query, **more)
+    async def search(
+        self,
+        scope: Scope | str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        sources: Sequence[Source | str] | None = None,
+        when: WhenInput | None = None,
+        prefix: str | None = None,
+        also_scopes: Sequence[Scope | str] | None = None,
+        dedup: float | None = None,
+    ) -> RecallResult:
+        return await self.call(
+            op.SEARCH,
+            scope=scope,
+            query=query,
+            top_k=top_k,
+            sources=sources,
+            when=when,
+            prefix=prefix,
+            also_scopes=also_scopes,
+            dedup=dedup,
+        )
 
-    async def recall(self, scope: Scope | str, query: str, **more: Any) -> RecallResult:
-        """``more``: top_k, sources, when (``WhenInput``), prefix, also_scopes, dedup."""
-        return await self.call(op.RECALL, scope=scope, query=query, **more)
+    async def recall(
+        self,
+        scope: Scope | str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        sources: Sequence[Source | str] | None = None,
+        when: WhenInput | None = None,
+        prefix: str | None = None,
+        also_scopes: Sequence[Scope | str] | None = None,
+        dedup: float | None = None,
+    ) -> RecallResult:
+        return await self.call(
+            op.RECALL,
+            scope=scope,
+            query=query,
+            top_k=top_k,
+            sources=sources,
+            when=when,
+            prefix=prefix,
+            also_scopes=also_scopes,
+            dedup=dedup,
+        )
 
     async def assert_facts(
         self, scope: Scope | str, facts: Sequence[FactInput], *, place: bool | None = None
     ) -> list[FactAssertion]:
         return await self.call(op.ASSERT_FACTS, scope=scope, facts=list(facts), place=place)
 
-    async def facts(self, scope: Scope | str, **more: Any) -> FactPage:
-        """``more``: subject (``EntityInput``), predicate, as_of, known_at, include_retired,
-        include_refuted, limit, after."""
-        return await self.call(op.FACTS, scope=scope, **more)
+    async def facts(
+        self,
+        scope: Scope | str,
+        *,
+        subject: EntityInput | None = None,
+        predicate: str | None = None,
+        as_of: When | None = None,
+        known_at: When | None = None,
+        include_retired: bool | None = None,
+        include_refuted: bool | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> FactPage:
+        return await self.call(
+            op.FACTS,
+            scope=scope,
+            subject=subject,
+            predicate=predicate,
+            as_of=as_of,
+            known_at=known_at,
+            include_retired=include_retired,
+            include_refuted=include_refuted,
+            limit=limit,
+            after=after,
+        )
 
-    async def import_document(self, scope: Scope | str, markdown: str, **more: Any) -> Document:
-        """``more``: title, path, observed_at, new_document."""
-        return await self.call(op.IMPORT_DOCUMENT, scope=scope, markdown=markdown, **more)
+    async def import_document(
+        self,
+        scope: Scope | str,
+        markdown: str,
+        *,
+        title: str | None = None,
+        path: str | None = None,
+        observed_at: When | None = None,
+        new_document: bool | None = None,
+    ) -> Document:
+        return await self.call(
+            op.IMPORT_DOCUMENT,
+            scope=scope,
+            markdown=markdown,
+            title=title,
+            path=path,
+            observed_at=observed_at,
+            new_document=new_document,
+        )
 
-    async def document(self, scope: Scope | str, id: str, **more: Any) -> Document | None:
-        """``more``: revision, known_at."""
-        return await self.call(op.DOCUMENT, scope=scope, id=id, **more)
+    async def document(
+        self,
+        scope: Scope | str,
+        id: str,
+        *,
+        revision: int | None = None,
+        known_at: When | None = None,
+    ) -> Document | None:
+        return await self.call(
+            op.DOCUMENT, scope=scope, id=id, revision=revision, known_at=known_at
+        )
 
     async def harvest(
         self, spans: Sequence[SpanInput], compaction_generation: int
@@ -154,4 +259,4 @@ class AsyncClient:
         return await self.call(op.SQL_QUERY, scope=scope, statement=statement, args=args)
 
 
-__all__ = ["AsyncClient", "EntityInput", "Source", "WhenInput"]
+__all__ = ["AsyncClient"]
