@@ -14,7 +14,7 @@ import pytest
 
 from palimpsest.client import BOOKMARK_HEADER, AsyncClient, Client, RetryPolicy, Scope
 from palimpsest.config import Settings
-from palimpsest.errors import Forbidden, QuotaExceeded, Unavailable
+from palimpsest.errors import Forbidden, InvalidArgument, QuotaExceeded, Unavailable
 from palimpsest.server import serve_in_thread
 
 # Long enough that embedding its chunks keeps the one slot busy while the others arrive.
@@ -148,3 +148,27 @@ def test_a_server_that_is_down_is_unavailable_after_bounded_tries() -> None:
     ):
         client.health()
     assert len(sent.at) == 3
+
+
+def test_a_bookmark_handed_to_a_client_of_another_replica_reads_the_write(
+    settings: Settings, live_server_url: str, token: Callable[..., str]
+) -> None:
+    who = fresh(token)
+    with serve_in_thread(settings) as replica:
+        with Client(url=live_server_url, token=who) as on_a:
+            on_a.memory_set(Scope.USER, "k", "written on A")
+            sealed = on_a.bookmark
+        assert sealed is not None
+        with Client(url=replica, token=who, bookmark=sealed) as on_b:
+            got = on_b.memory(Scope.USER, "k")
+            assert got is not None
+            assert got.value == "written on A"
+        tampered = sealed[:-3] + ("AAA" if not sealed.endswith("AAA") else "BBB")
+        sent = Sent()
+        http = httpx.Client(timeout=30, event_hooks={"request": [sent.hook]})
+        with (
+            Client(url=replica, token=who, bookmark=tampered, http=http) as forged,
+            pytest.raises(InvalidArgument),
+        ):
+            forged.memory(Scope.USER, "k")
+        assert len(sent.at) == 1  # a refused bookmark is not retried

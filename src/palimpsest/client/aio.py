@@ -40,13 +40,16 @@ class AsyncClient:
         *,
         retry: RetryPolicy | None = None,
         timeout: float = 30.0,
+        bookmark: str | None = None,
         http: httpx.AsyncClient | None = None,
     ) -> None:
         self.transport = AsyncTransport(url, token, policy=retry, timeout=timeout, http=http)
+        self.transport.rules.bookmark = bookmark
 
     @property
     def bookmark(self) -> str | None:
-        """The sealed bookmark of the last answer: sent with the next request."""
+        """The sealed bookmark of the last answer: sent with the next request. Hand it to
+        another client of the same token (``bookmark=``) to read this one's writes there."""
         return self.transport.rules.bookmark
 
     async def call(self, operation: Operation[T], **args: Any) -> T:
