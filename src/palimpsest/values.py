@@ -120,3 +120,17 @@ def _as_list(current: JSON) -> list[JSON]:
     if not isinstance(current, list):
         raise Conflict("the stored value is not a JSON array; use set to overwrite it")
     return list(current)
+
+
+def plain(value: object) -> Any:
+    """Dataclasses, enums and datetimes to JSON types, dropping null fields for brevity (tool
+    results and the CLI's output)."""
+    return _drop_nulls(orjson.loads(orjson.dumps(value)))
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value

@@ -11,7 +11,6 @@ import typer
 from palimpsest.cli.apps import app, err, graphiql_app, neo4j_app, postgres_app, token_app
 from palimpsest.config import Settings
 from palimpsest.identity import Role, Scope
-from palimpsest.identity.tokens import load_keys, mint
 
 
 @app.command()
@@ -144,6 +143,8 @@ def token_mint(
     """Print a signed run token (only the token) on stdout."""
     flags = ((Role.ADMIN, admin), (Role.OPERATOR, operator), (Role.CONSOLIDATOR, consolidator))
     roles = {r for r, on in flags if on}
+    from palimpsest.identity.tokens import load_keys, mint  # jwt: only when minting
+
     token = mint(
         load_keys(Settings()),
         tenant=tenant,

@@ -4,23 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from palimpsest.resolvers.recall import Hit
 from palimpsest.schema.models import Fact
+from palimpsest.values import plain
 
-
-def plain(value: object) -> Any:
-    """Dataclasses, enums and datetimes to JSON types, dropping null fields for brevity."""
-    return _drop_nulls(orjson.loads(orjson.dumps(value)))
-
-
-def _drop_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_nulls(v) for v in value]
-    return value
+__all__ = ["fact_json", "hit_json", "plain"]
 
 
 def fact_json(fact: Fact) -> Any:

@@ -1,0 +1,257 @@
+"""``Client``: the blocking flavour. Each method is one GraphQL root field in snake_case, its
+arguments the field's (keyword arguments in snake_case), its result the field's type."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from palimpsest.client import operations as op
+from palimpsest.client.enums import Scope, Source
+from palimpsest.client.inputs import EntityInput, FactInput, SpanInput, WhenInput
+from palimpsest.client.recall_results import FactAssertion, FactPage, HarvestReceipt, RecallResult
+from palimpsest.client.results import (
+    DeleteResult,
+    Document,
+    Me,
+    MemoryEntry,
+    MemoryEntryPage,
+    MemoryVersionPage,
+    SqlQueryResult,
+)
+from palimpsest.client.transport import RetryPolicy, Transport
+from palimpsest.client.wire import Operation, camel
+
+T = TypeVar("T")
+When = datetime | str
+
+
+class Client:
+    """``Client(url="http://127.0.0.1:8080", token=...)``; close it, or use it in ``with``."""
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8080",
+        token: str | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        timeout: float = 30.0,
+        bookmark: str | None = None,
+        http: httpx.Client | None = None,
+    ) -> None:
+        self.transport = Transport(url, token, policy=retry, timeout=timeout, http=http)
+        self.transport.rules.bookmark = bookmark
+
+    @property
+    def bookmark(self) -> str | None:
+        """The sealed bookmark of the last answer: sent with the next request. Hand it to
+        another client of the same token (``bookmark=``) to read this one's writes there."""
+        return self.transport.rules.bookmark
+
+    def call(self, operation: Operation[T], **args: Any) -> T:
+        """Run any root field (``palimpsest.client.operations``); arguments in snake_case."""
+        document, variables = operation.request({camel(k): v for k, v in args.items()})
+        return operation.read(self.transport.post(document, variables))
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def health(self) -> str:
+        return self.call(op.HEALTH)
+
+    def me(self) -> Me:
+        return self.call(op.ME)
+
+    def memory(
+        self,
+        scope: Scope | str,
+        key: str,
+        *,
+        as_of: When | None = None,
+        known_at: When | None = None,
+    ) -> MemoryEntry | None:
+        return self.call(op.MEMORY, scope=scope, key=key, as_of=as_of, known_at=known_at)
+
+    def memories(
+        self,
+        scope: Scope | str,
+        prefix: str | None = None,
+        *,
+        as_of: When | None = None,
+        known_at: When | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> MemoryEntryPage:
+        return self.call(
+            op.MEMORIES,
+            scope=scope,
+            prefix=prefix,
+            as_of=as_of,
+            known_at=known_at,
+            limit=limit,
+            after=after,
+        )
+
+    def memory_set(
+        self,
+        scope: Scope | str,
+        key: str,
+        value: Any,
+        *,
+        ttl_seconds: int | None = None,
+        embed: bool | None = None,
+        embed_text: str | None = None,
+        observed_at: When | None = None,
+        valid_at: When | None = None,
+        invalid_at: When | None = None,
+    ) -> MemoryEntry:
+        return self.call(
+            op.MEMORY_SET,
+            scope=scope,
+            key=key,
+            value=value,
+            ttl_seconds=ttl_seconds,
+            embed=embed,
+            embed_text=embed_text,
+            observed_at=observed_at,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
+        )
+
+    def memory_delete(self, scope: Scope | str, key: str) -> DeleteResult:
+        return self.call(op.MEMORY_DELETE, scope=scope, key=key)
+
+    def memory_history(
+        self, scope: Scope | str, key: str, *, limit: int | None = None, after: str | None = None
+    ) -> MemoryVersionPage:
+        return self.call(op.MEMORY_HISTORY, scope=scope, key=key, limit=limit, after=after)
+
+    def search(
+        self,
+        scope: Scope | str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        sources: Sequence[Source | str] | None = None,
+        when: WhenInput | None = None,
+        prefix: str | None = None,
+        also_scopes: Sequence[Scope | str] | None = None,
+        dedup: float | None = None,
+    ) -> RecallResult:
+        return self.call(
+            op.SEARCH,
+            scope=scope,
+            query=query,
+            top_k=top_k,
+            sources=sources,
+            when=when,
+            prefix=prefix,
+            also_scopes=also_scopes,
+            dedup=dedup,
+        )
+
+    def recall(
+        self,
+        scope: Scope | str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        sources: Sequence[Source | str] | None = None,
+        when: WhenInput | None = None,
+        prefix: str | None = None,
+        also_scopes: Sequence[Scope | str] | None = None,
+        dedup: float | None = None,
+    ) -> RecallResult:
+        return self.call(
+            op.RECALL,
+            scope=scope,
+            query=query,
+            top_k=top_k,
+            sources=sources,
+            when=when,
+            prefix=prefix,
+            also_scopes=also_scopes,
+            dedup=dedup,
+        )
+
+    def assert_facts(
+        self, scope: Scope | str, facts: Sequence[FactInput], *, place: bool | None = None
+    ) -> list[FactAssertion]:
+        return self.call(op.ASSERT_FACTS, scope=scope, facts=list(facts), place=place)
+
+    def facts(
+        self,
+        scope: Scope | str,
+        *,
+        subject: EntityInput | None = None,
+        predicate: str | None = None,
+        as_of: When | None = None,
+        known_at: When | None = None,
+        include_retired: bool | None = None,
+        include_refuted: bool | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> FactPage:
+        return self.call(
+            op.FACTS,
+            scope=scope,
+            subject=subject,
+            predicate=predicate,
+            as_of=as_of,
+            known_at=known_at,
+            include_retired=include_retired,
+            include_refuted=include_refuted,
+            limit=limit,
+            after=after,
+        )
+
+    def import_document(
+        self,
+        scope: Scope | str,
+        markdown: str,
+        *,
+        title: str | None = None,
+        path: str | None = None,
+        observed_at: When | None = None,
+        new_document: bool | None = None,
+    ) -> Document:
+        return self.call(
+            op.IMPORT_DOCUMENT,
+            scope=scope,
+            markdown=markdown,
+            title=title,
+            path=path,
+            observed_at=observed_at,
+            new_document=new_document,
+        )
+
+    def document(
+        self,
+        scope: Scope | str,
+        id: str,
+        *,
+        revision: int | None = None,
+        known_at: When | None = None,
+    ) -> Document | None:
+        return self.call(op.DOCUMENT, scope=scope, id=id, revision=revision, known_at=known_at)
+
+    def harvest(self, spans: Sequence[SpanInput], compaction_generation: int) -> HarvestReceipt:
+        return self.call(op.HARVEST, spans=list(spans), compaction_generation=compaction_generation)
+
+    def sql_query(self, scope: Scope | str, statement: str, args: Any = None) -> SqlQueryResult:
+        return self.call(op.SQL_QUERY, scope=scope, statement=statement, args=args)
+
+
+__all__ = ["Client"]
