@@ -22,6 +22,7 @@ from palimpsest.graphql.placement import PlacementMutation, PlacementQuery
 from palimpsest.graphql.recall import RecallQuery
 from palimpsest.graphql.scalars import SCALAR_MAP
 from palimpsest.graphql.sql import SqlMutation, SqlQuery
+from palimpsest.graphql.store import StoreQuery
 from palimpsest.graphql.types import Me
 
 
@@ -50,6 +51,7 @@ Query = merge_types(
         ExportQuery,
         AdminQuery,
         HarvestQuery,
+        StoreQuery,
     ),
 )
 Mutation = merge_types(

@@ -162,3 +162,14 @@ class Fact:
     judge_reason: str | None
     provenance: Provenance
     sources: tuple[FactSource, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NamespacedNote:
+    """A note under a namespaced key (palimpsest/namespaces.py), as a store search finds it;
+    ``score`` is its cosine similarity to the query (None: no query, or no vector)."""
+
+    namespace: tuple[str, ...]
+    name: str
+    entry: MemoryEntry
+    score: float | None
