@@ -8,7 +8,7 @@ Filters run here, on the server: the notes under the namespace prefix are read p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from palimpsest import namespaces as ns
@@ -38,7 +38,7 @@ async def search(
     who: Principal,
     scope: Scope,
     namespace_prefix: Sequence[str],
-    filter_: Mapping[str, Any] | None,
+    filter_: Any,
     query: str | None,
     limit: int,
     offset: int,
