@@ -1,0 +1,89 @@
+"""Input objects; a field left None is not sent, so the server's default applies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from palimpsest.client.enums import MissingDates
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInput:
+    markdown: str
+    title: str | None = None
+    path: str | None = None
+    observed_at: datetime | str | None = None
+    new_document: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntityInput:
+    type: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class FactInput:
+    subject: EntityInput
+    predicate: str
+    object: EntityInput | None = None
+    object_value: str | None = None
+    text: str | None = None
+    natural_key: str | None = None
+    observed_at: datetime | str | None = None
+    valid_at: datetime | str | None = None
+    invalid_at: datetime | str | None = None
+    source: SourceInput | None = None
+    quote: str | None = None
+    share_quote: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementItemInput:
+    entity_type: str | None = None
+    subject: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInput:
+    """The span of a chunk (character offsets into its text) a fact was taken from."""
+
+    chunk_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpanInput:
+    """One span of dialogue the runtime evicted from its context."""
+
+    text: str
+    speaker: str | None = None
+    role: str | None = None
+    observed_at: datetime | str | None = None
+    source_id: str | None = None
+    facts: list[FactInput] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SqlStatementInput:
+    """One statement of an sqlExec batch."""
+
+    statement: str
+    args: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class WhenInput:
+    """Time filters. from/to bound observedAt; asOf/knownAt filter facts by validity and by what
+    was recorded then.
+    """
+
+    from_: datetime | str | None = None
+    to: datetime | str | None = None
+    missing: MissingDates | None = None
+    slack: str | None = None
+    as_of: datetime | str | None = None
+    known_at: datetime | str | None = None

@@ -1,0 +1,301 @@
+"""Every root field of the schema as an ``Operation``: its arguments as the schema declares
+them and its typed result. ``tests/unit/client/test_schema_sync.py`` fails when the schema has
+a field, an argument or a type that is not here; ``Client.call(OP, **args)`` runs any of them,
+and the named methods are the common ones."""
+
+from __future__ import annotations
+
+from palimpsest.client.recall_results import (
+    Entity,
+    EntityPage,
+    Fact,
+    FactAssertion,
+    FactPage,
+    GraphRecallResult,
+    HarvestReceipt,
+    OntologyInfo,
+    PlacementResult,
+    RecallResult,
+    SupersedeResult,
+)
+from palimpsest.client.results import (
+    AppendResult,
+    BoundedListResult,
+    Chunk,
+    DeadLetterPage,
+    DeletedDocument,
+    DeleteResult,
+    Document,
+    DocumentRevisionPage,
+    DocumentSummaryPage,
+    ErasureReceipt,
+    ErasureReceiptPage,
+    Me,
+    MemoryEntry,
+    MemoryEntryPage,
+    MemoryVersionPage,
+    PendingWork,
+    PersonalExport,
+    SqlDatabasePage,
+    SqlEraseResult,
+    SqlExecResult,
+    SqlQueryResult,
+)
+from palimpsest.client.wire import Operation
+
+# Query
+
+HEALTH = Operation[str]("query", "health", "", str)
+ME = Operation[Me]("query", "me", "", Me)
+MEMORY = Operation[MemoryEntry | None](
+    "query",
+    "memory",
+    "scope: Scope!, key: String!, asOf: Instant, knownAt: Instant",
+    MemoryEntry | None,
+)
+MEMORIES = Operation[MemoryEntryPage](
+    "query",
+    "memories",
+    "scope: Scope!, prefix: String!, asOf: Instant, knownAt: Instant, limit: Int!, after: String",
+    MemoryEntryPage,
+)
+MEMORY_HISTORY = Operation[MemoryVersionPage](
+    "query",
+    "memoryHistory",
+    "scope: Scope!, key: String!, limit: Int!, after: String",
+    MemoryVersionPage,
+)
+DOCUMENTS = Operation[DocumentSummaryPage](
+    "query",
+    "documents",
+    "scope: Scope!, pathPrefix: String!, limit: Int!, after: String",
+    DocumentSummaryPage,
+)
+DOCUMENT = Operation[Document | None](
+    "query",
+    "document",
+    "scope: Scope!, id: ID!, revision: Int, knownAt: Instant",
+    Document | None,
+)
+CHUNK = Operation[Chunk | None]("query", "chunk", "scope: Scope!, id: ID!", Chunk | None)
+DOCUMENT_HISTORY = Operation[DocumentRevisionPage](
+    "query",
+    "documentHistory",
+    "scope: Scope!, id: ID!, limit: Int!, after: String",
+    DocumentRevisionPage,
+)
+DOCUMENT_DIFF = Operation[str](
+    "query",
+    "documentDiff",
+    "scope: Scope!, id: ID!, fromRevision: Int!, toRevision: Int!",
+    str,
+)
+FACTS = Operation[FactPage](
+    "query",
+    "facts",
+    "scope: Scope!, subject: EntityInput, predicate: String, asOf: Instant, "
+    "knownAt: Instant, includeRetired: Boolean!, includeRefuted: Boolean!, limit: Int!, "
+    "after: String",
+    FactPage,
+)
+FACT = Operation[Fact | None]("query", "fact", "scope: Scope!, id: ID!", Fact | None)
+FACT_HISTORY = Operation[FactPage | None](
+    "query",
+    "factHistory",
+    "scope: Scope!, id: ID!, limit: Int!, after: String",
+    FactPage | None,
+)
+ENTITIES = Operation[EntityPage](
+    "query",
+    "entities",
+    "scope: Scope!, type: String, name: String, contains: String, limit: Int!, after: String",
+    EntityPage,
+)
+GRAPH_RECALL = Operation[GraphRecallResult](
+    "query",
+    "graphRecall",
+    "scope: Scope!, query: String, seedIds: [ID!], hops: Int!, asOf: Instant, "
+    "knownAt: Instant, includeRetired: Boolean!, includeRefuted: Boolean!, limit: Int!",
+    GraphRecallResult,
+)
+ONTOLOGY = Operation[OntologyInfo | None]("query", "ontology", "", OntologyInfo | None)
+PLACEMENT = Operation[list[PlacementResult]](
+    "query",
+    "placement",
+    "scope: Scope!, items: [PlacementItemInput!]!",
+    list[PlacementResult],
+)
+RECALL = Operation[RecallResult](
+    "query",
+    "recall",
+    "scope: Scope!, query: String!, topK: Int!, sources: [Source!], when: WhenInput, "
+    "prefix: String!, alsoScopes: [Scope!], dedup: Float",
+    RecallResult,
+)
+SEARCH = Operation[RecallResult](
+    "query",
+    "search",
+    "scope: Scope!, query: String!, topK: Int!, sources: [Source!], when: WhenInput, "
+    "prefix: String!, alsoScopes: [Scope!], dedup: Float",
+    RecallResult,
+)
+SQL_QUERY = Operation[SqlQueryResult](
+    "query",
+    "sqlQuery",
+    "scope: Scope!, statement: String!, args: JSON",
+    SqlQueryResult,
+)
+SQL_DATABASES = Operation[SqlDatabasePage](
+    "query",
+    "sqlDatabases",
+    "scope: Scope!, limit: Int!, after: String",
+    SqlDatabasePage,
+)
+EXPORT_ME = Operation[PersonalExport]("query", "exportMe", "", PersonalExport)
+ERASURES = Operation[ErasureReceiptPage](
+    "query",
+    "erasures",
+    "limit: Int!, after: String",
+    ErasureReceiptPage,
+)
+PENDING_WORK = Operation[PendingWork]("query", "pendingWork", "scope: Scope!", PendingWork)
+DEAD_LETTERS = Operation[DeadLetterPage](
+    "query",
+    "deadLetters",
+    "limit: Int!, after: String",
+    DeadLetterPage,
+)
+
+# Mutation
+
+MEMORY_SET = Operation[MemoryEntry](
+    "mutation",
+    "memorySet",
+    "scope: Scope!, key: String!, value: JSON!, ttlSeconds: Int, embed: Boolean!, "
+    "embedText: String, observedAt: Instant, validAt: Instant, invalidAt: Instant",
+    MemoryEntry,
+)
+MEMORY_DELETE = Operation[DeleteResult](
+    "mutation",
+    "memoryDelete",
+    "scope: Scope!, key: String!",
+    DeleteResult,
+)
+MEMORY_INCREMENT = Operation[MemoryEntry](
+    "mutation",
+    "memoryIncrement",
+    "scope: Scope!, key: String!, delta: Float!",
+    MemoryEntry,
+)
+MEMORY_MERGE = Operation[MemoryEntry](
+    "mutation",
+    "memoryMerge",
+    "scope: Scope!, key: String!, value: JSON!",
+    MemoryEntry,
+)
+MEMORY_APPEND_DEDUPE = Operation[AppendResult](
+    "mutation",
+    "memoryAppendDedupe",
+    "scope: Scope!, key: String!, value: JSON!",
+    AppendResult,
+)
+MEMORY_BOUNDED_LIST = Operation[BoundedListResult](
+    "mutation",
+    "memoryBoundedList",
+    "scope: Scope!, key: String!, value: JSON!, limit: Int!",
+    BoundedListResult,
+)
+IMPORT_DOCUMENT = Operation[Document](
+    "mutation",
+    "importDocument",
+    "scope: Scope!, markdown: String!, title: String, path: String, observedAt: Instant, "
+    "newDocument: Boolean!",
+    Document,
+)
+IMPORT_DOCUMENTS = Operation[list[Document]](
+    "mutation",
+    "importDocuments",
+    "scope: Scope!, documents: [DocumentInput!]!",
+    list[Document],
+)
+UPDATE_CHUNK = Operation[Chunk](
+    "mutation",
+    "updateChunk",
+    "scope: Scope!, id: ID!, text: String!, revision: Int!",
+    Chunk,
+)
+DELETE_DOCUMENT = Operation[DeletedDocument](
+    "mutation",
+    "deleteDocument",
+    "scope: Scope!, id: ID!",
+    DeletedDocument,
+)
+RESTORE_DOCUMENT = Operation[Document](
+    "mutation",
+    "restoreDocument",
+    "scope: Scope!, id: ID!, revision: Int!",
+    Document,
+)
+SUPERSEDE_FACT = Operation[SupersedeResult](
+    "mutation",
+    "supersedeFact",
+    "scope: Scope!, id: ID!, byId: ID!",
+    SupersedeResult,
+)
+RETRACT_FACT = Operation[Fact](
+    "mutation",
+    "retractFact",
+    "scope: Scope!, id: ID!, invalidAt: Instant",
+    Fact,
+)
+SET_ENTITY_ALIASES = Operation[Entity](
+    "mutation",
+    "setEntityAliases",
+    "scope: Scope!, id: ID!, aliases: [String!]!",
+    Entity,
+)
+JUDGE_FACT = Operation[Fact](
+    "mutation",
+    "judgeFact",
+    "scope: Scope!, id: ID!, verdict: Verdict!, reason: String!",
+    Fact,
+)
+SET_ONTOLOGY = Operation[OntologyInfo]("mutation", "setOntology", "markdown: String!", OntologyInfo)
+ASSERT_FACTS = Operation[list[FactAssertion]](
+    "mutation",
+    "assertFacts",
+    "scope: Scope!, facts: [FactInput!]!, place: Boolean!",
+    list[FactAssertion],
+)
+SQL_EXEC = Operation[SqlExecResult](
+    "mutation",
+    "sqlExec",
+    "scope: Scope!, statements: [SqlStatementInput!]!",
+    SqlExecResult,
+)
+SQL_ERASE = Operation[SqlEraseResult](
+    "mutation",
+    "sqlErase",
+    "id: ID!, scope: Scope!",
+    SqlEraseResult,
+)
+ERASE_ME = Operation[ErasureReceipt]("mutation", "eraseMe", "", ErasureReceipt)
+ERASE_SUBJECT = Operation[ErasureReceipt](
+    "mutation",
+    "eraseSubject",
+    "scope: Scope!, subject: EntityInput!",
+    ErasureReceipt,
+)
+ERASE_USER = Operation[ErasureReceipt]("mutation", "eraseUser", "userId: ID!", ErasureReceipt)
+REQUEUE_DEAD_LETTERS = Operation[list[str]](
+    "mutation",
+    "requeueDeadLetters",
+    "spanIds: [ID!]!",
+    list[str],
+)
+HARVEST = Operation[HarvestReceipt](
+    "mutation",
+    "harvest",
+    "spans: [SpanInput!]!, compactionGeneration: Int!",
+    HarvestReceipt,
+)

@@ -1,0 +1,149 @@
+"""``Client``: the blocking flavour. Each method is one GraphQL root field in snake_case, its
+arguments the field's (keyword arguments in snake_case), its result the field's type."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from palimpsest.client import operations as op
+from palimpsest.client.enums import Scope, Source
+from palimpsest.client.inputs import EntityInput, FactInput, SpanInput, WhenInput
+from palimpsest.client.recall_results import FactAssertion, FactPage, HarvestReceipt, RecallResult
+from palimpsest.client.results import (
+    DeleteResult,
+    Document,
+    Me,
+    MemoryEntry,
+    MemoryEntryPage,
+    MemoryVersionPage,
+    SqlQueryResult,
+)
+from palimpsest.client.transport import RetryPolicy, Transport
+from palimpsest.client.wire import Operation, camel
+
+T = TypeVar("T")
+When = datetime | str
+
+
+class Client:
+    """``Client(url="http://127.0.0.1:8080", token=...)``; close it, or use it in ``with``."""
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8080",
+        token: str | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        timeout: float = 30.0,
+        http: httpx.Client | None = None,
+    ) -> None:
+        self.transport = Transport(url, token, policy=retry, timeout=timeout, http=http)
+
+    @property
+    def bookmark(self) -> str | None:
+        """The sealed bookmark of the last answer: sent with the next request."""
+        return self.transport.rules.bookmark
+
+    def call(self, operation: Operation[T], **args: Any) -> T:
+        """Run any root field (``palimpsest.client.operations``); arguments in snake_case."""
+        document, variables = operation.request({camel(k): v for k, v in args.items()})
+        return operation.read(self.transport.post(document, variables))
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def health(self) -> str:
+        return self.call(op.HEALTH)
+
+    def me(self) -> Me:
+        return self.call(op.ME)
+
+    def memory(
+        self,
+        scope: Scope | str,
+        key: str,
+        *,
+        as_of: When | None = None,
+        known_at: When | None = None,
+    ) -> MemoryEntry | None:
+        return self.call(op.MEMORY, scope=scope, key=key, as_of=as_of, known_at=known_at)
+
+    def memories(
+        self,
+        scope: Scope | str,
+        prefix: str | None = None,
+        *,
+        as_of: When | None = None,
+        known_at: When | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> MemoryEntryPage:
+        return self.call(
+            op.MEMORIES,
+            scope=scope,
+            prefix=prefix,
+            as_of=as_of,
+            known_at=known_at,
+            limit=limit,
+            after=after,
+        )
+
+    def memory_set(self, scope: Scope | str, key: str, value: Any, **more: Any) -> MemoryEntry:
+        """``more``: ttl_seconds, embed, embed_text, observed_at, valid_at, invalid_at."""
+        return self.call(op.MEMORY_SET, scope=scope, key=key, value=value, **more)
+
+    def memory_delete(self, scope: Scope | str, key: str) -> DeleteResult:
+        return self.call(op.MEMORY_DELETE, scope=scope, key=key)
+
+    def memory_history(
+        self, scope: Scope | str, key: str, *, limit: int | None = None, after: str | None = None
+    ) -> MemoryVersionPage:
+        return self.call(op.MEMORY_HISTORY, scope=scope, key=key, limit=limit, after=after)
+
+    def search(self, scope: Scope | str, query: str, **more: Any) -> RecallResult:
+        """``more``: top_k, sources, when (``WhenInput``), prefix, also_scopes, dedup."""
+        return self.call(op.SEARCH, scope=scope, query=query, **more)
+
+    def recall(self, scope: Scope | str, query: str, **more: Any) -> RecallResult:
+        """``more``: top_k, sources, when (``WhenInput``), prefix, also_scopes, dedup."""
+        return self.call(op.RECALL, scope=scope, query=query, **more)
+
+    def assert_facts(
+        self, scope: Scope | str, facts: Sequence[FactInput], *, place: bool | None = None
+    ) -> list[FactAssertion]:
+        return self.call(op.ASSERT_FACTS, scope=scope, facts=list(facts), place=place)
+
+    def facts(self, scope: Scope | str, **more: Any) -> FactPage:
+        """``more``: subject (``EntityInput``), predicate, as_of, known_at, include_retired,
+        include_refuted, limit, after."""
+        return self.call(op.FACTS, scope=scope, **more)
+
+    def import_document(self, scope: Scope | str, markdown: str, **more: Any) -> Document:
+        """``more``: title, path, observed_at, new_document."""
+        return self.call(op.IMPORT_DOCUMENT, scope=scope, markdown=markdown, **more)
+
+    def document(self, scope: Scope | str, id: str, **more: Any) -> Document | None:
+        """``more``: revision, known_at."""
+        return self.call(op.DOCUMENT, scope=scope, id=id, **more)
+
+    def harvest(self, spans: Sequence[SpanInput], compaction_generation: int) -> HarvestReceipt:
+        return self.call(op.HARVEST, spans=list(spans), compaction_generation=compaction_generation)
+
+    def sql_query(self, scope: Scope | str, statement: str, args: Any = None) -> SqlQueryResult:
+        return self.call(op.SQL_QUERY, scope=scope, statement=statement, args=args)
+
+
+__all__ = ["Client", "EntityInput", "Source", "WhenInput"]
