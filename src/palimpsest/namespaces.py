@@ -85,9 +85,7 @@ def matches(namespace: tuple[str, ...], prefix: Sequence[str], suffix: Sequence[
         return False
     heads = zip(namespace, prefix, strict=False)
     tails = zip(reversed(namespace), reversed(suffix), strict=False)
-    return all(p in (WILDCARD, n) for n, p in heads) and all(
-        p in (WILDCARD, n) for n, p in tails
-    )
+    return all(p in (WILDCARD, n) for n, p in heads) and all(p in (WILDCARD, n) for n, p in tails)
 
 
 def check_filter(filter_: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -136,9 +134,7 @@ def _meets(actual: Any, wanted: Any) -> bool:
 def _equal(actual: Any, wanted: Any) -> bool:
     """JSON equality, objects by their named fields; ``True`` never equals ``1``."""
     if isinstance(wanted, Mapping):
-        return isinstance(actual, dict) and all(
-            _equal(actual.get(k), v) for k, v in wanted.items()
-        )
+        return isinstance(actual, dict) and all(_equal(actual.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, list):
         return (
             isinstance(actual, list)

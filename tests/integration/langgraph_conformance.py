@@ -58,7 +58,8 @@ def load(name: str) -> ModuleType:
     if not path.is_file():
         raise RuntimeError(f"LangGraph's conformance tests are missing: {path}")
     spec = importlib.util.spec_from_file_location(qualified, path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[qualified] = module
     spec.loader.exec_module(module)

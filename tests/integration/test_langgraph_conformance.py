@@ -38,7 +38,7 @@ def _vector_store(
         yield store
 
 
-_module.create_vector_store = _vector_store
+vars(_module)["create_vector_store"] = _vector_store
 
 
 @pytest.fixture

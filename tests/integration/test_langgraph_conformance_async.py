@@ -37,7 +37,7 @@ async def _vector_store(
         yield store
 
 
-_module.create_vector_store = _vector_store
+vars(_module)["create_vector_store"] = _vector_store
 
 
 @pytest.fixture

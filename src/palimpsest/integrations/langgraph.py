@@ -5,17 +5,20 @@ scope under ``namespaces.note_key(namespace, key)``: get, put and delete are ``m
 ``memorySet`` and ``memoryDelete``; search and namespace listing are ``storeSearch`` and
 ``storeNamespaces``, which filter and rank on the server. A batch runs in order, in as few
 requests as the server's operation limits allow (consecutive reads share one query,
-consecutive writes one mutation, at most ``_CHUNK`` fields each).
+consecutive writes one mutation, at most ``_CHUNK`` fields each), over the typed client's
+transport (``palimpsest.client.transport``: the token, bounded retries of ``UNAVAILABLE`` and
+``429`` honouring ``Retry-After``, read-your-writes bookmarks, errors as the error tree's
+classes).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypedDict
 
-import httpx
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -32,6 +35,8 @@ from langgraph.store.base.batch import AsyncBatchedBaseStore
 from langgraph.store.base.embed import get_text_at_path
 
 from palimpsest import namespaces
+from palimpsest.client.transport import AsyncTransport, RetryPolicy, Transport
+from palimpsest.errors import InvalidArgument
 from palimpsest.resolvers.memory import MAX_EMBED_TEXT_CHARS
 
 _CHUNK = 8  # under the server's default root-field, alias and embedding limits per request
@@ -45,16 +50,9 @@ class StoreIndex(TypedDict, total=False):
     fields: list[str]
 
 
-class StoreError(Exception):
-    """The server refused or failed a store operation; ``code`` is its stable error code."""
-
-    def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class StoreInvalidArgument(StoreError, ValueError):
-    """The server refused the arguments (``INVALID_ARGUMENT``), e.g. a bad filter key."""
+class InvalidStoreArgument(InvalidArgument, ValueError):
+    """The server refused the arguments (``INVALID_ARGUMENT``, e.g. a bad filter key): also a
+    ``ValueError``, as LangGraph's own stores raise. Other refusals are the client's classes."""
 
 
 class _Request:
@@ -86,7 +84,8 @@ class _Request:
         if isinstance(op, PutOp):
             key = v(f"k{i}", namespaces.note_key(op.namespace, op.key))
             if op.value is None:
-                return [f"$k{i}: String!"], f"a{i}: memoryDelete(scope: $scope, key: {key}) {{ deleted }}"
+                delete = f"a{i}: memoryDelete(scope: $scope, key: {key}) {{ deleted }}"
+                return [f"$k{i}: String!"], delete
             text = _embed_text(op, index)
             args = (
                 f"scope: $scope, key: {key}, value: {v(f'v{i}', op.value)}, "
@@ -94,7 +93,7 @@ class _Request:
                 f"embed: {v(f'e{i}', text is not None)}, embedText: {v(f'x{i}', text)}"
             )
             decls = [f"$k{i}: String!", f"$v{i}: JSON!", f"$t{i}: Int", f"$e{i}: Boolean!"]
-            return decls + [f"$x{i}: String"], f"a{i}: memorySet({args}) {{ key }}"
+            return [*decls, f"$x{i}: String"], f"a{i}: memorySet({args}) {{ key }}"
         if isinstance(op, SearchOp):
             args = (
                 f"scope: $scope, namespacePrefix: {v(f'p{i}', list(op.namespace_prefix))}, "
@@ -119,14 +118,7 @@ class _Request:
             return decls, f"a{i}: storeNamespaces({args})"
         raise ValueError(f"unknown store operation {type(op).__name__}")
 
-    def results(self, answer: Any) -> list[Result]:
-        errors = answer.get("errors") if isinstance(answer, dict) else None
-        if errors:
-            first = errors[0]
-            code = str((first.get("extensions") or {}).get("code", "INTERNAL"))
-            cls = StoreInvalidArgument if code == "INVALID_ARGUMENT" else StoreError
-            raise cls(str(first.get("message", "store operation failed")), code)
-        data = answer["data"]
+    def results(self, data: dict[str, Any]) -> list[Result]:
         out: list[Result] = []
         for i, op in enumerate(self.ops):
             got = data[f"a{i}"]
@@ -145,11 +137,11 @@ def _plan(scope: str, index: StoreIndex | None, ops: Iterable[Op]) -> list[_Requ
     runs: list[list[Op]] = []
     for op in ops:
         validate_op_namespace(op)
-        if runs and isinstance(op, PutOp) == isinstance(runs[-1][0], PutOp):
-            if len(runs[-1]) < _CHUNK:
-                runs[-1].append(op)
-                continue
-        runs.append([op])
+        same = runs and isinstance(op, PutOp) == isinstance(runs[-1][0], PutOp)
+        if same and len(runs[-1]) < _CHUNK:
+            runs[-1].append(op)
+        else:
+            runs.append([op])
     return [_Request(scope, index, run) for run in runs]
 
 
@@ -203,10 +195,6 @@ def _search_item(hit: dict[str, Any]) -> SearchItem:
     )
 
 
-def _headers(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
 class PalimpsestStore(BaseStore):
     """LangGraph's ``BaseStore`` over Palimpsest's GraphQL, synchronous.
 
@@ -224,14 +212,15 @@ class PalimpsestStore(BaseStore):
         scope: str = "USER",
         *,
         index: StoreIndex | None = None,
+        retry: RetryPolicy | None = None,
         timeout: float = 30.0,
     ) -> None:
         self.scope = scope
         self.index = index
-        self._http = httpx.Client(base_url=url, headers=_headers(token), timeout=timeout)
+        self.transport = Transport(url, token, policy=retry, timeout=timeout)
 
     def close(self) -> None:
-        self._http.close()
+        self.transport.close()
 
     def __enter__(self) -> PalimpsestStore:
         return self
@@ -242,8 +231,8 @@ class PalimpsestStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         out: list[Result] = []
         for request in _plan(self.scope, self.index, ops):
-            answer = self._http.post("/graphql", json=_body(request))
-            out += request.results(_json(answer))
+            with _as_value_error():
+                out += request.results(self.transport.post(request.document, request.variables))
         return out
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -264,15 +253,16 @@ class AsyncPalimpsestStore(AsyncBatchedBaseStore):
         scope: str = "USER",
         *,
         index: StoreIndex | None = None,
+        retry: RetryPolicy | None = None,
         timeout: float = 30.0,
     ) -> None:
         super().__init__()
         self.scope = scope
         self.index = index
-        self._http = httpx.AsyncClient(base_url=url, headers=_headers(token), timeout=timeout)
+        self.transport = AsyncTransport(url, token, policy=retry, timeout=timeout)
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self.transport.aclose()
 
     async def __aenter__(self) -> AsyncPalimpsestStore:
         return self
@@ -283,17 +273,17 @@ class AsyncPalimpsestStore(AsyncBatchedBaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         out: list[Result] = []
         for request in _plan(self.scope, self.index, ops):
-            answer = await self._http.post("/graphql", json=_body(request))
-            out += request.results(_json(answer))
+            with _as_value_error():
+                data = await self.transport.post(request.document, request.variables)
+            out += request.results(data)
         return out
 
 
-def _body(request: _Request) -> dict[str, Any]:
-    return {"query": request.document, "variables": request.variables}
-
-
-def _json(response: httpx.Response) -> Any:
+@contextmanager
+def _as_value_error() -> Iterator[None]:
     try:
-        return response.json()
-    except ValueError:
-        raise StoreError(f"HTTP {response.status_code} from the server", "UNAVAILABLE") from None
+        yield
+    except InvalidArgument as e:
+        if isinstance(e, ValueError):
+            raise
+        raise InvalidStoreArgument(e.message, **e.details) from e
