@@ -18,6 +18,7 @@ from typing import Any
 from palimpsest.errors import InvalidArgument
 
 ROOT = "ns/"
+SEPARATOR = "//"  # between the namespace and the name
 WILDCARD = "*"
 _ESCAPED = re.compile(r"[%/\x00-\x1f\x7f]")
 _UNESCAPED = re.compile(r"%([0-9A-F]{2})")
@@ -50,14 +51,14 @@ def namespace_prefix(labels: Sequence[str]) -> str:
 
 
 def note_key(namespace: Sequence[str], name: str) -> str:
-    return namespace_prefix(namespace) + "/" + escape(name)
+    return namespace_prefix(namespace)[:-1] + SEPARATOR + escape(name)
 
 
 def split_key(key: str) -> tuple[tuple[str, ...], str] | None:
     """(namespace, name) of a namespaced key; None for any other key."""
     if not key.startswith(ROOT):
         return None
-    path, sep, name = key[len(ROOT) :].partition("//")
+    path, sep, name = key[len(ROOT) :].partition(SEPARATOR)
     if not sep or not path:
         return None
     return tuple(unescape(label) for label in path.split("/")), unescape(name)

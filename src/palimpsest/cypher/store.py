@@ -27,14 +27,15 @@ WITH m, score"""
     + ", score AS score",
 )
 
-# The distinct namespace parts (between the root and the first ``//``) under the prefix.
+# The distinct namespace parts (between the root and the first ``$separator``, ``//``) under
+# the prefix.
 NAMESPACES_UNDER_PREFIX = Statement(
     "NAMESPACES_UNDER_PREFIX",
     _LIVE_UNDER_PREFIX
     + NOTE_VALID
     + """
-  AND m.key CONTAINS '//'
-WITH DISTINCT split(substring(m.key, size($root)), '//')[0] AS path
+  AND m.key CONTAINS $separator
+WITH DISTINCT split(substring(m.key, size($root)), $separator)[0] AS path
 RETURN path
 ORDER BY path
 """,

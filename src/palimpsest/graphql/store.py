@@ -40,6 +40,11 @@ class StoreItem:
         )
 
 
+@strawberry.type(description="One namespace: its labels, outermost first.")
+class StoreNamespace:
+    labels: list[str]
+
+
 @strawberry.type
 class StoreQuery:
     @strawberry.field(
@@ -77,9 +82,9 @@ class StoreQuery:
         max_depth: int | None = None,
         limit: int = 100,
         offset: int = 0,
-    ) -> list[list[str]]:
+    ) -> list[StoreNamespace]:
         c = info.context
         found = await ops.list_namespaces(
             c.services, c.principal, scope, prefix, suffix, max_depth, limit, offset
         )
-        return [list(n) for n in found]
+        return [StoreNamespace(labels=list(n)) for n in found]

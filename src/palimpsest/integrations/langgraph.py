@@ -22,6 +22,7 @@ from typing import Any, TypedDict
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     Op,
@@ -115,7 +116,7 @@ class _Request:
             )
             decls = [f"$p{i}: [String!]", f"$s{i}: [String!]", f"$d{i}: Int"]
             decls += [f"$l{i}: Int!", f"$o{i}: Int!"]
-            return decls, f"a{i}: storeNamespaces({args})"
+            return decls, f"a{i}: storeNamespaces({args}) {{ labels }}"
         raise ValueError(f"unknown store operation {type(op).__name__}")
 
     def results(self, data: dict[str, Any]) -> list[Result]:
@@ -127,7 +128,7 @@ class _Request:
             elif isinstance(op, SearchOp):
                 out.append([_search_item(hit) for hit in got])
             elif isinstance(op, ListNamespacesOp):
-                out.append([tuple(n) for n in got])
+                out.append([tuple(n["labels"]) for n in got])
             else:
                 out.append(None)
         return out
@@ -137,6 +138,8 @@ def _plan(scope: str, index: StoreIndex | None, ops: Iterable[Op]) -> list[_Requ
     runs: list[list[Op]] = []
     for op in ops:
         validate_op_namespace(op)
+        if isinstance(op, GetOp | PutOp) and not op.namespace:
+            raise InvalidNamespaceError("Namespace cannot be empty.")
         same = runs and isinstance(op, PutOp) == isinstance(runs[-1][0], PutOp)
         if same and len(runs[-1]) < _CHUNK:
             runs[-1].append(op)

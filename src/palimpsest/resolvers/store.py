@@ -96,6 +96,7 @@ async def list_namespaces(
     params = {
         "prefix": ns.namespace_prefix(ns.literal_head(head)),
         "root": ns.ROOT,
+        "separator": ns.SEPARATOR,
         "now": now,
         "as_of": now,
     }

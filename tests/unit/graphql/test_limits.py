@@ -293,4 +293,5 @@ def test_every_field_that_embeds_or_searches_declares_its_cost() -> None:
         "importDocuments",
         "updateChunk",
         "assertFacts",
+        "storeSearch",
     }
