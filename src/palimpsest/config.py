@@ -61,8 +61,11 @@ class Settings(BaseSettings):
     # How long a request waits for the database to reach the state its bookmark names before
     # it is refused with UNAVAILABLE (never retried); a managed Neo4j waits no longer either.
     bookmark_wait_seconds: float = Field(default=2.0, ge=0.1, le=30.0)
-    # The run token `palimpsest mcp` (stdio) acts as; HTTP callers send their own.
+    # The run token `palimpsest mcp` (stdio) and the quick looks act as; HTTP callers send
+    # their own.
     run_token: SecretStr | None = None
+    # The running API the quick looks (`palimpsest memory ...`) talk to; unset: host and port.
+    server_url: str | None = None
 
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_dimensions: int = Field(default=384, ge=1, le=4096)
@@ -231,6 +234,14 @@ class Settings(BaseSettings):
     @property
     def bolt_uri(self) -> str:
         return self.neo4j_uri or f"bolt://127.0.0.1:{self.neo4j_bolt_port}"
+
+    @property
+    def api_url(self) -> str:
+        """Where the quick looks reach the API: ``server_url``, else the listen address."""
+        if self.server_url:
+            return self.server_url
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host  # noqa: S104
+        return f"http://{host}:{self.port}"
 
     @property
     def neo4j_home(self) -> Path:

@@ -94,10 +94,15 @@ async def test_ingest_skips_unchanged_resumes_and_replaces(
     assert gql(DOCS, other, p="/")["data"]["documents"]["items"] == []
 
 
-def _cli(*args: str, run_token: str | None) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: str, run_token: str | None, url: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command; ``url``: the running API its quick looks talk to."""
     env = {k: v for k, v in os.environ.items() if k != "PALIMPSEST_RUN_TOKEN"}
     if run_token is not None:
         env["PALIMPSEST_RUN_TOKEN"] = run_token
+    if url is not None:
+        env["PALIMPSEST_SERVER_URL"] = url
     return subprocess.run(
         [str(Path(sys.executable).parent / "palimpsest"), *args],
         env=env,
@@ -115,23 +120,26 @@ def test_memory_commands_act_as_the_run_token(
     gql: Gql,
     settings: Settings,
     neo4j_driver: Driver,
+    live_server_url: str,
 ) -> None:
     raw = token(tenant, "shell-user")
-    saved = _cli("memory", "set", "shell/greeting", '{"hello": "world"}', run_token=raw)
+    saved = _cli(
+        "memory", "set", "shell/greeting", '{"hello": "world"}', run_token=raw, url=live_server_url
+    )
     assert saved.returncode == 0, saved.stderr
-    got = _cli("memory", "get", "shell/greeting", run_token=raw)
+    got = _cli("memory", "get", "shell/greeting", run_token=raw, url=live_server_url)
     assert got.returncode == 0, got.stderr
     assert json.loads(got.stdout) == {"hello": "world"}
     body = gql('{ memory(scope: USER, key: "shell/greeting") { value } }', raw)
     assert body["data"]["memory"]["value"] == {"hello": "world"}
-    missing = _cli("memory", "get", "shell/nothing", run_token=raw)
+    missing = _cli("memory", "get", "shell/nothing", run_token=raw, url=live_server_url)
     assert missing.returncode == 1
     assert "no entry 'shell/nothing'" in missing.stderr
     (tmp_path / "a.md").write_text("# Greeting\n\nThe shell says hello to the world.\n")
     ingested = _cli("ingest", str(tmp_path / "a.md"), run_token=raw)
     assert ingested.returncode == 0, ingested.stderr
     assert json.loads(ingested.stdout)["imported"] == 1
-    found = _cli("memory", "search", "what does the shell say?", run_token=raw)
+    found = _cli("memory", "search", "what does the shell say?", run_token=raw, url=live_server_url)
     assert found.returncode == 0, found.stderr
     kinds = {hit["kind"] for hit in json.loads(found.stdout)}
     assert kinds == {"notes", "documents"}
@@ -151,6 +159,6 @@ def test_memory_commands_act_as_the_run_token(
     ).records
     assert left["n"] > 0
     assert left["bounded"] == left["n"]
-    nobody = _cli("memory", "get", "shell/greeting", run_token=None)
+    nobody = _cli("memory", "get", "shell/greeting", run_token=None, url=live_server_url)
     assert nobody.returncode != 0
     assert "PALIMPSEST_RUN_TOKEN" in nobody.stderr

@@ -254,15 +254,15 @@ async def test_mcp_tools_read_history_and_the_past(live_server_url: str, who: st
         assert missing == {"versions": [], "cursor": None}
 
 
-def test_cli_prints_a_keys_history(gql: Gql, who: str) -> None:
+def test_cli_prints_a_keys_history(gql: Gql, who: str, live_server_url: str) -> None:
     ok(gql(SET, who, k="shell/k", v="first"))
     ok(gql(SET, who, k="shell/k", v="second"))
-    printed = _cli("memory", "history", "shell/k", run_token=who)
+    printed = _cli("memory", "history", "shell/k", run_token=who, url=live_server_url)
     assert printed.returncode == 0, printed.stderr
     versions = json.loads(printed.stdout)
     assert [v["value"] for v in versions] == ["second", "first"]
     first = versions[-1]["created_at"]
-    then = _cli("memory", "get", "shell/k", "--known-at", first, run_token=who)
+    then = _cli("memory", "get", "shell/k", "--known-at", first, run_token=who, url=live_server_url)
     assert then.returncode == 0, then.stderr
     assert json.loads(then.stdout) == "first"
 

@@ -86,3 +86,17 @@ def test_recall_requests_are_built_in_the_core_only() -> None:
         and getattr(node.func, "attr", getattr(node.func, "id", None)) == "RecallRequest"
     ]
     assert found == []
+
+
+def test_the_client_imports_nothing_of_the_server_but_the_error_tree() -> None:
+    """``palimpsest.client`` runs beside any runtime: httpx and ``errors.py``, nothing else."""
+    found = [
+        f"{p.relative_to(SRC)} imports {m}"
+        for p in modules("client")
+        for m in sorted(imports_of(p))
+        if (m == "neo4j" or m.startswith(("neo4j.", "palimpsest.")))
+        and not m.startswith("palimpsest.client")
+        and m != "palimpsest.errors"
+    ]
+    assert modules("client")
+    assert found == []
