@@ -38,7 +38,7 @@ from langgraph.store.base.embed import get_text_at_path
 from palimpsest import namespaces
 from palimpsest.client.transport import AsyncTransport, RetryPolicy, Transport
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers.memory import MAX_EMBED_TEXT_CHARS
+from palimpsest.values import MAX_EMBED_TEXT_CHARS
 
 _CHUNK = 8  # under the server's default root-field, alias and embedding limits per request
 _ENTRY = "fragment E on MemoryEntry { key value createdAt updatedAt }"
