@@ -1,5 +1,5 @@
 """Namespaced notes: how a namespace (a tuple of labels) and a name map onto one note key,
-and the value filters a namespaced search applies (docs/langgraph.md).
+and the value filters a namespaced search applies (docs/reference/langgraph.md).
 
 A key is ``ns/<label>/<label>...//<name>``. In each label and in the name, ``%``, ``/`` and
 the control characters are written as ``%XX`` (their code point in two upper-case hex

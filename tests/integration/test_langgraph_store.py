@@ -52,7 +52,8 @@ def test_labels_round_trip_under_the_documented_key(open_store: Opener, gql: Gql
     assert item.key == "k/%"
     assert {i.namespace for i in store.search(("a/b",))} == {odd}
     assert set(store.list_namespaces()) == {odd, ("a",)}
-    # The layout docs/langgraph.md describes: ns/<label>/...//<key>, % / and controls as %XX.
+    # The layout docs/reference/langgraph.md describes: ns/<label>/...//<key>, with % / and
+    # the control characters as %XX.
     key = "ns/a%2Fb/100%25/line%0A/*/ünï cödé/x%2F%2Fy//k%2F%25"
     assert gql(MEMORY, minted, k=key)["data"]["memory"]["value"] == {"v": 1}
     assert gql(MEMORY, minted, k="ns/a//plain")["data"]["memory"]["value"] == {"v": 2}

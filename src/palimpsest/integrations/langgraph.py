@@ -1,4 +1,4 @@
-"""A LangGraph ``BaseStore`` over a Palimpsest server (docs/langgraph.md).
+"""A LangGraph ``BaseStore`` over a Palimpsest server (docs/reference/langgraph.md).
 
 ``PalimpsestStore(url=..., token=..., scope="USER")`` keeps every item as a note of the
 scope under ``namespaces.note_key(namespace, key)``: get, put and delete are ``memory``,

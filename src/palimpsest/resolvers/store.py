@@ -1,5 +1,5 @@
-"""Namespaced notes (docs/langgraph.md): search a namespace with value filters and a query,
-and list namespaces. The LangGraph store reaches these through GraphQL; get, put and delete
+"""Namespaced notes (docs/reference/langgraph.md): search a namespace with value filters and
+a query, and list namespaces. The LangGraph store reaches these through GraphQL; get, put and delete
 are the key/value plane's own operations on ``namespaces.note_key``.
 
 Filters run here, on the server: the notes under the namespace prefix are read page by page
