@@ -181,3 +181,12 @@ async def test_async_store_batches_in_order(
         assert item.value == {"v": 3}
         with pytest.raises(InvalidNamespaceError):
             await store.aput(("a.b",), "k", {"v": 1})
+
+
+async def test_the_sync_store_answers_async_calls_too(open_store: Opener) -> None:
+    store, _ = open_store()
+    await store.aput(("s",), "k", {"v": 1})
+    item = await store.aget(("s",), "k")
+    assert item is not None
+    assert item.value == {"v": 1}
+    assert await store.alist_namespaces() == [("s",)]

@@ -13,6 +13,7 @@ classes).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -239,7 +240,8 @@ class PalimpsestStore(BaseStore):
         return out
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        raise NotImplementedError("use AsyncPalimpsestStore for async code")
+        """The blocking batch in a worker thread (``AsyncPalimpsestStore`` needs none)."""
+        return await asyncio.to_thread(self.batch, list(ops))
 
 
 class AsyncPalimpsestStore(AsyncBatchedBaseStore):
