@@ -3,7 +3,8 @@ a query, and list namespaces. The LangGraph store reaches these through GraphQL;
 are the key/value plane's own operations on ``namespaces.note_key``.
 
 Filters run here, on the server: the notes under the namespace prefix are read page by page
-(in key order, or nearest the query first) and only the ones that pass are returned.
+(in key order, or nearest the query first; pages of 200 doubling to 5000) and only the ones
+that pass are returned.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from palimpsest.schema.models import NamespacedNote
 MAX_LIMIT = 1000
 MAX_OFFSET = 10_000
 _PAGE = 200
+_MAX_PAGE = 5000
 
 
 def _check_window(limit: int, offset: int) -> None:
@@ -57,9 +59,12 @@ async def search(
     now = svc.clock()
     wanted = offset + limit
     found: list[NamespacedNote] = []
+    # Without a filter one read of ``wanted`` notes answers; with one, pages double, so a
+    # ranked read (which orders the whole prefix each time) runs a logarithmic number of times.
+    size = max(_PAGE, wanted) if conditions else wanted
     skip, after = 0, ""
     while len(found) < wanted:
-        base = {"prefix": prefix, "now": now, "as_of": now, "limit": _PAGE}
+        base = {"prefix": prefix, "now": now, "as_of": now, "limit": size}
         if vector is None:
             rows = await db.read(mq.LIST_MEMORY, {**base, "after": after})
         else:
@@ -68,9 +73,9 @@ async def search(
             note = _note(ref, row, who, vector is not None)
             if note is not None and ns.passes(note.entry.value, conditions):
                 found.append(note)
-        if len(rows) < _PAGE:
+        if len(rows) < size:
             break
-        skip, after = skip + _PAGE, rows[-1]["key"]
+        skip, after, size = skip + size, rows[-1]["key"], min(2 * size, _MAX_PAGE)
     return found[offset:wanted]
 
 
