@@ -15,6 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
+from palimpsest import values
 from palimpsest.errors import InvalidArgument
 
 ROOT = "ns/"
@@ -107,6 +110,23 @@ def check_filter(filter_: Mapping[str, Any] | None) -> dict[str, Any]:
             if unknown:
                 raise InvalidArgument(f"unsupported filter operator {unknown[0][:20]!r}")
     return dict(filter_)
+
+
+def needles(filter_: Mapping[str, Any]) -> list[str]:
+    """Texts that a note's stored value (canonical JSON: ``values.encode``) must contain to
+    pass a checked filter: ``"<last path part>":<value>`` of each equality on a string,
+    boolean or integer (a null also matches a missing field, so it has none). A cheap
+    prefilter the database applies: it never drops a note that passes (``passes`` decides).
+    """
+    found = []
+    for key, wanted in filter_.items():
+        if isinstance(wanted, str | bool | int):  # null also matches a missing field
+            try:
+                text = values.encode(wanted)
+            except InvalidArgument:  # not storable (an integer past 64 bits): nothing passes
+                continue
+            found.append(orjson.dumps(key.rsplit(".", 1)[-1]).decode() + ":" + text)
+    return found
 
 
 def passes(value: Any, filter_: Mapping[str, Any]) -> bool:

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from palimpsest import namespaces as ns
+from palimpsest import values
 from palimpsest.errors import InvalidArgument
 
 labels = st.text(min_size=1, max_size=12).filter(lambda s: "." not in s)
@@ -69,3 +70,25 @@ def test_wildcards_match_one_label() -> None:
     assert not ns.matches(("a",), ("a", "*"), ())
     assert ns.literal_head(("a", "*", "c")) == ("a",)
     assert math.isinf(ns._NON_FINITE["Infinity"])
+
+
+scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text()
+parts = st.sampled_from(["a", "b", "a-b", "1"])
+documents: st.SearchStrategy[Any] = st.recursive(
+    scalars | st.just([]), lambda inner: st.dictionaries(parts, inner, max_size=3), max_leaves=8
+)
+
+
+@given(st.dictionaries(parts, documents, max_size=3), st.dictionaries(parts, scalars, max_size=2))
+def test_the_prefilter_never_drops_a_note_that_passes(value: Any, filter_: Any) -> None:
+    try:
+        stored = values.encode(value)
+    except InvalidArgument:
+        return  # not storable, so never stored
+    if ns.passes(value, ns.check_filter(filter_)):
+        assert all(n in stored for n in ns.needles(ns.check_filter(filter_)))
+
+
+def test_needles_are_the_canonical_text_of_scalar_equalities() -> None:
+    wanted = {"user.name": "O'Brien", "on": True, "n": 3, "x": 1.5, "t": ["a"], "r": {"$gt": 1}}
+    assert ns.needles(ns.check_filter(wanted)) == ['"name":"O\'Brien"', '"on":true', '"n":3']

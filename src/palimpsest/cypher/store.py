@@ -1,16 +1,31 @@
 """Namespaced notes (palimpsest/namespaces.py): ranked search and namespace listing.
 
 Both read live ``:Memory`` rows of one scope under a key prefix; the prefix, the query vector
-and the paging are ``$parameters``. Paging by key is ``cypher/memory.py``'s ``LIST_MEMORY``.
+and the paging are ``$parameters``.
 """
 
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.memory import _ENTRY, NOTE_VALID
 
+# ``$needles``: texts the stored JSON value must contain (namespaces.needles, a prefilter).
 _LIVE_UNDER_PREFIX = """
 MATCH (m:Memory {scope_key: $scope_key})
-WHERE m.key STARTS WITH $prefix
+WHERE m.key STARTS WITH $prefix AND all(n IN $needles WHERE m.value CONTAINS n)
   AND (m.expires_at IS NULL OR m.expires_at > $now) AND """
+
+# The notes under the prefix after ``$after``, in key order.
+LIST_UNDER_PREFIX = Statement(
+    "LIST_UNDER_PREFIX",
+    _LIVE_UNDER_PREFIX
+    + NOTE_VALID
+    + """
+  AND m.key > $after"""
+    + _ENTRY
+    + """
+ORDER BY m.key
+LIMIT $limit
+""",
+)
 
 # Every note under the prefix, nearest the query first (notes without a vector last, in key
 # order); exact cosine over the prefix, so nothing outside it takes a place in the ranking.

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from palimpsest import namespaces as ns
-from palimpsest.cypher import memory as mq
 from palimpsest.cypher import store as q
 from palimpsest.cypher.executor import Row
 from palimpsest.errors import InvalidArgument
@@ -58,15 +57,16 @@ async def search(
     db = svc.db.scoped(ref)
     now = svc.clock()
     wanted = offset + limit
+    needles = ns.needles(conditions)
     found: list[NamespacedNote] = []
     # Without a filter one read of ``wanted`` notes answers; with one, pages double, so a
     # ranked read (which orders the whole prefix each time) runs a logarithmic number of times.
     size = max(_PAGE, wanted) if conditions else wanted
     skip, after = 0, ""
     while len(found) < wanted:
-        base = {"prefix": prefix, "now": now, "as_of": now, "limit": size}
+        base = {"prefix": prefix, "needles": needles, "now": now, "as_of": now, "limit": size}
         if vector is None:
-            rows = await db.read(mq.LIST_MEMORY, {**base, "after": after})
+            rows = await db.read(q.LIST_UNDER_PREFIX, {**base, "after": after})
         else:
             rows = await db.read(q.RANK_UNDER_PREFIX, {**base, "vector": vector, "skip": skip})
         for row in rows:
@@ -100,6 +100,7 @@ async def list_namespaces(
     now = svc.clock()
     params = {
         "prefix": ns.namespace_prefix(ns.literal_head(head)),
+        "needles": [],
         "root": ns.ROOT,
         "separator": ns.SEPARATOR,
         "now": now,
