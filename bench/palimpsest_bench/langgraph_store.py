@@ -5,7 +5,10 @@ namespace tree (ten sub-namespaces), embedded on the server, then p50/p95 of
 - ``search``: a page of 10 without a filter;
 - ``filtered``: a filter that about 1% of the items pass (page of 10): the server reads the
   prefix, the client gets the matches only (``answer_bytes`` against ``scope_value_bytes``,
-  what a client-side filter would have had to fetch);
+  what a client-side filter would have had to fetch); its equality also narrows the database
+  read (``namespaces.needles``);
+- ``range``: ``rank >= items - 5`` (5 items pass): no prefilter narrows a range, so the server
+  reads the whole prefix (pages of 200 doubling) and the client still gets only the 5;
 - ``ranked``: a query (one server embedding) with the same filter;
 - ``namespaces``: list the namespaces under the root.
 
@@ -78,6 +81,7 @@ def _measure(
         "get": lambda: store.get(("bench", "n3"), "k000013"),
         "search": lambda: store.search(("bench",), limit=10),
         "filtered": lambda: store.search(("bench",), filter=rare, limit=10),
+        "range": lambda: store.search(("bench",), filter={"rank": {"$gte": items - 5}}, limit=10),
         "ranked": lambda: store.search(("bench",), query="the jade lantern", filter=rare, limit=10),
         "namespaces": lambda: store.list_namespaces(prefix=("bench",)),
     }
