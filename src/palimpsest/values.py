@@ -18,6 +18,9 @@ MAX_KEY_BYTES = 512
 MAX_BOUNDED_LIMIT = 10_000
 _INT64 = 2**63
 
+# The model reads ~256 tokens; the rest would only cost CPU and index space.
+MAX_EMBED_TEXT_CHARS = 8192
+
 
 def check_key(key: str) -> str:
     if not key:

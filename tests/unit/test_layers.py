@@ -100,3 +100,11 @@ def test_the_client_imports_nothing_of_the_server_but_the_error_tree() -> None:
     ]
     assert modules("client")
     assert found == []
+
+
+def test_integrations_import_the_client_not_the_server() -> None:
+    """An integration runs inside the runtime's process: over the client's transport and the
+    pure key layout, never the core, the doors or the driver."""
+    server = ("palimpsest.resolvers", "palimpsest.graphql", "palimpsest.cypher", "neo4j")
+    assert modules("integrations")
+    assert offenders(modules("integrations"), *server) == []

@@ -360,3 +360,15 @@ def bench_recall_controls(
     from palimpsest_bench import recall_controls
 
     print_json(recall_controls.run(Settings(), documents, paragraphs, queries, say=err))
+
+
+@bench_app.command("langgraph-store")
+def bench_langgraph_store(
+    items: Annotated[int, typer.Option(min=10, help="Items in the namespace tree.")] = 2000,
+    reads: Annotated[int, typer.Option(min=1, help="Timed calls of each kind.")] = 50,
+) -> None:
+    """The LangGraph store over HTTP: put rate; get, search, filtered and ranked search and
+    namespace listing p50/p95; bytes answered against the scope's values."""
+    from palimpsest_bench import langgraph_store as bench
+
+    print_json(bench.run(Settings(), items=items, reads=reads, say=err))

@@ -40,6 +40,8 @@ from palimpsest.client.results import (
     SqlEraseResult,
     SqlExecResult,
     SqlQueryResult,
+    StoreItem,
+    StoreNamespace,
 )
 from palimpsest.client.wire import Operation
 
@@ -64,6 +66,19 @@ MEMORY_HISTORY = Operation[MemoryVersionPage](
     "memoryHistory",
     "scope: Scope!, key: String!, limit: Int!, after: String",
     MemoryVersionPage,
+)
+STORE_SEARCH = Operation[list[StoreItem]](
+    "query",
+    "storeSearch",
+    "scope: Scope!, namespacePrefix: [String!]!, filter: JSON, query: String, limit: Int!, "
+    "offset: Int!",
+    list[StoreItem],
+)
+STORE_NAMESPACES = Operation[list[StoreNamespace]](
+    "query",
+    "storeNamespaces",
+    "scope: Scope!, prefix: [String!], suffix: [String!], maxDepth: Int, limit: Int!, offset: Int!",
+    list[StoreNamespace],
 )
 DOCUMENTS = Operation[DocumentSummaryPage](
     "query",

@@ -214,6 +214,23 @@ class MemoryEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreItem:
+    """A note under a namespaced key, as a store search finds it."""
+
+    namespace: list[str]
+    key: str
+    score: float | None
+    entry: MemoryEntry
+
+
+@dataclass(frozen=True, slots=True)
+class StoreNamespace:
+    """One namespace: its labels, outermost first."""
+
+    labels: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryEntryPage:
     """One page of a list, in the list's stable order."""
 

@@ -24,6 +24,7 @@ from palimpsest.graphql.placement import PlacementMutation, PlacementQuery
 from palimpsest.graphql.recall import RecallQuery
 from palimpsest.graphql.scalars import SCALAR_MAP
 from palimpsest.graphql.sql import SqlMutation, SqlQuery
+from palimpsest.graphql.store import StoreQuery
 from palimpsest.graphql.types import Me
 
 
@@ -54,6 +55,7 @@ Query = merge_types(
         AdminQuery,
         HarvestQuery,
         MemoryFileQuery,
+        StoreQuery,
     ),
 )
 Mutation = merge_types(

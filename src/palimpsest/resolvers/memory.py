@@ -28,8 +28,7 @@ R = TypeVar("R")
 MAX_LIST_LIMIT = 1000
 LIST_NAME = "memories"
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
-# The model reads ~256 tokens; the rest would only cost CPU and index space.
-MAX_EMBED_TEXT_CHARS = 8192
+MAX_EMBED_TEXT_CHARS = values.MAX_EMBED_TEXT_CHARS
 _EMBED_VALUE = "value"
 _EMBED_TEXT = "text"
 

@@ -187,3 +187,14 @@ class EntityMerge:
     mentions_moved: int
     created_at: datetime
     undone_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NamespacedNote:
+    """A note under a namespaced key (palimpsest/namespaces.py), as a store search finds it;
+    ``score`` is its cosine similarity to the query (None: no query, or no vector)."""
+
+    namespace: tuple[str, ...]
+    name: str
+    entry: MemoryEntry
+    score: float | None

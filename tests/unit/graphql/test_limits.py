@@ -295,4 +295,5 @@ def test_every_field_that_embeds_or_searches_declares_its_cost() -> None:
         "updateChunk",
         "assertFacts",
         "updateMemoryFile",
+        "storeSearch",
     }

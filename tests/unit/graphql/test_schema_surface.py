@@ -109,6 +109,11 @@ BOUNDED_LISTS = {
     "OntologyInfo.singleValued",  # bounded by the ontology's size limits
     "SingleValuedPredicate.spellings",
     "PlacementResult.singleValued",
+    # LangGraph's store pages by offset: at most `limit` (1000), `offset` at most 10000.
+    "Query.storeSearch",
+    "Query.storeNamespaces",
+    "StoreItem.namespace",  # the labels of one key (a key is at most 512 bytes)
+    "StoreNamespace.labels",
 }
 PAGED = {
     "entityDuplicates",
