@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 from anthropic.types.beta import (
     BetaMemoryTool20250818CreateCommand,
@@ -23,6 +22,9 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818StrReplaceCommand,
     BetaMemoryTool20250818ViewCommand,
 )
+
+from palimpsest.client.transport import RetryPolicy, Transport
+from palimpsest.errors import PalimpsestError
 
 VIEW = """
 query($scope: Scope!, $path: String!, $range: [Int!]) {
@@ -34,54 +36,38 @@ mutation($scope: Scope!, $command: MemoryFileCommandInput!) {
 }"""
 
 
-def _graphql(url: str, token: str, timeout: float, query: str, variables: dict[str, Any]) -> Any:
-    """One GraphQL call: its ``data``, or ``ToolError`` with the server's message. The only
-    place this module speaks HTTP (palimpsest.client can take its place)."""
-    try:
-        response = httpx.post(
-            url.rstrip("/") + "/graphql",
-            json={"query": query, "variables": variables},
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
-        )
-    except httpx.HTTPError as e:
-        raise ToolError(
-            f"UNAVAILABLE: the memory server could not be reached ({type(e).__name__})"
-        ) from e
-    try:
-        body = response.json()
-    except ValueError:
-        raise ToolError(
-            f"UNAVAILABLE: the memory server answered HTTP {response.status_code}"
-        ) from None
-    errors = body.get("errors") if isinstance(body, dict) else None
-    if errors:
-        first = errors[0]
-        code = (first.get("extensions") or {}).get("code", "INTERNAL")
-        raise ToolError(f"{code}: {first.get('message', 'refused')}")
-    return body["data"]
-
-
 class PalimpsestMemoryTool(BetaAbstractMemoryTool):
     """The memory tool over a Palimpsest server at ``url`` with the run token ``token``;
     files live in ``scope`` (USER: the token's user; AGENT: this agent's own)."""
 
-    def __init__(self, *, url: str, token: str, scope: str = "USER", timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        *,
+        url: str,
+        token: str,
+        scope: str = "USER",
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         super().__init__()
-        self.url = url
-        self.token = token
         self.scope = scope
-        self.timeout = timeout
+        # The client's transport: the token, bounded retries of UNAVAILABLE and 429, and the
+        # bookmark that lets a view read the edit before it.
+        self.transport = Transport(url, token, policy=retry, timeout=timeout)
+
+    def _call(self, document: str, variables: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self.transport.post(document, variables)
+        except PalimpsestError as e:
+            raise ToolError(f"{e.code.value}: {e.message}") from e
 
     def _view(self, path: str, view_range: list[int] | None) -> str:
         variables = {"scope": self.scope, "path": path, "range": view_range}
-        data = _graphql(self.url, self.token, self.timeout, VIEW, variables)
-        return str(data["memoryFile"]["text"])
+        return str(self._call(VIEW, variables)["memoryFile"]["text"])
 
     def _edit(self, command: dict[str, Any]) -> str:
         variables = {"scope": self.scope, "command": command}
-        data = _graphql(self.url, self.token, self.timeout, EDIT, variables)
-        return str(data["updateMemoryFile"]["text"])
+        return str(self._call(EDIT, variables)["updateMemoryFile"]["text"])
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return self._view(command.path, command.view_range)
