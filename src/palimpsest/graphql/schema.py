@@ -11,6 +11,7 @@ from strawberry.tools import merge_types
 
 from palimpsest.graphql.admin import AdminMutation, AdminQuery
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.context_block import ContextQuery
 from palimpsest.graphql.document_revisions import DocumentRevisionMutation, DocumentRevisionQuery
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
 from palimpsest.graphql.erasure import ErasureMutation, ExportQuery
@@ -46,6 +47,7 @@ Query = merge_types(
         FactQuery,
         PlacementQuery,
         RecallQuery,
+        ContextQuery,
         SqlQuery,
         ExportQuery,
         AdminQuery,
