@@ -6,15 +6,21 @@ cuts a sentence, and never shows another scope's notes or facts."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import orjson
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from neo4j import Driver
 from tokenizers import Tokenizer
 
@@ -319,3 +325,74 @@ def _fingerprint(driver: Driver, tenant: str) -> list[Any]:
         t=tenant,
     )
     return [tuple(r) for r in records]
+
+
+async def test_the_mcp_tool_answers_and_refuses_as_graphql_does(
+    live_server_url: str, gql: Gql, world: World
+) -> None:
+    query = "What does Grace Hopper work on?"
+    via_graphql = context(gql, world.grace, query, 300)
+    headers = {"Authorization": f"Bearer {world.grace}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(f"{live_server_url}/mcp", http_client=http)) as client,
+    ):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["context"].annotations is not None
+        assert tools["context"].annotations.read_only_hint is True
+        result = await client.call_tool("context", {"query": query, "budget_tokens": 300})
+        assert not result.is_error, result.structured_content
+        got = result.structured_content
+        assert got is not None
+        assert got["text"] == via_graphql["text"]
+        assert (got["tokens"], got["truncated"]) == (
+            via_graphql["tokens"],
+            via_graphql["truncated"],
+        )
+        assert [(i["kind"].upper(), i["id"]) for i in got["items"]] == [
+            (i["kind"], i["id"]) for i in via_graphql["items"]
+        ]
+        for arguments, graphql in (
+            (
+                {"query": "x", "budget_tokens": 0},
+                '{ context(scope: USER, query: "x", budgetTokens: 0) { tokens } }',
+            ),
+            (
+                {"query": "x", "scope": "GLOBAL"},
+                '{ context(scope: GLOBAL, query: "x") { tokens } }',
+            ),
+            ({"query": " "}, '{ context(scope: USER, query: " ") { tokens } }'),
+        ):
+            refused = await client.call_tool("context", arguments)
+            assert refused.is_error
+            assert refused.structured_content is not None
+            code = refused.structured_content["error"]["code"]
+            assert {e["extensions"]["code"] for e in gql(graphql, world.grace)["errors"]} == {code}
+
+
+def test_the_cli_prints_the_same_block(gql: Gql, world: World) -> None:
+    query = "What does Grace Hopper work on?"
+    env = {**os.environ, "PALIMPSEST_RUN_TOKEN": world.grace}
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "palimpsest"), "context", query, "--budget", "300"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    block = context(gql, world.grace, query, 300)
+    assert run.stdout == block["text"] + "\n"
+    assert f"{block['tokens']} tokens in {len(block['items'])} pieces" in run.stderr
+    bad = subprocess.run(
+        [str(Path(sys.executable).parent / "palimpsest"), "context", query, "--budget", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert bad.returncode == 1
+    assert "budgetTokens must be between 1 and" in bad.stderr
+    assert "Traceback" not in bad.stderr

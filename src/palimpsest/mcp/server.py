@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from palimpsest import __version__
 from palimpsest.errors import ErrorCode, PalimpsestError
-from palimpsest.mcp import document_tools
+from palimpsest.mcp import context_tools, document_tools
 from palimpsest.mcp.stdio import triaged_stdio
 from palimpsest.mcp.tools import Caller, register
 
@@ -67,6 +67,7 @@ def build_server(caller: Caller, lifespan: Lifespan | None = None) -> MemoryServ
     )
     register(server, caller)
     document_tools.register(server, caller)
+    context_tools.register(server, caller)
     return server
 
 
