@@ -46,7 +46,7 @@ def sentences(text: str) -> list[str]:
     """The prefixes of ``text`` that end at a sentence boundary, shortest first; the last is
     the whole text (stripped)."""
     body = text.strip()
-    ends = [m.start() for m in _SENTENCE_END.finditer(body)]
+    ends = [m.end() for m in _SENTENCE_END.finditer(body)]
     cuts = [body[:end].rstrip() for end in ends] + [body]
     keep = [c for c in dict.fromkeys(cuts) if c and c[-1] not in ",;:"]
     return keep or [body]

@@ -33,7 +33,7 @@ from palimpsest.schema.models import Fact
 DEFAULT_BUDGET_TOKENS = 2000
 MAX_PINNED = 100  # pinned notes read per scope
 MAX_FACTS = 50  # facts about the named entities read per scope
-TOKENS_PER_HIT = 100  # the hits asked of recall: budget / this, between 10 and recall's 50
+TOKENS_PER_HIT = 40  # hits asked of search: budget / this, from 10 up to its limit of 50
 
 
 @dataclass(frozen=True, slots=True)
