@@ -56,11 +56,12 @@ def pack(pieces: Sequence[Piece], budget: int, count: Count) -> Block:
     taken: list[Packed] = []
     used = 0
     truncated = False
-    for i, piece in enumerate(pieces):
-        sep = count([SEPARATOR])[0] if taken else 0
+    lines = [_line(p.cite, p.body) for p in pieces]
+    counts = count(lines) if lines else []  # one batch: the tokenizer runs in parallel
+    [separator] = count([SEPARATOR])
+    for i, (piece, whole, tokens) in enumerate(zip(pieces, lines, counts, strict=True)):
+        sep = separator if taken else 0
         room = budget - used - sep
-        whole = _line(piece.cite, piece.body)
-        [tokens] = count([whole])
         if tokens <= room:
             taken.append(Packed(i, whole, tokens, cut=False))
             used += sep + tokens

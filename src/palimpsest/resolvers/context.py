@@ -9,6 +9,7 @@ from the recall core (``recall_asks.search``), never from a second assembly of r
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -83,19 +84,23 @@ async def context(
     if not query.strip() or len(query) > MAX_QUERY_CHARS:
         raise InvalidArgument(f"query must be 1-{MAX_QUERY_CHARS} characters")
     view = time_view(svc, as_of, known_at)
-    found: list[_Candidate] = []
-    for ref in refs:
-        found += await _pinned(svc, ref, view)
     names = sorted(extractors.candidates(query))
-    for ref in refs:
-        found += await _facts(svc, who, ref, view, names)
-    when = asks.When(as_of=as_of, known_at=known_at)
-    found += await _hits(
-        svc,
-        who,
-        asks.Ask(query, scope, _top_k(budget_tokens), when=when, also_scopes=also_scopes),
-        found,
+    ask = asks.Ask(
+        query,
+        scope,
+        top_k_for(budget_tokens),
+        when=asks.When(as_of=as_of, known_at=known_at),
+        also_scopes=also_scopes,
     )
+    # The reads are independent: run at once, packed in the order pinned, facts, hits.
+    *parts, hits = await asyncio.gather(
+        *(_pinned(svc, ref, view) for ref in refs),
+        *(_facts(svc, who, ref, view, names) for ref in refs),
+        _hits(svc, who, ask),
+    )
+    found = [c for part in parts for c in part]
+    seen = {(c.source, c.scope, c.id) for c in found}
+    found += [h for h in hits if (h.source, h.scope, h.id) not in seen]
     return _block(svc, scope, found, budget_tokens)
 
 
@@ -122,18 +127,15 @@ async def _facts(
     return [_Candidate("fact", pure.Source.FACTS, f.scope, f.id, _fact_text(f)) for f in facts]
 
 
-def _top_k(budget: int) -> int:
+def top_k_for(budget: int) -> int:
+    """The hits ``context`` asks search for under ``budget``."""
     return max(asks.DEFAULT_TOP_K, min(asks.MAX_TOP_K, budget // TOKENS_PER_HIT))
 
 
-async def _hits(
-    svc: Services, who: Principal, ask: asks.Ask, before: list[_Candidate]
-) -> list[_Candidate]:
-    """The search hits (every kind of row), less the rows already packed above them."""
+async def _hits(svc: Services, who: Principal, ask: asks.Ask) -> list[_Candidate]:
+    """The search hits (every kind of row) with text."""
     result = await asks.search(svc, who, ask)
-    seen = {(c.source, c.scope, c.id) for c in before}
-    hits = [_Candidate("hit", h.kind, h.scope, h.id, h.text) for h in result.hits]
-    return [h for h in hits if h.body.strip() and (h.source, h.scope, h.id) not in seen]
+    return [_Candidate("hit", h.kind, h.scope, h.id, h.text) for h in result.hits if h.text.strip()]
 
 
 def _block(svc: Services, scope: Scope, found: list[_Candidate], budget: int) -> ContextBlock:
