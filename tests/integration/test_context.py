@@ -370,29 +370,30 @@ async def test_the_mcp_tool_answers_and_refuses_as_graphql_does(
             assert {e["extensions"]["code"] for e in gql(graphql, world.grace)["errors"]} == {code}
 
 
-def test_the_cli_prints_the_same_block(gql: Gql, world: World) -> None:
-    query = "What does Grace Hopper work on?"
-    env = {**os.environ, "PALIMPSEST_RUN_TOKEN": world.grace}
-    run = subprocess.run(
-        [str(Path(sys.executable).parent / "palimpsest"), "context", query, "--budget", "300"],
-        env=env,
+def _cli(token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "palimpsest"), *args],
+        env={**os.environ, "PALIMPSEST_RUN_TOKEN": token},
         capture_output=True,
         text=True,
         timeout=180,
         check=False,
     )
+
+
+def test_the_cli_prints_the_same_block(gql: Gql, world: World) -> None:
+    query = "What does Grace Hopper work on?"
+    run = _cli(world.grace, "context", query, "--budget", "300")
     assert run.returncode == 0, run.stderr
     block = context(gql, world.grace, query, 300)
     assert run.stdout == block["text"] + "\n"
     assert f"{block['tokens']} tokens in {len(block['items'])} pieces" in run.stderr
-    bad = subprocess.run(
-        [str(Path(sys.executable).parent / "palimpsest"), "context", query, "--budget", "0"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    bad = _cli(world.grace, "context", query, "--budget", "0")
     assert bad.returncode == 1
     assert "budgetTokens must be between 1 and" in bad.stderr
     assert "Traceback" not in bad.stderr
+    # `memory set --pinned` pins a note `context` then packs first.
+    pinned = _cli(world.grace, "memory", "set", "core/shell", "Pinned from a shell.", "--pinned")
+    assert pinned.returncode == 0, pinned.stderr
+    assert ok(gql(GET, world.grace, k="core/shell"))["memory"]["pinned"] is True
+    ok(gql(SET, world.grace, k="core/shell", v="Unpinned again.", p=False))

@@ -101,57 +101,60 @@ n.origin AS origin, n.compaction_generation AS compaction_generation,
 coalesce(n.pinned, false) AS pinned
 """
 
-GET_MEMORY_KNOWN = Statement(
-    "GET_MEMORY_KNOWN",
-    """CYPHER 25
+
+def _known_states(
+    current: LiteralString, past: LiteralString, tail: LiteralString
+) -> LiteralString:
+    """The states keys held at transaction time ``$known_at`` and valid at ``$as_of``, as
+    ``_STATE_COLUMNS``: ``current`` matches ``m`` (its pattern and the start of its WHERE),
+    ``past`` matches ``v`` the same way; ``tail`` orders and limits."""
+    return (
+        """CYPHER 25
 CALL () {
-  MATCH (m:Memory {scope_key: $scope_key, key: $key})
-  WHERE """
-    + _KNOWN_CURRENT
-    + """
+  """
+        + current
+        + _KNOWN_CURRENT
+        + """
   RETURN """
-    + _CURRENT_STATE
-    + """ AS n
+        + _CURRENT_STATE
+        + """ AS n
   UNION ALL
-  MATCH (v:MemoryVersion {scope_key: $scope_key, key: $key})
-  WHERE """
-    + _KNOWN_PAST
-    + """
+  """
+        + past
+        + _KNOWN_PAST
+        + """
   RETURN """
-    + _PAST_STATE
-    + """ AS n
+        + _PAST_STATE
+        + """ AS n
 }
 WITH n WHERE """
-    + _VALID
-    + _STATE_COLUMNS
-    + "LIMIT 1",
+        + _VALID
+        + _STATE_COLUMNS
+        + tail
+    )
+
+
+GET_MEMORY_KNOWN = Statement(
+    "GET_MEMORY_KNOWN",
+    _known_states(
+        """MATCH (m:Memory {scope_key: $scope_key, key: $key})
+  WHERE """,
+        """MATCH (v:MemoryVersion {scope_key: $scope_key, key: $key})
+  WHERE """,
+        "LIMIT 1",
+    ),
 )
 
 LIST_MEMORY_KNOWN = Statement(
     "LIST_MEMORY_KNOWN",
-    """CYPHER 25
-CALL () {
-  MATCH (m:Memory {scope_key: $scope_key})
-  WHERE m.key STARTS WITH $prefix AND m.key > $after AND """
-    + _KNOWN_CURRENT
-    + """
-  RETURN """
-    + _CURRENT_STATE
-    + """ AS n
-  UNION ALL
-  MATCH (v:MemoryVersion {scope_key: $scope_key})
-  WHERE v.key STARTS WITH $prefix AND v.key > $after AND """
-    + _KNOWN_PAST
-    + """
-  RETURN """
-    + _PAST_STATE
-    + """ AS n
-}
-WITH n WHERE """
-    + _VALID
-    + _STATE_COLUMNS
-    + """ORDER BY key
+    _known_states(
+        """MATCH (m:Memory {scope_key: $scope_key})
+  WHERE m.key STARTS WITH $prefix AND m.key > $after AND """,
+        """MATCH (v:MemoryVersion {scope_key: $scope_key})
+  WHERE v.key STARTS WITH $prefix AND v.key > $after AND """,
+        """ORDER BY key
 LIMIT $limit""",
+    ),
 )
 
 _HISTORY_COLUMNS: LiteralString = (
@@ -189,29 +192,14 @@ LIMIT $limit""",
 # The pinned notes of a scope as known at ``$known_at`` and valid at ``$as_of`` (``context``).
 PINNED_NOTES_KNOWN = Statement(
     "PINNED_NOTES_KNOWN",
-    """CYPHER 25
-CALL () {
-  MATCH (m:Memory {scope_key: $scope_key})
-  WHERE m.pinned = true AND """
-    + _KNOWN_CURRENT
-    + """
-  RETURN """
-    + _CURRENT_STATE
-    + """ AS n
-  UNION ALL
-  MATCH (v:MemoryVersion {scope_key: $scope_key})
-  WHERE v.pinned = true AND """
-    + _KNOWN_PAST
-    + """
-  RETURN """
-    + _PAST_STATE
-    + """ AS n
-}
-WITH n WHERE """
-    + _VALID
-    + _STATE_COLUMNS
-    + """ORDER BY created_at, key
+    _known_states(
+        """MATCH (m:Memory {scope_key: $scope_key})
+  WHERE m.pinned = true AND """,
+        """MATCH (v:MemoryVersion {scope_key: $scope_key})
+  WHERE v.pinned = true AND """,
+        """ORDER BY created_at, key
 LIMIT $limit""",
+    ),
 )
 
 # -- recall over the past (resolvers/recall_past.py) --------------------------------------
