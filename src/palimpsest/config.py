@@ -84,6 +84,8 @@ class Settings(BaseSettings):
     # Per-leg weights in the fusion: score = sum over legs of weight / (k + rank).
     rrf_vector_weight: float = Field(default=1.0, ge=0.0, le=10.0)
     rrf_fulltext_weight: float = Field(default=1.0, ge=0.0, le=10.0)
+    # The largest ``budgetTokens`` one ``context`` call may ask for (docs/reference/context.md).
+    context_max_budget_tokens: int = Field(default=16_000, ge=1, le=200_000)
     # A row one leg returned and the other leg over the same rows did not is ranked just past
     # that leg's pool there, not nowhere (docs/reference/recall.md). Off: plain RRF, where a
     # row listed by both legs, however deep, outranks the top of one leg.

@@ -12,11 +12,12 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from palimpsest.errors import Unavailable
 
@@ -73,6 +74,22 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[Vector]: ...
 
 
+@runtime_checkable
+class TokenCounter(Protocol):
+    def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
+
+
+_PIECE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def count_tokens(embedder: Embedder, texts: Sequence[str]) -> list[int]:
+    """Tokens of each text by the embedding model's own tokenizer (no special tokens, no
+    truncation); an embedder without one (a test's) counts words and punctuation marks."""
+    if isinstance(embedder, TokenCounter):
+        return embedder.count_tokens(texts)
+    return [len(_PIECE.findall(t)) for t in texts]
+
+
 class FastEmbedder:
     """A loaded fastembed model; construct it once, in the app lifespan."""
 
@@ -80,11 +97,29 @@ class FastEmbedder:
         self._model = model
         self.model_name = model_name
         self.dimensions = dimensions
+        self._counter: Any = None
+        self._counter_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
             return []
         return [Vector(v.tolist()) for v in self._model.embed(list(texts), batch_size=64)]
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """The model tokenizer's count of each text, whole: a copy of the tokenizer without
+        the model's truncation (256 tokens) and padding, and without [CLS]/[SEP]."""
+        if not texts:
+            return []
+        with self._counter_lock:
+            if self._counter is None:
+                from tokenizers import Tokenizer
+
+                counter = Tokenizer.from_str(self._model.model.tokenizer.to_str())
+                counter.no_truncation()
+                counter.no_padding()
+                self._counter = counter
+            encoded = self._counter.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encoded]
 
 
 class QueryVectors:

@@ -16,6 +16,7 @@ COMMANDS = [
     ["memory", "set"],
     ["memory", "search"],
     ["memory", "history"],
+    ["context"],
     ["token", "mint"],
     ["neo4j", "install"],
     ["neo4j", "lock"],

@@ -372,3 +372,16 @@ def bench_langgraph_store(
     from palimpsest_bench import langgraph_store as bench
 
     print_json(bench.run(Settings(), items=items, reads=reads, say=err))
+
+
+@bench_app.command("context")
+def bench_context(
+    pinned: Annotated[int, typer.Option(min=0, help="Pinned notes in the scope.")] = 5,
+    facts: Annotated[int, typer.Option(min=0, help="Facts about the person the query names.")] = 20,
+    chunks: Annotated[int, typer.Option(min=1, help="Paragraphs of the one document.")] = 200,
+    reads: Annotated[int, typer.Option(min=1, help="Timed calls per budget and kind.")] = 30,
+) -> None:
+    """`context` for budgets 50 to 8000 against the `search` it runs: p50/p95 and the block."""
+    from palimpsest_bench import context_bench
+
+    print_json(context_bench.run(Settings(), pinned, facts, chunks, reads, say=err))

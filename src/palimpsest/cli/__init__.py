@@ -9,12 +9,13 @@ from importlib.metadata import entry_points
 
 import typer
 
-from palimpsest.cli import cycle, documents, people, portability, server
+from palimpsest.cli import context, cycle, documents, people, portability, server
 from palimpsest.cli.apps import app, err
 
 __all__ = [
     "app",
     "cli_app",
+    "context",
     "cycle",
     "documents",
     "expected_failure",

@@ -167,10 +167,18 @@ def memory_set(
     scope: ScopeOpt = Scope.USER,
     ttl: Annotated[int | None, typer.Option(min=0, help="Expire after N seconds.")] = None,
     embed: Annotated[bool, typer.Option(help="Embed it so search finds it by meaning.")] = True,
+    pinned: Annotated[
+        bool | None,
+        typer.Option(
+            "--pinned/--unpinned", help="Pin it (`context` packs it first); default: keep."
+        ),
+    ] = None,
 ) -> None:
     """Store a value under a key (replacing what was there)."""
     with _client() as client:
-        entry = client.memory_set(scope, key, _json_or_text(value), ttl_seconds=ttl, embed=embed)
+        entry = client.memory_set(
+            scope, key, _json_or_text(value), ttl_seconds=ttl, embed=embed, pinned=pinned
+        )
     err(f"set {entry.key} in {entry.scope.value} at {entry.updated_at.isoformat()}")
 
 

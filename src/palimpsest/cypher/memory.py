@@ -19,7 +19,7 @@ m.updated_at AS updated_at, m.embedding IS NOT NULL AS embedded, m.embed_mode AS
 m.observed_at AS observed_at, m.valid_at AS valid_at, m.invalid_at AS invalid_at,
 m.tenant_id AS tenant_id, m.session_id AS session_id, m.run_id AS run_id,
 m.agent_name AS agent_name, m.model AS model, m.origin AS origin,
-m.compaction_generation AS compaction_generation
+m.compaction_generation AS compaction_generation, coalesce(m.pinned, false) AS pinned
 """
 
 GET_MEMORY = Statement(
@@ -67,6 +67,7 @@ RETURN CASE WHEN live THEN m.value END AS value,
        CASE WHEN live THEN m.observed_at END AS observed_at,
        CASE WHEN live THEN m.valid_at END AS valid_at,
        CASE WHEN live THEN m.invalid_at END AS invalid_at,
+       CASE WHEN live THEN coalesce(m.pinned, false) ELSE false END AS pinned,
        m.ft AS ft, m.ft_tf AS ft_tf, m.ft_len AS ft_len, m.speaker AS speaker,
        coalesce(m.bytes, 0) AS stored_bytes, s.memory_bytes AS memory_bytes,
        m IS NOT NULL AS stored, m.updated_at AS updated_at, s.note_versions AS note_versions,
@@ -113,7 +114,8 @@ SET m.created_at = CASE
     m.has_time = $has_time, m.speaker = $speaker,
     m.session_id = $session_id, m.run_id = $run_id, m.agent_name = $agent_name,
     m.model = $model, m.origin = $origin, m.compaction_generation = $compaction_generation,
-    m.observed_at = $observed_at, m.valid_at = $valid_at, m.invalid_at = $invalid_at
+    m.observed_at = $observed_at, m.valid_at = $valid_at, m.invalid_at = $invalid_at,
+    m.pinned = $pinned
 WITH m
 OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
 SET s.memory_bytes = $memory_bytes
@@ -133,5 +135,21 @@ WITH m, (m.expires_at IS NULL OR m.expires_at > $now) AS live, m.ft AS ft, m.ft_
      m.ft_len AS ft_len, m.speaker AS speaker
 DETACH DELETE m
 RETURN live, ft, ft_tf, ft_len, speaker
+""",
+)
+
+# The pinned notes of a scope (``context``), live and valid at ``$as_of``, oldest pin first.
+# ``pinned`` is true or absent, never false, so a scope's notes are read by ``scope_key`` and
+# only the pinned few are returned.
+PINNED_NOTES = Statement(
+    "PINNED_NOTES",
+    """
+MATCH (m:Memory {scope_key: $scope_key})
+WHERE m.pinned = true AND (m.expires_at IS NULL OR m.expires_at > $now) AND """
+    + NOTE_VALID
+    + _ENTRY
+    + """
+ORDER BY m.created_at, m.key
+LIMIT $limit
 """,
 )

@@ -74,13 +74,13 @@ _WRITER: LiteralString = """.tenant_id, .session_id, .run_id, .agent_name, .mode
 # One state of a key as a map with the columns of a current read (cypher/memory.py ``_ENTRY``).
 _CURRENT_STATE: LiteralString = (
     """m {.key, .value, .expires_at, .created_at, .updated_at, .observed_at, .valid_at,
-.invalid_at, embedded: m.embedding IS NOT NULL, """
+.invalid_at, .pinned, embedded: m.embedding IS NOT NULL, """
     + _WRITER
     + "}"
 )
 _PAST_STATE: LiteralString = (
     """v {.key, .value, .expires_at, created_at: v.entry_created_at, updated_at: v.created_at,
-.observed_at, .valid_at, .invalid_at, embedded: v.embedding IS NOT NULL, """
+.observed_at, .valid_at, .invalid_at, .pinned, embedded: v.embedding IS NOT NULL, """
     + _WRITER
     + "}"
 )
@@ -97,63 +97,69 @@ RETURN n.key AS key, n.value AS value, n.expires_at AS expires_at, n.created_at 
 n.updated_at AS updated_at, n.embedded AS embedded, n.observed_at AS observed_at,
 n.valid_at AS valid_at, n.invalid_at AS invalid_at, n.tenant_id AS tenant_id,
 n.session_id AS session_id, n.run_id AS run_id, n.agent_name AS agent_name, n.model AS model,
-n.origin AS origin, n.compaction_generation AS compaction_generation
+n.origin AS origin, n.compaction_generation AS compaction_generation,
+coalesce(n.pinned, false) AS pinned
 """
+
+
+def _known_states(
+    current: LiteralString, past: LiteralString, tail: LiteralString
+) -> LiteralString:
+    """The states keys held at transaction time ``$known_at`` and valid at ``$as_of``, as
+    ``_STATE_COLUMNS``: ``current`` matches ``m`` (its pattern and the start of its WHERE),
+    ``past`` matches ``v`` the same way; ``tail`` orders and limits."""
+    return (
+        """CYPHER 25
+CALL () {
+  """
+        + current
+        + _KNOWN_CURRENT
+        + """
+  RETURN """
+        + _CURRENT_STATE
+        + """ AS n
+  UNION ALL
+  """
+        + past
+        + _KNOWN_PAST
+        + """
+  RETURN """
+        + _PAST_STATE
+        + """ AS n
+}
+WITH n WHERE """
+        + _VALID
+        + _STATE_COLUMNS
+        + tail
+    )
+
 
 GET_MEMORY_KNOWN = Statement(
     "GET_MEMORY_KNOWN",
-    """CYPHER 25
-CALL () {
-  MATCH (m:Memory {scope_key: $scope_key, key: $key})
-  WHERE """
-    + _KNOWN_CURRENT
-    + """
-  RETURN """
-    + _CURRENT_STATE
-    + """ AS n
-  UNION ALL
-  MATCH (v:MemoryVersion {scope_key: $scope_key, key: $key})
-  WHERE """
-    + _KNOWN_PAST
-    + """
-  RETURN """
-    + _PAST_STATE
-    + """ AS n
-}
-WITH n WHERE """
-    + _VALID
-    + _STATE_COLUMNS
-    + "LIMIT 1",
+    _known_states(
+        """MATCH (m:Memory {scope_key: $scope_key, key: $key})
+  WHERE """,
+        """MATCH (v:MemoryVersion {scope_key: $scope_key, key: $key})
+  WHERE """,
+        "LIMIT 1",
+    ),
 )
 
 LIST_MEMORY_KNOWN = Statement(
     "LIST_MEMORY_KNOWN",
-    """CYPHER 25
-CALL () {
-  MATCH (m:Memory {scope_key: $scope_key})
-  WHERE m.key STARTS WITH $prefix AND m.key > $after AND """
-    + _KNOWN_CURRENT
-    + """
-  RETURN """
-    + _CURRENT_STATE
-    + """ AS n
-  UNION ALL
-  MATCH (v:MemoryVersion {scope_key: $scope_key})
-  WHERE v.key STARTS WITH $prefix AND v.key > $after AND """
-    + _KNOWN_PAST
-    + """
-  RETURN """
-    + _PAST_STATE
-    + """ AS n
-}
-WITH n WHERE """
-    + _VALID
-    + _STATE_COLUMNS
-    + """ORDER BY key
+    _known_states(
+        """MATCH (m:Memory {scope_key: $scope_key})
+  WHERE m.key STARTS WITH $prefix AND m.key > $after AND """,
+        """MATCH (v:MemoryVersion {scope_key: $scope_key})
+  WHERE v.key STARTS WITH $prefix AND v.key > $after AND """,
+        """ORDER BY key
 LIMIT $limit""",
+    ),
 )
 
-_HISTORY_COLUMNS: LiteralString = """, .value, .valid_at, .invalid_at, .expires_at, """ + _WRITER
+_HISTORY_COLUMNS: LiteralString = (
+    """, .value, .valid_at, .invalid_at, .expires_at, .pinned, """ + _WRITER
+)
 
 # A key's versions, newest first: the current node (if any) and every past one. The current
 # node's ``expired_at`` is its expiry once that has passed.
@@ -178,9 +184,22 @@ RETURN n.created_at AS created_at, n.expired_at AS expired_at, n.deleted AS dele
        n.value AS value, n.valid_at AS valid_at, n.invalid_at AS invalid_at,
        n.expires_at AS expires_at, n.tenant_id AS tenant_id, n.session_id AS session_id,
        n.run_id AS run_id, n.agent_name AS agent_name, n.model AS model, n.origin AS origin,
-       n.compaction_generation AS compaction_generation
+       n.compaction_generation AS compaction_generation, coalesce(n.pinned, false) AS pinned
 ORDER BY created_at DESC
 LIMIT $limit""",
+)
+
+# The pinned notes of a scope as known at ``$known_at`` and valid at ``$as_of`` (``context``).
+PINNED_NOTES_KNOWN = Statement(
+    "PINNED_NOTES_KNOWN",
+    _known_states(
+        """MATCH (m:Memory {scope_key: $scope_key})
+  WHERE m.pinned = true AND """,
+        """MATCH (v:MemoryVersion {scope_key: $scope_key})
+  WHERE v.pinned = true AND """,
+        """ORDER BY created_at, key
+LIMIT $limit""",
+    ),
 )
 
 # -- recall over the past (resolvers/recall_past.py) --------------------------------------

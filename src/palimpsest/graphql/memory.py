@@ -52,6 +52,9 @@ class MemoryEntry:
         description="When it stopped being true (exclusive; null: still true)."
     )
     provenance: Provenance
+    pinned: bool = strawberry.field(
+        default=False, description="A core note: `context` packs it first, before any fact."
+    )
 
     @classmethod
     def of(cls, e: models.MemoryEntry) -> MemoryEntry:
@@ -67,6 +70,7 @@ class MemoryEntry:
             valid_at=e.valid_at,
             invalid_at=e.invalid_at,
             provenance=Provenance.of(e.provenance),
+            pinned=e.pinned,
         )
 
 
@@ -86,6 +90,7 @@ class MemoryVersion:
     valid_at: datetime | None
     invalid_at: datetime | None
     provenance: Provenance
+    pinned: bool = strawberry.field(default=False, description="Whether it was pinned then.")
 
     @classmethod
     def of(cls, v: models.MemoryVersion) -> MemoryVersion:
@@ -99,6 +104,7 @@ class MemoryVersion:
             valid_at=v.valid_at,
             invalid_at=v.invalid_at,
             provenance=Provenance.of(v.provenance),
+            pinned=v.pinned,
         )
 
 
@@ -179,7 +185,9 @@ class MemoryMutation:
     @strawberry.mutation(
         description="Write a value, replacing any entry (its expiry and times too) under the "
         "key. `ttlSeconds` 0 or null means no expiry. `embed` stores a vector of `embedText`, "
-        "or of the value itself. `observedAt`, `validAt`, `invalidAt` date the note like a fact.",
+        "or of the value itself. `observedAt`, `validAt`, `invalidAt` date the note like a fact. "
+        "`pinned` makes it a core note that `context` packs first; omitted, the key keeps its "
+        "current pin (a new key is unpinned), false unpins.",
         metadata=costs(EmbedsWhen("embed")),
     )
     async def memory_set(
@@ -194,6 +202,7 @@ class MemoryMutation:
         observed_at: Instant | None = None,
         valid_at: Instant | None = None,
         invalid_at: Instant | None = None,
+        pinned: bool | None = None,
     ) -> MemoryEntry:
         c = info.context
         entry = await ops.set_value(
@@ -208,6 +217,7 @@ class MemoryMutation:
             observed_at,
             valid_at,
             invalid_at,
+            pinned,
         )
         return MemoryEntry.of(entry)
 

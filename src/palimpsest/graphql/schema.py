@@ -11,6 +11,7 @@ from strawberry.tools import merge_types
 
 from palimpsest.graphql.admin import AdminMutation, AdminQuery
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.context_block import ContextQuery
 from palimpsest.graphql.document_revisions import DocumentRevisionMutation, DocumentRevisionQuery
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
 from palimpsest.graphql.entities import EntityMutation, EntityQuery
@@ -50,6 +51,7 @@ Query = merge_types(
         EntityQuery,
         PlacementQuery,
         RecallQuery,
+        ContextQuery,
         SqlQuery,
         ExportQuery,
         AdminQuery,

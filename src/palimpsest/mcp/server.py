@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from palimpsest import __version__
 from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.mcp import (
+    context_tools,
     document_tools,
     fact_tools,
     memory_tools,
@@ -73,7 +74,16 @@ def build_server(caller: Caller, lifespan: Lifespan | None = None) -> MemoryServ
         log_level="WARNING",
         lifespan=lifespan,
     )
-    planes = (note_tools, tools, document_tools, memory_tools, fact_tools, work_tools, sql_tools)
+    planes = (
+        note_tools,
+        tools,
+        context_tools,
+        document_tools,
+        memory_tools,
+        fact_tools,
+        work_tools,
+        sql_tools,
+    )
     for plane in planes:
         plane.register(server, caller)
     return server

@@ -118,7 +118,11 @@ async def set_value(
     observed_at: datetime | None = None,
     valid_at: datetime | None = None,
     invalid_at: datetime | None = None,
+    pinned: bool | None = None,
 ) -> MemoryEntry:
+    """Write ``value`` under ``key``. ``pinned`` marks a core note (``context`` packs it
+    first): None keeps the key's current pin (an absent or expired key is unpinned), False
+    unpins."""
     ref = resolve_scope(who, scope)
     key = values.check_key(key)
     times = NoteTimes(observed_at, valid_at, invalid_at)
@@ -140,7 +144,8 @@ async def set_value(
     async def work(tx: ScopedTx) -> MemoryEntry:
         _, stored, now = await _lock(tx, key, svc.clock())
         expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
-        return await _write(tx, svc, who, key, text, expires, embedding, now, stored, times)
+        pin = bool(stored["pinned"]) if pinned is None else pinned
+        return await _write(tx, svc, who, key, text, expires, embedding, now, stored, times, pin)
 
     return await svc.db.scoped(ref).write_tx(work)
 
@@ -230,7 +235,8 @@ async def _reduce(
             if current
             else NoteTimes()
         )
-        entry = await _write(tx, svc, who, key, text, expires, embedding, now, stored, kept)
+        pin = bool(stored["pinned"])
+        entry = await _write(tx, svc, who, key, text, expires, embedding, now, stored, kept, pin)
         return entry, extra
 
     return await svc.db.scoped(ref).write_tx(work)
@@ -256,6 +262,7 @@ async def _write(
     now: datetime,
     stored: Row,
     times: NoteTimes,
+    pinned: bool,
 ) -> MemoryEntry:
     # A separate embedText is stored (and indexed) too, so it counts against the quota.
     extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
@@ -277,6 +284,7 @@ async def _write(
         **times.params(),
         "compaction_generation": None,
         "memory_bytes": memory_bytes,
+        "pinned": True if pinned else None,  # absent when unpinned, as on older notes
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
     await term_index.apply(tx, svc.settings, "memory", term_index.replaced(stored, indexed))
@@ -339,6 +347,7 @@ def _entry(ref: ScopeRef, row: Row, reader: Principal) -> MemoryEntry:
         observed_at=row["observed_at"],
         valid_at=row["valid_at"],
         invalid_at=row["invalid_at"],
+        pinned=bool(row["pinned"]),
     )
 
 

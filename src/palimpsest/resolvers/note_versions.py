@@ -117,4 +117,5 @@ def _version(key: str, row: Row, reader: Principal) -> MemoryVersion:
         valid_at=row["valid_at"],
         invalid_at=row["invalid_at"],
         provenance=provenance_from(row, reader),
+        pinned=bool(row["pinned"]) and not deleted,
     )

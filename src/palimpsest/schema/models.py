@@ -61,6 +61,7 @@ class MemoryEntry:
     observed_at: datetime | None = None  # when it was said or written
     valid_at: datetime | None = None  # world time, half-open like a fact's
     invalid_at: datetime | None = None
+    pinned: bool = False  # a core note: ``context`` packs it first
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,7 @@ class MemoryVersion:
     valid_at: datetime | None
     invalid_at: datetime | None
     provenance: Provenance
+    pinned: bool = False
 
 
 @dataclass(frozen=True, slots=True)

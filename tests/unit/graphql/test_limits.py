@@ -283,6 +283,7 @@ def test_every_field_that_embeds_or_searches_declares_its_cost() -> None:
     assert declared == {
         "recall",
         "search",
+        "context",
         "graphRecall",
         "entityDuplicates",
         "memorySet",

@@ -90,6 +90,7 @@ BOUNDED_LISTS = {
     "GraphRecallResult.facts",
     "GraphRecallResult.chunks",
     "RecallResult.hits",
+    "ContextBlock.items",  # bounded by the token budget (a piece costs at least one token)
     "RecallResult.scopes",
     "RecallResult.appliedFilters",  # one per kind asked for
     "KindFilter.filters",  # at most three

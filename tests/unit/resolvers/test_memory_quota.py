@@ -29,7 +29,12 @@ def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0
                 return [
                     entry
                     | versions
-                    | {"memory_bytes": bound, "stored_bytes": stored, "last_version": []}
+                    | {
+                        "memory_bytes": bound,
+                        "stored_bytes": stored,
+                        "last_version": [],
+                        "pinned": False,
+                    }
                 ]
             case "SCOPE_USAGE":
                 return [{"used": used, "others": others}]
@@ -48,6 +53,7 @@ def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0
                         "observed_at": params["observed_at"],
                         "valid_at": params["valid_at"],
                         "invalid_at": params["invalid_at"],
+                        "pinned": params["pinned"],
                     }
                 ]
             case "APPLY_TERM_STATS":

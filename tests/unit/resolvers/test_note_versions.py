@@ -30,6 +30,7 @@ def script(versions: int | None, counted: int = 0) -> Any:
                         "observed_at": None,
                         "valid_at": None,
                         "invalid_at": None,
+                        "pinned": False,
                         "memory_bytes": 10,
                         "stored_bytes": 8,
                         "stored": True,

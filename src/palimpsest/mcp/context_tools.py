@@ -1,0 +1,80 @@
+"""The MCP tool ``context``: the one call per turn, over ``resolvers/context.py`` with the same
+scopes, limits and errors as the GraphQL field (docs/reference/context.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from palimpsest.identity import Scope
+from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
+from palimpsest.resolvers import context as ops
+from palimpsest.timeparse import parse_optional
+
+Budget = Annotated[
+    int,
+    Field(
+        description="The most tokens the block may hold, by the embedding model's tokenizer "
+        "(the server caps it; 2000 by default)."
+    ),
+]
+
+
+def block_json(block: ops.ContextBlock) -> dict[str, Any]:
+    items = [
+        {
+            "kind": i.kind,
+            "source": i.source.value,
+            "scope": i.scope.value,
+            "id": i.id,
+            "tokens": i.tokens,
+            "cut": i.cut,
+        }
+        for i in block.items
+    ]
+    return {
+        "text": block.text,
+        "tokens": block.tokens,
+        "truncated": block.truncated,
+        "items": items,
+    }
+
+
+def register(server: MCPServer[Any], caller: Caller) -> None:
+    """Add the ``context`` tool to ``server``."""
+
+    @server.tool(
+        description="Memory for your next turn in one block of text within a token budget: "
+        "your pinned core notes first, then the current facts about the people and things "
+        "the query names, then the best recall hits. Each line starts with the id it cites "
+        "([note:key], [fact:id], [chunk:id]); `truncated` says something did not fit.",
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True
+        ),
+    )
+    async def context(
+        ctx: Context,
+        query: Annotated[str, Field(description="What the next turn is about, in plain words.")],
+        scope: ScopeArg = Scope.USER,
+        budget_tokens: Budget = ops.DEFAULT_BUDGET_TOKENS,
+        also_scopes: Annotated[
+            list[Scope] | None, Field(description="More scopes to read, after `scope`.")
+        ] = None,
+        as_of: TimeArg = None,
+        known_at: TimeArg = None,
+    ) -> dict[str, Any]:
+        svc, who = await caller(ctx)
+        block = await ops.context(
+            svc,
+            who,
+            scope,
+            query,
+            budget_tokens,
+            also_scopes or (),
+            parse_optional(as_of, "as_of"),
+            parse_optional(known_at, "known_at"),
+        )
+        return block_json(block)
