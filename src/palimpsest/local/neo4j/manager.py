@@ -9,7 +9,6 @@ SIGTERM and waits for a clean shutdown.
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import socket
 import subprocess
@@ -25,6 +24,7 @@ from palimpsest.local import detached
 from palimpsest.local.neo4j import jars
 from palimpsest.local.neo4j.conf import java_command, neo4j_conf
 from palimpsest.local.neo4j.java import find_java
+from palimpsest.local.passwords import generated_password
 from palimpsest.ports import require_free
 
 Say = Callable[[str], None]
@@ -149,25 +149,20 @@ def _set_initial_password(settings: Settings, home: Path, say: Say) -> None:
     path = _password_file(settings)
     if path.exists() and (home / "data" / "dbms" / "auth.ini").exists():
         return
-    password = secrets.token_urlsafe(24)
-    env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
-    subprocess.run(
-        [
-            str(find_java(settings).java),
-            "-cp",
-            str(home / "lib" / "*"),
-            "org.neo4j.server.startup.Neo4jAdminCommand",
-            "dbms",
-            "set-initial-password",
-            password,
-        ],
-        check=True,
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
+    password = generated_password()
+    set_initial_password(find_java(settings).java, home, password)
     path.touch(mode=0o600)
     path.write_text(password)
     say(f"generated the neo4j password (kept in {path})")
+
+
+def set_initial_password(java: Path, home: Path, password: str) -> None:
+    """Neo4j's admin command, before the first start. ``--`` ends its options, so that no
+    password can be read as one."""
+    env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
+    argv = [str(java), "-cp", str(home / "lib" / "*"), "org.neo4j.server.startup.Neo4jAdminCommand"]
+    argv += ["dbms", "set-initial-password", "--", password]
+    subprocess.run(argv, check=True, env=env, stdout=subprocess.DEVNULL)
 
 
 def _password_file(settings: Settings) -> Path:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import signal
 import subprocess
@@ -35,6 +34,7 @@ from psycopg import sql
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
 from palimpsest.local import detached
+from palimpsest.local.passwords import generated_password
 
 Say = Callable[[str], None]
 # Where the cluster directory appears to the server when it runs as root (see above).
@@ -188,7 +188,7 @@ def _initdb(settings: Settings, say: Say) -> None:
     if cluster.exists():
         shutil.rmtree(cluster)  # a half-made cluster from an interrupted initdb
     cluster.mkdir(parents=True, mode=0o700)
-    password = secrets.token_urlsafe(24)
+    password = generated_password()
     pwfile = cluster / "initial-password"
     pwfile.touch(mode=0o600)
     pwfile.write_text(password + "\n")
