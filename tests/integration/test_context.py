@@ -405,7 +405,9 @@ def test_the_cli_prints_the_same_block(live_server_url: str, gql: Gql, world: Wo
     assert "budgetTokens must be between 1 and" in bad.stderr
     assert "Traceback" not in bad.stderr
     # `memory set --pinned` pins a note `context` then packs first.
-    pinned = _cli(url, world.grace, "memory", "set", "core/shell", "Pinned from a shell.", "--pinned")
+    pinned = _cli(
+        url, world.grace, "memory", "set", "core/shell", "Pinned from a shell.", "--pinned"
+    )
     assert pinned.returncode == 0, pinned.stderr
     assert ok(gql(GET, world.grace, k="core/shell"))["memory"]["pinned"] is True
     ok(gql(SET, world.grace, k="core/shell", v="Unpinned again.", p=False))
