@@ -34,8 +34,11 @@ def context(
         block = client.context(
             scope, query, budget_tokens=budget, also_scopes=also, as_of=as_of, known_at=known_at
         )
-    if json:  # the MCP tool's shape: kinds in lower case, as before
-        items = [{**plain(i), "kind": i.kind.value.lower()} for i in block.items]
+    if json:  # the MCP tool's shape, as before: kind and source in lower case
+        items = [
+            {**plain(i), "kind": i.kind.value.lower(), "source": i.source.value.lower()}
+            for i in block.items
+        ]
         print_json({**plain(block), "items": items})
     elif block.text:
         typer.echo(block.text)
