@@ -55,6 +55,10 @@ def _hits(hits: list[dict[str, Any]]) -> list[tuple[str, str | None, str]]:
     return [(h["kind"].lower(), h.get("key"), h["scope"]) for h in hits]
 
 
+def _entry(entry: dict[str, Any]) -> Any:
+    return (entry["key"].rsplit("-", 1)[0], entry["value"], entry["pinned"])
+
+
 def _block(block: dict[str, Any]) -> Any:
     # GraphQL's enums are upper case (HIT, NOTES); the MCP tool writes kind and source lower.
     items = [
@@ -88,12 +92,13 @@ ANSWERS: list[Answer] = [
     Answer(
         "good",
         "remember",
-        'mutation { memorySet(scope: USER, key: "doors/remember", value: {a: 1}, pinned: true)'
+        # twins: a new key on each side, so each door's pin is its own
+        'mutation { memorySet(scope: USER, key: "doors/remember-1", value: {a: 1}, pinned: true)'
         " { key value pinned } }",
-        lambda d: (d["memorySet"]["key"], d["memorySet"]["value"], d["memorySet"]["pinned"]),
+        lambda d: _entry(d["memorySet"]),
         "remember",
-        {"key": "doors/remember", "value": {"a": 1}, "pinned": True},
-        lambda r: (r["entry"]["key"], r["entry"]["value"], r["entry"]["pinned"]),
+        {"key": "doors/remember-2", "value": {"a": 1}, "pinned": True},
+        lambda r: _entry(r["entry"]),
     ),
     Answer(
         "good",
