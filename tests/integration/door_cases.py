@@ -55,6 +55,18 @@ def _hits(hits: list[dict[str, Any]]) -> list[tuple[str, str | None, str]]:
     return [(h["kind"].lower(), h.get("key"), h["scope"]) for h in hits]
 
 
+def _entry(entry: dict[str, Any]) -> Any:
+    return (entry["key"].rsplit("-", 1)[0], entry["value"], entry["pinned"])
+
+
+def _block(block: dict[str, Any]) -> Any:
+    # GraphQL's enums are upper case (HIT, NOTES); the MCP tool writes kind and source lower.
+    items = [
+        {**i, "kind": i["kind"].lower(), "source": i["source"].lower()} for i in block["items"]
+    ]
+    return (block["text"], block["tokens"], block["truncated"], items)
+
+
 def _time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
@@ -80,11 +92,13 @@ ANSWERS: list[Answer] = [
     Answer(
         "good",
         "remember",
-        'mutation { memorySet(scope: USER, key: "doors/remember", value: {a: 1}) { key value } }',
-        lambda d: (d["memorySet"]["key"], d["memorySet"]["value"]),
+        # twins: a new key on each side, so each door's pin is its own
+        'mutation { memorySet(scope: USER, key: "doors/remember-1", value: {a: 1}, pinned: true)'
+        " { key value pinned } }",
+        lambda d: _entry(d["memorySet"]),
         "remember",
-        {"key": "doors/remember", "value": {"a": 1}},
-        lambda r: (r["entry"]["key"], r["entry"]["value"]),
+        {"key": "doors/remember-2", "value": {"a": 1}, "pinned": True},
+        lambda r: _entry(r["entry"]),
     ),
     Answer(
         "good",
@@ -149,6 +163,17 @@ ANSWERS: list[Answer] = [
         "recall",
         {"query": "when is the ficus watered?", "top_k": 5},
         lambda r: (r["scopes"], _hits(r["hits"])),
+        {"q": "when is the ficus watered?"},
+    ),
+    Answer(
+        "good",
+        "context",
+        "query($q: String!) { context(scope: USER, query: $q, budgetTokens: 300)"
+        " { text tokens truncated items { kind source scope id tokens cut } } }",
+        lambda d: _block(d["context"]),
+        "context",
+        {"query": "when is the ficus watered?", "budget_tokens": 300},
+        _block,
         {"q": "when is the ficus watered?"},
     ),
     Answer(

@@ -12,13 +12,17 @@ from palimpsest.client import (
     Client,
     EntityInput,
     FactInput,
+    LegWeightsInput,
+    MemoryFileCommandInput,
+    MemoryFileEdit,
     Scope,
     Source,
     SpanInput,
     SqlStatementInput,
     operations,
 )
-from palimpsest.client.enums import ChunkType, Origin
+from palimpsest.client.enums import ChunkType, ContextKind, Origin
+from palimpsest.client.recall_results import ContextBlock
 from palimpsest.errors import InvalidArgument, NotFound
 
 
@@ -126,3 +130,100 @@ def test_a_foreign_or_missing_id_reads_alike(
 def test_unknown_arguments_are_refused_before_sending(client: Client) -> None:
     with pytest.raises(TypeError, match="unknown arguments"):
         client.call(operations.SEARCH, scope=Scope.USER, query="q", topk=3)
+
+
+def test_pinned_notes_lead_the_context_block(client: Client) -> None:
+    pinned = client.memory_set(Scope.USER, "core/name", "The user is called Ada.", pinned=True)
+    plain = client.memory_set(Scope.USER, "misc/tea", "Ada drinks green tea.")
+    assert (pinned.pinned, plain.pinned) == (True, False)
+    kept = client.memory_set(Scope.USER, "core/name", "The user is called Ada L.")
+    assert kept.pinned is True  # pinned=None keeps the key's pin
+    [version, *_] = client.memory_history(Scope.USER, "core/name").items
+    assert version.pinned is True
+    block = client.context(Scope.USER, "what does Ada drink?", budget_tokens=200)
+    assert isinstance(block, ContextBlock)
+    assert block.items[0].kind == ContextKind.PINNED
+    assert block.items[0].id == "core/name"
+    assert block.text.startswith("[note:core/name]")
+    assert 0 < block.tokens <= 200
+    assert "misc/tea" in {i.id for i in block.items if i.kind == ContextKind.HIT}
+    with pytest.raises(InvalidArgument):
+        client.context(Scope.USER, "x", budget_tokens=0)
+
+
+def test_recall_controls_are_sent_and_reported(client: Client) -> None:
+    client.memory_set(Scope.USER, "pets/dog", "The dog is called Rex.", embed=True)
+    loose = client.recall(Scope.USER, "what is the dog called?", top_k=5)
+    assert loose.hits
+    strict = client.recall(
+        Scope.USER,
+        "what is the dog called?",
+        top_k=5,
+        min_score=1.0,
+        weights=LegWeightsInput(vector=2.0, fulltext=0.5),
+        max_per_document=1,
+        recency_half_life="30d",
+    )
+    assert strict.controls is not None
+    assert strict.controls.min_score == 1.0
+    assert strict.controls.max_per_document == 1
+    assert strict.controls.recency_half_life_seconds == 30 * 86400
+    assert strict.hits == []  # a fused score never reaches 1.0
+    assert strict.controls.below_min_score >= 1
+    found = client.search(Scope.USER, "dog", top_k=5, weights=LegWeightsInput(vector=3.0))
+    legs = [leg for h in found.hits if h.explain for leg in h.explain.legs]
+    assert all(isinstance(leg.weight, float) for leg in legs)
+
+
+def test_memory_file_round_trip(client: Client) -> None:
+    path = "/memories/notes.md"
+    made = client.update_memory_file(
+        Scope.USER,
+        MemoryFileCommandInput(MemoryFileEdit.CREATE, path=path, file_text="tea\ncoffee\n"),
+    )
+    assert made.path == path
+    assert made.document_id is not None
+    client.update_memory_file(
+        Scope.USER,
+        MemoryFileCommandInput(
+            MemoryFileEdit.STR_REPLACE, path=path, old_str="coffee", new_str="cocoa"
+        ),
+    )
+    seen = client.memory_file(Scope.USER, path)
+    assert "cocoa" in seen.text
+    assert "coffee" not in seen.text
+    first = client.memory_file(Scope.USER, path, view_range=[1, 1])
+    assert "tea" in first.text
+    assert "cocoa" not in first.text
+    with pytest.raises(NotFound):
+        client.memory_file(Scope.USER, "/memories/none.md")
+    with pytest.raises(InvalidArgument):
+        client.memory_file(Scope.USER, "/etc/passwd")
+
+
+def test_entities_merged_and_unmerged(client: Client) -> None:
+    facts = [
+        FactInput(
+            subject=EntityInput(type="Person", name=name),
+            predicate="likes",
+            object_value=liked,
+        )
+        for name, liked in (("Ada Lovelace", "maths"), ("A. Lovelace", "poetry"))
+    ]
+    made = client.assert_facts(Scope.USER, facts)
+    keep, fold = (a.fact.subject for a in made)
+    assert keep.id != fold.id
+    client.entity_duplicates(Scope.USER, limit=10)  # typed page, whatever it pairs
+    merged = client.merge_entities(Scope.USER, keep.id, [fold.id])
+    assert merged.id == keep.id
+    assert "A. Lovelace" in merged.aliases
+    [record] = client.entity_merges(Scope.USER, keep.id)
+    assert (record.keep_id, record.merged_ids, record.undone_at) == (keep.id, [fold.id], None)
+    assert record.facts_moved == 1
+    restored = client.unmerge_entities(Scope.USER, record.id)
+    assert [e.id for e in restored] == [keep.id, fold.id]
+    assert "A. Lovelace" not in restored[0].aliases
+    [undone] = client.entity_merges(Scope.USER, keep.id)
+    assert undone.undone_at is not None
+    with pytest.raises(NotFound):
+        client.unmerge_entities(Scope.USER, uuid.uuid4().hex)

@@ -370,10 +370,11 @@ async def test_the_mcp_tool_answers_and_refuses_as_graphql_does(
             assert {e["extensions"]["code"] for e in gql(graphql, world.grace)["errors"]} == {code}
 
 
-def _cli(token: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(url: str, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI as a shell runs it: a quick look over the client on the API at ``url``."""
     return subprocess.run(
         [str(Path(sys.executable).parent / "palimpsest"), *args],
-        env={**os.environ, "PALIMPSEST_RUN_TOKEN": token},
+        env={**os.environ, "PALIMPSEST_RUN_TOKEN": token, "PALIMPSEST_SERVER_URL": url},
         capture_output=True,
         text=True,
         timeout=180,
@@ -381,19 +382,32 @@ def _cli(token: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_cli_prints_the_same_block(gql: Gql, world: World) -> None:
-    query = "What does Grace Hopper work on?"
-    run = _cli(world.grace, "context", query, "--budget", "300")
+def test_the_cli_prints_the_same_block(live_server_url: str, gql: Gql, world: World) -> None:
+    url, query = live_server_url, "What does Grace Hopper work on?"
+    run = _cli(url, world.grace, "context", query, "--budget", "300")
     assert run.returncode == 0, run.stderr
     block = context(gql, world.grace, query, 300)
     assert run.stdout == block["text"] + "\n"
     assert f"{block['tokens']} tokens in {len(block['items'])} pieces" in run.stderr
-    bad = _cli(world.grace, "context", query, "--budget", "0")
+    as_json = _cli(url, world.grace, "context", query, "--budget", "300", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    printed = orjson.loads(as_json.stdout)
+    assert printed["text"] == block["text"]
+    assert printed["items"] == [
+        {**i, "kind": i["kind"].lower(), "source": i["source"].lower()} for i in block["items"]
+    ]
+    # Over the API: with no server at the URL the quick look fails, it does not read Neo4j.
+    offline = _cli("http://127.0.0.1:9", world.grace, "context", query)
+    assert offline.returncode != 0
+    assert "Traceback" not in offline.stderr
+    bad = _cli(url, world.grace, "context", query, "--budget", "0")
     assert bad.returncode == 1
     assert "budgetTokens must be between 1 and" in bad.stderr
     assert "Traceback" not in bad.stderr
     # `memory set --pinned` pins a note `context` then packs first.
-    pinned = _cli(world.grace, "memory", "set", "core/shell", "Pinned from a shell.", "--pinned")
+    pinned = _cli(
+        url, world.grace, "memory", "set", "core/shell", "Pinned from a shell.", "--pinned"
+    )
     assert pinned.returncode == 0, pinned.stderr
     assert ok(gql(GET, world.grace, k="core/shell"))["memory"]["pinned"] is True
     ok(gql(SET, world.grace, k="core/shell", v="Unpinned again.", p=False))

@@ -81,6 +81,7 @@ async def test_tools_are_listed_with_schemas_and_descriptions(
 
 
 READ_ONLY = {
+    "context",
     "memory_get",
     "memory_history",
     "recall",

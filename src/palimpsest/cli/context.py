@@ -1,5 +1,6 @@
-"""``palimpsest context QUERY``: the block a runtime would get for its next turn, acting as
-the run token like ``palimpsest memory`` (``cli/people.py``), over ``resolvers/context.py``."""
+"""``palimpsest context QUERY``: the block a runtime would get for its next turn, a quick look
+over the typed client on the running API as the run token, like ``palimpsest memory``
+(``cli/people.py``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Annotated
 import typer
 
 from palimpsest.cli.apps import app, err, print_json
-from palimpsest.cli.people import ScopeOpt, TimeOpt, _run
+from palimpsest.cli.people import ScopeOpt, TimeOpt, _client
 from palimpsest.identity import Scope
+from palimpsest.values import plain
 
 
 @app.command("context")
@@ -28,17 +30,16 @@ def context(
 ) -> None:
     """Print the packed memory block for QUERY: pinned notes, facts about the entities it
     names, then recall hits, each line citing its id; tokens and truncation on stderr."""
-    from palimpsest.mcp.context_tools import block_json
-    from palimpsest.resolvers import context as ops
-    from palimpsest.timeparse import parse_optional
-
-    valid, known = parse_optional(as_of, "as_of"), parse_optional(known_at, "known_at")
-    tokens = ops.DEFAULT_BUDGET_TOKENS if budget is None else budget
-    block = _run(
-        lambda svc, who: ops.context(svc, who, scope, query, tokens, also or (), valid, known)
-    )
-    if json:
-        print_json(block_json(block))
+    with _client() as client:
+        block = client.context(
+            scope, query, budget_tokens=budget, also_scopes=also, as_of=as_of, known_at=known_at
+        )
+    if json:  # the MCP tool's shape, as before: kind and source in lower case
+        items = [
+            {**plain(i), "kind": i.kind.value.lower(), "source": i.source.value.lower()}
+            for i in block.items
+        ]
+        print_json({**plain(block), "items": items})
     elif block.text:
         typer.echo(block.text)
     cut = ", truncated" if block.truncated else ""

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from palimpsest.client import operations
 from palimpsest.client.aio import AsyncClient
-from palimpsest.client.enums import Scope, Source
+from palimpsest.client.enums import MemoryFileEdit, Scope, Source
 from palimpsest.client.inputs import (
     DocumentInput,
     EntityInput,
     FactInput,
+    LegWeightsInput,
+    MemoryFileCommandInput,
     PlacementItemInput,
     SourceInput,
     SpanInput,
@@ -30,6 +32,9 @@ __all__ = [
     "DocumentInput",
     "EntityInput",
     "FactInput",
+    "LegWeightsInput",
+    "MemoryFileCommandInput",
+    "MemoryFileEdit",
     "PlacementItemInput",
     "RetryPolicy",
     "Scope",

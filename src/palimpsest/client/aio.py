@@ -11,14 +11,31 @@ import httpx
 
 from palimpsest.client import operations as op
 from palimpsest.client.enums import Scope, Source
-from palimpsest.client.inputs import EntityInput, FactInput, SpanInput, WhenInput
-from palimpsest.client.recall_results import FactAssertion, FactPage, HarvestReceipt, RecallResult
+from palimpsest.client.inputs import (
+    EntityInput,
+    FactInput,
+    LegWeightsInput,
+    MemoryFileCommandInput,
+    SpanInput,
+    WhenInput,
+)
+from palimpsest.client.recall_results import (
+    ContextBlock,
+    Entity,
+    EntityDuplicatePage,
+    EntityMerge,
+    FactAssertion,
+    FactPage,
+    HarvestReceipt,
+    RecallResult,
+)
 from palimpsest.client.results import (
     DeleteResult,
     Document,
     Me,
     MemoryEntry,
     MemoryEntryPage,
+    MemoryFileAnswer,
     MemoryVersionPage,
     SqlQueryResult,
 )
@@ -116,6 +133,7 @@ class AsyncClient:
         observed_at: When | None = None,
         valid_at: When | None = None,
         invalid_at: When | None = None,
+        pinned: bool | None = None,
     ) -> MemoryEntry:
         return await self.call(
             op.MEMORY_SET,
@@ -128,6 +146,7 @@ class AsyncClient:
             observed_at=observed_at,
             valid_at=valid_at,
             invalid_at=invalid_at,
+            pinned=pinned,
         )
 
     async def memory_delete(self, scope: Scope | str, key: str) -> DeleteResult:
@@ -149,6 +168,10 @@ class AsyncClient:
         prefix: str | None = None,
         also_scopes: Sequence[Scope | str] | None = None,
         dedup: float | None = None,
+        min_score: float | None = None,
+        recency_half_life: str | None = None,
+        weights: LegWeightsInput | None = None,
+        max_per_document: int | None = None,
     ) -> RecallResult:
         return await self.call(
             op.SEARCH,
@@ -160,6 +183,10 @@ class AsyncClient:
             prefix=prefix,
             also_scopes=also_scopes,
             dedup=dedup,
+            min_score=min_score,
+            recency_half_life=recency_half_life,
+            weights=weights,
+            max_per_document=max_per_document,
         )
 
     async def recall(
@@ -173,6 +200,10 @@ class AsyncClient:
         prefix: str | None = None,
         also_scopes: Sequence[Scope | str] | None = None,
         dedup: float | None = None,
+        min_score: float | None = None,
+        recency_half_life: str | None = None,
+        weights: LegWeightsInput | None = None,
+        max_per_document: int | None = None,
     ) -> RecallResult:
         return await self.call(
             op.RECALL,
@@ -184,7 +215,62 @@ class AsyncClient:
             prefix=prefix,
             also_scopes=also_scopes,
             dedup=dedup,
+            min_score=min_score,
+            recency_half_life=recency_half_life,
+            weights=weights,
+            max_per_document=max_per_document,
         )
+
+    async def context(
+        self,
+        scope: Scope | str,
+        query: str,
+        *,
+        budget_tokens: int | None = None,
+        also_scopes: Sequence[Scope | str] | None = None,
+        as_of: When | None = None,
+        known_at: When | None = None,
+    ) -> ContextBlock:
+        return await self.call(
+            op.CONTEXT,
+            scope=scope,
+            query=query,
+            budget_tokens=budget_tokens,
+            also_scopes=also_scopes,
+            as_of=as_of,
+            known_at=known_at,
+        )
+
+    async def memory_file(
+        self, scope: Scope | str, path: str, *, view_range: Sequence[int] | None = None
+    ) -> MemoryFileAnswer:
+        found = None if view_range is None else list(view_range)
+        return await self.call(op.MEMORY_FILE, scope=scope, path=path, view_range=found)
+
+    async def update_memory_file(
+        self, scope: Scope | str, command: MemoryFileCommandInput
+    ) -> MemoryFileAnswer:
+        return await self.call(op.UPDATE_MEMORY_FILE, scope=scope, command=command)
+
+    async def entity_duplicates(
+        self, scope: Scope | str, *, limit: int | None = None, after: str | None = None
+    ) -> EntityDuplicatePage:
+        return await self.call(op.ENTITY_DUPLICATES, scope=scope, limit=limit, after=after)
+
+    async def entity_merges(
+        self, scope: Scope | str, entity_id: str, *, limit: int | None = None
+    ) -> list[EntityMerge]:
+        return await self.call(op.ENTITY_MERGES, scope=scope, entity_id=entity_id, limit=limit)
+
+    async def merge_entities(
+        self, scope: Scope | str, keep_id: str, merge_ids: Sequence[str]
+    ) -> Entity:
+        return await self.call(
+            op.MERGE_ENTITIES, scope=scope, keep_id=keep_id, merge_ids=list(merge_ids)
+        )
+
+    async def unmerge_entities(self, scope: Scope | str, merge_id: str) -> list[Entity]:
+        return await self.call(op.UNMERGE_ENTITIES, scope=scope, merge_id=merge_id)
 
     async def assert_facts(
         self, scope: Scope | str, facts: Sequence[FactInput], *, place: bool | None = None

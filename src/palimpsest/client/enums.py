@@ -28,6 +28,14 @@ class ClosureReason(StrEnum):
     SINGLE_VALUED = "SINGLE_VALUED"
 
 
+class ContextKind(StrEnum):
+    """What a piece of a context block is: a pinned note, a fact about a named entity, a hit."""
+
+    PINNED = "PINNED"
+    FACT = "FACT"
+    HIT = "HIT"
+
+
 class ErasureKind(StrEnum):
     """A whole person (USER) or one SUBJECT."""
 
@@ -40,6 +48,16 @@ class ErasureStatus(StrEnum):
 
     RUNNING = "RUNNING"
     DONE = "DONE"
+
+
+class MemoryFileEdit(StrEnum):
+    """A memory file command that changes the tree (view is the memoryFile query)."""
+
+    CREATE = "CREATE"
+    STR_REPLACE = "STR_REPLACE"
+    INSERT = "INSERT"
+    DELETE = "DELETE"
+    RENAME = "RENAME"
 
 
 class MissingDates(StrEnum):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from palimpsest.client.enums import MissingDates
+from palimpsest.client.enums import MemoryFileEdit, MissingDates
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,29 @@ class FactInput:
     source: SourceInput | None = None
     quote: str | None = None
     share_quote: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LegWeightsInput:
+    """Each leg's weight in recall's fusion (unset: the server's)."""
+
+    vector: float | None = None
+    fulltext: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFileCommandInput:
+    """One memory file command; which fields it needs depends on ``command``."""
+
+    command: MemoryFileEdit
+    path: str | None = None
+    file_text: str | None = None
+    old_str: str | None = None
+    new_str: str | None = None
+    insert_line: int | None = None
+    insert_text: str | None = None
+    old_path: str | None = None
+    new_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,10 @@ and the named methods are the common ones."""
 from __future__ import annotations
 
 from palimpsest.client.recall_results import (
+    ContextBlock,
     Entity,
+    EntityDuplicatePage,
+    EntityMerge,
     EntityPage,
     Fact,
     FactAssertion,
@@ -33,6 +36,7 @@ from palimpsest.client.results import (
     Me,
     MemoryEntry,
     MemoryEntryPage,
+    MemoryFileAnswer,
     MemoryVersionPage,
     PendingWork,
     PersonalExport,
@@ -126,6 +130,18 @@ ENTITIES = Operation[EntityPage](
     "scope: Scope!, type: String, name: String, contains: String, limit: Int!, after: String",
     EntityPage,
 )
+ENTITY_DUPLICATES = Operation[EntityDuplicatePage](
+    "query",
+    "entityDuplicates",
+    "scope: Scope!, limit: Int!, after: String",
+    EntityDuplicatePage,
+)
+ENTITY_MERGES = Operation[list[EntityMerge]](
+    "query",
+    "entityMerges",
+    "scope: Scope!, entityId: ID!, limit: Int!",
+    list[EntityMerge],
+)
 GRAPH_RECALL = Operation[GraphRecallResult](
     "query",
     "graphRecall",
@@ -144,15 +160,30 @@ RECALL = Operation[RecallResult](
     "query",
     "recall",
     "scope: Scope!, query: String!, topK: Int!, sources: [Source!], when: WhenInput, "
-    "prefix: String!, alsoScopes: [Scope!], dedup: Float",
+    "prefix: String!, alsoScopes: [Scope!], dedup: Float, minScore: Float, "
+    "recencyHalfLife: String, weights: LegWeightsInput, maxPerDocument: Int",
     RecallResult,
 )
 SEARCH = Operation[RecallResult](
     "query",
     "search",
     "scope: Scope!, query: String!, topK: Int!, sources: [Source!], when: WhenInput, "
-    "prefix: String!, alsoScopes: [Scope!], dedup: Float",
+    "prefix: String!, alsoScopes: [Scope!], dedup: Float, minScore: Float, "
+    "recencyHalfLife: String, weights: LegWeightsInput, maxPerDocument: Int",
     RecallResult,
+)
+CONTEXT = Operation[ContextBlock](
+    "query",
+    "context",
+    "scope: Scope!, query: String!, budgetTokens: Int!, alsoScopes: [Scope!], asOf: Instant, "
+    "knownAt: Instant",
+    ContextBlock,
+)
+MEMORY_FILE = Operation[MemoryFileAnswer](
+    "query",
+    "memoryFile",
+    "scope: Scope!, path: String!, viewRange: [Int!]",
+    MemoryFileAnswer,
 )
 SQL_QUERY = Operation[SqlQueryResult](
     "query",
@@ -187,7 +218,8 @@ MEMORY_SET = Operation[MemoryEntry](
     "mutation",
     "memorySet",
     "scope: Scope!, key: String!, value: JSON!, ttlSeconds: Int, embed: Boolean!, "
-    "embedText: String, observedAt: Instant, validAt: Instant, invalidAt: Instant",
+    "embedText: String, observedAt: Instant, validAt: Instant, invalidAt: Instant, "
+    "pinned: Boolean",
     MemoryEntry,
 )
 MEMORY_DELETE = Operation[DeleteResult](
@@ -251,6 +283,12 @@ RESTORE_DOCUMENT = Operation[Document](
     "scope: Scope!, id: ID!, revision: Int!",
     Document,
 )
+UPDATE_MEMORY_FILE = Operation[MemoryFileAnswer](
+    "mutation",
+    "updateMemoryFile",
+    "scope: Scope!, command: MemoryFileCommandInput!",
+    MemoryFileAnswer,
+)
 SUPERSEDE_FACT = Operation[SupersedeResult](
     "mutation",
     "supersedeFact",
@@ -268,6 +306,18 @@ SET_ENTITY_ALIASES = Operation[Entity](
     "setEntityAliases",
     "scope: Scope!, id: ID!, aliases: [String!]!",
     Entity,
+)
+MERGE_ENTITIES = Operation[Entity](
+    "mutation",
+    "mergeEntities",
+    "scope: Scope!, keepId: ID!, mergeIds: [ID!]!",
+    Entity,
+)
+UNMERGE_ENTITIES = Operation[list[Entity]](
+    "mutation",
+    "unmergeEntities",
+    "scope: Scope!, mergeId: ID!",
+    list[Entity],
 )
 JUDGE_FACT = Operation[Fact](
     "mutation",

@@ -8,6 +8,7 @@ from datetime import datetime
 from palimpsest.client.enums import (
     ChunkType,
     ClosureReason,
+    ContextKind,
     OntologyStatus,
     Origin,
     PlacementReason,
@@ -21,12 +22,67 @@ from palimpsest.client.results import ChunkRef, Provenance
 
 
 @dataclass(frozen=True, slots=True)
+class ContextBlock:
+    """Memory for a turn in one block within a token budget, each line citing its id."""
+
+    text: str
+    tokens: int
+    truncated: bool
+    items: list[ContextItem]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One piece of a context block, in the block's order."""
+
+    kind: ContextKind
+    source: Source
+    scope: Scope
+    id: str
+    tokens: int
+    cut: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Entity:
     id: str
     type: str
     name: str
     aliases: list[str]
     provenance: Provenance | None
+
+
+@dataclass(frozen=True, slots=True)
+class EntityDuplicate:
+    """Two entities that may be one, why, and how strongly."""
+
+    a: Entity
+    b: Entity
+    reason: str
+    figure: float
+
+
+@dataclass(frozen=True, slots=True)
+class EntityDuplicatePage:
+    """One page of a list, in the list's stable order."""
+
+    items: list[EntityDuplicate]
+    cursor: str | None
+    has_more: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMerge:
+    """One merge of entities into ``keep_id``: what it moved, and whether it was undone."""
+
+    id: str
+    keep_id: str
+    merged_ids: list[str]
+    added_aliases: list[str]
+    facts_moved: int
+    mentions_moved: int
+    created_at: datetime
+    undone_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +102,8 @@ class Explain:
     boosts: list[ScoreBoost]
     fused: float
     duplicates: list[ScoreDuplicate]
+    floor: str | None
+    document_place: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +233,18 @@ class PlacementResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RecallControls:
+    """The recall controls a call applied, and how many rows each dropped."""
+
+    min_score: float | None
+    below_min_score: int
+    recency_half_life_seconds: int | None
+    recency_reference: datetime | None
+    max_per_document: int | None
+    over_document_cap: int
+
+
+@dataclass(frozen=True, slots=True)
 class RecallHit:
     """One recalled row with its fused score, the raw cosine and its rank in each leg (null when
     the leg did not return it).
@@ -206,6 +276,7 @@ class RecallResult:
     time_filter: TimeFilter | None
     scopes: list[Scope]
     applied_filters: list[KindFilter]
+    controls: RecallControls | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +307,7 @@ class ScoreLeg:
     contribution: float
     value: float | None
     beyond_depth: bool
+    weight: float
 
 
 @dataclass(frozen=True, slots=True)

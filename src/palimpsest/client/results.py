@@ -211,6 +211,16 @@ class MemoryEntry:
     valid_at: datetime | None
     invalid_at: datetime | None
     provenance: Provenance
+    pinned: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFileAnswer:
+    """What a memory file command answers: the text shown, and the file it touched."""
+
+    text: str
+    path: str | None
+    document_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +262,7 @@ class MemoryVersion:
     valid_at: datetime | None
     invalid_at: datetime | None
     provenance: Provenance
+    pinned: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,13 +3,13 @@ scopes, limits and errors as the GraphQL field (docs/reference/context.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from palimpsest.identity import Scope
+from palimpsest.mcp.hints import READS
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import context as ops
 from palimpsest.timeparse import parse_optional
@@ -23,7 +23,17 @@ Budget = Annotated[
 ]
 
 
-def block_json(block: ops.ContextBlock) -> dict[str, Any]:
+class ContextResult(TypedDict):
+    """The block of text, its tokens, whether something did not fit, and its pieces in order
+    (kind pinned, fact or hit; source; scope; the id it cites; tokens; cut)."""
+
+    text: str
+    tokens: int
+    truncated: bool
+    items: list[dict[str, Any]]
+
+
+def block_json(block: ops.ContextBlock) -> ContextResult:
     items = [
         {
             "kind": i.kind,
@@ -51,9 +61,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         "your pinned core notes first, then the current facts about the people and things "
         "the query names, then the best recall hits. Each line starts with the id it cites "
         "([note:key], [fact:id], [chunk:id]); `truncated` says something did not fit.",
-        annotations=ToolAnnotations(
-            read_only_hint=True, destructive_hint=False, idempotent_hint=True
-        ),
+        annotations=READS,
     )
     async def context(
         ctx: Context,
@@ -65,7 +73,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ] = None,
         as_of: TimeArg = None,
         known_at: TimeArg = None,
-    ) -> dict[str, Any]:
+    ) -> ContextResult:
         svc, who = await caller(ctx)
         block = await ops.context(
             svc,

@@ -58,11 +58,20 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ttl_seconds: Annotated[
             int | None, Field(ge=0, description="Forget after this many seconds (0/none: never).")
         ] = None,
+        pinned: Annotated[
+            bool | None,
+            Field(
+                description="Pin it as a core note (`context` packs it first); false unpins; "
+                "none keeps the key's current pin."
+            ),
+        ] = None,
     ) -> EntryResult:
         svc, who = await caller(ctx)
         if value is None:  # GraphQL's `value: JSON!` refuses it by type
             raise InvalidArgument("value must not be null; forget a key with memory_delete")
-        entry = await memory.set_value(svc, who, scope, key, value, ttl_seconds, True, None)
+        entry = await memory.set_value(
+            svc, who, scope, key, value, ttl_seconds, True, None, pinned=pinned
+        )
         return {"entry": plain(entry)}
 
     @server.tool(

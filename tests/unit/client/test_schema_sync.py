@@ -155,5 +155,5 @@ def test_a_field_the_client_lacks_fails_the_check(schema: GraphQLSchema) -> None
     """The check itself: a schema with one more field differs from the client's class."""
     t = schema.type_map["MemoryEntry"]
     assert isinstance(t, GraphQLObjectType)
-    grown = {**expected(t), "pinned": "bool"}
+    grown = {**expected(t), "colour": "str"}
     assert grown != dict(results.MemoryEntry.__annotations__)
