@@ -6,7 +6,7 @@ never visible; the MCP tool ``memory`` runs the same core."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,9 @@ def who(token: Callable[..., str], tenant: str) -> str:
 
 
 @pytest.fixture
-def tool(live_server_url: str, who: str) -> PalimpsestMemoryTool:
-    return PalimpsestMemoryTool(url=live_server_url, token=who, scope="USER")
+def tool(live_server_url: str, who: str) -> Iterator[PalimpsestMemoryTool]:
+    with PalimpsestMemoryTool(url=live_server_url, token=who, scope="USER") as opened:
+        yield opened
 
 
 def view(path: str, view_range: list[int] | None = None) -> BetaMemoryTool20250818ViewCommand:
@@ -215,6 +216,8 @@ def test_another_scope_never_sees_the_files(
         assert other.execute(create(path, "mine\n")) == f"File created successfully at: {path}"
         assert "mine" in other.execute(view(path))
     assert "the code is 1234" in tool.execute(view(path))
+    for opened in (tool, *others):
+        opened.close()
 
 
 async def test_the_mcp_tool_runs_the_same_core(live_server_url: str, who: str) -> None:

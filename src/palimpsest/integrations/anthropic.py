@@ -55,6 +55,15 @@ class PalimpsestMemoryTool(BetaAbstractMemoryTool):
         # bookmark that lets a view read the edit before it.
         self.transport = Transport(url, token, policy=retry, timeout=timeout)
 
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> PalimpsestMemoryTool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _call(self, document: str, variables: dict[str, Any]) -> dict[str, Any]:
         try:
             return self.transport.post(document, variables)
