@@ -176,6 +176,14 @@ RANGE_INDEXES = (
         "FOR (m:MergedEntity) ON (m.scope_key, m.merge_id)",
     ),
     _unscoped(
+        "INDEX_MERGED_ENTITY_SCOPE",
+        "CREATE INDEX merged_entity_scope IF NOT EXISTS FOR (m:MergedEntity) ON (m.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_ENTITY_MERGE_SCOPE",
+        "CREATE INDEX entity_merge_scope IF NOT EXISTS FOR (r:EntityMerge) ON (r.scope_key)",
+    ),
+    _unscoped(
         "INDEX_CHUNK_OBSERVED",
         "CREATE INDEX chunk_observed IF NOT EXISTS FOR (c:Chunk) ON (c.observed_at)",
     ),
