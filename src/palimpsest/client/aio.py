@@ -12,7 +12,13 @@ import httpx
 from palimpsest.client import operations as op
 from palimpsest.client.enums import Scope, Source
 from palimpsest.client.inputs import EntityInput, FactInput, SpanInput, WhenInput
-from palimpsest.client.recall_results import FactAssertion, FactPage, HarvestReceipt, RecallResult
+from palimpsest.client.recall_results import (
+    ContextBlock,
+    FactAssertion,
+    FactPage,
+    HarvestReceipt,
+    RecallResult,
+)
 from palimpsest.client.results import (
     DeleteResult,
     Document,
@@ -160,6 +166,26 @@ class AsyncClient:
             prefix=prefix,
             also_scopes=also_scopes,
             dedup=dedup,
+        )
+
+    async def context(
+        self,
+        scope: Scope | str,
+        query: str,
+        *,
+        budget_tokens: int | None = None,
+        also_scopes: Sequence[Scope | str] | None = None,
+        as_of: When | None = None,
+        known_at: When | None = None,
+    ) -> ContextBlock:
+        return await self.call(
+            op.CONTEXT,
+            scope=scope,
+            query=query,
+            budget_tokens=budget_tokens,
+            also_scopes=also_scopes,
+            as_of=as_of,
+            known_at=known_at,
         )
 
     async def recall(

@@ -28,6 +28,14 @@ class ClosureReason(StrEnum):
     SINGLE_VALUED = "SINGLE_VALUED"
 
 
+class ContextKind(StrEnum):
+    """Which part of a context block a piece belongs to, in order."""
+
+    PINNED = "PINNED"
+    FACT = "FACT"
+    HIT = "HIT"
+
+
 class ErasureKind(StrEnum):
     """A whole person (USER) or one SUBJECT."""
 

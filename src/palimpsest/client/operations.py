@@ -6,6 +6,7 @@ and the named methods are the common ones."""
 from __future__ import annotations
 
 from palimpsest.client.recall_results import (
+    ContextBlock,
     Entity,
     EntityPage,
     Fact,
@@ -153,6 +154,13 @@ SEARCH = Operation[RecallResult](
     "scope: Scope!, query: String!, topK: Int!, sources: [Source!], when: WhenInput, "
     "prefix: String!, alsoScopes: [Scope!], dedup: Float",
     RecallResult,
+)
+CONTEXT = Operation[ContextBlock](
+    "query",
+    "context",
+    "scope: Scope!, query: String!, budgetTokens: Int!, alsoScopes: [Scope!], asOf: Instant, "
+    "knownAt: Instant",
+    ContextBlock,
 )
 SQL_QUERY = Operation[SqlQueryResult](
     "query",

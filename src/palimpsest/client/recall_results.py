@@ -8,6 +8,7 @@ from datetime import datetime
 from palimpsest.client.enums import (
     ChunkType,
     ClosureReason,
+    ContextKind,
     OntologyStatus,
     Origin,
     PlacementReason,
@@ -18,6 +19,29 @@ from palimpsest.client.enums import (
     Verdict,
 )
 from palimpsest.client.results import ChunkRef, Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One piece of a context block, in the block's order; ``id`` is what its line cites."""
+
+    kind: ContextKind
+    source: Source
+    scope: Scope
+    id: str
+    tokens: int
+    cut: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBlock:
+    """Pinned notes, facts about the entities the query names, then recall hits, one cited
+    line each, within the budget."""
+
+    text: str
+    tokens: int
+    truncated: bool
+    items: list[ContextItem]
 
 
 @dataclass(frozen=True, slots=True)
