@@ -16,6 +16,7 @@ Needs the optional extra: ``pip install 'palimpsest[claude-agent]'``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +24,6 @@ from typing import Any, Literal
 
 from claude_agent_sdk import HookContext, HookJSONOutput, HookMatcher
 from claude_agent_sdk import HookInput as SdkHookInput
-from claude_agent_sdk.types import HookEvent
 
 # The SDK's own transcript reader (get_session_messages is built on these): the chain the CLI
 # resumes from, which stops at the last compact boundary.
@@ -32,6 +32,7 @@ from claude_agent_sdk._internal.sessions import (
     _is_visible_message,
     _parse_transcript_entries,
 )
+from claude_agent_sdk.types import HookEvent
 
 from palimpsest.client import AsyncClient, SpanInput
 from palimpsest.errors import InvalidArgument
@@ -92,7 +93,7 @@ class PalimpsestPreCompact:
             )
         path = Path(input_data["transcript_path"])
         try:
-            text = path.read_text(encoding="utf-8")
+            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
         except OSError as e:
             raise InvalidArgument(f"cannot read the transcript at {path}: {e}") from e
         compactions, spans = transcript_spans(text, self.speakers)
