@@ -67,14 +67,20 @@ def run(settings: Settings, messages: int = 2000, tool_kib: int = 8) -> dict[str
     text = transcript(messages, tool_kib)
     started = time.perf_counter()
     _, spans = transcript_spans(text)
-    read_s = time.perf_counter() - started
+    out: dict[str, Any] = {
+        "messages": len(spans),
+        "transcript_bytes": len(text.encode()),
+        "read_ms": round((time.perf_counter() - started) * 1000, 1),
+        "harvest_calls": sum(1 for _ in batches(spans)),
+    }
     with tempfile.TemporaryDirectory() as d, serve_in_thread(settings) as url:
         path = Path(d) / "bench.jsonl"
         path.write_text(text, encoding="utf-8")
-        return asyncio.run(_measure(url, token, path, len(spans), read_s))
+        out.update(asyncio.run(_measure(url, token, path)))
+    return out
 
 
-async def _measure(url: str, token: str, path: Path, spans: int, read_s: float) -> dict[str, Any]:
+async def _measure(url: str, token: str, path: Path) -> dict[str, Any]:
     event: Any = {
         "hook_event_name": "PreCompact",
         "session_id": "bench",
@@ -83,13 +89,7 @@ async def _measure(url: str, token: str, path: Path, spans: int, read_s: float) 
         "trigger": "auto",
         "custom_instructions": None,
     }
-    out: dict[str, Any] = {
-        "messages": spans,
-        "transcript_bytes": path.stat().st_size,
-        "read_ms": round(read_s * 1000, 1),
-    }
-    _, parsed = transcript_spans(path.read_text(encoding="utf-8"))
-    out["harvest_calls"] = sum(1 for _ in batches(parsed))
+    out: dict[str, Any] = {}
     async with AsyncClient(url=url, token=token, timeout=120) as client:
         hook = PalimpsestPreCompact(client)
         try:

@@ -79,13 +79,20 @@ async def test_the_hermes_plugin_loads_and_runs(
     monkeypatch.setenv("PALIMPSEST_RUN_TOKEN", run.token)
     provider = load_memory_provider("palimpsest")
     assert isinstance(provider, PalimpsestMemoryProvider)
+    try:
+        drive(provider)
+        assert await consolidated(svc, run) == 2
+        block = provider.prefetch("where does Ines live")
+        assert re.search(r"\[chunk:\w+\] user: My sister Ines lives in Coimbra\.", block)
+    finally:
+        provider.shutdown()
+
+
+def drive(provider: PalimpsestMemoryProvider) -> None:
+    """A turn through Hermes's own manager, as a Hermes run makes it."""
     manager = MemoryManager()
     manager.add_provider(provider)
     manager.initialize_all("s-1", platform="cli")
     manager.sync_all("My sister Ines lives in Coimbra.", "Noted.")
     assert manager.flush_pending(timeout=60)
     assert provider.last.accepted == 2
-    assert await consolidated(svc, run) == 2
-    block = manager.prefetch_all("where does Ines live")
-    assert re.search(r"\[chunk:\w+\] user: My sister Ines lives in Coimbra\.", block)
-    manager.shutdown_all()

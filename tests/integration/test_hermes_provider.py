@@ -5,7 +5,7 @@ the local spool, sent on the next call."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,15 @@ EVICTED: list[dict[str, Any]] = [
 ]
 
 
+@pytest.fixture
+def clients() -> Iterator[list[Client]]:
+    """Clients the test opens, closed even when it fails (an open socket would warn later)."""
+    opened: list[Client] = []
+    yield opened
+    for c in opened:
+        c.close()
+
+
 def manager_of(provider: PalimpsestMemoryProvider, home: Path) -> MemoryManager:
     manager = MemoryManager()
     manager.add_provider(provider)
@@ -54,10 +63,15 @@ def manager_of(provider: PalimpsestMemoryProvider, home: Path) -> MemoryManager:
 
 
 async def test_turns_and_compressions_are_banked_and_recalled(
-    live_server_url: str, token: Callable[..., str], svc: Services, tmp_path: Path
+    live_server_url: str,
+    token: Callable[..., str],
+    svc: Services,
+    tmp_path: Path,
+    clients: list[Client],
 ) -> None:
     run = new_run(token, agent="hermes")
-    provider = PalimpsestMemoryProvider(run.client(live_server_url))
+    clients.append(run.client(live_server_url))
+    provider = PalimpsestMemoryProvider(clients[-1])
     manager = manager_of(provider, tmp_path)
     assert provider.spool is not None
     assert provider.spool.path == tmp_path / "palimpsest" / "spool.jsonl"
@@ -82,10 +96,15 @@ async def test_turns_and_compressions_are_banked_and_recalled(
 
 
 async def test_an_unreachable_server_spools_and_the_next_call_sends(
-    live_server_url: str, token: Callable[..., str], svc: Services, tmp_path: Path
+    live_server_url: str,
+    token: Callable[..., str],
+    svc: Services,
+    tmp_path: Path,
+    clients: list[Client],
 ) -> None:
     run = new_run(token, agent="hermes")
-    down = PalimpsestMemoryProvider(Client(url=unreachable_url(), token=run.token, retry=ONE_TRY))
+    clients.append(Client(url=unreachable_url(), token=run.token, retry=ONE_TRY))
+    down = PalimpsestMemoryProvider(clients[-1])
     down.initialize("hermes-session-1", hermes_home=str(tmp_path), platform="cli")
     with pytest.raises(Unavailable, match=r"kept in .*spool\.jsonl"):
         down.sync_turn(*TURN)
@@ -94,7 +113,8 @@ async def test_an_unreachable_server_spools_and_the_next_call_sends(
     assert down.pending() == 2 + 4
     assert await consolidated(svc, run) == 0
     # The server is back (the same run, a new process): the spool goes first.
-    up = PalimpsestMemoryProvider(run.client(live_server_url))
+    clients.append(run.client(live_server_url))
+    up = PalimpsestMemoryProvider(clients[-1])
     up.initialize("hermes-session-1", hermes_home=str(tmp_path), platform="cli")
     up.sync_turn("What tram goes to the castle?", "Tram 28 does.")
     assert up.pending() == 0
