@@ -14,7 +14,7 @@ from plugins.memory import load_memory_provider
 
 from palimpsest.integrations.hermes import PalimpsestMemoryProvider
 from palimpsest.resolvers.services import Services
-from tests.integration.runtimes import consolidated, new_run
+from tests.integration.runtimes import Run, consolidated, new_run
 
 pytestmark = pytest.mark.integration
 
@@ -30,31 +30,25 @@ def run_page(page: str) -> None:
     exec(compile(example(page), str(PAGES / page), "exec"), {"__name__": "__main__"})  # noqa: S102
 
 
-async def test_the_claude_agent_example_runs(
-    live_server_url: str,
-    token: Callable[..., str],
-    svc: Services,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    run = new_run(token)
+@pytest.fixture
+def run(live_server_url: str, token: Callable[..., str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    """A fresh user's run, named to the pages through the environment they read."""
+    fresh = new_run(token, agent="docs")
     monkeypatch.setenv("PALIMPSEST_SERVER_URL", live_server_url)
-    monkeypatch.setenv("PALIMPSEST_RUN_TOKEN", run.token)
+    monkeypatch.setenv("PALIMPSEST_RUN_TOKEN", fresh.token)
+    return fresh
+
+
+async def test_the_claude_agent_example_runs(
+    run: Run, svc: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The page calls asyncio.run: run it off this test's loop.
     await asyncio.to_thread(run_page, "claude-agent.md")
     assert capsys.readouterr().out.splitlines() == ["{} Banked(accepted=2, duplicates=0)"]
     assert await consolidated(svc, run) == 2
 
 
-async def test_the_adk_example_runs(
-    live_server_url: str,
-    token: Callable[..., str],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    run = new_run(token)
-    monkeypatch.setenv("PALIMPSEST_SERVER_URL", live_server_url)
-    monkeypatch.setenv("PALIMPSEST_RUN_TOKEN", run.token)
+async def test_the_adk_example_runs(run: Run, capsys: pytest.CaptureFixture[str]) -> None:
     await asyncio.to_thread(run_page, "adk.md")
     assert capsys.readouterr().out.splitlines() == [
         "Banked(accepted=2, duplicates=0)",
@@ -64,19 +58,12 @@ async def test_the_adk_example_runs(
 
 
 async def test_the_hermes_plugin_loads_and_runs(
-    live_server_url: str,
-    token: Callable[..., str],
-    svc: Services,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    run: Run, svc: Services, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    run = new_run(token, agent="hermes")
     plugin = tmp_path / "plugins" / "palimpsest"
     plugin.mkdir(parents=True)
     (plugin / "__init__.py").write_text(example("hermes.md"))
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
-    monkeypatch.setenv("PALIMPSEST_SERVER_URL", live_server_url)
-    monkeypatch.setenv("PALIMPSEST_RUN_TOKEN", run.token)
     provider = load_memory_provider("palimpsest")
     assert isinstance(provider, PalimpsestMemoryProvider)
     try:
