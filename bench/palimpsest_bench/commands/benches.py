@@ -374,6 +374,18 @@ def bench_langgraph_store(
     print_json(bench.run(Settings(), items=items, reads=reads, say=err))
 
 
+@bench_app.command("harvest-bridge")
+def bench_harvest_bridge(
+    messages: Annotated[int, typer.Option(min=10, help="Messages in the transcript.")] = 2000,
+    tool_kib: Annotated[int, typer.Option(min=0, help="KiB of every tenth (a tool result).")] = 8,
+) -> None:
+    """The Claude Agent SDK PreCompact hook over a transcript: reading it, banking every
+    message (harvest calls, wall time), and the retried hook that finds them all banked."""
+    from palimpsest_bench import harvest_bridge
+
+    print_json(harvest_bridge.run(Settings(), messages=messages, tool_kib=tool_kib))
+
+
 @bench_app.command("context")
 def bench_context(
     pinned: Annotated[int, typer.Option(min=0, help="Pinned notes in the scope.")] = 5,
