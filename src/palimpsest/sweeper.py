@@ -30,13 +30,16 @@ SWEPT = Counter("palimpsest_swept_rows_total", "Rows retention sweeps removed", 
 SWEPT_SCOPES = Counter("palimpsest_swept_scopes_total", "Scopes retention sweeps visited")
 
 
-async def walk(svc: Services, totals: Swept, stop: asyncio.Event) -> bool:
+async def walk(
+    svc: Services, totals: Swept, stop: asyncio.Event, tenant: str | None = None
+) -> bool:
     """One walk over every scope; False when it was stopped before the end."""
     after: str | None = ""
     while after is not None:
         if stop.is_set():
             return False
-        page = await sweep_page(svc, after, SCOPES_PER_PAGE, svc.settings.sweep_batch_size)
+        batch = svc.settings.sweep_batch_size
+        page = await sweep_page(svc, after, SCOPES_PER_PAGE, batch, tenant)
         totals.add(page.swept)
         _count(page.swept)
         after = page.after
@@ -44,7 +47,11 @@ async def walk(svc: Services, totals: Swept, stop: asyncio.Event) -> bool:
 
 
 async def run(
-    settings: Settings, *, once: bool = False, say: Callable[[str], None] | None = None
+    settings: Settings,
+    *,
+    once: bool = False,
+    tenant: str | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, float]:
     """Open the services and sweep (once, or every ``sweep_poll_seconds`` until stopped)."""
     from palimpsest.runtime import open_services
@@ -59,7 +66,7 @@ async def run(
             say(f"sweep: batches of {settings.sweep_batch_size} rows")
         while not stop.is_set():
             try:
-                finished = await walk(svc, totals, stop)
+                finished = await walk(svc, totals, stop, tenant)
             except Exception as e:
                 # Never the message: it may quote parameters. A batch is whole or not at all.
                 log.error("sweep walk failed: %s", type(e).__name__)

@@ -41,6 +41,9 @@ def consolidate(
 @app.command()
 def sweep(
     once: Annotated[bool, typer.Option(help="Sweep every scope once, then exit.")] = False,
+    tenant: Annotated[
+        str | None, typer.Option(help="Sweep this tenant's scopes only (default: all).")
+    ] = None,
     metrics_port: Annotated[
         int | None,
         typer.Option(min=1, max=65535, help="Serve the sweeper's counters on this port."),
@@ -55,6 +58,6 @@ def sweep(
 
     settings = Settings()
     logs.configure(settings.log_level)
-    result = sweeper.run(settings, once=once, say=err)
+    result = sweeper.run(settings, once=once, tenant=tenant, say=err)
     with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
         print_json(asyncio.run(result))

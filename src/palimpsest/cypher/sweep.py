@@ -16,12 +16,13 @@ setting).
 
 from palimpsest.cypher.executor import CrossScopeStatement, Statement
 
-# Scope ids in key order after ``$after``, for the sweeper's walk. Ids only.
+# Scope ids in key order after ``$after`` (of one tenant, or all with ``$tenant`` null), for
+# the sweeper's walk. Ids only.
 SWEEP_SCOPES = CrossScopeStatement(
     "SWEEP_SCOPES",
     """
 MATCH (s:Scope)
-WHERE s.scope_key > $after
+WHERE s.scope_key > $after AND ($tenant IS NULL OR s.tenant_id = $tenant)
 RETURN s.tenant_id AS tenant_id, s.scope AS scope, s.owner_id AS owner_id,
        s.scope_key AS scope_key
 ORDER BY s.scope_key

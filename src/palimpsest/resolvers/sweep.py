@@ -172,9 +172,13 @@ class Walked:
     skipped: int
 
 
-async def sweep_page(svc: Services, after: str, scopes: int, batch: int) -> Walked:
-    """Sweep the next ``scopes`` scopes in key order after ``after`` (a walk starts at "")."""
-    rows = await svc.db.read(q.SWEEP_SCOPES, {"after": after, "limit": scopes})
+async def sweep_page(
+    svc: Services, after: str, scopes: int, batch: int, tenant: str | None = None
+) -> Walked:
+    """Sweep the next ``scopes`` scopes in key order after ``after`` (a walk starts at ""),
+    of ``tenant`` only when given."""
+    params = {"after": after, "limit": scopes, "tenant": tenant}
+    rows = await svc.db.read(q.SWEEP_SCOPES, params)
     now = svc.clock()
     total, skipped = Swept(), 0
     policies: dict[str, RetentionPolicy] = {}
