@@ -40,6 +40,8 @@ HISTORY = """query($k: String!) { memoryHistory(scope: USER, key: $k, limit: 100
 POLICY = """mutation($v: Int, $t: Int, $d: Int) {
   setRetentionPolicy(versionsSeconds: $v, tombstonesSeconds: $t, doneSpansSeconds: $d) {
     versionsSeconds tombstonesSeconds doneSpansSeconds overridden } }"""
+RECALL = """query($q: String!, $when: WhenInput) {
+  recall(scope: USER, query: $q, topK: 5, sources: [NOTES], when: $when) { hits { key } } }"""
 READ_POLICY = (
     "{ retentionPolicy { versionsSeconds tombstonesSeconds doneSpansSeconds overridden } }"
 )
@@ -167,6 +169,9 @@ async def test_a_sweep_removes_exactly_what_the_window_says(
     assert error["extensions"]["historySwept"] is True
     assert error["extensions"]["historySweptBefore"] == t2.isoformat()
     assert ok(gql(GET, alice, k="plan", known=t2.isoformat()))["memory"]["value"] == "v2"
+    past = gql(RECALL, alice, q="plan", when={"knownAt": t1.isoformat()})
+    assert past["errors"][0]["extensions"]["historySweptBefore"] == t2.isoformat()
+    assert "errors" not in gql(RECALL, alice, q="plan", when={"knownAt": t2.isoformat()})
 
     # Tombstones: a window of one second takes the delete's tombstone.
     ok(gql(POLICY, boss, v=3600, t=1))
