@@ -14,6 +14,8 @@ The tenant's retention policy lives on the tenant scope's ``:Scope`` node (null:
 setting).
 """
 
+from typing import LiteralString
+
 from palimpsest.cypher.executor import CrossScopeStatement, Statement
 
 # Scope ids in key order after ``$after`` (of one tenant, or all with ``$tenant`` null), for
@@ -30,15 +32,19 @@ LIMIT $limit
 """,
 )
 
-READ_RETENTION = Statement(
-    "READ_RETENTION",
-    """
-OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
+_POLICY: LiteralString = """
 RETURN s.retention_versions_seconds AS versions_seconds,
        s.retention_tombstones_seconds AS tombstones_seconds,
        s.retention_done_spans_seconds AS done_spans_seconds,
        s.history_swept_before AS history_swept_before
-""",
+"""
+
+READ_RETENTION = Statement(
+    "READ_RETENTION",
+    """
+OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
+"""
+    + _POLICY,
 )
 
 SET_RETENTION = Statement(
@@ -51,11 +57,8 @@ SET s.retention_versions_seconds = $versions_seconds,
     s.retention_tombstones_seconds = $tombstones_seconds,
     s.retention_done_spans_seconds = $done_spans_seconds,
     s.retention_set_at = $now
-RETURN s.retention_versions_seconds AS versions_seconds,
-       s.retention_tombstones_seconds AS tombstones_seconds,
-       s.retention_done_spans_seconds AS done_spans_seconds,
-       s.history_swept_before AS history_swept_before
-""",
+"""
+    + _POLICY,
 )
 
 # The write lock writers of the scope take too (cypher/memory.py LOCK_SCOPE_READ_ENTRY).
@@ -108,7 +111,7 @@ WHERE v.created_at < $cutoff AND v.deleted
 WITH v ORDER BY v.created_at LIMIT $batch
 WITH collect(v) AS gone
 FOREACH (v IN gone | DETACH DELETE v)
-RETURN size(gone) AS removed
+RETURN size(gone) AS removed, null AS latest
 """,
 )
 
@@ -147,6 +150,6 @@ WHERE p.status = $done AND p.done_at < $cutoff
 WITH p LIMIT $batch
 WITH collect(p) AS gone
 FOREACH (p IN gone | DETACH DELETE p)
-RETURN size(gone) AS removed
+RETURN size(gone) AS removed, null AS latest
 """,
 )

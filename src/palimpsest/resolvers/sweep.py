@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest.cypher import sweep as q
-from palimpsest.cypher.executor import ScopedTx, Statement
+from palimpsest.cypher.executor import ScopedDatabase, ScopedTx, Statement
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity.scopes import ScopeRef, swept_ref
 from palimpsest.resolvers import term_index
@@ -74,8 +74,6 @@ async def sweep_scope(
     db = svc.db.scoped(ref)
 
     async def archive(tx: ScopedTx) -> int:
-        if not await _locked(tx, now):
-            return 0
         rows = await tx.run(q.ARCHIVE_EXPIRED_NOTES, {"now": now, "batch": batch})
         if rows:
             await term_index.apply(tx, svc.settings, "memory", term_index.removed(rows))
@@ -83,64 +81,47 @@ async def sweep_scope(
             await _count(tx, bytes_=freed, versions=len(rows))
         return len(rows)
 
-    done.expired_notes = await _repeat(db.write_tx, archive, done, batch)
-    versions_cut = policy.cutoff(policy.versions_seconds, now)
-    if versions_cut is not None:
+    async def remove(statement: Statement, window: int, **extra: Any) -> int:
+        cutoff = policy.cutoff(window, now)
+        if cutoff is None:
+            return 0
+        versions = statement is not q.DELETE_DONE_SPANS
 
-        async def versions(tx: ScopedTx) -> int:
-            if not await _locked(tx, now):
-                return 0
-            [row] = await tx.run(q.DELETE_OLD_VERSIONS, {"cutoff": versions_cut, "batch": batch})
+        async def step(tx: ScopedTx) -> int:
+            [row] = await tx.run(statement, {"cutoff": cutoff, "batch": batch, **extra})
             removed = int(row["removed"])
-            if removed:
+            if removed and versions:
                 await _count(tx, versions=-removed, latest=row["latest"])
             return removed
 
-        done.versions = await _repeat(db.write_tx, versions, done, batch)
-    tombstones_cut = policy.cutoff(policy.tombstones_seconds, now)
-    if tombstones_cut is not None:
+        return await _repeat(db, now, step, done, batch)
 
-        async def tombstones(tx: ScopedTx) -> int:
-            if not await _locked(tx, now):
-                return 0
-            params = {"cutoff": tombstones_cut, "batch": batch}
-            removed = await _removed(tx, q.DELETE_OLD_TOMBSTONES, params)
-            if removed:
-                await _count(tx, versions=-removed)
-            return removed
+    async def recount(tx: ScopedTx) -> int:
+        await tx.run(q.RECOUNT_NOTES, {})
+        return 0
 
-        done.tombstones = await _repeat(db.write_tx, tombstones, done, batch)
-    spans_cut = policy.cutoff(policy.done_spans_seconds, now)
-    if spans_cut is not None:
-
-        async def spans(tx: ScopedTx) -> int:
-            if not await _locked(tx, now):
-                return 0
-            params = {"cutoff": spans_cut, "batch": batch, "done": Status.DONE}
-            return await _removed(tx, q.DELETE_DONE_SPANS, params)
-
-        done.done_spans = await _repeat(db.write_tx, spans, done, batch)
+    done.expired_notes = await _repeat(db, now, archive, done, batch)
+    done.versions = await remove(q.DELETE_OLD_VERSIONS, policy.versions_seconds)
+    done.tombstones = await remove(q.DELETE_OLD_TOMBSTONES, policy.tombstones_seconds)
+    done.done_spans = await remove(q.DELETE_DONE_SPANS, policy.done_spans_seconds, done=Status.DONE)
     if done.expired_notes or done.versions or done.tombstones:
-
-        async def recount(tx: ScopedTx) -> int:
-            if await _locked(tx, now):
-                await tx.run(q.RECOUNT_NOTES, {})
-            return 0
-
-        await db.write_tx(recount)
+        await _repeat(db, now, recount, done, batch)
     return done
 
 
 Work = Callable[[ScopedTx], Awaitable[int]]
 
 
-async def _repeat(
-    write_tx: Callable[[Work], Awaitable[int]], work: Work, done: Swept, batch: int
-) -> int:
-    """Run ``work`` in its own transaction until a batch comes back short."""
+async def _repeat(db: ScopedDatabase, now: datetime, work: Work, done: Swept, batch: int) -> int:
+    """Run ``work`` under the scope's lock, one transaction each, until a batch comes back
+    short (a scope deleted meanwhile has no lock to take: nothing to do)."""
+
+    async def locked(tx: ScopedTx) -> int:
+        return await work(tx) if await _locked(tx, now) else 0
+
     total = 0
     while True:
-        n = await write_tx(work)
+        n = await db.write_tx(locked)
         done.batches += 1
         total += n
         if n < batch:
@@ -149,11 +130,6 @@ async def _repeat(
 
 async def _locked(tx: ScopedTx, now: datetime) -> bool:
     return bool(await tx.run(q.LOCK_SWEPT_SCOPE, {"now": now}))
-
-
-async def _removed(tx: ScopedTx, statement: Statement, params: dict[str, Any]) -> int:
-    [row] = await tx.run(statement, params)
-    return int(row["removed"])
 
 
 async def _count(
