@@ -215,6 +215,14 @@ class Settings(BaseSettings):
     consolidate_max_attempts: int = Field(default=5, ge=1, le=100)
     consolidate_backoff_seconds: float = Field(default=30.0, ge=0, le=86400)
     consolidate_poll_seconds: float = Field(default=2.0, gt=0, le=300)
+    # Retention sweeps (``palimpsest sweep``): how long the past is kept, in seconds (0: for
+    # ever; a tenant admin overrides each with ``setRetentionPolicy``), rows per batch (one
+    # transaction each) and how often a running sweeper looks again.
+    retention_versions_seconds: int = Field(default=0, ge=0)
+    retention_tombstones_seconds: int = Field(default=0, ge=0)
+    retention_done_spans_seconds: int = Field(default=30 * 86400, ge=0)
+    sweep_batch_size: int = Field(default=500, ge=1, le=10_000)
+    sweep_poll_seconds: float = Field(default=3600.0, gt=0, le=86_400)
     # Extractors run on consolidated spans, in order (built-in: mentions, provided; others
     # by ``palimpsest.extractors`` entry point name). Comma-separated.
     extractors: str = "mentions,provided"

@@ -312,6 +312,22 @@ def bench_versions(
     print_json(bench.run(Settings(), keys=keys, versions=versions, reads=reads, say=err))
 
 
+@bench_app.command("sweep")
+def bench_sweep(
+    users: Annotated[int, typer.Option(min=1, help="User scopes to sweep.")] = 4,
+    keys: Annotated[int, typer.Option(min=1, help="Keys per scope.")] = 50,
+    versions: Annotated[int, typer.Option(min=2, help="Writes per key.")] = 10,
+    expired: Annotated[int, typer.Option(min=0, help="Expiring notes per scope.")] = 50,
+    deleted: Annotated[int, typer.Option(min=0, help="Deleted keys per scope.")] = 25,
+) -> None:
+    """Retention sweeps: rows removed per second by the walk of `palimpsest sweep`, at
+    PALIMPSEST_SWEEP_BATCH_SIZE rows per batch; JSON with a "sweep" key."""
+    from palimpsest_bench import sweep as bench
+
+    shape = {"users": users, "keys": keys, "versions": versions}
+    print_json(bench.run(Settings(), **shape, expired=expired, deleted=deleted, say=err))
+
+
 @bench_app.command("document-versions")
 def bench_document_versions(
     chunks: Annotated[int, typer.Option(min=10, help="Chunks of the document.")] = 200,

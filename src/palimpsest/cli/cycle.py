@@ -36,3 +36,28 @@ def consolidate(
     )
     with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
         print_json(asyncio.run(result))
+
+
+@app.command()
+def sweep(
+    once: Annotated[bool, typer.Option(help="Sweep every scope once, then exit.")] = False,
+    tenant: Annotated[
+        str | None, typer.Option(help="Sweep this tenant's scopes only (default: all).")
+    ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(min=1, max=65535, help="Serve the sweeper's counters on this port."),
+    ] = None,
+) -> None:
+    """Remove the past each tenant's retention policy no longer keeps (expired notes into the
+    past, old versions and tombstones, finished queue spans). Prints a JSON summary."""
+    import asyncio
+
+    from palimpsest import logs, sweeper
+    from palimpsest.app import metrics_listener
+
+    settings = Settings()
+    logs.configure(settings.log_level)
+    result = sweeper.run(settings, once=once, tenant=tenant, say=err)
+    with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
+        print_json(asyncio.run(result))

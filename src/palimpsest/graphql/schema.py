@@ -23,6 +23,7 @@ from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
 from palimpsest.graphql.memory_files import MemoryFileMutation, MemoryFileQuery
 from palimpsest.graphql.placement import PlacementMutation, PlacementQuery
 from palimpsest.graphql.recall import RecallQuery
+from palimpsest.graphql.retention import RetentionMutation, RetentionQuery
 from palimpsest.graphql.scalars import SCALAR_MAP
 from palimpsest.graphql.sql import SqlMutation, SqlQuery
 from palimpsest.graphql.store import StoreQuery
@@ -58,6 +59,7 @@ Query = merge_types(
         HarvestQuery,
         MemoryFileQuery,
         StoreQuery,
+        RetentionQuery,
     ),
 )
 Mutation = merge_types(
@@ -74,6 +76,7 @@ Mutation = merge_types(
         AdminMutation,
         HarvestMutation,
         MemoryFileMutation,
+        RetentionMutation,
     ),
 )
 

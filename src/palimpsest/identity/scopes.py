@@ -191,3 +191,14 @@ def person_refs(principal: Principal, user_id: str | None = None) -> PersonRefs:
 
 def _tenant_ref(tenant: str) -> ScopeRef:
     return ScopeRef(tenant, Scope.TENANT, tenant, scope_key(tenant, Scope.TENANT, tenant), _SEAL)
+
+
+def swept_ref(tenant_id: str, scope: str, owner_id: str, key: str | None = None) -> ScopeRef:
+    """A scope the retention sweep removes the expired past of, on the server's behalf (its
+    ids come from ``cypher/sweep.py`` ``SWEEP_SCOPES``). It grants no caller anything; the
+    key is recomputed from the parts, and a stored key that does not match is refused."""
+    named = Scope(scope)
+    computed = scope_key(tenant_id, named, owner_id)
+    if key is not None and key != computed:
+        raise InvalidArgument("a scope's key does not match its parts")
+    return ScopeRef(tenant_id, named, owner_id, computed, _SEAL)

@@ -18,7 +18,7 @@ from palimpsest.cypher import note_versions as vq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import note_versions, term_index
+from palimpsest.resolvers import note_versions, retention, term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryEntry
@@ -73,6 +73,7 @@ async def get(
     now = svc.clock()
     params = {"key": values.check_key(key), "now": now, "as_of": _as_of(as_of, now)}
     known = note_versions.known_params(known_at, now)
+    await retention.check_known_at(svc.db.scoped(ref), known)
     statement = q.GET_MEMORY if known is None else vq.GET_MEMORY_KNOWN
     rows = await svc.db.scoped(ref).read(statement, {**params, "known_at": known})
     return _entry(ref, rows[0], who) if rows else None
@@ -100,6 +101,7 @@ async def list_entries(
         "as_of": _as_of(as_of, now),
     }
     known = note_versions.known_params(known_at, now)
+    await retention.check_known_at(svc.db.scoped(ref), known)
     statement = q.LIST_MEMORY if known is None else vq.LIST_MEMORY_KNOWN
     rows = await svc.db.scoped(ref).read(statement, {**params, "known_at": known})
     entries = [_entry(ref, row, who) for row in rows]

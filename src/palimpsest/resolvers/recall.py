@@ -33,7 +33,7 @@ from palimpsest import recall_timing as timing
 from palimpsest.cypher.executor import Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import recall_controls, recall_dedup
+from palimpsest.resolvers import recall_controls, recall_dedup, retention
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
@@ -143,6 +143,9 @@ async def _recall(
     base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
     # Notes known at a past time are read from their versions (recall_past.py).
     notes_past = past.reads_past(req.view.known_at, base["now"])
+    if notes_past and pure.Source.NOTES in sources:  # never as if swept history had not been
+        for ref in refs:
+            await retention.check_known_at(svc.db.scoped(ref), req.view.known_at)
     stats_read: asyncio.Future[list[legs.ScopeStats]] = asyncio.get_running_loop().create_future()
     spans: list[tuple[float, float]] = []  # each leg's start and end, for the "legs" stage
 

@@ -35,6 +35,8 @@ SCHEMA_MODULE = "palimpsest.cypher.schema"
 # through a handle bound to it (resolved for the consolidator acting for the span's owner).
 QUEUE_MODULE = "palimpsest.cypher.queue"
 UNSCOPED_QUEUE = {"PENDING_SCOPES", "QUEUE_GAUGES", "TENANT_QUEUE_COUNTS"}
+SWEEP_MODULE = "palimpsest.cypher.sweep"
+UNSCOPED_SWEEP = {"SWEEP_SCOPES"}  # the retention sweep's walk: scope ids in key order
 # The executor's wait for a client's bookmarks, which reads no row at all.
 EXECUTOR_MODULE = "palimpsest.cypher.executor"
 UNSCOPED_EXECUTOR = {"AWAIT_BOOKMARKS"}
@@ -61,8 +63,10 @@ def test_only_schema_statements_are_unscoped() -> None:
     # Unscoped statements run on the unbound handle, so they are few, named and DDL only,
     # plus the named queue exceptions.
     for module, s in all_statements():
-        exception = (module == QUEUE_MODULE and s.name in UNSCOPED_QUEUE) or (
-            module == EXECUTOR_MODULE and s.name in UNSCOPED_EXECUTOR
+        exception = (
+            (module == QUEUE_MODULE and s.name in UNSCOPED_QUEUE)
+            or (module == EXECUTOR_MODULE and s.name in UNSCOPED_EXECUTOR)
+            or (module == SWEEP_MODULE and s.name in UNSCOPED_SWEEP)
         )
         assert s.scoped is not (module == SCHEMA_MODULE or exception), s.name
 
@@ -80,6 +84,14 @@ def test_unscoped_queue_statements_return_no_span_content() -> None:
         returned = s.text.rsplit("RETURN", 1)[1]
         for content in ("text", "facts", "speaker", "source_id", "p {", "p.*"):
             assert content not in returned, (s.name, content)
+
+
+def test_the_sweep_walk_returns_scope_ids_only() -> None:
+    found = {s.name: s for m, s in all_statements() if m == SWEEP_MODULE and not s.scoped}
+    assert set(found) == UNSCOPED_SWEEP
+    returned = found["SWEEP_SCOPES"].text.rsplit("RETURN", 1)[1].split("ORDER BY")[0]
+    columns = {c.strip().split(" AS ")[1] for c in returned.split(",")}
+    assert columns == {"tenant_id", "scope", "owner_id", "scope_key"}
 
 
 def test_every_scoped_statement_filters_on_scope_key() -> None:
@@ -111,6 +123,7 @@ def test_values_are_parameters_not_literals() -> None:
 KEEPS_MEMORY_BYTES_ELSEWHERE = {
     "IMPORT_MEMORY": "the importer runs FORGET_MEMORY_BYTES in the same transaction",
     "ERASE_MEMORY": "a scope's erasure deletes its :Scope node, and the bound with it",
+    "ARCHIVE_EXPIRED_NOTES": "the sweep runs COUNT_SWEPT in the same transaction",
 }
 
 

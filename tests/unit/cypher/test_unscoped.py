@@ -22,6 +22,7 @@ MAKERS = {
     "SchemaStatement": {"src/palimpsest/cypher/schema.py"},
     "CrossScopeStatement": {
         "src/palimpsest/cypher/queue.py",
+        "src/palimpsest/cypher/sweep.py",  # the sweep's walk: scope ids in key order
         EXECUTOR,  # the bookmark wait, which reads no row
         # The bench's audits of its own runs: counts per status and per scope key, no content.
         "bench/palimpsest_bench/cycle_bench.py",

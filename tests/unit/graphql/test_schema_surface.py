@@ -115,6 +115,7 @@ BOUNDED_LISTS = {
     "Query.storeNamespaces",
     "StoreItem.namespace",  # the labels of one key (a key is at most 512 bytes)
     "StoreNamespace.labels",
+    "RetentionPolicy.overridden",  # at most the policy's three windows
 }
 PAGED = {
     "entityDuplicates",
