@@ -6,8 +6,14 @@ scope never pass the limit together."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +24,7 @@ from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import document_import, facts, harvest, memory
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
+from tests.integration.conftest import Gql
 from tests.unit.principals import principal
 
 pytestmark = pytest.mark.integration
@@ -192,3 +199,55 @@ async def test_a_limit_below_usage_refuses_new_rows_and_deletes_nothing(
     assert len(after[2]) == 4
     [same] = await facts.assert_facts(tight, who, Scope.USER, [fact("p0", "q")])
     assert not same.created
+
+
+USAGE = "query($s: Scope!) { usage(scope: $s) { scope planes { plane used limit setting } } }"
+
+
+def test_usage_over_graphql_and_the_cli(
+    gql: Gql, token: Callable[..., str], tenant: str, live_server_url: str
+) -> None:
+    raw = token(tenant, f"usage-{uuid.uuid4().hex[:6]}")
+    set_note = 'mutation { memorySet(scope: USER, key: "u/a", value: "hello") { key } }'
+    assert "errors" not in gql(set_note, raw)
+    body = gql(USAGE, raw, s="USER")
+    assert "errors" not in body, body
+    planes = {p["plane"]: p for p in body["data"]["usage"]["planes"]}
+    assert set(planes) == {
+        "noteBytes",
+        "versions",
+        "notes",
+        "documentBytes",
+        "chunks",
+        "facts",
+        "entities",
+        "pendingSpans",
+        "sqlBytes",
+    }
+    assert planes["notes"] == {
+        "plane": "notes",
+        "used": 1,
+        "limit": 1_000_000,
+        "setting": "PALIMPSEST_MAX_SCOPE_NOTES",
+    }
+    assert planes["noteBytes"]["used"] == len("u/a") + len('"hello"')
+    assert planes["facts"]["used"] == 0
+
+    env = {k: v for k, v in os.environ.items() if k != "PALIMPSEST_RUN_TOKEN"}
+    env |= {"PALIMPSEST_RUN_TOKEN": raw, "PALIMPSEST_SERVER_URL": live_server_url}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "palimpsest"), "usage", "--scope", "USER"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["scope"] == "USER"
+    assert printed["planes"]["notes"] == {
+        "used": 1,
+        "limit": 1_000_000,
+        "setting": "PALIMPSEST_MAX_SCOPE_NOTES",
+    }

@@ -21,6 +21,7 @@ from palimpsest.client.results import (
     MemoryEntryPage,
     MemoryVersionPage,
     SqlQueryResult,
+    Usage,
 )
 from palimpsest.client.transport import AsyncTransport, RetryPolicy
 from palimpsest.client.wire import Operation, camel
@@ -73,6 +74,10 @@ class AsyncClient:
 
     async def me(self) -> Me:
         return await self.call(op.ME)
+
+    async def usage(self, scope: Scope | str) -> Usage:
+        """What the scope stores on every plane, beside each limit."""
+        return await self.call(op.USAGE, scope=scope)
 
     async def memory(
         self,

@@ -42,6 +42,7 @@ from palimpsest.client.results import (
     SqlQueryResult,
     StoreItem,
     StoreNamespace,
+    Usage,
 )
 from palimpsest.client.wire import Operation
 
@@ -174,6 +175,7 @@ ERASURES = Operation[ErasureReceiptPage](
     ErasureReceiptPage,
 )
 PENDING_WORK = Operation[PendingWork]("query", "pendingWork", "scope: Scope!", PendingWork)
+USAGE = Operation[Usage]("query", "usage", "scope: Scope!", Usage)
 DEAD_LETTERS = Operation[DeadLetterPage](
     "query",
     "deadLetters",

@@ -22,6 +22,7 @@ from palimpsest.client.results import (
     MemoryEntryPage,
     MemoryVersionPage,
     SqlQueryResult,
+    Usage,
 )
 from palimpsest.client.transport import RetryPolicy, Transport
 from palimpsest.client.wire import Operation, camel
@@ -73,6 +74,10 @@ class Client:
 
     def me(self) -> Me:
         return self.call(op.ME)
+
+    def usage(self, scope: Scope | str) -> Usage:
+        """What the scope stores on every plane, beside each limit."""
+        return self.call(op.USAGE, scope=scope)
 
     def memory(
         self,

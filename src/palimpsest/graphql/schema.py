@@ -27,6 +27,7 @@ from palimpsest.graphql.scalars import SCALAR_MAP
 from palimpsest.graphql.sql import SqlMutation, SqlQuery
 from palimpsest.graphql.store import StoreQuery
 from palimpsest.graphql.types import Me
+from palimpsest.graphql.usage import UsageQuery
 
 
 @strawberry.type
@@ -58,6 +59,7 @@ Query = merge_types(
         HarvestQuery,
         MemoryFileQuery,
         StoreQuery,
+        UsageQuery,
     ),
 )
 Mutation = merge_types(
