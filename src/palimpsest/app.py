@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from palimpsest import browser, logs, mcp
+from palimpsest import browser, logs, mcp, readiness
 from palimpsest.config import Settings
 from palimpsest.cypher import causal
 from palimpsest.errors import Unavailable
@@ -113,12 +113,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
         services: Services | None = getattr(request.state, "services", None)
         if services is None:
             return JSONResponse({"status": "starting"}, status_code=503)
-        try:
-            await services.db.ping()
-        except Exception:
-            log.warning("readiness: neo4j unreachable")
-            return JSONResponse({"status": "neo4j unreachable"}, status_code=503)
-        return JSONResponse({"status": "ready", "model": services.embedder.model_name})
+        body, status = readiness.report(
+            await readiness.check(services), services.embedder.model_name
+        )
+        return JSONResponse(body, status_code=status)
 
     schema = build_schema(extensions=[OperationMetrics, PreparedDocument])
     graphql = GraphQLView(schema, EdgeLimits.of(settings), settings.graphql_document_cache)

@@ -121,6 +121,14 @@ class Settings(BaseSettings):
     # Past versions of notes (tombstones included) one scope keeps; counted apart from the
     # byte quota, which counts current versions only.
     max_note_versions: int = Field(default=1_000_000, ge=0)
+    # What one scope may store on each plane (docs/reference/quotas.md); 0 switches a limit
+    # off. A limit below what a scope holds refuses writes that add to it, and deletes nothing.
+    max_scope_notes: int = Field(default=1_000_000, ge=0)
+    max_scope_document_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
+    max_scope_chunks: int = Field(default=1_000_000, ge=0)
+    max_scope_facts: int = Field(default=1_000_000, ge=0)
+    max_scope_entities: int = Field(default=1_000_000, ge=0)
+    max_scope_pending_spans: int = Field(default=100_000, ge=0)
 
     # SQL Memory (one SQLite file per scope under ``home/sql``); a timeout or size of 0
     # switches that limit off.

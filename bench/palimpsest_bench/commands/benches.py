@@ -297,6 +297,17 @@ def bench_erase(
     print_json(asyncio.run(erase.run(Settings(), users, scale, keep, err)))
 
 
+@bench_app.command("quotas")
+def bench_quotas(
+    writes: Annotated[int, typer.Option(min=20, help="Writes of each kind per side.")] = 200,
+) -> None:
+    """Quota counters: the cost per fact and note write against the same writes uncounted,
+    and a fact write near its limit (counted exactly); JSON."""
+    from palimpsest_bench import quotas as bench
+
+    print_json(bench.run(Settings(), writes=writes, say=err))
+
+
 @bench_app.command("versions")
 def bench_versions(
     keys: Annotated[int, typer.Option(min=1, help="Keys in each scope.")] = 200,

@@ -143,6 +143,23 @@ def term_peaks(scope: ScopeOpt = Scope.USER) -> None:
     print_json(done)
 
 
+@app.command("usage")
+def usage(scope: ScopeOpt = Scope.USER) -> None:
+    """Print what a scope stores on every plane, beside each limit, as JSON (asks the running
+    API as the run token's caller)."""
+    with _client() as client:
+        found = client.usage(scope)
+    print_json(
+        {
+            "scope": found.scope.value,
+            "planes": {
+                p.plane: {"used": p.used, "limit": p.limit, "setting": p.setting}
+                for p in found.planes
+            },
+        }
+    )
+
+
 TimeOpt = Annotated[str | None, typer.Option(help="A date: YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339.")]
 
 

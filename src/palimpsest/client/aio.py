@@ -38,6 +38,7 @@ from palimpsest.client.results import (
     MemoryFileAnswer,
     MemoryVersionPage,
     SqlQueryResult,
+    Usage,
 )
 from palimpsest.client.transport import AsyncTransport, RetryPolicy
 from palimpsest.client.wire import Operation, camel
@@ -90,6 +91,10 @@ class AsyncClient:
 
     async def me(self) -> Me:
         return await self.call(op.ME)
+
+    async def usage(self, scope: Scope | str) -> Usage:
+        """What the scope stores on every plane, beside each limit."""
+        return await self.call(op.USAGE, scope=scope)
 
     async def memory(
         self,

@@ -46,6 +46,7 @@ from palimpsest.client.results import (
     SqlQueryResult,
     StoreItem,
     StoreNamespace,
+    Usage,
 )
 from palimpsest.client.wire import Operation
 
@@ -205,6 +206,7 @@ ERASURES = Operation[ErasureReceiptPage](
     ErasureReceiptPage,
 )
 PENDING_WORK = Operation[PendingWork]("query", "pendingWork", "scope: Scope!", PendingWork)
+USAGE = Operation[Usage]("query", "usage", "scope: Scope!", Usage)
 DEAD_LETTERS = Operation[DeadLetterPage](
     "query",
     "deadLetters",

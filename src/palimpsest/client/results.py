@@ -383,3 +383,21 @@ class SqlQueryResult:
 class SqlStatementResult:
     rows_affected: int
     last_insert_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlaneUsage:
+    """What a scope stores on one plane, and its limit (None: no limit)."""
+
+    plane: str
+    used: int
+    limit: int | None
+    setting: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One scope's usage on every plane."""
+
+    scope: Scope
+    planes: list[PlaneUsage]

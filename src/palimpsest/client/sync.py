@@ -39,6 +39,7 @@ from palimpsest.client.results import (
     MemoryFileAnswer,
     MemoryVersionPage,
     SqlQueryResult,
+    Usage,
 )
 from palimpsest.client.transport import RetryPolicy, Transport
 from palimpsest.client.wire import Operation, camel
@@ -90,6 +91,10 @@ class Client:
 
     def me(self) -> Me:
         return self.call(op.ME)
+
+    def usage(self, scope: Scope | str) -> Usage:
+        """What the scope stores on every plane, beside each limit."""
+        return self.call(op.USAGE, scope=scope)
 
     def memory(
         self,

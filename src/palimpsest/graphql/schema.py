@@ -28,6 +28,7 @@ from palimpsest.graphql.scalars import SCALAR_MAP
 from palimpsest.graphql.sql import SqlMutation, SqlQuery
 from palimpsest.graphql.store import StoreQuery
 from palimpsest.graphql.types import Me
+from palimpsest.graphql.usage import UsageQuery
 
 
 @strawberry.type
@@ -60,6 +61,7 @@ Query = merge_types(
         MemoryFileQuery,
         StoreQuery,
         RetentionQuery,
+        UsageQuery,
     ),
 )
 Mutation = merge_types(

@@ -18,12 +18,13 @@ import anyio.to_thread
 
 from palimpsest import markdown, revisions
 from palimpsest.cypher import documents as q
+from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.embedding import Vector
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import document_revisions, term_index
+from palimpsest.resolvers import document_revisions, quotas, term_index
 from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
@@ -113,6 +114,7 @@ async def import_documents(
     async def work(tx: ScopedTx) -> None:
         written.clear()
         created = []
+        new_bytes = new_chunks = 0
         for i, (p, (params, _)) in enumerate(zip(parsed, plans, strict=True)):
             target = await _existing(tx, svc, p.draft)
             if target is None:
@@ -120,6 +122,10 @@ async def import_documents(
                     raise Conflict("a document at the path went away meanwhile; retry")
                 await tx.run(q.CREATE_DOCUMENT, params)
                 created.extend(params["chunks"])
+                size = len(p.draft.markdown.encode())
+                await tx.run(qq.STAMP_DOCUMENT_BYTES, {"id": params["id"], "bytes": size})
+                new_bytes += size
+                new_chunks += len(params["chunks"]) + 1  # and the document's root chunk
                 continue
             title = p.draft.title or p.parsed.title
             await document_revisions.write_revision(
@@ -136,6 +142,8 @@ async def import_documents(
             )
             written[i] = target["document"]["id"]
         await term_index.apply(tx, svc.settings, "chunk", term_index.added(created))
+        grown = {quotas.Plane.CHUNKS: new_chunks, quotas.Plane.DOCUMENT_BYTES: new_bytes}
+        await quotas.admit(tx, svc.settings, grown)
 
     await db.write_tx(work)
     out = []

@@ -25,8 +25,10 @@ from typing import Any
 import orjson
 
 from palimpsest.cypher import harvest as q
+from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.resolvers import quotas
 from palimpsest.resolvers.common import new_id, writer_params
 from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
@@ -102,7 +104,14 @@ async def harvest(
         "grant_sql": _grant(who.sql_scopes),
         "isolated": who.isolated,
     }
-    rows = await svc.db.scoped(ref).write(q.HARVEST_SPANS, params)
+
+    async def work(tx: ScopedTx) -> list[Row]:
+        written = await tx.run(q.HARVEST_SPANS, params)
+        new = sum(1 for r in written if r["created"])
+        await quotas.admit(tx, svc.settings, {quotas.Plane.PENDING_SPANS: new})
+        return written
+
+    rows = await svc.db.scoped(ref).write_tx(work)
     rows.sort(key=lambda r: int(r["index"]))
     accepted = sum(1 for r in rows if r["created"])
     return HarvestReceipt(

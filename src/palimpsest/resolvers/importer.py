@@ -17,6 +17,7 @@ from typing import Any
 from palimpsest.cypher import erasure as eq
 from palimpsest.cypher import export as q
 from palimpsest.cypher import memory as mq
+from palimpsest.cypher import quotas as qq
 from palimpsest.cypher.executor import ScopedTx, Statement
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity.principal import console_operator
@@ -163,6 +164,7 @@ class _Loader:
 
         async def work(tx: ScopedTx) -> None:
             await tx.run(statement, {"rows": rows})
+            await tx.run(qq.FORGET_COUNTERS, {})  # uncounted rows: the quotas count again
             if then is not None:
                 await tx.run(then, {})
             if kind is not None:
@@ -259,6 +261,7 @@ class _Loader:
 
         async def work(tx: ScopedTx) -> None:
             written = await tx.run(q.IMPORT_TENANT_FACTS, params)
+            await tx.run(qq.FORGET_COUNTERS, {})
             fresh = {w["natural_key"] for w in written if w["fresh"]}
             new = [
                 r["props"]

@@ -18,7 +18,7 @@ from palimpsest.cypher import note_versions as vq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import note_versions, retention, term_index
+from palimpsest.resolvers import note_versions, quotas, retention, term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryEntry
@@ -290,6 +290,7 @@ async def _write(
     }
     rows = await tx.run(q.UPSERT_MEMORY, params)
     await term_index.apply(tx, svc.settings, "memory", term_index.replaced(stored, indexed))
+    await quotas.admit(tx, svc.settings, {quotas.Plane.NOTES: 0 if stored["stored"] else 1})
     return _entry(tx.ref, rows[0], who)
 
 
@@ -312,6 +313,10 @@ async def _check_quota(
                 quota=quota,
                 current=used,
                 after=used + size,
+                plane="noteBytes",
+                limit=quota,
+                usage=used,
+                setting="PALIMPSEST_MAX_SCOPE_BYTES",
             )
     return None if others is None else others + size  # unknown stays so while no quota asks
 

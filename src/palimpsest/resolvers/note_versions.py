@@ -73,6 +73,9 @@ async def _versions(tx: ScopedTx, limit: int, counted: int | None, added: int) -
             limit=limit,
             current=count,
             after=count + added,
+            plane="versions",
+            usage=count,
+            setting="PALIMPSEST_MAX_NOTE_VERSIONS",
         )
     return count
 

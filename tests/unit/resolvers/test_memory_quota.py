@@ -10,11 +10,15 @@ from typing import Any
 import pytest
 
 from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.quotas import COUNTERS
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Scope
 from palimpsest.resolvers import memory
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
+
+# A new note is counted (resolvers/quotas.py): the scope's counters, raised under its lock.
+QUOTA = ["LOCK_QUOTA_COUNTERS", "SET_QUOTA_COUNTERS"]
 
 
 def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0) -> Any:
@@ -58,6 +62,10 @@ def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0
                 ]
             case "APPLY_TERM_STATS":
                 return [{"changed": len(params["changes"])}]
+            case "LOCK_QUOTA_COUNTERS":
+                return [dict.fromkeys(COUNTERS, 0)]
+            case "SET_QUOTA_COUNTERS":
+                return []
         raise AssertionError(statement.name)
 
     return answer
@@ -68,7 +76,15 @@ async def test_a_write_over_the_scope_quota_is_refused_before_the_upsert(tmp_pat
     with pytest.raises(QuotaExceeded) as refused:
         await memory.set_value(svc, principal(), Scope.USER, "k", "0123456789", None, False, None)
     # key (1 byte) + JSON value (12 bytes) on top of the 95 the scope already holds.
-    assert refused.value.details == {"quota": 100, "current": 95, "after": 108}
+    assert refused.value.details == {
+        "quota": 100,
+        "current": 95,
+        "after": 108,
+        "plane": "noteBytes",
+        "limit": 100,
+        "usage": 95,
+        "setting": "PALIMPSEST_MAX_SCOPE_BYTES",
+    }
     assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY", "SCOPE_USAGE"]
 
 
@@ -81,13 +97,14 @@ async def test_a_write_within_the_quota_is_upserted_under_the_lock(tmp_path: Pat
         "SCOPE_USAGE",
         "UPSERT_MEMORY",
         "APPLY_TERM_STATS",
+        *QUOTA,
     ]
-    assert len({c.write for c in recorder.calls}) == 1  # one write transaction for all four
+    assert len({c.write for c in recorder.calls}) == 1  # one write transaction for all of them
     assert recorder.calls[2].params["bytes"] == len("k") + len('"v"')
     # The bound was unknown: it is set from the sum, expired notes included.
     assert recorder.calls[2].params["memory_bytes"] == 30 + 4
     # The new note's term "v" and the scope's row count change in the same transaction.
-    changes = {(c["kind"], c["term"]): c["df"] for c in recorder.calls[-1].params["changes"]}
+    changes = {(c["kind"], c["term"]): c["df"] for c in recorder.calls[3].params["changes"]}
     assert changes == {("memory", ""): 1, ("memory", "v"): 1}
 
 
@@ -95,7 +112,12 @@ async def test_a_write_well_under_the_bound_sums_nothing(tmp_path: Path) -> None
     # 40 bytes stored in the scope, 12 of them this key's: the new 4 bytes clearly fit.
     svc, recorder = services(script(used=0, bound=40, stored=12), tmp_path, max_scope_bytes=100)
     await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
-    assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY", "UPSERT_MEMORY", "APPLY_TERM_STATS"]
+    assert recorder.names() == [
+        "LOCK_SCOPE_READ_ENTRY",
+        "UPSERT_MEMORY",
+        "APPLY_TERM_STATS",
+        *QUOTA,
+    ]
     assert recorder.calls[1].params["memory_bytes"] == 40 - 12 + 4
 
 
@@ -111,5 +133,10 @@ async def test_a_bound_over_the_quota_asks_the_live_notes(tmp_path: Path) -> Non
 async def test_without_a_quota_an_unknown_bound_stays_unknown(tmp_path: Path) -> None:
     svc, recorder = services(script(used=0), tmp_path, max_scope_bytes=0)
     await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
-    assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY", "UPSERT_MEMORY", "APPLY_TERM_STATS"]
+    assert recorder.names() == [
+        "LOCK_SCOPE_READ_ENTRY",
+        "UPSERT_MEMORY",
+        "APPLY_TERM_STATS",
+        *QUOTA,
+    ]
     assert recorder.calls[1].params["memory_bytes"] is None

@@ -53,7 +53,14 @@ async def test_a_write_over_the_version_limit_is_refused_before_any_write(
     svc, recorder = services(script(versions, counted), tmp_path, max_note_versions=5)
     with pytest.raises(QuotaExceeded) as refused:
         await memory.set_value(svc, principal(), Scope.USER, "k", "new", None, False, None)
-    assert refused.value.details == {"limit": 5, "current": 5, "after": 6}
+    assert refused.value.details == {
+        "limit": 5,
+        "current": 5,
+        "after": 6,
+        "plane": "versions",
+        "usage": 5,
+        "setting": "PALIMPSEST_MAX_NOTE_VERSIONS",
+    }
     assert "ARCHIVE_CURRENT" not in recorder.names()
     assert "UPSERT_MEMORY" not in recorder.names()
 
@@ -62,7 +69,14 @@ async def test_a_delete_needs_room_for_the_version_and_its_tombstone(tmp_path: P
     svc, recorder = services(script(4), tmp_path, max_note_versions=5)
     with pytest.raises(QuotaExceeded) as refused:
         await memory.delete(svc, principal(), Scope.USER, "k")
-    assert refused.value.details == {"limit": 5, "current": 4, "after": 6}
+    assert refused.value.details == {
+        "limit": 5,
+        "current": 4,
+        "after": 6,
+        "plane": "versions",
+        "usage": 4,
+        "setting": "PALIMPSEST_MAX_NOTE_VERSIONS",
+    }
     assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY"]
 
 

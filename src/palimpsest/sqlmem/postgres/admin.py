@@ -128,6 +128,14 @@ class Admin:
                     raise
                 raise Unavailable("the connection to the SQL database was lost; retry") from e
 
+    def ping(self) -> None:
+        """One round trip on the admin connection (made again if it was lost)."""
+        try:
+            with self.connection() as conn:
+                conn.execute("SELECT 1")
+        except psycopg.Error as e:
+            raise Unavailable("the SQL database (PostgreSQL) is not answering") from e
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:

@@ -233,6 +233,9 @@ class PostgresStore:
             conn.close()
         return self.admin.erase(key)
 
+    async def ping(self) -> None:
+        await anyio.to_thread.run_sync(self.admin.ping)
+
     def close(self) -> None:
         with self._mutex:
             pools, self._idle = list(self._idle.values()), OrderedDict()

@@ -21,6 +21,7 @@ of ``max_columns x max_value_bytes`` beyond the result it returns.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from palimpsest.errors import InvalidArgument
+from palimpsest.errors import InvalidArgument, Unavailable
 from palimpsest.identity import ScopeRef
 from palimpsest.sqlmem.core import codec, dump
 from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, Statement
@@ -111,6 +112,11 @@ class SqliteStore:
         path = files.db_path(self.root, key)
         async with self._writers.hold(key):
             return await anyio.to_thread.run_sync(dump.dump, path)
+
+    async def ping(self) -> None:
+        """Files are made on first use: ready while the SQL directory (if made) is writable."""
+        if self.root.exists() and not os.access(self.root, os.W_OK | os.X_OK):
+            raise Unavailable("the SQL Memory directory is not writable")
 
     # -- synchronous core -----------------------------------------------------------------
 

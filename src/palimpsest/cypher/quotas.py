@@ -1,0 +1,111 @@
+"""Per-scope quota counters (docs/reference/quotas.md) on the scope's ``:Scope`` node.
+
+Each counter (``quota_<plane>``) is an upper bound of what the scope stores on that plane:
+writers that count add what they created, under the scope node's write lock; deletes leave
+it (still an upper bound); a bulk writer that does not count removes it (``FORGET_COUNTERS``;
+null: unknown, counted exactly at the next write). A write whose bound stays under the limit
+costs one statement; near the limit the plane is counted exactly and the counter set to it.
+"""
+
+from typing import LiteralString
+
+from palimpsest.cypher.executor import Statement
+
+# The counter properties, one per counted plane (the only property names ``SET s += $counters``
+# is ever given: resolvers/quotas.py builds that map from this tuple).
+COUNTERS: tuple[LiteralString, ...] = (
+    "quota_notes",
+    "quota_document_bytes",
+    "quota_chunks",
+    "quota_facts",
+    "quota_entities",
+    "quota_pending_spans",
+)
+
+# Takes the scope node's write lock first, so the counters read are the last committed ones
+# and no other counting writer of the scope interleaves until this transaction ends.
+LOCK_COUNTERS = Statement(
+    "LOCK_QUOTA_COUNTERS",
+    """
+MERGE (s:Scope {scope_key: $scope_key})
+ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
+              s.created_at = $now
+SET s.quota_locked_at = $now
+RETURN s.quota_notes AS quota_notes, s.quota_document_bytes AS quota_document_bytes,
+       s.quota_chunks AS quota_chunks, s.quota_facts AS quota_facts,
+       s.quota_entities AS quota_entities, s.quota_pending_spans AS quota_pending_spans
+""",
+)
+
+SET_COUNTERS = Statement(
+    "SET_QUOTA_COUNTERS",
+    """
+MATCH (s:Scope {scope_key: $scope_key})
+SET s += $counters
+""",
+)
+
+FORGET_COUNTERS = Statement(
+    "FORGET_QUOTA_COUNTERS",
+    """
+MATCH (s:Scope {scope_key: $scope_key})
+REMOVE s.quota_notes, s.quota_document_bytes, s.quota_chunks, s.quota_facts,
+       s.quota_entities, s.quota_pending_spans
+""",
+)
+
+# Exact usage, one plane each (by the scope_key range indexes). Notes count stored notes,
+# expired ones included (a sweep removes those); facts count every stored fact, history
+# included; pending spans count what is not yet done.
+COUNT_NOTES = Statement(
+    "COUNT_QUOTA_NOTES", "MATCH (m:Memory {scope_key: $scope_key}) RETURN count(m) AS used"
+)
+# A document's bytes are its Markdown's UTF-8 bytes (``quota_bytes``, stamped at import);
+# documents imported before that count the characters of their chunks.
+SUM_DOCUMENT_BYTES = Statement(
+    "SUM_QUOTA_DOCUMENT_BYTES",
+    """
+MATCH (d:Document {scope_key: $scope_key})
+RETURN coalesce(sum(coalesce(d.quota_bytes,
+         reduce(n = 0, t IN COLLECT { MATCH (c:Chunk {scope_key: $scope_key, document_id: d.id})
+                                      RETURN coalesce(c.text, '') } | n + size(t)))), 0) AS used
+""",
+)
+COUNT_CHUNKS = Statement(
+    "COUNT_QUOTA_CHUNKS", "MATCH (c:Chunk {scope_key: $scope_key}) RETURN count(c) AS used"
+)
+COUNT_FACTS = Statement(
+    "COUNT_QUOTA_FACTS",
+    "MATCH ()-[f:FACT {scope_key: $scope_key}]->() RETURN count(f) AS used",
+)
+COUNT_ENTITIES = Statement(
+    "COUNT_QUOTA_ENTITIES", "MATCH (e:Entity {scope_key: $scope_key}) RETURN count(e) AS used"
+)
+COUNT_PENDING_SPANS = Statement(
+    "COUNT_QUOTA_PENDING_SPANS",
+    """
+MATCH (p:PendingSpan {scope_key: $scope_key})
+WHERE p.status <> $done
+RETURN count(p) AS used
+""",
+)
+
+# Which of a batch's freshly minted entity ids this transaction created (an entity the batch
+# found already stored keeps its own id and time).
+CREATED_ENTITIES = Statement(
+    "CREATED_QUOTA_ENTITIES",
+    """
+UNWIND $ids AS id
+MATCH (e:Entity {scope_key: $scope_key, id: id})
+WHERE e.created_at = $now
+RETURN count(e) AS created
+""",
+)
+
+STAMP_DOCUMENT_BYTES = Statement(
+    "STAMP_QUOTA_DOCUMENT_BYTES",
+    """
+MATCH (d:Document {scope_key: $scope_key, id: $id})
+SET d.quota_bytes = $bytes
+""",
+)

@@ -1,0 +1,74 @@
+"""Readiness (``GET /readyz``): every configured backend answers, or the answer names the one
+that did not.
+
+Neo4j always; SQL Memory's backend as configured (PostgreSQL is a server of its own; SQLite's
+directory must be writable). Each check is bounded, and a failure is reported by backend name
+and error code only: never a message that could carry a DSN, a host or a secret.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from palimpsest.errors import ErrorCode, PalimpsestError
+from palimpsest.resolvers.services import Services
+
+log = logging.getLogger("palimpsest.readiness")
+
+CHECK_SECONDS = 5.0
+TIMEOUT = "TIMEOUT"
+
+
+@dataclass(frozen=True, slots=True)
+class BackendCheck:
+    backend: str
+    code: str | None  # None: the backend answered
+
+    @property
+    def ok(self) -> bool:
+        return self.code is None
+
+    def wire(self) -> dict[str, str]:
+        return {"status": "ok"} if self.code is None else {"status": "down", "code": self.code}
+
+
+async def _check(backend: str, ping: Callable[[], Awaitable[None]]) -> BackendCheck:
+    try:
+        await asyncio.wait_for(ping(), CHECK_SECONDS)
+    except TimeoutError:
+        code: str | None = TIMEOUT
+    except PalimpsestError as e:
+        code = e.code.value
+    except Exception:  # an unexpected failure is still a failure of this backend
+        code = ErrorCode.UNAVAILABLE.value
+    else:
+        code = None
+    if code is not None:
+        log.warning("readiness: %s failed (%s)", backend, code)
+    return BackendCheck(backend, code)
+
+
+async def check(services: Services) -> list[BackendCheck]:
+    """Every configured backend, checked at once."""
+    checks = [
+        _check("neo4j", services.db.ping),
+        _check(services.settings.sql_backend, services.sql.ping),
+    ]
+    return list(await asyncio.gather(*checks))
+
+
+def report(checks: list[BackendCheck], model: str) -> tuple[dict[str, object], int]:
+    """The JSON body and status: 200 ``ready`` or 503 ``unavailable`` naming the failed ones."""
+    failed = [c.backend for c in checks if not c.ok]
+    body: dict[str, object] = {
+        "status": "unavailable" if failed else "ready",
+        "backends": {c.backend: c.wire() for c in checks},
+    }
+    if failed:
+        body["failed"] = failed
+        return body, 503
+    body["model"] = model
+    return body, 200

@@ -1,0 +1,133 @@
+"""Quotas on every plane (docs/reference/quotas.md): what one scope may store, checked inside
+the write's own transaction, after the write, so a refusal rolls everything back.
+
+A counting writer calls ``admit(tx, settings, {plane: created})`` with what it just created.
+The scope's counters (``cypher/quotas.py``: upper bounds on the ``:Scope`` node, under its
+write lock) decide: a bound that stays under the limit is raised and nothing is counted;
+otherwise the plane is counted exactly (this transaction's rows included) and the write is
+refused with ``QUOTA_EXCEEDED`` when that count passes the limit. A limit below what a scope
+already holds refuses every write that adds to the plane and never removes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from palimpsest.config import Settings
+from palimpsest.cypher import quotas as q
+from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.errors import QuotaExceeded
+from palimpsest.resolvers.services import utc_now
+
+
+class Plane(StrEnum):
+    """A counted plane; the value is its name in refusals and in ``usage``."""
+
+    NOTES = "notes"
+    DOCUMENT_BYTES = "documentBytes"
+    CHUNKS = "chunks"
+    FACTS = "facts"
+    ENTITIES = "entities"
+    PENDING_SPANS = "pendingSpans"
+
+
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    counter: str  # the :Scope property (cypher/quotas.py COUNTERS)
+    setting: str  # the Settings field holding the limit (0: off)
+    exact: Statement
+
+
+PLANES: Mapping[Plane, _Counted] = {
+    Plane.NOTES: _Counted("quota_notes", "max_scope_notes", q.COUNT_NOTES),
+    Plane.DOCUMENT_BYTES: _Counted(
+        "quota_document_bytes", "max_scope_document_bytes", q.SUM_DOCUMENT_BYTES
+    ),
+    Plane.CHUNKS: _Counted("quota_chunks", "max_scope_chunks", q.COUNT_CHUNKS),
+    Plane.FACTS: _Counted("quota_facts", "max_scope_facts", q.COUNT_FACTS),
+    Plane.ENTITIES: _Counted("quota_entities", "max_scope_entities", q.COUNT_ENTITIES),
+    Plane.PENDING_SPANS: _Counted(
+        "quota_pending_spans", "max_scope_pending_spans", q.COUNT_PENDING_SPANS
+    ),
+}
+assert {c.counter for c in PLANES.values()} == set(q.COUNTERS)
+
+_EXACT_PARAMS = {"done": "done"}  # resolvers/harvest.py Status.DONE (it imports this module)
+
+
+def limit_of(settings: Settings, plane: Plane) -> int:
+    limit: int = getattr(settings, PLANES[plane].setting)
+    return limit
+
+
+def setting_name(plane: Plane) -> str:
+    return "PALIMPSEST_" + PLANES[plane].setting.upper()
+
+
+async def exact(tx: ScopedTx, plane: Plane) -> int:
+    [row] = await tx.run(PLANES[plane].exact, _EXACT_PARAMS)
+    return int(row["used"])
+
+
+async def admit(tx: ScopedTx, settings: Settings, created: Mapping[Plane, int]) -> None:
+    """After a write in ``tx`` that created ``created`` rows (or bytes) per plane: raise the
+    scope's counters, or refuse the write when a plane is over its limit."""
+    added = {p: n for p, n in created.items() if n > 0}
+    if not added:
+        return
+    [bounds] = await tx.run(q.LOCK_COUNTERS, {"now": utc_now()})
+    counters: dict[str, int] = {}
+    for plane, n in added.items():
+        counters[PLANES[plane].counter] = await _admit_one(tx, settings, plane, n, bounds)
+    await tx.run(q.SET_COUNTERS, {"counters": counters})
+
+
+async def admit_facts(
+    tx: ScopedTx, settings: Settings, rows: list[dict[str, Any]], facts: int, now: datetime
+) -> None:
+    """After ``ASSERT_FACTS``: the batch's new facts, and the entities it created (those of
+    its freshly minted ids stamped with this write's time)."""
+    ids = sorted({r[k] for r in rows for k in ("subject_id", "object_id") if r.get(k)})
+    entities = 0
+    if ids:
+        [row] = await tx.run(q.CREATED_ENTITIES, {"ids": ids, "now": now})
+        entities = int(row["created"])
+    await admit(tx, settings, {Plane.FACTS: facts, Plane.ENTITIES: entities})
+
+
+async def _admit_one(
+    tx: ScopedTx, settings: Settings, plane: Plane, added: int, bounds: Row
+) -> int:
+    limit = limit_of(settings, plane)
+    bound = bounds[PLANES[plane].counter]
+    after = None if bound is None else int(bound) + added
+    if after is not None and (not limit or after <= limit):
+        return after
+    used_after = await exact(tx, plane)  # this transaction's rows included
+    if limit and used_after > limit:
+        usage = max(used_after - added, 0)
+        raise QuotaExceeded(
+            f"scope {tx.ref.scope.value} may hold at most {limit} {_unit(plane)}: it holds "
+            f"{usage}, and this write would take it to {used_after}; nothing was written",
+            plane=plane.value,
+            limit=limit,
+            setting=setting_name(plane),
+            usage=usage,
+            after=used_after,
+        )
+    return used_after
+
+
+def _unit(plane: Plane) -> str:
+    return {
+        Plane.NOTES: "notes",
+        Plane.DOCUMENT_BYTES: "bytes of documents",
+        Plane.CHUNKS: "document chunks",
+        Plane.FACTS: "facts",
+        Plane.ENTITIES: "entities",
+        Plane.PENDING_SPANS: "pending spans",
+    }[plane]
