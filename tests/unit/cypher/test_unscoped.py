@@ -22,6 +22,8 @@ MAKERS = {
     "SchemaStatement": {"src/palimpsest/cypher/schema.py"},
     "CrossScopeStatement": {
         "src/palimpsest/cypher/queue.py",
+        # Erasure's search for the shared scopes a person wrote in: scope ids only.
+        "src/palimpsest/cypher/authored.py",
         EXECUTOR,  # the bookmark wait, which reads no row
         # The bench's audits of its own runs: counts per status and per scope key, no content.
         "bench/palimpsest_bench/cycle_bench.py",
