@@ -94,7 +94,8 @@ def test_delete_policy_removes_what_the_person_wrote_in_shared_scopes(
 
     receipt = ok(gql(ERASE_USER, t["admin"], u=t["alice"]))["eraseUser"]
 
-    assert receipt["status"] == "DONE" and receipt["matched"]
+    assert receipt["status"] == "DONE"
+    assert receipt["matched"]
     authored = receipt["authored"]
     assert authored["policy"] == "DELETE"
     deleted = authored["deleted"]
@@ -122,7 +123,8 @@ def test_anonymise_policy_keeps_the_rows_without_the_writer(
     write_shared(gql, t["bob_token"], t["bob_word"])
     assert scan(neo4j_driver, t, t["marker"]) > 0  # her user id, on every row she wrote
     set_to = ok(gql(SET_POLICY, t["admin"], a="ANONYMISE"))["setErasurePolicy"]
-    assert set_to["authored"] == "ANONYMISE" and set_to["updatedAt"]
+    assert set_to["authored"] == "ANONYMISE"
+    assert set_to["updatedAt"]
 
     receipt = ok(gql(ERASE_USER, t["admin"], u=t["alice"]))["eraseUser"]
 
