@@ -37,7 +37,7 @@ CALL () {
   UNION MATCH ()-[n:FACT {writer_key: $writer_key}]->()
   RETURN n.scope AS scope, n.owner_id AS owner, n.tenant_id AS tenant
 }
-WITH DISTINCT scope, owner, tenant WHERE scope IN ['TENANT', 'AGENT', 'GLOBAL']
+WITH DISTINCT scope, owner, tenant WHERE scope IN $shared
 RETURN scope, owner, tenant ORDER BY scope, owner
 """,
 )
@@ -86,8 +86,12 @@ MATCH (n:Memory {scope_key: $scope_key, writer_key: $writer_key})
 WITH n LIMIT $batch
 WITH n, CASE WHEN n.ft_len IS NULL THEN null
              ELSE {ft: n.ft, ft_tf: n.ft_tf, ft_len: n.ft_len, speaker: n.speaker} END AS indexed
+WITH n, indexed, coalesce(n.bytes, 0) AS bytes
 DETACH DELETE n
-RETURN count(*) AS rows, collect(indexed) AS indexed
+WITH count(*) AS rows, collect(indexed) AS indexed, sum(bytes) AS bytes
+OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
+SET s.memory_bytes = s.memory_bytes - bytes
+RETURN rows, indexed
 """,
 )
 
@@ -163,6 +167,9 @@ ANONYMISE: dict[str, Statement] = {
         "ANONYMISE_FACTS", "MATCH ()-[n:FACT {scope_key: $scope_key, writer_key: $writer_key}]->()"
     ),
 }
+
+# Every ANONYMISE statement, where the statement checks find them.
+ANONYMISE_ALL = tuple(ANONYMISE.values())
 
 # Rows of the scope written before authorship was stamped: nobody can say who wrote them.
 UNATTRIBUTED = Statement(

@@ -56,6 +56,12 @@ CONSTRAINTS = (
         "CREATE CONSTRAINT ontology_scope IF NOT EXISTS "
         "FOR (o:Ontology) REQUIRE o.scope_key IS UNIQUE",
     ),
+    # One erasure policy per tenant (cypher/authored.py), merged by its scope key.
+    _unscoped(
+        "CONSTRAINT_ERASURE_POLICY_SCOPE",
+        "CREATE CONSTRAINT erasure_policy_scope IF NOT EXISTS "
+        "FOR (p:ErasurePolicy) REQUIRE p.scope_key IS UNIQUE",
+    ),
     _unscoped(
         "CONSTRAINT_PENDING_ID",
         "CREATE CONSTRAINT pending_span_id IF NOT EXISTS "
@@ -229,7 +235,7 @@ RANGE_INDEXES = (
             ),
             ("entity", "CREATE INDEX entity_writer IF NOT EXISTS FOR (n:Entity) ON (n.writer_key)"),
             (
-                "fact",
+                "fact_any",
                 "CREATE INDEX fact_any_writer IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.writer_key)",
             ),
         )

@@ -26,7 +26,7 @@ from palimpsest.cypher import authored as q
 from palimpsest.cypher import erasure as eq
 from palimpsest.cypher.executor import Row, ScopedTx, Statement, Tx
 from palimpsest.errors import InvalidArgument
-from palimpsest.identity import Principal, ScopeRef
+from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import PersonRefs, authored_ref, tenant_config_ref
 from palimpsest.resolvers import term_index
@@ -41,6 +41,9 @@ from palimpsest.resolvers.erasure_jobs import (
 )
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import forget_facts, forget_terms, withdraw_batch
+
+# The scopes a person's writing is looked for in; their own USER scope is erased whole.
+SHARED = [Scope.TENANT.value, Scope.AGENT.value, Scope.GLOBAL.value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +92,8 @@ async def policy_for(svc: Services, refs: PersonRefs, job: Job) -> AuthoredPolic
 
 
 async def authored_scopes(svc: Services, refs: PersonRefs) -> list[ScopeRef]:
-    rows = await svc.db.read(q.AUTHORED_SCOPES, {"writer_key": refs.person.scope_key})
+    params = {"writer_key": refs.person.scope_key, "shared": SHARED}
+    rows = await svc.db.read(q.AUTHORED_SCOPES, params)
     found = (authored_ref(refs.tenant.tenant_id, r["scope"], r["owner"], r["tenant"]) for r in rows)
     return [ref for ref in found if ref is not None]
 

@@ -26,6 +26,7 @@ SCOPED = (
     "DocumentRevision",
     "EntityMerge",
     "MergedEntity",
+    "ErasurePolicy",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}
@@ -38,6 +39,9 @@ UNSCOPED_QUEUE = {"PENDING_SCOPES", "QUEUE_GAUGES", "TENANT_QUEUE_COUNTS"}
 # The executor's wait for a client's bookmarks, which reads no row at all.
 EXECUTOR_MODULE = "palimpsest.cypher.executor"
 UNSCOPED_EXECUTOR = {"AWAIT_BOOKMARKS"}
+# Erasure's search for the shared scopes one person wrote in: scope ids only.
+AUTHORED_MODULE = "palimpsest.cypher.authored"
+UNSCOPED_AUTHORED = {"AUTHORED_SCOPES"}
 
 
 def all_statements() -> list[tuple[str, Statement]]:
@@ -61,8 +65,10 @@ def test_only_schema_statements_are_unscoped() -> None:
     # Unscoped statements run on the unbound handle, so they are few, named and DDL only,
     # plus the named queue exceptions.
     for module, s in all_statements():
-        exception = (module == QUEUE_MODULE and s.name in UNSCOPED_QUEUE) or (
-            module == EXECUTOR_MODULE and s.name in UNSCOPED_EXECUTOR
+        exception = (
+            (module == QUEUE_MODULE and s.name in UNSCOPED_QUEUE)
+            or (module == EXECUTOR_MODULE and s.name in UNSCOPED_EXECUTOR)
+            or (module == AUTHORED_MODULE and s.name in UNSCOPED_AUTHORED)
         )
         assert s.scoped is not (module == SCHEMA_MODULE or exception), s.name
 
@@ -80,6 +86,13 @@ def test_unscoped_queue_statements_return_no_span_content() -> None:
         returned = s.text.rsplit("RETURN", 1)[1]
         for content in ("text", "facts", "speaker", "source_id", "p {", "p.*"):
             assert content not in returned, (s.name, content)
+
+
+def test_the_authored_scopes_search_returns_scope_ids_only() -> None:
+    found = {s.name: s for m, s in all_statements() if m == AUTHORED_MODULE and not s.scoped}
+    assert set(found) == UNSCOPED_AUTHORED
+    returned = found["AUTHORED_SCOPES"].text.rsplit("RETURN", 1)[1]
+    assert returned.split("ORDER BY")[0].split() == ["scope,", "owner,", "tenant"]
 
 
 def test_every_scoped_statement_filters_on_scope_key() -> None:
