@@ -206,31 +206,17 @@ RETURN p.authored AS authored, p.updated_at AS updated_at
 """,
 )
 
-# The job's authored counters, added in the same transaction as the batch.
+# The job's authored counters, added in the same transaction as the batch: one list per
+# outcome, in the order of ``erasure_jobs.PLANES``.
 ADD_AUTHORED = Statement(
     "ADD_AUTHORED",
     """
 MATCH (e:Erasure {scope_key: $scope_key, id: $id})
 SET e.authored_policy = coalesce(e.authored_policy, $policy),
-    e.ad_entries = coalesce(e.ad_entries, 0) + $deleted.entries,
-    e.ad_note_versions = coalesce(e.ad_note_versions, 0) + $deleted.note_versions,
-    e.ad_documents = coalesce(e.ad_documents, 0) + $deleted.documents,
-    e.ad_chunks = coalesce(e.ad_chunks, 0) + $deleted.chunks,
-    e.ad_chunk_revisions = coalesce(e.ad_chunk_revisions, 0) + $deleted.chunk_revisions,
-    e.ad_document_revisions = coalesce(e.ad_document_revisions, 0)
-                              + $deleted.document_revisions,
-    e.ad_entities = coalesce(e.ad_entities, 0) + $deleted.entities,
-    e.ad_facts = coalesce(e.ad_facts, 0) + $deleted.facts,
-    e.aa_entries = coalesce(e.aa_entries, 0) + $anonymised.entries,
-    e.aa_note_versions = coalesce(e.aa_note_versions, 0) + $anonymised.note_versions,
-    e.aa_documents = coalesce(e.aa_documents, 0) + $anonymised.documents,
-    e.aa_chunks = coalesce(e.aa_chunks, 0) + $anonymised.chunks,
-    e.aa_chunk_revisions = coalesce(e.aa_chunk_revisions, 0) + $anonymised.chunk_revisions,
-    e.aa_document_revisions = coalesce(e.aa_document_revisions, 0)
-                              + $anonymised.document_revisions,
-    e.aa_entities = coalesce(e.aa_entities, 0) + $anonymised.entities,
-    e.aa_facts = coalesce(e.aa_facts, 0) + $anonymised.facts,
-    e.matched = coalesce(e.matched, false) OR $touched > 0
+    e.authored_deleted = [i IN range(0, size($deleted) - 1)
+                          | coalesce(e.authored_deleted[i], 0) + $deleted[i]],
+    e.authored_anonymised = [i IN range(0, size($anonymised) - 1)
+                             | coalesce(e.authored_anonymised[i], 0) + $anonymised[i]]
 """,
 )
 

@@ -20,10 +20,7 @@ RETURN e {.id, .kind, .target_scope, .status, .requested_by, .requested_at, .fin
           .attempts, .user_id, .sql_erasing, .entries, .documents, .chunks, .entities, .facts,
           .fact_sources, .sql_databases, .sql_bytes, .spans, .chunk_revisions,
           .document_revisions, .note_versions, .matched} AS job,
-       e {.authored_policy, .unattributed, .ad_entries, .ad_note_versions, .ad_documents,
-          .ad_chunks, .ad_chunk_revisions, .ad_document_revisions, .ad_entities, .ad_facts,
-          .aa_entries, .aa_note_versions, .aa_documents, .aa_chunks, .aa_chunk_revisions,
-          .aa_document_revisions, .aa_entities, .aa_facts} AS authored
+       e {.authored_policy, .unattributed, .authored_deleted, .authored_anonymised} AS authored
 """
 
 # One running job per target: ``active_key`` is unique while set and removed when done, so a

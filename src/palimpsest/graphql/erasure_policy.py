@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 
 import strawberry
@@ -31,16 +32,7 @@ class AuthoredCounts:
 
     @classmethod
     def of(cls, p: Planes) -> AuthoredCounts:
-        return cls(
-            entries=p.entries,
-            note_versions=p.note_versions,
-            documents=p.documents,
-            chunks=p.chunks,
-            chunk_revisions=p.chunk_revisions,
-            document_revisions=p.document_revisions,
-            entities=p.entities,
-            facts=p.facts,
-        )
+        return cls(**asdict(p))
 
 
 @strawberry.type(

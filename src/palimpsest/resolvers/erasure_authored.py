@@ -84,8 +84,8 @@ async def policy_for(svc: Services, refs: PersonRefs, job: Job) -> AuthoredPolic
     if job.policy is not None:
         return job.policy
     policy = (await _read_policy(svc, refs.tenant)).authored
-    zero = asdict(Planes())
-    add: dict[str, Any] = {"id": job.receipt.id, "policy": policy.value, "touched": 0}
+    zero = Planes().as_list()
+    add: dict[str, Any] = {"id": job.receipt.id, "policy": policy.value}
     add |= {"deleted": zero, "anonymised": zero}
     await svc.db.scoped(refs.tenant).write(q.ADD_AUTHORED, add)
     return policy
@@ -109,8 +109,8 @@ def authored_work(
     def counted(body: Any) -> Work:
         async def work(tx: Tx) -> tuple[int, Counts]:
             touched, deleted, anonymised = await body(tx.scoped(ref))
-            add: dict[str, Any] = {"id": job_id, "policy": policy.value, "touched": touched}
-            add |= {"deleted": asdict(deleted), "anonymised": asdict(anonymised)}
+            add: dict[str, Any] = {"id": job_id, "policy": policy.value}
+            add |= {"deleted": deleted.as_list(), "anonymised": anonymised.as_list()}
             await tx.scoped(refs.tenant).run(q.ADD_AUTHORED, add)
             return touched, Counts()
 

@@ -92,6 +92,14 @@ class Planes:
     entities: int = 0
     facts: int = 0
 
+    @classmethod
+    def of(cls, stored: list[int] | None) -> Planes:
+        """From the job's counter list (``PLANES`` order); a missing one is all zero."""
+        return cls(*(stored or []))
+
+    def as_list(self) -> list[int]:
+        return [getattr(self, p) for p in PLANES]
+
 
 PLANES = tuple(f.name for f in fields(Planes))
 
@@ -166,8 +174,8 @@ class StoredAuthored:
 
 def authored_of(a: dict[str, Any]) -> StoredAuthored:
     policy = AuthoredPolicy(a["authored_policy"]) if a.get("authored_policy") else None
-    deleted = Planes(**{p: int(a.get("ad_" + p) or 0) for p in PLANES})
-    anonymised = Planes(**{p: int(a.get("aa_" + p) or 0) for p in PLANES})
+    deleted = Planes.of(a.get("authored_deleted"))
+    anonymised = Planes.of(a.get("authored_anonymised"))
     unattributed = int(a.get("unattributed") or 0)
     shown = Authored(policy or DEFAULT_POLICY, deleted, anonymised, unattributed)
     return StoredAuthored(policy, shown)
