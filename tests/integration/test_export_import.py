@@ -24,7 +24,7 @@ from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqliteStore
 from tests.integration import people
 from tests.integration.conftest import Gql
-from tests.integration.people import ok
+from tests.integration.people import count, ok
 from tests.integration.test_erasure import ERASE_USER, code_of
 from tests.unit.recording import ConstantEmbedder
 
@@ -35,6 +35,12 @@ SEARCH = """query($q: String!, $kind: Source!) { search(scope: USER, query: $q, 
   sources: [$kind]) { hits { kind text } } }"""
 SQL = '{ sqlQuery(scope: USER, statement: "SELECT body, raw FROM notes ORDER BY id") { rows } }'
 FACT = "query($id: ID!) { fact(scope: TENANT, id: $id) { sources { text } } }"
+
+
+WRITTEN_BY = """MATCH (m:Memory {scope_key: $k, writer_key: $k}) WHERE m.writer_id = $w
+RETURN count(m)"""
+TENANT_WRITTEN_BY = "MATCH ()-[f:FACT {scope_key: $k, writer_id: $w}]->() RETURN count(f)"
+TENANT_WRITER = "MATCH ()-[f:FACT {scope_key: $k, writer_key: $w}]->() RETURN count(f)"
 
 
 def kinds(lines: list[str]) -> dict[str, int]:
@@ -91,6 +97,11 @@ def test_export_then_import_into_the_emptied_scopes_reproduces_the_person(
     ]
 
     loaded = asyncio.run(import_from_file(settings, out))
+    # The writer fields travel with the person's rows and are stamped again on tenant facts.
+    assert count(neo4j_driver, WRITTEN_BY, k=alice.key, w=alice.user) == counted["memory"]
+    written_tenant = count(neo4j_driver, TENANT_WRITTEN_BY, k=alice.tenant_key, w=alice.user)
+    assert written_tenant == count(neo4j_driver, TENANT_WRITER, k=alice.tenant_key, w=alice.key)
+    assert written_tenant >= 1
     assert loaded["records"] == {k: v for k, v in counted.items() if k not in ("header", "end")}
     again = ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"]
     assert again[1:] == lines[1:]

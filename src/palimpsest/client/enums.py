@@ -43,6 +43,13 @@ class ErasureKind(StrEnum):
     SUBJECT = "SUBJECT"
 
 
+class AuthoredPolicy(StrEnum):
+    """What erasing a person does to the rows they wrote in TENANT, AGENT and GLOBAL scopes."""
+
+    DELETE = "DELETE"
+    ANONYMISE = "ANONYMISE"
+
+
 class ErasureStatus(StrEnum):
     """DONE, or RUNNING for an interrupted job: call it again to finish it."""
 

@@ -5,6 +5,7 @@ and the named methods are the common ones."""
 
 from __future__ import annotations
 
+from palimpsest.client.erasure_results import ErasurePolicy
 from palimpsest.client.recall_results import (
     ContextBlock,
     Entity,
@@ -354,6 +355,10 @@ ERASE_SUBJECT = Operation[ErasureReceipt](
     ErasureReceipt,
 )
 ERASE_USER = Operation[ErasureReceipt]("mutation", "eraseUser", "userId: ID!", ErasureReceipt)
+ERASURE_POLICY = Operation[ErasurePolicy]("query", "erasurePolicy", "", ErasurePolicy)
+SET_ERASURE_POLICY = Operation[ErasurePolicy](
+    "mutation", "setErasurePolicy", "authored: AuthoredPolicy!", ErasurePolicy
+)
 REQUEUE_DEAD_LETTERS = Operation[list[str]](
     "mutation",
     "requeueDeadLetters",

@@ -9,6 +9,11 @@ from typing import Any
 
 from palimpsest.client.enums import ChunkType, ErasureKind, ErasureStatus, Origin, Role, Scope
 
+# Re-exported: the schema's erasure types are looked up here like every other result.
+from palimpsest.client.erasure_results import AuthoredCounts as AuthoredCounts
+from palimpsest.client.erasure_results import AuthoredErasure as AuthoredErasure
+from palimpsest.client.erasure_results import ErasurePolicy as ErasurePolicy
+
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
@@ -169,6 +174,7 @@ class ErasureReceipt:
     attempts: int
     removed: ErasureCounts
     matched: bool
+    authored: AuthoredErasure | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +319,7 @@ class Provenance:
     run: str | None
     agent: str | None
     model: str | None
+    writer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

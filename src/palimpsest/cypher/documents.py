@@ -16,7 +16,7 @@ _SCOPE: LiteralString = (
 )
 _PROVENANCE: LiteralString = (
     "session_id: $session_id, run_id: $run_id, agent_name: $agent_name, model: $model, "
-    "origin: $origin"
+    "origin: $origin, writer_id: $writer_id, writer_key: $writer_key"
 )
 
 CREATE_DOCUMENT = Statement(
@@ -41,7 +41,8 @@ SET x = c, x.document_id = $id, x.revision = 1, x.observed_at = $observed_at,
     x.created_at = $now, x.updated_at = $now, x.from_revision = 1, x.version_at = $now,
     x.tenant_id = $tenant_id, x.scope = $scope, x.owner_id = $owner_id,
     x.scope_key = $scope_key, x.session_id = $session_id, x.run_id = $run_id,
-    x.agent_name = $agent_name, x.model = $model, x.origin = $origin
+    x.agent_name = $agent_name, x.model = $model, x.origin = $origin,
+    x.writer_id = $writer_id, x.writer_key = $writer_key
 WITH root, collect(x) AS xs
 UNWIND range(0, size(xs) - 1) AS i
 WITH root, xs, i, xs[i] AS x
@@ -59,7 +60,7 @@ LIST_DOCUMENTS = Statement(
 MATCH (d:Document {scope_key: $scope_key})
 WHERE coalesce(d.path, '') STARTS WITH $path_prefix AND d.id > $after AND d.deleted_at IS NULL
 RETURN d {.id, .title, .path, .created_at, .updated_at, .tenant_id, .session_id, .run_id,
-          .agent_name, .model, .origin, .compaction_generation,
+          .agent_name, .model, .origin, .writer_id, .compaction_generation,
           revision: coalesce(d.revision, 1)} AS document,
        COUNT { (c:Chunk {scope_key: $scope_key, document_id: d.id}) } - 1 AS chunk_count
 ORDER BY d.id
@@ -73,7 +74,7 @@ GET_DOCUMENT = Statement(
 MATCH (d:Document {scope_key: $scope_key, id: $id})
 WHERE d.deleted_at IS NULL
 RETURN d {.id, .title, .path, .preamble, .created_at, .updated_at, .tenant_id, .session_id,
-          .run_id, .agent_name, .model, .origin, .compaction_generation,
+          .run_id, .agent_name, .model, .origin, .writer_id, .compaction_generation,
           revision: coalesce(d.revision, 1)} AS document
 """,
 )
@@ -82,7 +83,7 @@ _CHUNK: LiteralString = """
 RETURN c {.id, .document_id, .type, .text, .separator, .level, .language, .position, .index,
           .revision, .start_line, .end_line, .start_char, .end_char, .observed_at,
           .created_at, .updated_at, .tenant_id, .session_id, .run_id, .agent_name, .model,
-          .origin, .compaction_generation} AS chunk,
+          .origin, .writer_id, .compaction_generation} AS chunk,
        p.id AS parent_id
 """
 
@@ -146,7 +147,8 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
   SET c.text = $text, c.embedding = $embedding, c.revision = c.revision + 1,
       c.seq = seq, c.from_revision = $next, c.version_at = $now,
       c.updated_at = $now, c.session_id = $session_id, c.run_id = $run_id,
-      c.agent_name = $agent_name, c.model = $model, c.origin = $origin)
+      c.agent_name = $agent_name, c.model = $model, c.origin = $origin,
+      c.writer_id = $writer_id, c.writer_key = $writer_key)
 RETURN fresh, c.revision AS revision
 """,
 )

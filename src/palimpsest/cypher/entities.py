@@ -67,7 +67,7 @@ ORDER BY i, rank, id
 
 _ENTITY: LiteralString = """e {.id, .type, .name, .aliases, .normalized_name, .name_key,
    .alias_keys, provenance: e {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-   .compaction_generation}}"""
+   .writer_id, .compaction_generation}}"""
 
 # The names the duplicate finder compares, capped (``resolvers.entities.MAX_SCAN``).
 ENTITY_NAMES = Statement(

@@ -19,7 +19,8 @@ _JOB: LiteralString = """
 RETURN e {.id, .kind, .target_scope, .status, .requested_by, .requested_at, .finished_at,
           .attempts, .user_id, .sql_erasing, .entries, .documents, .chunks, .entities, .facts,
           .fact_sources, .sql_databases, .sql_bytes, .spans, .chunk_revisions,
-          .document_revisions, .note_versions, .matched} AS job
+          .document_revisions, .note_versions, .matched} AS job,
+       e {.authored_policy, .unattributed, .authored_deleted, .authored_anonymised} AS authored
 """
 
 # One running job per target: ``active_key`` is unique while set and removed when done, so a
@@ -313,7 +314,7 @@ SCRUB_WRITER_FACTS = Statement(
     """
 MATCH ()-[f:FACT {scope_key: $scope_key, writer_key: $writer_key}]->()
 WITH f, coalesce(f.co_writer_keys, []) AS others LIMIT $batch
-SET f.writer_key = head(others), f.session_id = null, f.run_id = null,
+SET f.writer_key = head(others), f.session_id = null, f.run_id = null, f.writer_id = '',
     f.co_writer_keys = CASE WHEN size(others) > 1 THEN tail(others) END,
     f.co_written = CASE WHEN size(others) > 1 THEN true END
 RETURN count(*) AS rows, 0 * count(*) AS counted

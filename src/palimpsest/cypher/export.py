@@ -277,7 +277,8 @@ ON CREATE SET o = r.object, """
     + _stamp("o")
     + """
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->(o)
-ON CREATE SET f = r.props, f.embedding = r.embedding, f.writer_key = r.writer_key, """
+ON CREATE SET f = r.props, f.embedding = r.embedding, f.writer_key = r.writer_key,
+              f.writer_id = r.writer_id, """
     + _stamp("f")
     + """
 WITH f, r, fresh

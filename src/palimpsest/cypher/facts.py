@@ -50,10 +50,10 @@ FACT_VISIBLE: LiteralString = (
 _FACT_MAP: LiteralString = """f {.id, .scope, .predicate, .text, .natural_key, .observed_at,
    .valid_at, .invalid_at, .created_at, .expired_at, .supersedes, .superseded_by, .confidence,
    .verdict, .judge_reason, .judged_by, .judged_at, .tenant_id, .session_id, .run_id,
-   .agent_name, .model, .origin, .compaction_generation, .prior_ends, .ends_changed_at,
+   .agent_name, .model, .origin, .writer_id, .compaction_generation, .prior_ends, .ends_changed_at,
    .prior_invalid_at, .invalid_changed_at, .closed_reason}"""
 _ENTITY_FIELDS: LiteralString = """{.id, .type, .name, .aliases, .tenant_id, .session_id,
-   .run_id, .agent_name, .model, .origin, .compaction_generation}"""
+   .run_id, .agent_name, .model, .origin, .writer_id, .compaction_generation}"""
 _SOURCES: LiteralString = """COLLECT { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id})
           RETURN x {.chunk_id, .document_id, .start, .end, .text, .origin_scope, .created_at,
                     .origin}
@@ -116,14 +116,16 @@ ON CREATE SET s:$(item.subject_label), s.id = item.subject_id, s.name = item.sub
               s.name_key = item.subject_key, s.created_at = $now,
               s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.session_id = $session_id, s.run_id = $run_id, s.agent_name = $agent_name,
-              s.model = $model, s.origin = $origin
+              s.model = $model, s.origin = $origin, s.writer_id = $writer_id,
+              s.writer_key = $writer_key
 MERGE (o:Entity {scope_key: $scope_key, type: item.object_type,
                  normalized_name: item.object_norm})
 ON CREATE SET o:$(item.object_label), o.id = item.object_id, o.name = item.object_name,
               o.name_key = item.object_key, o.created_at = $now,
               o.tenant_id = $tenant_id, o.scope = $scope, o.owner_id = $owner_id,
               o.session_id = $session_id, o.run_id = $run_id, o.agent_name = $agent_name,
-              o.model = $model, o.origin = $origin
+              o.model = $model, o.origin = $origin, o.writer_id = $writer_id,
+              o.writer_key = $writer_key
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o)
 ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
               f.predicate_key = item.predicate_key,
@@ -132,6 +134,7 @@ ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
               f.has_time = item.has_time,
               f.observed_at = item.observed_at, f.valid_at = item.valid_at,
               f.invalid_at = item.invalid_at, f.created_at = $now, f.writer_key = $writer_key,
+              f.writer_id = $writer_id,
               f.tenant_id = $tenant_id, f.scope = $scope, f.owner_id = $owner_id,
               f.session_id = $session_id, f.run_id = $run_id, f.agent_name = $agent_name,
               f.model = $model, f.origin = $origin,

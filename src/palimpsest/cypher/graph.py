@@ -4,7 +4,7 @@ from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
 
 _ENTITY = """RETURN e.id AS id, e.type AS type, e.name AS name, e.aliases AS aliases,
-       e {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+       e {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin, .writer_id,
           .compaction_generation} AS provenance"""
 
 # Paged in (normalized_name, type) order, unique per scope; no cursor: $after_name is null.
@@ -88,14 +88,14 @@ CHUNKS_FOR = Statement(
 MATCH (c:Chunk {scope_key: $scope_key})
 WHERE c.id IN $chunk_ids AND c.index IS NOT NULL
 RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text,
-       c {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+       c {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin, .writer_id,
           .compaction_generation} AS provenance
 UNION
 MATCH (c:Chunk {scope_key: $scope_key})-[:MENTIONS {scope_key: $scope_key}]->
       (e:Entity {scope_key: $scope_key})
 WHERE e.id IN $entity_ids
 RETURN c.id AS id, c.document_id AS document_id, c.type AS type, c.text AS text,
-       c {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
+       c {.tenant_id, .session_id, .run_id, .agent_name, .model, .origin, .writer_id,
           .compaction_generation} AS provenance
 """,
 )

@@ -18,7 +18,7 @@ RETURN m.key AS key, m.value AS value, m.expires_at AS expires_at, m.created_at 
 m.updated_at AS updated_at, m.embedding IS NOT NULL AS embedded, m.embed_mode AS embed_mode,
 m.observed_at AS observed_at, m.valid_at AS valid_at, m.invalid_at AS invalid_at,
 m.tenant_id AS tenant_id, m.session_id AS session_id, m.run_id AS run_id,
-m.agent_name AS agent_name, m.model AS model, m.origin AS origin,
+m.agent_name AS agent_name, m.model AS model, m.origin AS origin, m.writer_id AS writer_id,
 m.compaction_generation AS compaction_generation, coalesce(m.pinned, false) AS pinned
 """
 
@@ -115,6 +115,7 @@ SET m.created_at = CASE
     m.has_time = $has_time, m.speaker = $speaker,
     m.session_id = $session_id, m.run_id = $run_id, m.agent_name = $agent_name,
     m.model = $model, m.origin = $origin, m.compaction_generation = $compaction_generation,
+    m.writer_id = $writer_id, m.writer_key = $writer_key,
     m.observed_at = $observed_at, m.valid_at = $valid_at, m.invalid_at = $invalid_at,
     m.pinned = $pinned
 WITH m

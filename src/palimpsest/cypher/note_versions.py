@@ -60,7 +60,8 @@ CREATE (v:MemoryVersion {scope_key: $scope_key, key: $key})
 SET v.id = $tombstone_id, v.tenant_id = $tenant_id, v.scope = $scope, v.owner_id = $owner_id,
     v.deleted = true,
     v.created_at = $now, v.session_id = $session_id, v.run_id = $run_id,
-    v.agent_name = $agent_name, v.model = $model, v.origin = $origin
+    v.agent_name = $agent_name, v.model = $model, v.origin = $origin,
+    v.writer_id = $writer_id, v.writer_key = $writer_key
 WITH v
 MATCH (s:Scope {scope_key: $scope_key})
 SET s.note_versions = $note_versions
@@ -69,7 +70,7 @@ RETURN count(v) AS written
 )
 
 _WRITER: LiteralString = """.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-.compaction_generation"""
+.writer_id, .compaction_generation"""
 
 # One state of a key as a map with the columns of a current read (cypher/memory.py ``_ENTRY``).
 _CURRENT_STATE: LiteralString = (
@@ -97,7 +98,7 @@ RETURN n.key AS key, n.value AS value, n.expires_at AS expires_at, n.created_at 
 n.updated_at AS updated_at, n.embedded AS embedded, n.observed_at AS observed_at,
 n.valid_at AS valid_at, n.invalid_at AS invalid_at, n.tenant_id AS tenant_id,
 n.session_id AS session_id, n.run_id AS run_id, n.agent_name AS agent_name, n.model AS model,
-n.origin AS origin, n.compaction_generation AS compaction_generation,
+n.origin AS origin, n.writer_id AS writer_id, n.compaction_generation AS compaction_generation,
 coalesce(n.pinned, false) AS pinned
 """
 
@@ -184,7 +185,8 @@ RETURN n.created_at AS created_at, n.expired_at AS expired_at, n.deleted AS dele
        n.value AS value, n.valid_at AS valid_at, n.invalid_at AS invalid_at,
        n.expires_at AS expires_at, n.tenant_id AS tenant_id, n.session_id AS session_id,
        n.run_id AS run_id, n.agent_name AS agent_name, n.model AS model, n.origin AS origin,
-       n.compaction_generation AS compaction_generation, coalesce(n.pinned, false) AS pinned
+       n.writer_id AS writer_id, n.compaction_generation AS compaction_generation,
+       coalesce(n.pinned, false) AS pinned
 ORDER BY created_at DESC
 LIMIT $limit""",
 )
@@ -268,6 +270,6 @@ PAST_LOAD_NOTES = Statement(
     _KNOWN_NOTES
     + """WITH n, first_at WHERE n.key IN $notes AND n.scope_key = $scope_key
 RETURN collect(n {.key, .scope, .text, created_at: first_at, .observed_at, .tenant_id,
-                  .session_id, .run_id, .agent_name, .model, .origin,
+                  .session_id, .run_id, .agent_name, .model, .origin, .writer_id,
                   .compaction_generation}) AS notes""",
 )

@@ -260,7 +260,8 @@ CALL () {
   USING INDEX m:Memory(scope_key, key)
   WHERE m.key IN $notes
   RETURN collect(m {.key, .scope, .text, .created_at, .observed_at, .tenant_id, .session_id,
-                    .run_id, .agent_name, .model, .origin, .compaction_generation}) AS notes
+                    .run_id, .agent_name, .model, .origin, .writer_id,
+                    .compaction_generation}) AS notes
 }
 CALL () {
   MATCH (c:Chunk)
@@ -268,7 +269,7 @@ CALL () {
     AND ($known_at IS NULL OR coalesce(c.version_at, c.created_at) <= $known_at)
   RETURN collect(c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at,
                     .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-                    .compaction_generation}) AS current
+                    .writer_id, .compaction_generation}) AS current
 }
 CALL () {
   MATCH (c:ChunkVersion {scope_key: $scope_key})
@@ -276,7 +277,7 @@ CALL () {
     AND c.version_at <= $known_at AND c.expired_at > $known_at
   RETURN collect(c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at,
                     .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-                    .compaction_generation}) AS past
+                    .writer_id, .compaction_generation}) AS past
 }
 CALL () {
   MATCH (s:Entity)-[f:FACT]->(o:Entity)

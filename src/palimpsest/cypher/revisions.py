@@ -19,7 +19,7 @@ _SCOPE: LiteralString = (
 
 _VERSION_FIELDS: LiteralString = """{.id, .document_id, .type, .text, .separator, .level,
           .language, .revision, .seq, .observed_at, .created_at, .updated_at, .tenant_id,
-          .session_id, .run_id, .agent_name, .model, .origin, .compaction_generation,
+          .session_id, .run_id, .agent_name, .model, .origin, .writer_id, .compaction_generation,
           .index, .position, .start_line, .end_line, .start_char, .end_char,
           from_revision: coalesce(c.from_revision, 1), to_revision: c.to_revision,
           version_at: coalesce(c.version_at, c.created_at), expired_at: c.expired_at}"""
@@ -105,7 +105,8 @@ REMOVE v.ft, v.ft_tf, v.ft_len, v.locked_at
 SET c += r.props, c.embedding = coalesce(r.embedding, c.embedding),
     c.revision = coalesce(c.revision, 1) + 1, c.from_revision = $revision,
     c.version_at = $now, c.updated_at = $now, c.session_id = $session_id, c.run_id = $run_id,
-    c.agent_name = $agent_name, c.model = $model, c.origin = $origin
+    c.agent_name = $agent_name, c.model = $model, c.origin = $origin,
+    c.writer_id = $writer_id, c.writer_key = $writer_key
 RETURN count(c) AS edited
 """,
 )
@@ -120,7 +121,8 @@ SET x = r.props, x.id = r.id, x.embedding = r.embedding, x.document_id = $id,
     x.observed_at = $observed_at, x.created_at = $now, x.updated_at = $now,
     x.tenant_id = $tenant_id, x.scope = $scope, x.owner_id = $owner_id,
     x.scope_key = $scope_key, x.session_id = $session_id, x.run_id = $run_id,
-    x.agent_name = $agent_name, x.model = $model, x.origin = $origin
+    x.agent_name = $agent_name, x.model = $model, x.origin = $origin,
+    x.writer_id = $writer_id, x.writer_key = $writer_key
 RETURN count(x) AS created
 """,
 )
@@ -186,7 +188,8 @@ FOREACH (_ IN CASE WHEN d.revision IS NULL THEN [1] ELSE [] END |
           preamble: d.preamble, """
     + _SCOPE
     + """, session_id: d.session_id, run_id: d.run_id, agent_name: d.agent_name,
-          model: d.model, origin: d.origin}))
+          model: d.model, origin: d.origin, writer_id: d.writer_id,
+          writer_key: d.writer_key}))
 SET d.revision = $revision, d.title = $title, d.path = $path, d.preamble = $preamble,
     d.updated_at = $now, d.deleted_at = CASE WHEN $deleted THEN $now ELSE null END
 CREATE (:DocumentRevision {document_id: d.id, revision: $revision, created_at: $now,
@@ -194,7 +197,8 @@ CREATE (:DocumentRevision {document_id: d.id, revision: $revision, created_at: $
         preamble: $preamble, """
     + _SCOPE
     + """, session_id: $session_id, run_id: $run_id,
-        agent_name: $agent_name, model: $model, origin: $origin})
+        agent_name: $agent_name, model: $model, origin: $origin, writer_id: $writer_id,
+        writer_key: $writer_key})
 RETURN d.revision AS revision
 """,
 )
@@ -209,10 +213,10 @@ OPTIONAL MATCH (r:DocumentRevision {scope_key: $scope_key, document_id: $id})
 WHERE r.revision < $before
 WITH d, r ORDER BY r.revision DESC LIMIT $limit
 RETURN d {.id, .title, .path, .preamble, .created_at, .tenant_id, .session_id, .run_id,
-          .agent_name, .model, .origin, revision: coalesce(d.revision, 1)} AS document,
+          .agent_name, .model, .origin, .writer_id, revision: coalesce(d.revision, 1)} AS document,
        collect(r {.revision, .created_at, .deleted, .changed_chunks, .title, .path,
                   .preamble, .tenant_id, .session_id, .run_id, .agent_name, .model,
-                  .origin}) AS revisions
+                  .origin, .writer_id}) AS revisions
 """,
 )
 

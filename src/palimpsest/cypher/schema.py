@@ -56,6 +56,12 @@ CONSTRAINTS = (
         "CREATE CONSTRAINT ontology_scope IF NOT EXISTS "
         "FOR (o:Ontology) REQUIRE o.scope_key IS UNIQUE",
     ),
+    # One erasure policy per tenant (cypher/authored.py), merged by its scope key.
+    _unscoped(
+        "CONSTRAINT_ERASURE_POLICY_SCOPE",
+        "CREATE CONSTRAINT erasure_policy_scope IF NOT EXISTS "
+        "FOR (p:ErasurePolicy) REQUIRE p.scope_key IS UNIQUE",
+    ),
     _unscoped(
         "CONSTRAINT_PENDING_ID",
         "CREATE CONSTRAINT pending_span_id IF NOT EXISTS "
@@ -209,6 +215,38 @@ RANGE_INDEXES = (
     _unscoped(
         "INDEX_FACT_WRITER",
         "CREATE INDEX fact_writer IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.scope_key, f.writer_key)",
+    ),
+    # What one person wrote in any scope (``writer_key``), found by erasure across scopes.
+    *(
+        _unscoped(f"INDEX_{label.upper()}_WRITER", text)
+        for label, text in (
+            ("memory", "CREATE INDEX memory_writer IF NOT EXISTS FOR (n:Memory) ON (n.writer_key)"),
+            (
+                "memory_version",
+                "CREATE INDEX memory_version_writer IF NOT EXISTS "
+                "FOR (n:MemoryVersion) ON (n.writer_key)",
+            ),
+            (
+                "document",
+                "CREATE INDEX document_writer IF NOT EXISTS FOR (n:Document) ON (n.writer_key)",
+            ),
+            ("chunk", "CREATE INDEX chunk_writer IF NOT EXISTS FOR (n:Chunk) ON (n.writer_key)"),
+            (
+                "chunk_version",
+                "CREATE INDEX chunk_version_writer IF NOT EXISTS "
+                "FOR (n:ChunkVersion) ON (n.writer_key)",
+            ),
+            (
+                "document_revision",
+                "CREATE INDEX document_revision_writer IF NOT EXISTS "
+                "FOR (n:DocumentRevision) ON (n.writer_key)",
+            ),
+            ("entity", "CREATE INDEX entity_writer IF NOT EXISTS FOR (n:Entity) ON (n.writer_key)"),
+            (
+                "fact_any",
+                "CREATE INDEX fact_any_writer IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.writer_key)",
+            ),
+        )
     ),
     # The few facts several writers asserted without a source, found by erasure.
     _unscoped(

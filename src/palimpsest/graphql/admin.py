@@ -12,9 +12,12 @@ import strawberry
 from palimpsest import paging
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.erasure import ErasureReceipt
+from palimpsest.graphql.erasure_policy import ErasurePolicy
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, page_of
 from palimpsest.resolvers import erasure as ops
 from palimpsest.resolvers import erasure_audit as audit
+from palimpsest.resolvers import erasure_authored as policy
+from palimpsest.resolvers.erasure_jobs import AuthoredPolicy
 
 
 @strawberry.type
@@ -30,6 +33,14 @@ class AdminQuery:
         found = await audit.list_erasures(c.services, c.principal, limit, after)
         return page_of(found, ErasureReceipt.of)
 
+    @strawberry.field(
+        description="Admin: the tenant's erasure policy (what erasing a person does to the "
+        "rows they wrote in shared scopes)."
+    )
+    async def erasure_policy(self, info: Info) -> ErasurePolicy:
+        c = info.context
+        return ErasurePolicy.of(await policy.erasure_policy(c.services, c.principal))
+
 
 @strawberry.type
 class AdminMutation:
@@ -40,3 +51,13 @@ class AdminMutation:
     async def erase_user(self, info: Info, user_id: strawberry.ID) -> ErasureReceipt:
         c = info.context
         return ErasureReceipt.of(await ops.erase_user(c.services, c.principal, str(user_id)))
+
+    @strawberry.mutation(
+        description="Admin: set what erasing a person does to the rows they wrote in TENANT, "
+        "AGENT and GLOBAL scopes (DELETE by default, or ANONYMISE). A running erasure keeps "
+        "the policy it started with."
+    )
+    async def set_erasure_policy(self, info: Info, authored: AuthoredPolicy) -> ErasurePolicy:
+        c = info.context
+        found = await policy.set_erasure_policy(c.services, c.principal, authored.value)
+        return ErasurePolicy.of(found)

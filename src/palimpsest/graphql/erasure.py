@@ -11,6 +11,7 @@ import strawberry
 from strawberry import ID
 
 from palimpsest.graphql.context import Info
+from palimpsest.graphql.erasure_policy import AuthoredErasure
 from palimpsest.graphql.facts import EntityInput
 from palimpsest.graphql.scalars import Int64
 from palimpsest.graphql.types import Scope
@@ -90,6 +91,11 @@ class ErasureReceipt:
         description="Whether the erasure found anything of its target. False: nothing of "
         "that user is here (user ids are case-sensitive and compared exactly)."
     )
+    authored: AuthoredErasure | None = strawberry.field(
+        default=None,
+        description="A person's erasure: the rows they wrote in TENANT, AGENT and GLOBAL "
+        "scopes, deleted or anonymised by the tenant's erasurePolicy. Null for a subject's.",
+    )
 
     @classmethod
     def of(cls, r: Receipt) -> ErasureReceipt:
@@ -104,6 +110,7 @@ class ErasureReceipt:
             attempts=r.attempts,
             removed=ErasureCounts.of(r.removed),
             matched=r.matched,
+            authored=AuthoredErasure.of(r.authored) if r.authored else None,
         )
 
 

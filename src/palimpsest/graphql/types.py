@@ -115,6 +115,13 @@ class Provenance:
     run: str | None = strawberry.field(description=_WRITER_HELP)
     agent: str | None = strawberry.field(description=_WRITER_HELP)
     model: str | None = strawberry.field(description=_WRITER_HELP)
+    writer: str | None = strawberry.field(
+        default=None,
+        description="The user who wrote the row, server-stamped from the token. "
+        + _WRITER_HELP
+        + " Also null for rows written before writers were stamped, by a token naming no "
+        "user, or whose writer was erased under the ANONYMISE policy.",
+    )
 
     @classmethod
     def of(cls, p: models.Provenance) -> Provenance:
@@ -125,6 +132,7 @@ class Provenance:
             run=p.run_id,
             agent=p.agent_name,
             model=p.model,
+            writer=p.writer,
             origin=Origin(p.origin),
             compaction_generation=p.compaction_generation,
             source_quote=SourceQuote(

@@ -189,6 +189,21 @@ def person_refs(principal: Principal, user_id: str | None = None) -> PersonRefs:
     )
 
 
+def authored_ref(tenant_id: str, scope: str, owner_id: str, row_tenant: str) -> ScopeRef | None:
+    """A shared scope of ``tenant_id`` where erasure found rows one of its members wrote
+    (``cypher/authored.py``): the tenant's own scope, one of its agents', or GLOBAL. None for
+    anything else, so a found row never opens another tenant's scope."""
+    match scope:
+        case Scope.TENANT.value if owner_id == tenant_id == row_tenant:
+            return _tenant_ref(tenant_id)
+        case Scope.AGENT.value if row_tenant == tenant_id and owner_id:
+            key = scope_key(tenant_id, Scope.AGENT, owner_id)
+            return ScopeRef(tenant_id, Scope.AGENT, owner_id, key, _SEAL)
+        case Scope.GLOBAL.value if row_tenant == "":
+            return ScopeRef("", Scope.GLOBAL, "", scope_key("", Scope.GLOBAL, ""), _SEAL)
+    return None
+
+
 def _tenant_ref(tenant: str) -> ScopeRef:
     return ScopeRef(tenant, Scope.TENANT, tenant, scope_key(tenant, Scope.TENANT, tenant), _SEAL)
 

@@ -26,13 +26,19 @@ def check_id(value: str, what: str) -> str:
 
 
 def writer_params(who: Principal) -> dict[str, Any]:
-    """The provenance a write stamps, all from the token; ``origin`` is never from the wire."""
+    """The provenance a write stamps, all from the token; ``origin`` is never from the wire.
+
+    ``writer_id`` is the writing user (``""`` for a token that names none, so a row written
+    before authorship was stamped, with no ``writer_id`` at all, can be told apart) and
+    ``writer_key`` their USER scope key, by which erasure finds what they wrote anywhere."""
     return {
         "session_id": who.session_id,
         "run_id": who.run_id,
         "agent_name": who.agent_name,
         "model": who.model,
         "origin": who.origin.value,
+        "writer_id": who.user_id or "",
+        "writer_key": writer_key(who),
     }
 
 
@@ -44,7 +50,11 @@ def writer_key(who: Principal) -> str | None:
 def fact_stamp(who: Principal, stamp: dict[str, Any] | None = None) -> dict[str, Any]:
     """What a fact write stamps: the writer's provenance (or ``stamp``, a harvested run's, when
     the consolidator writes for the user) and the writer key erasure finds unsourced facts by."""
-    return {**(stamp or writer_params(who)), "writer_key": writer_key(who)}
+    return {**(stamp or writer_params(who)), **_author(who)}
+
+
+def _author(who: Principal) -> dict[str, Any]:
+    return {"writer_id": who.user_id or "", "writer_key": writer_key(who)}
 
 
 def provenance_from(row: dict[str, Any], reader: Principal) -> Provenance:
@@ -58,6 +68,7 @@ def provenance_from(row: dict[str, Any], reader: Principal) -> Provenance:
         run_id=row.get("run_id") if shown else None,
         agent_name=row.get("agent_name") if shown else None,
         model=row.get("model") if shown else None,
+        writer=row.get("writer_id") or None if shown else None,
         origin=row.get("origin") or "agent",
         compaction_generation=row.get("compaction_generation"),
         judged_by=row.get("judged_by"),

@@ -32,8 +32,9 @@ from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs, tenant_config_ref
+from palimpsest.resolvers import erasure_authored as authored
 from palimpsest.resolvers import erasure_jobs as jobs
-from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, Receipt, Work
+from palimpsest.resolvers.erasure_jobs import AuthoredPolicy, Counts, ErasureKind, Receipt, Work
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import forget_facts, withdraw_batch
 from palimpsest.schema.drafts import EntityRef
@@ -109,18 +110,25 @@ async def _erase_person(svc: Services, refs: PersonRefs, requested_by: str) -> R
     )
     job_id = job.receipt.id
     jobs.journal_add(svc, refs.tenant.tenant_id, job_id)
-    receipt = await _run_person(svc, refs, job_id)
+    policy = await authored.policy_for(svc, refs, job)
+    receipt = await _run_person(svc, refs, job_id, policy)
     jobs.journal_remove(svc, job_id)
     return receipt
 
 
-async def _run_person(svc: Services, refs: PersonRefs, job_id: str) -> Receipt:
+async def _run_person(
+    svc: Services, refs: PersonRefs, job_id: str, policy: AuthoredPolicy
+) -> Receipt:
     batch = svc.settings.erasure_batch
     for _ in range(MAX_PASSES):
-        for work in _person_work(refs, svc.settings, batch):
+        for work in _person_work(refs, svc.settings, batch, policy):
             await _drain(svc, refs.tenant, job_id, work, batch)
+        for ref in await authored.authored_scopes(svc, refs):
+            for work in authored.authored_work(refs, ref, policy, svc.settings, job_id):
+                await _drain(svc, refs.tenant, job_id, work, batch)
         await _erase_sql(svc, refs, job_id)
         if not await _anything_left(svc, refs):
+            await authored.count_unattributed(svc, refs, job_id)
             return await jobs.finish(svc, refs.tenant, job_id)
     raise Conflict(
         "new data of this user kept arriving during the erasure; stop their runs and call "
@@ -128,7 +136,9 @@ async def _run_person(svc: Services, refs: PersonRefs, job_id: str) -> Receipt:
     )
 
 
-def _person_work(refs: PersonRefs, settings: Settings, batch: int) -> list[Work]:
+def _person_work(
+    refs: PersonRefs, settings: Settings, batch: int, policy: AuthoredPolicy
+) -> list[Work]:
     person, tenant = refs.person, refs.tenant
 
     async def tenant_sources(tx: Tx) -> tuple[int, Counts]:
@@ -156,9 +166,11 @@ def _person_work(refs: PersonRefs, settings: Settings, batch: int) -> list[Work]
         [row] = await tx.scoped(tenant).run(q.SCRUB_REQUESTER, scrub)
         return int(row["rows"]), Counts()
 
+    # ANONYMISE keeps the tenant facts the person wrote, without their key and run ids.
+    deleting = [tenant_writer_facts] if policy is AuthoredPolicy.DELETE else []
     return [
         tenant_sources,
-        tenant_writer_facts,
+        *deleting,
         tenant_writer_scrub,
         tenant_co_writer_scrub,
         tenant_requests_scrub,
@@ -187,7 +199,8 @@ async def _anything_left(svc: Services, refs: PersonRefs) -> bool:
     params = {"person_key": refs.person.scope_key}
     [shared] = await svc.db.scoped(refs.tenant).read(q.TENANT_LEFT, params)
     on_disk = any(d.key == refs.person.scope_key for d in await svc.sql.databases())
-    return bool(mine["left"] or shared["left"] or on_disk)
+    wrote = await authored.authored_scopes(svc, refs)
+    return bool(mine["left"] or shared["left"] or on_disk or wrote)
 
 
 async def _erase_sql(svc: Services, refs: PersonRefs, job_id: str) -> None:

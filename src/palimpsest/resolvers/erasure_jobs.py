@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -71,6 +71,51 @@ class Counts:
 _FIELDS = fields(Counts)
 
 
+class AuthoredPolicy(StrEnum):
+    DELETE = "DELETE"
+    ANONYMISE = "ANONYMISE"
+
+
+DEFAULT_POLICY = AuthoredPolicy.DELETE
+
+
+@dataclass(frozen=True, slots=True)
+class Planes:
+    """Rows of each plane a person wrote in shared scopes."""
+
+    entries: int = 0
+    note_versions: int = 0
+    documents: int = 0
+    chunks: int = 0
+    chunk_revisions: int = 0
+    document_revisions: int = 0
+    entities: int = 0
+    facts: int = 0
+
+    @classmethod
+    def of(cls, stored: list[int] | None) -> Planes:
+        """From the job's counter list (``PLANES`` order); a missing one is all zero."""
+        return cls(*(stored or []))
+
+    def as_list(self) -> list[int]:
+        return [getattr(self, p) for p in PLANES]
+
+
+PLANES = tuple(f.name for f in fields(Planes))
+
+
+@dataclass(frozen=True, slots=True)
+class Authored:
+    """The receipt's part for rows the person wrote outside their own scope."""
+
+    policy: AuthoredPolicy
+    deleted: Planes
+    anonymised: Planes
+    # Rows of those scopes written before authorship was stamped: nobody can tell who wrote
+    # them, so they were neither deleted nor anonymised.
+    unattributed: int
+
+
 @dataclass(frozen=True, slots=True)
 class Receipt:
     id: str
@@ -84,6 +129,8 @@ class Receipt:
     removed: Counts
     # False when no batch found anything of the target: the id named nobody with data here.
     matched: bool
+    # A person's erasure: what they wrote in shared scopes (None for a subject's).
+    authored: Authored | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +140,7 @@ class Job:
     receipt: Receipt
     user_id: str | None
     sql_erasing: bool
+    policy: AuthoredPolicy | None = None  # kept from the first batch on
 
 
 def job_from(row: Row) -> Job:
@@ -112,7 +160,25 @@ def job_from(row: Row) -> Job:
         removed=removed,
         matched=removed.total_rows() > 0 if matched is None else bool(matched),
     )
-    return Job(receipt, j.get("user_id"), bool(j.get("sql_erasing")))
+    stored = authored_of(row.get("authored") or {})
+    if receipt.kind is ErasureKind.USER:
+        receipt = replace(receipt, authored=stored.authored)
+    return Job(receipt, j.get("user_id"), bool(j.get("sql_erasing")), stored.policy)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAuthored:
+    policy: AuthoredPolicy | None
+    authored: Authored
+
+
+def authored_of(a: dict[str, Any]) -> StoredAuthored:
+    policy = AuthoredPolicy(a["authored_policy"]) if a.get("authored_policy") else None
+    deleted = Planes.of(a.get("authored_deleted"))
+    anonymised = Planes.of(a.get("authored_anonymised"))
+    unattributed = int(a.get("unattributed") or 0)
+    shown = Authored(policy or DEFAULT_POLICY, deleted, anonymised, unattributed)
+    return StoredAuthored(policy, shown)
 
 
 async def open_job(

@@ -48,6 +48,7 @@ TENANT_SKIP = [
     "session_id",
     "run_id",
     "writer_key",
+    "writer_id",
     "co_writer_keys",
     "co_written",
     "locked_at",

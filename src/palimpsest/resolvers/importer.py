@@ -253,6 +253,7 @@ class _Loader:
                 "object": r["object"],
                 "sources": r["sources"],
                 "writer_key": key if r["written"] else None,
+                "writer_id": self.refs.user_id if r["written"] else None,
                 "embedding": v,
             }
             for r, v in zip(batch, vectors, strict=True)

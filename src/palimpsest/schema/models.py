@@ -46,6 +46,8 @@ class Provenance:
     source_quote: SourceQuote | None = None
     judged_by: str | None = None
     judged_at: datetime | None = None
+    # The user who wrote the row (server-stamped; None when unknown, anonymised or hidden).
+    writer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ SCOPED = (
     "DocumentRevision",
     "EntityMerge",
     "MergedEntity",
+    "ErasurePolicy",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}
@@ -40,6 +41,9 @@ UNSCOPED_SWEEP = {"SWEEP_SCOPES"}  # the retention sweep's walk: scope ids in ke
 # The executor's wait for a client's bookmarks, which reads no row at all.
 EXECUTOR_MODULE = "palimpsest.cypher.executor"
 UNSCOPED_EXECUTOR = {"AWAIT_BOOKMARKS"}
+# Erasure's search for the shared scopes one person wrote in: scope ids only.
+AUTHORED_MODULE = "palimpsest.cypher.authored"
+UNSCOPED_AUTHORED = {"AUTHORED_SCOPES"}
 
 
 def all_statements() -> list[tuple[str, Statement]]:
@@ -67,6 +71,7 @@ def test_only_schema_statements_are_unscoped() -> None:
             (module == QUEUE_MODULE and s.name in UNSCOPED_QUEUE)
             or (module == EXECUTOR_MODULE and s.name in UNSCOPED_EXECUTOR)
             or (module == SWEEP_MODULE and s.name in UNSCOPED_SWEEP)
+            or (module == AUTHORED_MODULE and s.name in UNSCOPED_AUTHORED)
         )
         assert s.scoped is not (module == SCHEMA_MODULE or exception), s.name
 
@@ -92,6 +97,13 @@ def test_the_sweep_walk_returns_scope_ids_only() -> None:
     returned = found["SWEEP_SCOPES"].text.rsplit("RETURN", 1)[1].split("ORDER BY")[0]
     columns = {c.strip().split(" AS ")[1] for c in returned.split(",")}
     assert columns == {"tenant_id", "scope", "owner_id", "scope_key"}
+
+
+def test_the_authored_scopes_search_returns_scope_ids_only() -> None:
+    found = {s.name: s for m, s in all_statements() if m == AUTHORED_MODULE and not s.scoped}
+    assert set(found) == UNSCOPED_AUTHORED
+    returned = found["AUTHORED_SCOPES"].text.rsplit("RETURN", 1)[1]
+    assert returned.split("ORDER BY")[0].split() == ["scope,", "owner,", "tenant"]
 
 
 def test_every_scoped_statement_filters_on_scope_key() -> None:

@@ -23,6 +23,8 @@ MAKERS = {
     "CrossScopeStatement": {
         "src/palimpsest/cypher/queue.py",
         "src/palimpsest/cypher/sweep.py",  # the sweep's walk: scope ids in key order
+        # Erasure's search for the shared scopes a person wrote in: scope ids only.
+        "src/palimpsest/cypher/authored.py",
         EXECUTOR,  # the bookmark wait, which reads no row
         # The bench's audits of its own runs: counts per status and per scope key, no content.
         "bench/palimpsest_bench/cycle_bench.py",

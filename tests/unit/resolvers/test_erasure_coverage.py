@@ -6,8 +6,8 @@ from palimpsest.cypher import erasure as q
 from palimpsest.resolvers.erasure import PERSON_LABELS
 from tests.unit.cypher.test_statements import SCOPED
 
-# Only the tenant scope holds these: the ontology and the erasure records themselves.
-TENANT_ONLY = {"Ontology", "Erasure"}
+# Only the tenant scope holds these: the ontology, the erasure records and the erasure policy.
+TENANT_ONLY = {"Ontology", "Erasure", "ErasurePolicy"}
 
 
 def test_every_scoped_label_of_a_person_is_erased_and_checked() -> None:

@@ -1,0 +1,41 @@
+"""The results of a person erasure's authored rows and of the tenant's erasure policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from palimpsest.client.enums import AuthoredPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class AuthoredCounts:
+    """Rows a person wrote in shared scopes, per plane."""
+
+    entries: int
+    note_versions: int
+    documents: int
+    chunks: int
+    chunk_revisions: int
+    document_revisions: int
+    entities: int
+    facts: int
+
+
+@dataclass(frozen=True, slots=True)
+class AuthoredErasure:
+    """A person erasure's rows written outside the person's own scope: deleted or anonymised
+    by the tenant's policy, and the rows nobody can attribute."""
+
+    policy: AuthoredPolicy
+    deleted: AuthoredCounts
+    anonymised: AuthoredCounts
+    unattributed: int
+
+
+@dataclass(frozen=True, slots=True)
+class ErasurePolicy:
+    """The tenant's erasure policy."""
+
+    authored: AuthoredPolicy
+    updated_at: datetime | None
