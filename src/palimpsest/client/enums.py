@@ -43,6 +43,14 @@ class ErasureKind(StrEnum):
     SUBJECT = "SUBJECT"
 
 
+class RetentionWindow(StrEnum):
+    """A retention window a tenant may set (``RetentionPolicy.overridden``)."""
+
+    VERSIONS = "VERSIONS"
+    TOMBSTONES = "TOMBSTONES"
+    DONE_SPANS = "DONE_SPANS"
+
+
 class AuthoredPolicy(StrEnum):
     """What erasing a person does to the rows they wrote in TENANT, AGENT and GLOBAL scopes."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from palimpsest.client.enums import AuthoredPolicy
+from palimpsest.client.enums import AuthoredPolicy, RetentionWindow
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +39,14 @@ class ErasurePolicy:
 
     authored: AuthoredPolicy
     updated_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionPolicy:
+    """The tenant's retention windows in effect, in seconds (0: kept for ever), and which of
+    them the tenant set rather than the server's settings."""
+
+    versions_seconds: int
+    tombstones_seconds: int
+    done_spans_seconds: int
+    overridden: list[RetentionWindow]

@@ -5,7 +5,7 @@ and the named methods are the common ones."""
 
 from __future__ import annotations
 
-from palimpsest.client.erasure_results import ErasurePolicy
+from palimpsest.client.erasure_results import ErasurePolicy, RetentionPolicy
 from palimpsest.client.recall_results import (
     ContextBlock,
     Entity,
@@ -358,6 +358,13 @@ ERASE_USER = Operation[ErasureReceipt]("mutation", "eraseUser", "userId: ID!", E
 ERASURE_POLICY = Operation[ErasurePolicy]("query", "erasurePolicy", "", ErasurePolicy)
 SET_ERASURE_POLICY = Operation[ErasurePolicy](
     "mutation", "setErasurePolicy", "authored: AuthoredPolicy!", ErasurePolicy
+)
+RETENTION_POLICY = Operation[RetentionPolicy]("query", "retentionPolicy", "", RetentionPolicy)
+SET_RETENTION_POLICY = Operation[RetentionPolicy](
+    "mutation",
+    "setRetentionPolicy",
+    "versionsSeconds: Int, tombstonesSeconds: Int, doneSpansSeconds: Int",
+    RetentionPolicy,
 )
 REQUEUE_DEAD_LETTERS = Operation[list[str]](
     "mutation",

@@ -13,6 +13,7 @@ from palimpsest.client.enums import ChunkType, ErasureKind, ErasureStatus, Origi
 from palimpsest.client.erasure_results import AuthoredCounts as AuthoredCounts
 from palimpsest.client.erasure_results import AuthoredErasure as AuthoredErasure
 from palimpsest.client.erasure_results import ErasurePolicy as ErasurePolicy
+from palimpsest.client.erasure_results import RetentionPolicy as RetentionPolicy
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,6 +116,7 @@ BOUNDED_LISTS = {
     "StoreItem.namespace",  # the labels of one key (a key is at most 512 bytes)
     "StoreNamespace.labels",
     "RetentionPolicy.overridden",  # at most the policy's three windows
+    "Usage.planes",  # one row per plane, a fixed set
 }
 PAGED = {
     "entityDuplicates",
