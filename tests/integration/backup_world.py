@@ -118,3 +118,49 @@ def _sqlite(path: Path) -> Iterator[sqlite3.Connection]:
         yield conn
     finally:
         conn.close()
+
+
+def pg_tables(s: Settings) -> dict[str, list[str]]:
+    """Every SQL Memory table's rows, and every relation's owner and grants, on PostgreSQL.
+
+    ``sqlmem_admin.hardening`` is left out: a restore clears it on purpose, so the store
+    applies the database-wide hardening again (database grants are not in a dump).
+    """
+    import psycopg
+    from psycopg import sql
+
+    from palimpsest.local import postgres as postgres_local
+
+    found: dict[str, list[str]] = {}
+    with psycopg.connect(**postgres_local.conninfo(s)) as conn:  # type: ignore[arg-type]
+        tables = conn.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_schema LIKE 'sqlmem\\_%' AND table_name <> 'hardening' ORDER BY 1, 2"
+        ).fetchall()
+        for schema, name in tables:
+            query = sql.SQL("SELECT row_to_json(t)::text FROM {}.{} t").format(
+                sql.Identifier(schema), sql.Identifier(name)
+            )
+            found[f"{schema}.{name}"] = sorted(str(r[0]) for r in conn.execute(query))
+        grants = conn.execute(
+            # A NULL ACL is the default one (pg_dump writes no grant that equals it).
+            "SELECT n.nspname, c.relname, pg_get_userbyid(c.relowner), coalesce(c.relacl, "
+            "acldefault(CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END::\"char\", c.relowner))"
+            "::text "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname LIKE 'sqlmem\\_%' ORDER BY 1, 2"
+        ).fetchall()
+        found["grants"] = [json.dumps(list(r)) for r in grants]
+    return found
+
+
+def sql_rows(s: Settings, tenant: str, user: str) -> Any:
+    """``SELECT count(*) FROM faults`` through the API, as the scope's owner."""
+    token = mint(load_keys(s), tenant=tenant, user=user, agent="a", ttl_seconds=600)
+    query = (
+        'query { sqlQuery(scope: USER, statement: "SELECT count(*) AS n FROM faults") { rows } }'
+    )
+    with serve_in_thread(s) as url, httpx.Client(base_url=url, timeout=60) as http:
+        return http.post(
+            "/graphql", json={"query": query}, headers={"Authorization": f"Bearer {token}"}
+        ).json()

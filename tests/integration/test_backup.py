@@ -18,14 +18,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from neo4j import GraphDatabase
+from psycopg import sql
 
 from palimpsest.config import Settings
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.local import neo4j as neo4j_local
+from palimpsest.local import postgres as postgres_local
 from palimpsest.local.backup import backup, restore
 from palimpsest.local.backup.restore import JOURNAL
+from palimpsest_bench.served import free_port
 from tests.integration import backup_world as bw
 
 pytestmark = pytest.mark.integration
@@ -51,6 +55,11 @@ def backed_up(
     """The seeded world and its backup, then the target changed on both planes."""
     bw.seed(deployment, "t-backup", "u1")
     before = bw.world(deployment)
+    labels = " ".join(before["graph"][bw.NODES])
+    for label in ("Memory", "Document", "Chunk", "Entity", "Scope"):
+        assert f'"{label}"' in labels, label  # every plane is in the world compared
+    assert any('"FACT"' in r for r in before["graph"][bw.RELATIONSHIPS])
+    assert any("'bsql',9" in line for dump in before["sql"].values() for line in dump)
     folder = tmp_path_factory.mktemp("backups") / "b1"
     summary = backup(deployment, folder, say=lambda _: None)
     assert summary["files"] == len(json.loads((folder / "manifest.json").read_text())["files"])
@@ -183,3 +192,39 @@ def test_an_unmanaged_neo4j_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument, match="managed Neo4j"):
         backup(s, tmp_path / "b", say=lambda _: None)
     assert not (tmp_path / "b").exists()
+
+
+@pytest.fixture(scope="module")
+def on_postgres(deployment: Settings) -> Iterator[Settings]:
+    """The same private Neo4j with SQL Memory on a private PostgreSQL cluster (own port)."""
+    s = deployment.model_copy(update={"sql_backend": "postgres", "postgres_port": free_port()})
+    postgres_local.start(s, lambda _: None)
+    try:
+        yield s
+    finally:
+        postgres_local.stop(s, lambda _: None)
+
+
+def test_a_postgres_round_trip_reproduces_every_plane(
+    on_postgres: Settings, tmp_path: Path
+) -> None:
+    s = on_postgres
+    bw.seed(s, "t-pg", "u2")
+    before = {"graph": bw.graph(s), "sql": bw.pg_tables(s)}
+    assert any("bsql" in row for rows in before["sql"].values() for row in rows)
+    backup(s, tmp_path / "pg", say=lambda _: None)
+    assert (tmp_path / "pg" / "postgres" / "sql.dump").stat().st_size > 0
+    with GraphDatabase.driver(s.bolt_uri, auth=neo4j_local.credentials(s)) as driver:
+        driver.execute_query(CHANGE)
+    with psycopg.connect(**postgres_local.conninfo(s), autocommit=True) as conn:  # type: ignore[arg-type]
+        for schema in conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'sqlmem\\_s\\_%'"
+        ).fetchall():
+            conn.execute(sql.SQL("DELETE FROM {}.faults").format(sql.Identifier(schema[0])))
+    assert {"graph": bw.graph(s), "sql": bw.pg_tables(s)} != before
+    restore(s, tmp_path / "pg", force=True, say=lambda _: None)
+    assert {"graph": bw.graph(s), "sql": bw.pg_tables(s)} == before
+    # The scope's own role still reaches its restored schema through the API.
+    body = bw.sql_rows(s, "t-pg", "u2")
+    assert body.get("errors") is None, body
+    assert body["data"]["sqlQuery"]["rows"] == [[10]]

@@ -70,6 +70,8 @@ def _run_step(
     settings: Settings, folder: Path, made: manifest.Manifest, step: str, say: Say
 ) -> None:
     if step == "neo4j":
+        if not neo4j_local.status(settings).installed:
+            neo4j_local.install(settings, say)  # a fresh home restored with --force
         neo4j_local.stop(settings, say)
         say("loading the Neo4j dump")
         admin.load(settings, folder / NEO4J_DIR)

@@ -31,7 +31,8 @@ def run(settings: Settings, *args: str) -> None:
     ]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        tail = (done.stdout + done.stderr)[-_TAIL:]
+        lines = (done.stdout + done.stderr).splitlines()
+        tail = "\n".join(x for x in lines if not x.startswith(("Files:", "WARNING:")))[-_TAIL:]
         raise Unavailable(f"neo4j-admin {' '.join(args[:2])} failed ({done.returncode}): {tail}")
 
 
