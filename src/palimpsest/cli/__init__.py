@@ -9,11 +9,12 @@ from importlib.metadata import entry_points
 
 import typer
 
-from palimpsest.cli import context, cycle, documents, people, portability, server
+from palimpsest.cli import backups, context, cycle, documents, people, portability, server
 from palimpsest.cli.apps import app, err
 
 __all__ = [
     "app",
+    "backups",
     "cli_app",
     "context",
     "cycle",
