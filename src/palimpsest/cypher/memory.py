@@ -13,7 +13,7 @@ from palimpsest.cypher.executor import Statement
 NOTE_VALID: LiteralString = """((m.valid_at IS NULL OR m.valid_at <= $as_of)
   AND (m.invalid_at IS NULL OR m.invalid_at > $as_of))"""
 
-_ENTRY: LiteralString = """
+ENTRY: LiteralString = """
 RETURN m.key AS key, m.value AS value, m.expires_at AS expires_at, m.created_at AS created_at,
 m.updated_at AS updated_at, m.embedding IS NOT NULL AS embedded, m.embed_mode AS embed_mode,
 m.observed_at AS observed_at, m.valid_at AS valid_at, m.invalid_at AS invalid_at,
@@ -28,7 +28,7 @@ GET_MEMORY = Statement(
 MATCH (m:Memory {scope_key: $scope_key, key: $key})
 WHERE (m.expires_at IS NULL OR m.expires_at > $now) AND """
     + NOTE_VALID
-    + _ENTRY,
+    + ENTRY,
 )
 
 LIST_MEMORY = Statement(
@@ -38,7 +38,7 @@ MATCH (m:Memory {scope_key: $scope_key})
 WHERE m.key STARTS WITH $prefix AND m.key > $after
   AND (m.expires_at IS NULL OR m.expires_at > $now) AND """
     + NOTE_VALID
-    + _ENTRY
+    + ENTRY
     + """
 ORDER BY m.key
 LIMIT $limit
@@ -122,7 +122,7 @@ WITH m
 OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
 SET s.memory_bytes = $memory_bytes
 WITH m"""
-    + _ENTRY,
+    + ENTRY,
 )
 
 DELETE_MEMORY = Statement(
@@ -149,7 +149,7 @@ PINNED_NOTES = Statement(
 MATCH (m:Memory {scope_key: $scope_key})
 WHERE m.pinned = true AND (m.expires_at IS NULL OR m.expires_at > $now) AND """
     + NOTE_VALID
-    + _ENTRY
+    + ENTRY
     + """
 ORDER BY m.created_at, m.key
 LIMIT $limit

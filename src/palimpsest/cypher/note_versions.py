@@ -72,7 +72,7 @@ RETURN count(v) AS written
 _WRITER: LiteralString = """.tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
 .writer_id, .compaction_generation"""
 
-# One state of a key as a map with the columns of a current read (cypher/memory.py ``_ENTRY``).
+# One state of a key as a map with the columns of a current read (cypher/memory.py ``ENTRY``).
 _CURRENT_STATE: LiteralString = (
     """m {.key, .value, .expires_at, .created_at, .updated_at, .observed_at, .valid_at,
 .invalid_at, .pinned, embedded: m.embedding IS NOT NULL, """

@@ -5,7 +5,7 @@ and the paging are ``$parameters``.
 """
 
 from palimpsest.cypher.executor import Statement
-from palimpsest.cypher.memory import _ENTRY, NOTE_VALID
+from palimpsest.cypher.memory import ENTRY, NOTE_VALID
 
 # ``$needles``: texts the stored JSON value must contain (namespaces.needles, a prefilter).
 _LIVE_UNDER_PREFIX = """
@@ -20,7 +20,7 @@ LIST_UNDER_PREFIX = Statement(
     + NOTE_VALID
     + """
   AND m.key > $after"""
-    + _ENTRY
+    + ENTRY
     + """
 ORDER BY m.key
 LIMIT $limit
@@ -38,7 +38,7 @@ WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
 ORDER BY score IS NULL, score DESC, m.key
 SKIP $skip LIMIT $limit
 WITH m, score"""
-    + _ENTRY
+    + ENTRY
     + ", score AS score",
 )
 
