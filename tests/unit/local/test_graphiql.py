@@ -21,7 +21,6 @@ from palimpsest.local.graphiql import (
     Package,
     assets_missing,
     install_assets,
-    npm_registry,
 )
 
 ASSETS_URL = "/graphql/assets"
@@ -168,17 +167,3 @@ def test_matching_files_are_installed(tmp_path: Path, monkeypatch: pytest.Monkey
     install_assets(target, registry)
     assert ide.assets_missing(target) == []
     assert (target / "graphiql.min.js").read_text() == "/* package/graphiql.min.js */"
-
-
-def test_the_registry_is_the_one_npm_is_configured_with(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = tmp_path / "bin" / "npm"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\necho 'https://mirror.invalid/npm/'\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", str(fake.parent))
-    assert npm_registry() == "https://mirror.invalid/npm/"
-    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
-    with pytest.raises(RuntimeError, match="PALIMPSEST_NPM_REGISTRY_URL"):
-        npm_registry()
