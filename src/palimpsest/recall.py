@@ -52,6 +52,7 @@ class Levers:
     exact_max_rows: int = 2000
     ann_floor: int = 50
     absent_at_depth: bool = True
+    session_prior: float = 1.0  # 0: off (``recall_sessions``)
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -67,6 +68,7 @@ class Levers:
             exact_max_rows=s.recall_exact_max_rows,
             ann_floor=s.recall_ann_floor,
             absent_at_depth=s.rrf_absent_at_depth,
+            session_prior=s.recall_session_prior,
         )
 
 

@@ -71,7 +71,10 @@ class TimeFilter:
 
 @strawberry.type(description="One ranked list's share of a hit's score: weight / (k + rank).")
 class ScoreLeg:
-    leg: str = strawberry.field(description="vector or fulltext")
+    leg: str = strawberry.field(
+        description="vector, fulltext, or session (the session prior: the rank of the "
+        "chunk's document by its candidates' fused scores; value: that sum)"
+    )
     rank: int
     contribution: float
     value: float | None = strawberry.field(

@@ -33,7 +33,7 @@ from palimpsest import recall_timing as timing
 from palimpsest.cypher.executor import Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import recall_controls, recall_dedup, retention
+from palimpsest.resolvers import recall_controls, recall_dedup, recall_sessions, retention
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
@@ -189,6 +189,10 @@ async def _recall(
             return RecallResult(hits=[], scopes=[r.scope for r in refs], legs_rows=rows)
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool, base["now"])
+        prefer = req.window is not None and req.window.missing is pure.Missing.PREFER
+        ranked = await recall_sessions.apply(
+            tx, refs, ranked, req.levers.session_prior, req.rrf_k, prefer
+        )
         ranked, controlled = await recall_controls.apply(
             tx, refs, ranked, req.controls, req.top_k, base["now"]
         )
