@@ -323,6 +323,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "when_boost": {"when_boost": 1.0},
     "year_boost": {"year_boost": 1.0},
     "absent_at_depth": {"absent_at_depth": False},
+    # Off by default (it did not pay on dev): measure it with PALIMPSEST_RECALL_SESSION_PRIOR=1.
     "session_prior": {"session_prior": 0.0},
 }
 NEIGHBOURS = "neighbours"

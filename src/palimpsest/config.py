@@ -104,8 +104,9 @@ class Settings(BaseSettings):
     recall_when_boost: float = Field(default=1.3, ge=1.0, le=10.0)
     recall_year_boost: float = Field(default=1.3, ge=1.0, le=10.0)
     # Sessions as context: a chunk gains weight / (rrf_k + its document's rank by the fused
-    # scores of its candidates) (docs/reference/recall.md, Levers); 0 switches it off.
-    recall_session_prior: float = Field(default=1.0, ge=0.0, le=10.0)
+    # scores of its candidates) (docs/reference/recall.md, Levers); 0 switches it off. Off by
+    # default: on LoCoMo dev it lowers recall@10 (docs/notes/recall-quality.md).
+    recall_session_prior: float = Field(default=0.0, ge=0.0, le=10.0)
     # A fact whose text embedding is this close (cosine) to a stored fact of the same subject,
     # predicate and start is merged into it as a further source (docs/reference/facts.md,
     # Duplicates). 1.0, measured in docs/notes/dedup.md: on the dev data different facts reach

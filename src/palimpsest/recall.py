@@ -52,7 +52,7 @@ class Levers:
     exact_max_rows: int = 2000
     ann_floor: int = 50
     absent_at_depth: bool = True
-    session_prior: float = 1.0  # 0: off (``recall_sessions``)
+    session_prior: float = 0.0  # 0: off (``recall_sessions``)
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
