@@ -191,6 +191,19 @@ def floor(hits: Sequence[Hit], a: Applied, top_k: int) -> list[Hit]:
     return kept
 
 
+async def chunk_documents(
+    tx: Tx, refs: Sequence[ScopeRef], hits: Sequence[Hit]
+) -> dict[tuple[str, str], str]:
+    """(scope, chunk id) -> document id of the chunk candidates, read per scope."""
+    documents: dict[tuple[str, str], str] = {}
+    for ref in refs:
+        ids = [h.id for h in hits if h.scope == ref.scope and h.kind is pure.Source.DOCUMENTS]
+        if ids:
+            for row in await tx.scoped(ref).run(q.CHUNK_DOCUMENTS, {"ids": ids}):
+                documents[(ref.scope.value, row["id"])] = row["document_id"]
+    return documents
+
+
 async def cap_per_document(
     tx: Tx, refs: Sequence[ScopeRef], ranked: Sequence[Hit], a: Applied
 ) -> list[Hit]:
@@ -199,12 +212,7 @@ async def cap_per_document(
     cap = a.max_per_document
     if cap is None:
         return list(ranked)
-    documents: dict[tuple[str, str], str] = {}
-    for ref in refs:
-        ids = [h.id for h in ranked if h.scope == ref.scope and h.kind is pure.Source.DOCUMENTS]
-        if ids:
-            for row in await tx.scoped(ref).run(q.CHUNK_DOCUMENTS, {"ids": ids}):
-                documents[(ref.scope.value, row["id"])] = row["document_id"]
+    documents = await chunk_documents(tx, refs, ranked)
     seen: dict[tuple[str, str], int] = {}
     kept: list[Hit] = []
     for hit in ranked:

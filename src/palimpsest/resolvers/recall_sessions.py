@@ -9,7 +9,7 @@ exactly as a leg's list would add (the same ``k``, no new constant but the weigh
 ranked alone by one chunk adds the least; the documents' ranks are per scope, from the scope's
 own candidates, so nothing from another scope reaches a score. A soft preference: it reorders
 candidates, never adds or drops one. The chunks' documents are read in the recall's own
-transaction, one statement per scope (``CHUNK_DOCUMENTS``).
+transaction, one statement per scope (``recall_controls.chunk_documents``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from palimpsest import recall as pure
-from palimpsest.cypher import recall_controls as q
 from palimpsest.cypher.executor import Tx
 from palimpsest.identity import ScopeRef
+from palimpsest.resolvers.recall_controls import chunk_documents
 from palimpsest.resolvers.recall_hits import Hit, LegPart
 
 SESSION = "session"  # the leg name of the prior in ``explain.legs``
@@ -61,19 +61,6 @@ def add_prior(
         hit.score += gain
         if hit.explain is not None:
             hit.explain.legs.append(LegPart(SESSION, rank, gain, support, weight=weight))
-
-
-async def chunk_documents(
-    tx: Tx, refs: Sequence[ScopeRef], hits: Sequence[Hit]
-) -> dict[tuple[str, str], str]:
-    """(scope, chunk id) -> document id of the chunk candidates, read per scope."""
-    documents: dict[tuple[str, str], str] = {}
-    for ref in refs:
-        ids = [h.id for h in hits if h.scope == ref.scope and h.kind is pure.Source.DOCUMENTS]
-        if ids:
-            for row in await tx.scoped(ref).run(q.CHUNK_DOCUMENTS, {"ids": ids}):
-                documents[(ref.scope.value, row["id"])] = row["document_id"]
-    return documents
 
 
 async def apply(
