@@ -57,13 +57,36 @@ def bench_load(
     workers: Annotated[
         int, typer.Option(min=1, help="uvicorn worker processes of each API process.")
     ] = 1,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            help="CPU per process and per request, by minute and per operation (each alone "
+            "afterwards), and the statement histograms by minute."
+        ),
+    ] = False,
+    slice_seconds: Annotated[
+        float, typer.Option(min=1, help="With --profile: how long each operation runs alone.")
+    ] = 5.0,
+    slice_rate: Annotated[
+        float, typer.Option(min=0.1, help="With --profile: its requests per second.")
+    ] = 20.0,
 ) -> None:
     """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
     from palimpsest_bench import load
+    from palimpsest_bench.load_profile import Profile
 
+    chosen = Profile(slice_rate=slice_rate, slice_seconds=slice_seconds) if profile else None
     print_json(
         load.run(
-            Settings(), rate, seconds, principals, seed, say=err, replicas=replicas, workers=workers
+            Settings(),
+            rate,
+            seconds,
+            principals,
+            seed,
+            say=err,
+            replicas=replicas,
+            workers=workers,
+            profile=chosen,
         )
     )
 
