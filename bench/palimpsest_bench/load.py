@@ -268,7 +268,11 @@ def run(
     replicas: int = 1,
     workers: int = 1,
     profile: prof.Profile | None = None,
+    env: dict[str, str] | None = None,
+    drop: tuple[str, ...] = (),
 ) -> dict[str, Any]:
+    """``env``/``drop``: environment variables the API processes get or lose (a Neo4j of the
+    bench's own: ``faults.api_env``)."""
     rng = random.Random(seed_value)
     keys = load_keys(settings)
     tenants = [f"load-{secrets.token_hex(4)}" for _ in range(2)]
@@ -283,8 +287,10 @@ def run(
     apis = [
         ApiProcess(
             {"PALIMPSEST_LOG_LEVEL": "WARNING"}
+            | (env or {})
             | ({"PALIMPSEST_METRICS_PORT": str(port)} if port else {}),
             log,
+            drop=drop,
             workers=workers,
         )
         for port in metrics
