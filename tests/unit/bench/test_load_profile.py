@@ -230,6 +230,7 @@ def test_the_profile_lands_under_the_keys_the_acceptance_check_reads() -> None:
     profiled = {"profiler": profiler, "slices": slices, "idle_before": idle, "idle_after": idle}
     prof.add_profile(out, profiled, {"kv_read": 3, "recall": 1}, 120.0)
     assert out["cpu_ms_per_request"] == 30.0  # 3.6 s over 120 requests
+    assert out["cpu_ms_per_served_request"] == 30.0  # none was refused
     assert [m["cpu_ms_per_request"] for m in out["by_minute"]] == [20.0, 40.0]
     assert all("p50_ms" in m for m in out["by_minute"])
     assert out["by_operation"]["kv_read"]["cpu_ms"] == 2.0
