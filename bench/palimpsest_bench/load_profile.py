@@ -214,7 +214,10 @@ def cpu_delta(before: Mapping[str, float], after: Mapping[str, float]) -> dict[s
 
 
 def mark_windows(
-    marks: list[Mark], requests: list[int], idle: Mapping[str, float]
+    marks: list[Mark],
+    requests: list[int],
+    idle: Mapping[str, float],
+    served: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Each window between consecutive marks: CPU seconds per group, API plus Neo4j CPU per
     request (``requests[i]``: the requests due in window i; Neo4j's net of its ``idle``
@@ -229,6 +232,9 @@ def mark_windows(
             "cpu_ms_per_request": _ms_per_request(net_cpu(delta, b.at_s - a.at_s, idle), n),
             "cpu_ms_per_request_raw": _ms_per_request(server_cpu(delta), n),
         }
+        if served is not None and i < len(served):
+            net = net_cpu(delta, b.at_s - a.at_s, idle)
+            window["cpu_ms_per_served_request"] = _ms_per_request(net, served[i])
         if a.statements is not None and b.statements is not None:
             statements = histogram_window(a.statements, b.statements)
             ran = sum(s["n"] for s in statements.values())
@@ -391,16 +397,18 @@ def add_profile(
     idle = mean_rates(profiled["idle_before"], profiled["idle_after"])
     out.update(run_figures(profiler.marks, out["requests"], idle))
     # Shed requests (503) cost little: on an overloaded machine this one is the fairer figure.
-    served = run_figures(profiler.marks, out["requests"] - out["errors"], idle)
-    out["cpu_ms_per_served_request"] = served["cpu_ms_per_request"]
+    whole = run_figures(profiler.marks, out["requests"] - out["errors"], idle)
+    out["cpu_ms_per_served_request"] = whole["cpu_ms_per_request"]
     out["idle_cpu_ms_per_s"] = {
         "before": profiled["idle_before"],
         "after": profiled["idle_after"],
         "mean": idle,
     }
     requests = {w["from_s"]: w["requests"] for w in out["by_minute"]}
+    ok = {w["from_s"]: w["requests"] - w["errors"] for w in out["by_minute"]}
     counts = [requests.get(int(60 * i), 0) for i in range(len(profiler.marks) - 1)]
-    for i, window in enumerate(mark_windows(profiler.marks, counts, idle)):
+    served = [ok.get(int(60 * i), 0) for i in range(len(profiler.marks) - 1)]
+    for i, window in enumerate(mark_windows(profiler.marks, counts, idle, served)):
         for minute in out["by_minute"]:
             if minute["from_s"] == int(60 * i):
                 minute.update(window)

@@ -136,10 +136,11 @@ def test_each_minute_gets_its_cpu_per_request_with_neo4j_net_of_its_idle_rate() 
         mark(121.0, api=16.0, neo4j=115.0, text=metrics(200, 240, 240, 1.2, 2.4)),
     ]
     idle = {"api": 5.0, "neo4j": 50.0}  # ms per second: Neo4j serves others as well
-    windows = prof.mark_windows(marks, [600, 600], idle)
+    windows = prof.mark_windows(marks, [600, 600], idle, served=[300, 600])
     # Minute 1: API 3 s, Neo4j 6 s less 60 s x 50 ms = 3 s: 6 s over 600 requests.
     assert windows[0]["cpu_ms_per_request"] == 10.0
     assert windows[0]["cpu_ms_per_request_raw"] == 15.0
+    assert windows[0]["cpu_ms_per_served_request"] == 20.0  # half of them were refused
     assert windows[0]["cpu_s"] == {"api": 3.0, "generator": 0.6, "neo4j": 6.0}
     # Minute 2 lasted 61 s: 3 + (9 - 3.05) = 8.95 s over 600.
     assert windows[1]["cpu_ms_per_request"] == pytest.approx(14.92)
