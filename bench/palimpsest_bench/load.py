@@ -14,7 +14,7 @@ SQLite files are one host's) and sends the requests to them in turn. Afterwards 
 principal's reads (notes, SQL rows, facts, recall) are asked of every replica and compared:
 ``answers_identical`` and ``answer_mismatches`` report it. The SQL statements are the same on
 both backends (an upsert, not SQLite's ``INSERT OR REPLACE``). ``by_minute`` gives the
-figures of each minute of the run.
+figures of each minute of the run. ``profile`` adds where the CPU went (``load_profile``).
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ import secrets
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys, mint
-from palimpsest_bench.recall_bench import percentile
+from palimpsest_bench import load_profile as prof
+from palimpsest_bench.load_figures import Results, summary
 from palimpsest_bench.recall_load import cpu_steal_seconds
-from palimpsest_bench.served import ApiProcess
+from palimpsest_bench.served import ApiProcess, free_port
 from palimpsest_bench.wire import WireClient
 
 Say = Callable[[str], None]
@@ -103,18 +103,6 @@ def variables(op: str, rng: random.Random) -> dict[str, Any]:
             k, v = rng.randrange(200), secrets.token_hex(8)
             statement = UPSERT
             return {"s": [{"statement": statement, "args": [k, v]}]}
-
-
-@dataclass
-class Results:
-    latencies: dict[str, list[float]] = field(default_factory=dict)
-    # (seconds since the start when the request was due, latency ms, ok, operation)
-    timeline: list[tuple[float, float, bool, str]] = field(default_factory=list)
-    errors: dict[str, int] = field(default_factory=dict)
-    examples: list[str] = field(default_factory=list)
-    # (seconds since the start, the machine's CPU steal so far in seconds): on a virtual
-    # machine a minute that slows down for no reason of ours shows stolen time here.
-    steal: list[tuple[float, float]] = field(default_factory=list)
 
 
 class Pool:
@@ -187,7 +175,12 @@ async def seed(pool: Pool, token: str, rng: random.Random) -> None:
 
 
 async def drive(
-    urls: list[str], tokens: list[str], rate: float, seconds: float, rng: random.Random
+    urls: list[str],
+    tokens: list[str],
+    rate: float,
+    seconds: float,
+    rng: random.Random,
+    profiler: prof.Profiler | None = None,
 ) -> tuple[Results, float]:
     pools = [Pool(url) for url in urls]
     results = Results()
@@ -214,6 +207,11 @@ async def drive(
             await asyncio.sleep(STEAL_SAMPLE_SECONDS)
 
     watcher = asyncio.create_task(watch_steal())
+    marker = None
+    if profiler is not None:
+        await profiler.mark(0.0)
+        clock = lambda: loop.time() - started  # noqa: E731
+        marker = asyncio.create_task(profiler.every(60.0, seconds, clock))
     for i in range(int(rate * seconds)):
         due = started + i / rate
         delay = due - loop.time()
@@ -226,6 +224,9 @@ async def drive(
         task.add_done_callback(pending.discard)
     await asyncio.gather(*pending)
     watcher.cancel()
+    if profiler is not None and marker is not None:
+        await marker  # its boundaries are all past: it has marked them or is marking the last
+        await profiler.mark(loop.time() - started)
     if (stolen := cpu_steal_seconds()) is not None:
         results.steal.append((loop.time() - started, stolen))
     elapsed = loop.time() - started
@@ -254,74 +255,6 @@ async def _ask(url: str, query: str, v: dict[str, Any], token: str) -> Any:
         await client.close()
 
 
-def summary(results: Results, elapsed: float, rate: float, seconds: float) -> dict[str, Any]:
-    every = [x for xs in results.latencies.values() for x in xs]
-    by_op = {
-        op: {
-            "n": len(xs),
-            "p50": round(percentile(xs, 50), 1),
-            "p95": round(percentile(xs, 95), 1),
-            "p99": round(percentile(xs, 99), 1),
-            "errors": results.errors.get(op, 0),
-        }
-        for op, xs in sorted(results.latencies.items())
-    }
-    return {
-        "rate_target": rate,
-        "seconds_target": seconds,
-        "requests": len(every),
-        "achieved_rate": round(len(every) / elapsed, 1),
-        "p50_ms": round(percentile(every, 50), 1),
-        "p95_ms": round(percentile(every, 95), 1),
-        "p99_ms": round(percentile(every, 99), 1),
-        "errors": sum(results.errors.values()),
-        "error_examples": results.examples,
-        "by_operation": by_op,
-        "cpu_steal_s": round(_growth(results.steal, 0.0, elapsed + 1.0), 2),
-        "by_minute": by_window(results.timeline, 60.0, results.steal),
-    }
-
-
-def by_window(
-    timeline: list[tuple[float, float, bool, str]],
-    width: float,
-    steal: list[tuple[float, float]] | None = None,
-) -> list[dict[str, Any]]:
-    """p50/p95 and errors of the requests due in each ``width`` seconds, and the p50 of each
-    operation: a server that slows down as the run goes on shows here, not in the run's
-    percentiles, and the operations say which work grew. ``steal``: samples of the machine's
-    CPU steal; each window then says how many CPU seconds the hypervisor took in it."""
-    windows: dict[int, list[tuple[float, bool, str]]] = {}
-    for due, latency, ok, op in timeline:
-        windows.setdefault(int(due // width), []).append((latency, ok, op))
-    out = []
-    for w, rows in sorted(windows.items()):
-        ops: dict[str, list[float]] = {}
-        for latency, _, op in rows:
-            ops.setdefault(op, []).append(latency)
-        window: dict[str, Any] = {
-            "from_s": int(w * width),
-            "requests": len(rows),
-            "p50_ms": round(percentile([x for x, _, _ in rows], 50), 1),
-            "p95_ms": round(percentile([x for x, _, _ in rows], 95), 1),
-            "errors": sum(1 for _, ok, _ in rows if not ok),
-            "p50_ms_by_operation": {
-                op: round(percentile(xs, 50), 1) for op, xs in sorted(ops.items())
-            },
-        }
-        if steal:
-            window["cpu_steal_s"] = round(_growth(steal, w * width, (w + 1) * width), 2)
-        out.append(window)
-    return out
-
-
-def _growth(samples: list[tuple[float, float]], start: float, end: float) -> float:
-    """How much a counter sampled as (time, value) grew between two times (the samples
-    nearest inside them)."""
-    inside = [v for t, v in samples if start <= t <= end]
-    return inside[-1] - inside[0] if len(inside) >= 2 else 0.0
-
-
 STEAL_SAMPLE_SECONDS = 1.0
 
 
@@ -334,7 +267,12 @@ def run(
     say: Say,
     replicas: int = 1,
     workers: int = 1,
+    profile: prof.Profile | None = None,
+    env: dict[str, str] | None = None,
+    drop: tuple[str, ...] = (),
 ) -> dict[str, Any]:
+    """``env``/``drop``: environment variables the API processes get or lose (a Neo4j of the
+    bench's own: ``faults.api_env``)."""
     rng = random.Random(seed_value)
     keys = load_keys(settings)
     tenants = [f"load-{secrets.token_hex(4)}" for _ in range(2)]
@@ -343,11 +281,22 @@ def run(
         for i in range(principals)
     ]
     log = Path(tempfile.gettempdir()) / f"palimpsest-load-{os.getpid()}.log"
+    # The statement histograms come from the API's metrics listener: one per process, so
+    # only when each API process is one worker (uvicorn's workers would share the port).
+    metrics = [free_port() if profile and workers == 1 else None for _ in range(replicas)]
     apis = [
-        ApiProcess({"PALIMPSEST_LOG_LEVEL": "WARNING"}, log, workers=workers)
-        for _ in range(replicas)
+        ApiProcess(
+            {"PALIMPSEST_LOG_LEVEL": "WARNING"}
+            | (env or {})
+            | ({"PALIMPSEST_METRICS_PORT": str(port)} if port else {}),
+            log,
+            drop=drop,
+            workers=workers,
+        )
+        for port in metrics
     ]
     mismatches = None
+    profiled: dict[str, Any] = {}
     try:
         for api in apis:
             say(f"starting an API process on port {api.port} (log {log}) ...")
@@ -355,20 +304,49 @@ def run(
         urls = [api.url for api in apis]
         say(f"seeding {principals} principals ...")
         asyncio.run(_seed_all(urls[0], tokens, rng))
+        profiler = None
+        if profile is not None:
+            pids = [a.process.pid for a in apis if a.process is not None]
+            cpu = prof.CpuReader(prof.process_groups(settings, pids))
+            say(f"profile: idle CPU for {profile.idle_seconds:g}s ...")
+            idle_before = asyncio.run(prof.idle_rate(cpu, profile.idle_seconds))
+            # Replica 0's statements: with replicas, the others ran the same mix.
+            url = f"http://127.0.0.1:{metrics[0]}/metrics" if metrics[0] else None
+            profiler = prof.Profiler(cpu, url)
         load_before = os.getloadavg()
         say(f"open loop: {rate:g} requests/s for {seconds:g}s over {replicas} replica(s) ...")
         started = time.perf_counter()
-        results, elapsed = asyncio.run(drive(urls, tokens, rate, seconds, rng))
+        results, elapsed = asyncio.run(drive(urls, tokens, rate, seconds, rng, profiler))
         say(f"done in {time.perf_counter() - started:.1f}s")
         load_after = os.getloadavg()
+        if profile is not None and profiler is not None:
+            idle_after = asyncio.run(prof.idle_rate(profiler.cpu, profile.idle_seconds))
+            say(
+                f"profile: each operation alone, {profile.slice_rate:g}/s for "
+                f"{profile.slice_seconds:g}s ..."
+            )
+            slices = asyncio.run(
+                _slices(
+                    urls[0], tokens, profiler.cpu, profile, idle_after, random.Random(seed_value)
+                )
+            )
+            profiled = {
+                "idle_before": idle_before,
+                "idle_after": idle_after,
+                "profiler": profiler,
+                "slices": slices,
+            }
         if replicas > 1:
             say("asking every replica the same reads ...")
             mismatches = asyncio.run(compare(urls, tokens))
     finally:
         for api in apis:
             api.stop()
+    out = summary(results, elapsed, rate, seconds)
+    if profiled:
+        prof.add_profile(out, profiled, {op: w for op, (w, _) in OPS.items()}, seconds)
     return {
-        **summary(results, elapsed, rate, seconds),
+        **out,
         "principals": principals,
         "replicas": replicas,
         "workers": workers,
@@ -387,5 +365,33 @@ async def _seed_all(url: str, tokens: list[str], rng: random.Random) -> None:
     try:
         for token in tokens:
             await seed(pool, token, rng)
+    finally:
+        await pool.close()
+
+
+async def _slices(
+    url: str,
+    tokens: list[str],
+    cpu: prof.CpuReader,
+    profile: prof.Profile,
+    idle: dict[str, float],
+    rng: random.Random,
+) -> dict[str, dict[str, Any]]:
+    pool = Pool(url)
+
+    async def send(op: str) -> bool:
+        ok, _ = await pool.call(OPS[op][1], variables(op, rng), rng.choice(tokens))
+        return ok
+
+    try:
+        return await prof.operation_slices(
+            cpu,
+            sorted(OPS),
+            send,
+            profile.slice_rate,
+            profile.slice_seconds,
+            profile.idle_seconds,
+            idle,
+        )
     finally:
         await pool.close()

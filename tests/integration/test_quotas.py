@@ -254,3 +254,22 @@ def test_usage_over_graphql_and_the_cli(
         "limit": 1_000_000,
         "setting": "PALIMPSEST_MAX_SCOPE_NOTES",
     }
+
+
+async def test_counters_raised_with_the_lock_stay_the_exact_counts(
+    svc: Services, neo4j_driver: Driver
+) -> None:
+    # The first counting write of each plane counts exactly; the next ones raise the known
+    # bounds in the statement that takes the lock: the bounds stay equal to the counts.
+    quota, who, key = limited(svc, max_scope_notes=10, max_scope_facts=10)
+    for k in ("a", "b", "c"):
+        await memory.set_value(quota, who, Scope.USER, k, "v", None, False, None)
+    await memory.set_value(quota, who, Scope.USER, "a", "w", None, False, None)  # no new note
+    await facts.assert_facts(quota, who, Scope.USER, [fact("ann", "bob")])
+    await facts.assert_facts(quota, who, Scope.USER, [fact("ann", "cy"), fact("bob", "cy")])
+    [row], _, _ = neo4j_driver.execute_query(
+        "MATCH (s:Scope {scope_key: $k}) RETURN s.quota_notes AS notes, "
+        "s.quota_facts AS facts, s.quota_entities AS entities",
+        k=key,
+    )
+    assert (row["notes"], row["facts"], row["entities"]) == (3, 3, 3)

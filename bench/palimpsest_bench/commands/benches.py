@@ -57,15 +57,60 @@ def bench_load(
     workers: Annotated[
         int, typer.Option(min=1, help="uvicorn worker processes of each API process.")
     ] = 1,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            help="CPU per process and per request, by minute and per operation (each alone "
+            "afterwards), and the statement histograms by minute."
+        ),
+    ] = False,
+    slice_seconds: Annotated[
+        float, typer.Option(min=1, help="With --profile: how long each operation runs alone.")
+    ] = 5.0,
+    slice_rate: Annotated[
+        float, typer.Option(min=0.1, help="With --profile: its requests per second.")
+    ] = 20.0,
+    neo4j_home: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run on a Neo4j of the bench's own in this folder (no other work in its CPU)."
+        ),
+    ] = None,
+    bolt_port: Annotated[int, typer.Option(help="Its bolt port.")] = 7701,
+    http_port: Annotated[int, typer.Option(help="Its HTTP port.")] = 7488,
+    keep_running: Annotated[bool, typer.Option(help="Leave that Neo4j running.")] = False,
 ) -> None:
     """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
     from palimpsest_bench import load
+    from palimpsest_bench.load_profile import Profile
 
-    print_json(
-        load.run(
-            Settings(), rate, seconds, principals, seed, say=err, replicas=replicas, workers=workers
+    chosen = Profile(slice_rate=slice_rate, slice_seconds=slice_seconds) if profile else None
+
+    def go(settings: Settings, env: dict[str, str], drop: tuple[str, ...]) -> None:
+        print_json(
+            load.run(
+                settings,
+                rate,
+                seconds,
+                principals,
+                seed,
+                say=err,
+                replicas=replicas,
+                workers=workers,
+                profile=chosen,
+                env=env,
+                drop=drop,
+            )
         )
-    )
+
+    if neo4j_home is None:
+        go(Settings(), {}, ())
+        return
+    from palimpsest_bench.faults import api_env
+    from palimpsest_bench.scale_server import own_server
+
+    with own_server(Settings(), neo4j_home, 10_000, err, bolt_port, http_port, keep_running) as s:
+        go(s, api_env(s), ("PALIMPSEST_NEO4J_URI", "PALIMPSEST_NEO4J_PASSWORD"))
 
 
 @bench_app.command("fuzz")

@@ -4,7 +4,8 @@ Each counter (``quota_<plane>``) is an upper bound of what the scope stores on t
 writers that count add what they created, under the scope node's write lock; deletes leave
 it (still an upper bound); a bulk writer that does not count removes it (``FORGET_COUNTERS``;
 null: unknown, counted exactly at the next write). A write whose bound stays under the limit
-costs one statement; near the limit the plane is counted exactly and the counter set to it.
+costs one statement (``RAISE_COUNTERS``); near the limit the plane is counted exactly and the
+counter set to it.
 """
 
 from typing import LiteralString
@@ -23,15 +24,22 @@ COUNTERS: tuple[LiteralString, ...] = (
 )
 
 # Takes the scope node's write lock first, so the counters read are the last committed ones
-# and no other counting writer of the scope interleaves until this transaction ends.
-LOCK_COUNTERS = Statement(
-    "LOCK_QUOTA_COUNTERS",
+# and no other counting writer of the scope interleaves until this transaction ends. The
+# common case is one statement: every given counter is known and stays within its limit
+# (``limit`` 0: none), so each is raised by what the write created (``$added``:
+# ``{counter, n, limit}`` maps, counters from ``COUNTERS`` only). Otherwise nothing is raised
+# (``fits`` false) and the bounds returned decide.
+RAISE_COUNTERS = Statement(
+    "RAISE_QUOTA_COUNTERS",
     """
 MERGE (s:Scope {scope_key: $scope_key})
 ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.created_at = $now
 SET s.quota_locked_at = $now
-RETURN s.quota_notes AS quota_notes, s.quota_document_bytes AS quota_document_bytes,
+WITH s, all(c IN $added WHERE s[c.counter] IS NOT NULL
+                              AND (c.limit = 0 OR s[c.counter] + c.n <= c.limit)) AS fits
+FOREACH (c IN CASE WHEN fits THEN $added ELSE [] END | SET s[c.counter] = s[c.counter] + c.n)
+RETURN fits, s.quota_notes AS quota_notes, s.quota_document_bytes AS quota_document_bytes,
        s.quota_chunks AS quota_chunks, s.quota_facts AS quota_facts,
        s.quota_entities AS quota_entities, s.quota_pending_spans AS quota_pending_spans
 """,

@@ -79,7 +79,13 @@ async def admit(tx: ScopedTx, settings: Settings, created: Mapping[Plane, int]) 
     added = {p: n for p, n in created.items() if n > 0}
     if not added:
         return
-    [bounds] = await tx.run(q.LOCK_COUNTERS, {"now": utc_now()})
+    raise_ = [
+        {"counter": PLANES[p].counter, "n": n, "limit": limit_of(settings, p)}
+        for p, n in sorted(added.items())
+    ]
+    [bounds] = await tx.run(q.RAISE_COUNTERS, {"now": utc_now(), "added": raise_})
+    if bounds["fits"]:
+        return  # every bound known and under its limit: raised in the same statement
     counters: dict[str, int] = {}
     for plane, n in added.items():
         counters[PLANES[plane].counter] = await _admit_one(tx, settings, plane, n, bounds)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from palimpsest_bench.load import by_window
+from palimpsest_bench.load_figures import by_window
 from palimpsest_bench.recall_load import cpu_steal_seconds, stolen_since
 
 

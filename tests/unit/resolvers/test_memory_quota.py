@@ -17,8 +17,9 @@ from palimpsest.resolvers import memory
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 
-# A new note is counted (resolvers/quotas.py): the scope's counters, raised under its lock.
-QUOTA = ["LOCK_QUOTA_COUNTERS", "SET_QUOTA_COUNTERS"]
+# A new note is counted (resolvers/quotas.py): the scope's counters, raised under its lock in
+# one statement when they are known and fit.
+QUOTA = ["RAISE_QUOTA_COUNTERS"]
 
 
 def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0) -> Any:
@@ -62,10 +63,8 @@ def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0
                 ]
             case "APPLY_TERM_STATS":
                 return [{"changed": len(params["changes"])}]
-            case "LOCK_QUOTA_COUNTERS":
-                return [dict.fromkeys(COUNTERS, 0)]
-            case "SET_QUOTA_COUNTERS":
-                return []
+            case "RAISE_QUOTA_COUNTERS":
+                return [dict.fromkeys(COUNTERS, 0) | {"fits": True}]
         raise AssertionError(statement.name)
 
     return answer
