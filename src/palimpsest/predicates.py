@@ -2,7 +2,8 @@
 
 A ``single:`` line lists predicates a type's subjects hold one value of at a time; a ``same:``
 line names spellings of one predicate, the first being the canonical one. Both are compared
-after ``normalise``. ``ontology.py`` attaches them to types and resolves inheritance.
+after ``normalise``. ``ontology/build.py`` attaches them to types and resolves
+inheritance.
 """
 
 from __future__ import annotations

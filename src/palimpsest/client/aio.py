@@ -5,19 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import httpx
 
 from palimpsest.client import operations as op
-from palimpsest.client.enums import Scope, Source
+from palimpsest.client.enums import Scope
 from palimpsest.client.inputs import (
     EntityInput,
     FactInput,
-    LegWeightsInput,
     MemoryFileCommandInput,
+    RecallOptions,
     SpanInput,
-    WhenInput,
 )
 from palimpsest.client.recall_results import (
     ContextBlock,
@@ -163,68 +162,14 @@ class AsyncClient:
         return await self.call(op.MEMORY_HISTORY, scope=scope, key=key, limit=limit, after=after)
 
     async def search(
-        self,
-        scope: Scope | str,
-        query: str,
-        *,
-        top_k: int | None = None,
-        sources: Sequence[Source | str] | None = None,
-        when: WhenInput | None = None,
-        prefix: str | None = None,
-        also_scopes: Sequence[Scope | str] | None = None,
-        dedup: float | None = None,
-        min_score: float | None = None,
-        recency_half_life: str | None = None,
-        weights: LegWeightsInput | None = None,
-        max_per_document: int | None = None,
+        self, scope: Scope | str, query: str, **options: Unpack[RecallOptions]
     ) -> RecallResult:
-        return await self.call(
-            op.SEARCH,
-            scope=scope,
-            query=query,
-            top_k=top_k,
-            sources=sources,
-            when=when,
-            prefix=prefix,
-            also_scopes=also_scopes,
-            dedup=dedup,
-            min_score=min_score,
-            recency_half_life=recency_half_life,
-            weights=weights,
-            max_per_document=max_per_document,
-        )
+        return await self.call(op.SEARCH, scope=scope, query=query, **options)
 
     async def recall(
-        self,
-        scope: Scope | str,
-        query: str,
-        *,
-        top_k: int | None = None,
-        sources: Sequence[Source | str] | None = None,
-        when: WhenInput | None = None,
-        prefix: str | None = None,
-        also_scopes: Sequence[Scope | str] | None = None,
-        dedup: float | None = None,
-        min_score: float | None = None,
-        recency_half_life: str | None = None,
-        weights: LegWeightsInput | None = None,
-        max_per_document: int | None = None,
+        self, scope: Scope | str, query: str, **options: Unpack[RecallOptions]
     ) -> RecallResult:
-        return await self.call(
-            op.RECALL,
-            scope=scope,
-            query=query,
-            top_k=top_k,
-            sources=sources,
-            when=when,
-            prefix=prefix,
-            also_scopes=also_scopes,
-            dedup=dedup,
-            min_score=min_score,
-            recency_half_life=recency_half_life,
-            weights=weights,
-            max_per_document=max_per_document,
-        )
+        return await self.call(op.RECALL, scope=scope, query=query, **options)
 
     async def context(
         self,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
-from palimpsest.client.enums import MemoryFileEdit, MissingDates
+from palimpsest.client.enums import MemoryFileEdit, MissingDates, Scope, Source
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +111,18 @@ class WhenInput:
     slack: str | None = None
     as_of: datetime | str | None = None
     known_at: datetime | str | None = None
+
+
+class RecallOptions(TypedDict, total=False):
+    """The options ``search`` and ``recall`` take beside scope and query (None: the default)."""
+
+    top_k: int | None
+    sources: Sequence[Source | str] | None
+    when: WhenInput | None
+    prefix: str | None
+    also_scopes: Sequence[Scope | str] | None
+    dedup: float | None
+    min_score: float | None
+    recency_half_life: str | None
+    weights: LegWeightsInput | None
+    max_per_document: int | None

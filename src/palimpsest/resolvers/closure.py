@@ -9,9 +9,9 @@ The closures themselves are computed by ``palimpsest.reconcile`` (pure).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
 
 from palimpsest import reconcile
 from palimpsest.cypher import facts as q
@@ -21,6 +21,7 @@ from palimpsest.identity import Principal
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, parse_ontology
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.fact_rows import FactRow
 
 # Stands for "open" in a fact's list of past ends (a stored list cannot hold null).
 OPEN_END = datetime(9999, 12, 31, tzinfo=UTC)
@@ -32,10 +33,10 @@ class Rules:
 
     ontology: Ontology | None
 
-    def spellings(self, row: dict[str, Any]) -> frozenset[str] | None:
+    def spellings(self, row: FactRow) -> frozenset[str] | None:
         if self.ontology is None:
             return None
-        return self.ontology.single_spellings(row["subject_type"], row["predicate"])
+        return self.ontology.single_spellings(row.subject_type, row.predicate)
 
 
 async def load_rules(svc: Services, who: Principal) -> Rules:
@@ -45,34 +46,40 @@ async def load_rules(svc: Services, who: Principal) -> Rules:
 
 
 async def prepare(
-    tx: ScopedTx, svc: Services, rules: Rules | None, rows: list[dict[str, Any]]
-) -> datetime | None:
+    tx: ScopedTx, svc: Services, rules: Rules | None, rows: Sequence[FactRow]
+) -> tuple[datetime | None, list[FactRow]]:
     """Mark the single-valued rows and take the scope's lock when there are any.
 
     Returns the write's time, taken under the lock and never before the last closing write
-    of the scope, so transaction time only moves forward; None when nothing is single-valued.
-    A single-valued fact without ``valid_at`` is valid from its ``observed_at``, else from
-    the write's time: it is stored so, so that its reads agree with the timeline."""
+    of the scope, so transaction time only moves forward (None when nothing is
+    single-valued), and the rows marked. A single-valued fact without ``valid_at`` is valid
+    from its ``observed_at``, else from the write's time: it is stored so, so that its reads
+    agree with the timeline."""
     groups = [(row, rules.spellings(row) if rules else None) for row in rows]
     if not any(spellings for _, spellings in groups):
-        return None
+        return None, list(rows)
     [lock] = await tx.run(q.LOCK_SCOPE_FACTS, {"now": svc.clock()})
     now: datetime = lock["now"]
-    for row, spellings in groups:
-        row["single_spellings"] = sorted(spellings) if spellings else None
-        if spellings and row["valid_at"] is None:
-            start = row["observed_at"] or now
-            if row["invalid_at"] is None or row["invalid_at"] > start:
-                row["valid_at"] = start
-    return now
+    return now, [_single(row, spellings, now) for row, spellings in groups]
 
 
-async def close(tx: ScopedTx, rows: list[dict[str, Any]], now: datetime) -> list[reconcile.Closure]:
+def _single(row: FactRow, spellings: frozenset[str] | None, now: datetime) -> FactRow:
+    if not spellings:
+        return replace(row, single_spellings=None)
+    valid_at = row.valid_at
+    if valid_at is None:
+        start = row.observed_at or now
+        if row.invalid_at is None or row.invalid_at > start:
+            valid_at = start
+    return replace(row, single_spellings=tuple(sorted(spellings)), valid_at=valid_at)
+
+
+async def close(tx: ScopedTx, rows: Sequence[FactRow], now: datetime) -> list[reconcile.Closure]:
     """Compute and write the closures of every timeline the batch touched."""
     keys: dict[tuple[str, str, tuple[str, ...]], int] = {}
     for row in rows:
-        if row.get("single_spellings"):
-            key = (row["subject_type"], row["subject_norm"], tuple(row["single_spellings"]))
+        if row.single_spellings:
+            key = (row.subject_type, row.subject_norm, row.single_spellings)
             keys.setdefault(key, len(keys))
     if not keys:
         return []

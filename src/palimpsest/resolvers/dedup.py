@@ -12,72 +12,74 @@ it: it is never merged by similarity (re-asserting that key still adds a source)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from palimpsest import dedup
 from palimpsest.cypher import dedup as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.resolvers.fact_input import VALUE_TYPE, type_label
-
-# The fields of a row that name the fact it is written as.
-_KEPT = ("natural_key", "predicate", "object_type", "object_norm", "object_name")
+from palimpsest.schema.fact_rows import FactRow, near_duplicate_params
 
 
-async def merge_into_kept(tx: ScopedTx, rows: list[dict[str, Any]], threshold: float) -> None:
-    """Point each near-duplicate row at the fact it duplicates (``row["merged"]`` true)."""
-    params = [
-        {k: r[k] for k in ("index", "natural_key", "subject_type", "subject_norm")}
-        | {"predicate_key": r["predicate_key"], "embedding": list(r["embedding"])}
-        for r in rows
-        if not r.get("key_given")
-    ]
+async def merge_into_kept(tx: ScopedTx, rows: Sequence[FactRow], threshold: float) -> list[FactRow]:
+    """The rows, each near-duplicate pointed at the fact it duplicates (``merged`` true)."""
+    params = near_duplicate_params([r for r in rows if not r.key_given])
     if not params:
-        return
+        return list(rows)
     found = await tx.run(q.NEAR_DUPLICATE_FACTS, {"facts": params})
     stored: dict[int, list[Row]] = {}
     for c in found:
         stored.setdefault(c["index"], []).append(c)
-    earlier: list[dict[str, Any]] = []
+    earlier: list[FactRow] = []
     for row in rows:
-        if row.get("key_given"):
-            earlier.append(row)
-            continue
-        kept = _best(row, stored.get(row["index"], []), threshold)
-        if kept is None:
-            kept = _best(row, [_as_candidate(e) for e in earlier], threshold)
-        if kept is not None:
-            _point_at(row, kept)
+        if not row.key_given:
+            kept = _best(row, stored.get(row.index, []), threshold)
+            if kept is None:
+                kept = _best(row, [_as_candidate(e) for e in earlier], threshold)
+            if kept is not None:
+                row = _point_at(row, kept)
         earlier.append(row)
+    return earlier
 
 
-def _as_candidate(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in (*_KEPT, "valid_at", "subject_type", "subject_norm")} | {
-        "predicate_key": row["predicate_key"],
-        "embedding": row["embedding"],
+def _as_candidate(row: FactRow) -> dict[str, Any]:
+    return {
+        "natural_key": row.natural_key,
+        "predicate": row.predicate,
+        "object_type": row.object_type,
+        "object_norm": row.object_norm,
+        "object_name": row.object_name,
+        "valid_at": row.valid_at,
+        "subject_type": row.subject_type,
+        "subject_norm": row.subject_norm,
+        "predicate_key": row.predicate_key,
+        "embedding": row.embedding,
         "cosine": None,
-        "id": row["natural_key"],
+        "id": row.natural_key,
     }
 
 
-def _best(row: dict[str, Any], candidates: list[Any], threshold: float) -> Any | None:
+def _best(row: FactRow, candidates: Sequence[Any], threshold: float) -> Any | None:
     """The candidate ``row`` duplicates: an object that folds to the same first, then the
     highest cosine (ties by id), or None."""
     best: tuple[int, float, str] | None = None
     chosen = None
     for c in candidates:
-        if c["natural_key"] == row["natural_key"] or c["valid_at"] != row["valid_at"]:
+        if c["natural_key"] == row.natural_key or c["valid_at"] != row.valid_at:
             continue
         if "subject_norm" in c and (
             (c["subject_type"], c["subject_norm"], c["predicate_key"])
-            != (row["subject_type"], row["subject_norm"], row["predicate_key"])
+            != (row.subject_type, row.subject_norm, row.predicate_key)
         ):
             continue
-        same_object = c["object_type"] == row["object_type"] and dedup.fold(
+        same_object = c["object_type"] == row.object_type and dedup.fold(
             c["object_name"]
-        ) == dedup.fold(row["object_name"])
+        ) == dedup.fold(row.object_name)
         cos = c["cosine"]
         if cos is None and "embedding" in c:
-            cos = dedup.cosine(c["embedding"], row["embedding"])
+            cos = dedup.cosine(c["embedding"], row.embedding or [])
         if not same_object and not dedup.close_enough(cos, threshold):
             continue
         rank = (0 if same_object else 1, -(cos or 0.0), str(c["id"]))
@@ -86,9 +88,16 @@ def _best(row: dict[str, Any], candidates: list[Any], threshold: float) -> Any |
     return chosen
 
 
-def _point_at(row: dict[str, Any], kept: Any) -> None:
-    for k in _KEPT:
-        row[k] = kept[k]
-    row["object_label"] = type_label(kept["object_type"])
-    row["object_is_value"] = kept["object_type"] == VALUE_TYPE
-    row["merged"] = True
+def _point_at(row: FactRow, kept: Any) -> FactRow:
+    """The row rewritten as the kept fact (its key, predicate and object)."""
+    return replace(
+        row,
+        natural_key=kept["natural_key"],
+        predicate=kept["predicate"],
+        object_type=kept["object_type"],
+        object_norm=kept["object_norm"],
+        object_name=kept["object_name"],
+        object_label=type_label(kept["object_type"]),
+        object_is_value=kept["object_type"] == VALUE_TYPE,
+        merged=True,
+    )

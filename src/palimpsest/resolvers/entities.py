@@ -17,7 +17,8 @@ entities of the scope.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from palimpsest import paging
@@ -28,6 +29,7 @@ from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.fact_decode import entity_from
 from palimpsest.resolvers.fact_input import VALUE_TYPE
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.fact_rows import FactRow
 from palimpsest.schema.models import EntityDuplicate
 from palimpsest.schema.names import fold
 
@@ -39,26 +41,41 @@ LIST_NAME = "entityDuplicates"
 _POSITION = (paging.Part.TEXT,) * 5
 
 
-async def resolve(tx: ScopedTx, svc: Services, rows: list[dict[str, Any]]) -> None:
-    """Point each row's subject and object (``*_norm``) at the entity its name means."""
+async def resolve(tx: ScopedTx, svc: Services, rows: Sequence[FactRow]) -> list[FactRow]:
+    """The rows, each subject and object (``*_norm``) pointed at the entity its name means."""
     await tx.run(fq.LOCK_SCOPE_FACTS, {"now": svc.clock()})
     names: list[dict[str, Any]] = []
-    ends: list[tuple[dict[str, Any], str]] = []
     for row in rows:
         for end in ("subject", "object"):
-            if row[f"{end}_key"] is not None:
-                n = {"type": row[f"{end}_type"], "norm": row[f"{end}_norm"]}
-                names.append({"i": len(names), **n, "key": row[f"{end}_key"]})
-                ends.append((row, end))
+            n = _name_of(row, end)
+            if n is not None:
+                names.append({"i": len(names), **n})
     if not names:
-        return
+        return list(rows)
     stored: dict[int, str] = {}
     for r in await tx.run(q.RESOLVE_ENTITIES, {"names": names}):
         stored.setdefault(r["i"], r["norm"])  # best rank first, then lowest id
     first: dict[tuple[str, str], str] = {}  # a new name: the batch's first spelling of it
-    for n, (row, end) in zip(names, ends, strict=True):
-        norm = stored.get(n["i"]) or first.setdefault((n["type"], n["key"]), n["norm"])
-        row[f"{end}_norm"] = norm
+    meant = iter(
+        [stored.get(n["i"]) or first.setdefault((n["type"], n["key"]), n["norm"]) for n in names]
+    )
+    out = []
+    for row in rows:
+        if row.subject_key is not None:
+            row = replace(row, subject_norm=next(meant))
+        if row.object_key is not None:
+            row = replace(row, object_norm=next(meant))
+        out.append(row)
+    return out
+
+
+def _name_of(row: FactRow, end: str) -> dict[str, Any] | None:
+    """The ``RESOLVE_ENTITIES`` name of the row's subject or object; None for a literal."""
+    if end == "subject":
+        key, etype, norm = row.subject_key, row.subject_type, row.subject_norm
+    else:
+        key, etype, norm = row.object_key, row.object_type, row.object_norm
+    return None if key is None else {"type": etype, "norm": norm, "key": key}
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.resolvers.common import check_id, new_id
 from palimpsest.schema.drafts import EntityRef, FactDraft
+from palimpsest.schema.fact_rows import FactRow
 from palimpsest.schema.names import fold, normalise
 from palimpsest.timeparse import check_interval
 
@@ -40,7 +40,7 @@ def type_label(entity_type: str) -> str:
     return label
 
 
-def prepare(drafts: Sequence[FactDraft]) -> list[dict[str, Any]]:
+def prepare(drafts: Sequence[FactDraft]) -> list[FactRow]:
     """Validate a batch and turn it into statement rows (ids, keys, parsed times)."""
     if not drafts:
         raise InvalidArgument("facts must not be empty")
@@ -49,7 +49,7 @@ def prepare(drafts: Sequence[FactDraft]) -> list[dict[str, Any]]:
     return [_prepare_one(i, d) for i, d in enumerate(drafts)]
 
 
-def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
+def _prepare_one(index: int, d: FactDraft) -> FactRow:
     where = f"facts[{index}]"
     if (d.object is None) == (d.object_value is None):
         raise InvalidArgument(f"{where}: give exactly one of object and objectValue")
@@ -91,48 +91,36 @@ def _prepare_one(index: int, d: FactDraft) -> dict[str, Any]:
             raise InvalidArgument(f"{where}.quote narrows a source: give source too")
         if not d.quote.strip() or len(d.quote) > MAX_TEXT:
             raise InvalidArgument(f"{where}.quote must be 1-{MAX_TEXT} characters")
-    return {
-        "index": index,
-        "id": new_id(),
-        "natural_key": key,
-        # The caller named the fact's identity: it is never merged by similarity (dedup).
-        "key_given": d.natural_key is not None,
-        "subject_type": subject_type,
-        "subject_name": " ".join(d.subject.name.split()),
-        "subject_norm": normalise(d.subject.name),
-        "subject_key": fold(d.subject.name) or None,
-        "subject_id": new_id(),
-        "subject_label": type_label(subject_type),
-        "object_type": object_type,
-        "object_name": " ".join(obj.name.split()),
-        "object_norm": normalise(obj.name),
-        # A literal value is only ever itself: "3.5" and "3,5" stay two values.
-        "object_key": None if d.object is None else fold(obj.name) or None,
-        "object_id": new_id(),
-        "object_label": type_label(object_type),
-        "object_is_value": d.object is None,
-        "predicate": predicate,
-        "predicate_key": normalise(predicate),
-        "single_spellings": None,  # set under the scope's lock (closure.prepare)
-        "text": text,
-        "observed_at": d.observed_at,
-        "valid_at": valid_at,
-        "invalid_at": invalid_at,
-        "source_chunk_id": source.chunk_id if source else None,
-        "source_start": source.start if source else None,
-        "source_end": source.end if source else None,
-        "source_text": None,
-        "quote": d.quote,
-        "share_quote": d.share_quote,
-        "source_shared": None,  # set for a quote of another scope (quotes.withhold)
-        # Filled from the chunk when the source is resolved (facts.resolve_sources).
-        "source_key": None,
-        "source_document_id": None,
-        "origin_key": None,
-        "origin_scope": None,
-        "mention_chunk_id": None,
-        "compaction_generation": None,
-    }
+    return FactRow(
+        index=index,
+        id=new_id(),
+        natural_key=key,
+        key_given=d.natural_key is not None,
+        subject_type=subject_type,
+        subject_name=" ".join(d.subject.name.split()),
+        subject_norm=normalise(d.subject.name),
+        subject_key=fold(d.subject.name) or None,
+        subject_id=new_id(),
+        subject_label=type_label(subject_type),
+        object_type=object_type,
+        object_name=" ".join(obj.name.split()),
+        object_norm=normalise(obj.name),
+        object_key=None if d.object is None else fold(obj.name) or None,
+        object_id=new_id(),
+        object_label=type_label(object_type),
+        object_is_value=d.object is None,
+        predicate=predicate,
+        predicate_key=normalise(predicate),
+        text=text,
+        observed_at=d.observed_at,
+        valid_at=valid_at,
+        invalid_at=invalid_at,
+        source_chunk_id=source.chunk_id if source else None,
+        source_start=source.start if source else None,
+        source_end=source.end if source else None,
+        quote=d.quote,
+        share_quote=d.share_quote,
+    )
 
 
 def _natural_key(*parts: object) -> str:

@@ -15,7 +15,7 @@ from palimpsest import paging
 from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
-from palimpsest.identity import Origin, Principal, Scope, resolve_scope
+from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.reconcile import Closure, ClosureReason
 from palimpsest.resolvers import closure, dedup, entities, quotas, quotes, term_index
 from palimpsest.resolvers.closure import OPEN_END, Rules
@@ -24,6 +24,7 @@ from palimpsest.resolvers.fact_decode import as_known, fact_from
 from palimpsest.resolvers.fact_input import MAX_TEXT, prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
+from palimpsest.schema.fact_rows import FactRow, fact_params
 from palimpsest.schema.models import Fact
 from palimpsest.schema.names import normalise
 from palimpsest.timeparse import check_interval
@@ -93,46 +94,53 @@ def time_view(
     )
 
 
-async def resolve_sources(tx: ScopedTx, rows: list[dict[str, Any]]) -> None:
+async def resolve_sources(tx: ScopedTx, rows: Sequence[FactRow]) -> list[FactRow]:
     """Quote each source span from the caller's own scope; mention edges only stay in-scope.
 
     A source is keyed by its origin scope, chunk and span, so the same span asserted twice is
     one source and another span of the same fact is a second one."""
-    ids = sorted({r["source_chunk_id"] for r in rows if r["source_chunk_id"]})
+    ids = sorted({r.source_chunk_id for r in rows if r.source_chunk_id})
     if not ids:
-        return
+        return list(rows)
     found = await tx.run(q.CHUNK_TEXTS, {"ids": ids})
-    texts = {r["id"]: r["text"] for r in found}
+    texts: dict[str, str] = {r["id"]: r["text"] for r in found}
     documents = {r["id"]: r["document_id"] for r in found}
-    origin = tx.ref
-    for row in rows:
-        chunk_id = row["source_chunk_id"]
-        if chunk_id is None:
-            continue
-        if chunk_id not in texts:
-            raise NotFound(f"facts[{row['index']}].source: chunk not found")
-        if row["source_end"] > len(texts[chunk_id]):
-            raise InvalidArgument(
-                f"facts[{row['index']}].source: end {row['source_end']} is past the chunk's "
-                f"{len(texts[chunk_id])} characters"
-            )
-        if row["quote"] is not None:
-            quotes.narrow(row, texts[chunk_id])
-        row["source_text"] = texts[chunk_id][row["source_start"] : row["source_end"]]
-        row["source_key"] = (
-            f"{origin.scope_key}:{chunk_id}:{row['source_start']}:{row['source_end']}"
+    return [_sourced(row, texts, documents, tx.ref) for row in rows]
+
+
+def _sourced(
+    row: FactRow, texts: dict[str, str], documents: dict[str, Any], origin: ScopeRef
+) -> FactRow:
+    chunk_id = row.source_chunk_id
+    if chunk_id is None or row.source_start is None or row.source_end is None:
+        return row
+    if chunk_id not in texts:
+        raise NotFound(f"facts[{row.index}].source: chunk not found")
+    text = texts[chunk_id]
+    if row.source_end > len(text):
+        raise InvalidArgument(
+            f"facts[{row.index}].source: end {row.source_end} is past the chunk's "
+            f"{len(text)} characters"
         )
-        row["source_document_id"] = documents[chunk_id]
-        row["origin_key"] = origin.scope_key
-        row["origin_scope"] = origin.scope.value
-        row["mention_chunk_id"] = chunk_id
+    if row.quote is not None:
+        row = quotes.narrow(row, text)
+    start, end = row.source_start, row.source_end
+    return replace(
+        row,
+        source_text=text[start:end],
+        source_key=f"{origin.scope_key}:{chunk_id}:{start}:{end}",
+        source_document_id=documents[chunk_id],
+        origin_key=origin.scope_key,
+        origin_scope=origin.scope.value,
+        mention_chunk_id=chunk_id,
+    )
 
 
 async def write_batch(
     tx: ScopedTx,
     svc: Services,
     stamp: dict[str, Any],
-    rows: list[dict[str, Any]],
+    rows: Sequence[FactRow],
     reader: Principal,
     rules: Rules | None = None,
 ) -> list[tuple[int, Asserted]]:
@@ -141,27 +149,26 @@ async def write_batch(
     ``stamp`` is the writer's provenance and key (``common.fact_stamp``). With ``rules``,
     single-valued facts close what they replace (``resolvers.closure``) in this transaction.
     Names are first resolved to the entities they mean (``resolvers.entities``)."""
-    await entities.resolve(tx, svc, rows)
-    locked_at = await closure.prepare(tx, svc, rules, rows)
+    rows = await entities.resolve(tx, svc, rows)
+    locked_at, rows = await closure.prepare(tx, svc, rules, rows)
     now = locked_at or svc.clock()
-    await dedup.merge_into_kept(tx, rows, svc.settings.dedup_cosine)
-    clashes = await tx.run(q.KEY_CONFLICTS, {"facts": rows})
+    rows = await dedup.merge_into_kept(tx, rows, svc.settings.dedup_cosine)
+    clashes = await tx.run(q.KEY_CONFLICTS, {"facts": fact_params(rows)})
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
         raise Conflict(f"natural key already names a different fact: {keys}")
-    for row in rows:
-        row.update(term_index.row_fields(row["text"]))
-    quotes.withhold(rows, tx.ref.scope_key)
-    params = {**stamp, "now": now, "facts": rows, "open_end": OPEN_END}
+    rows = [replace(row, **term_index.row_fields(row.text)) for row in rows]
+    rows = quotes.withhold(rows, tx.ref.scope_key)
+    params = {**stamp, "now": now, "facts": fact_params(rows), "open_end": OPEN_END}
     written = await tx.run(q.ASSERT_FACTS, params)
     # Only new facts count: a re-assertion matches the stored fact and keeps its text.
-    by_index = {r["index"]: r for r in rows}
+    by_index = {r.index: r for r in rows}
     created = {
-        by_index[r["index"]]["natural_key"]: by_index[r["index"]] for r in written if r["created"]
+        by_index[r["index"]].natural_key: by_index[r["index"]] for r in written if r["created"]
     }
     fresh = list(created.values())  # one batch may name one new fact twice
     await quotas.admit_facts(tx, svc.settings, rows, len(fresh), now)
-    await term_index.apply(tx, svc.settings, "fact", term_index.added(fresh))
+    await term_index.apply(tx, svc.settings, "fact", term_index.added([r.terms() for r in fresh]))
     done = await closure.close(tx, rows, now) if locked_at else []
     facts = {r["index"]: fact_from(tx.ref.scope, r, reader) for r in written}
     out = (
@@ -169,7 +176,7 @@ async def write_batch(
         if done
         else [(r["index"], Asserted(facts[r["index"]], bool(r["created"]))) for r in written]
     )
-    merged = {r["index"] for r in rows if r.get("merged")}
+    merged = {r.index for r in rows if r.merged}
     return [(i, replace(a, created=False, merged=a.fact.id) if i in merged else a) for i, a in out]
 
 
@@ -196,10 +203,9 @@ async def _with_closures(
     return out
 
 
-async def embed_rows(svc: Services, rows: list[dict[str, Any]]) -> None:
-    vectors = await svc.embed([r["text"] for r in rows])
-    for row, vector in zip(rows, vectors, strict=True):
-        row["embedding"] = vector
+async def embed_rows(svc: Services, rows: Sequence[FactRow]) -> list[FactRow]:
+    vectors = await svc.embed([r.text for r in rows])
+    return [replace(row, embedding=v) for row, v in zip(rows, vectors, strict=True)]
 
 
 async def assert_facts(
@@ -207,15 +213,12 @@ async def assert_facts(
 ) -> list[Asserted]:
     """Assert facts in one scope (no placement); ``placement.py`` drives placed batches."""
     ref = resolve_scope(who, scope)
-    rows = prepare(drafts)
-    await embed_rows(svc, rows)
+    rows = await embed_rows(svc, prepare(drafts))
     rules = await closure.load_rules(svc, who)
 
     async def work(tx: ScopedTx) -> list[tuple[int, Asserted]]:
-        for row in rows:
-            row["mention_chunk_id"] = None
-        await resolve_sources(tx, rows)
-        return await write_batch(tx, svc, fact_stamp(who), rows, who, rules)
+        sourced = await resolve_sources(tx, rows)
+        return await write_batch(tx, svc, fact_stamp(who), sourced, who, rules)
 
     written = await svc.db.scoped(ref).write_tx(work)
     return [a for _, a in sorted(written, key=lambda pair: pair[0])]

@@ -26,6 +26,7 @@ from palimpsest.resolvers.common import fact_stamp, writer_params
 from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
+from palimpsest.schema.fact_rows import FactRow
 from palimpsest.schema.names import normalise
 from palimpsest.schema.turns import RunStamp
 
@@ -103,9 +104,9 @@ class PlacedPlan:
     """A placed batch decided and embedded, ready to be written inside a transaction."""
 
     origin: ScopeRef
-    rows: list[dict[str, Any]]
+    rows: list[FactRow]
     decisions: list[Placement | None]
-    groups: dict[ScopeRef, list[dict[str, Any]]]
+    groups: dict[ScopeRef, list[int]]  # the rows (by position) each scope receives
     stamp: dict[str, Any]
     writer: Principal  # also whom the written facts are decoded for
     rules: closure.Rules | None = None  # single-valued predicates close what they replace
@@ -135,35 +136,35 @@ async def plan_placed(
     origin = resolve_scope(who, scope)
     rows = prepare(drafts)
     if stamp is not None:
-        rows = [{**r, "compaction_generation": stamp.compaction_generation} for r in rows]
+        rows = [replace(r, compaction_generation=stamp.compaction_generation) for r in rows]
     decisions: list[Placement | None] = [None] * len(rows)
     rules = await closure.load_rules(svc, who)
     if place:
-        items = [
-            PlacementItem(entity_type=r["subject_type"], subject=r["subject_name"]) for r in rows
-        ]
+        items = [PlacementItem(entity_type=r.subject_type, subject=r.subject_name) for r in rows]
         ontology = rules.ontology
         items = await _with_recorded_types(svc, origin, items)
         decisions = list(place_batch(ontology, who, scope, items))
     targets: dict[Scope, ScopeRef] = {scope: origin}
-    groups: dict[ScopeRef, list[dict[str, Any]]] = {}
-    for row, decision in zip(rows, decisions, strict=True):
+    groups: dict[ScopeRef, list[int]] = {}
+    for i, decision in enumerate(decisions):
         target = decision.scope if decision else scope
         if target not in targets:
             targets[target] = resolve_scope(who, target)
-        groups.setdefault(targets[target], []).append(row)
-    await facts.embed_rows(svc, rows)
+        groups.setdefault(targets[target], []).append(i)
+    rows = await facts.embed_rows(svc, rows)
     written_as = fact_stamp(who, stamp.params() if stamp else None)
     return PlacedPlan(origin, rows, decisions, groups, written_as, who, rules)
 
 
 async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[int, facts.Asserted]]:
     """Write a planned batch: each fact with its anchors in its placed scope."""
-    await facts.resolve_sources(tx.scoped(plan.origin), plan.rows)
+    sourced = await facts.resolve_sources(tx.scoped(plan.origin), plan.rows)
     written: list[tuple[int, facts.Asserted]] = []
     for target, group in plan.groups.items():
-        # A mention edge stays in its chunk's scope: a moved fact draws none.
-        rows = group if target == plan.origin else [{**r, "mention_chunk_id": None} for r in group]
+        rows = [sourced[i] for i in group]
+        if target != plan.origin:
+            # A mention edge stays in its chunk's scope: a moved fact draws none.
+            rows = [replace(r, mention_chunk_id=None) for r in rows]
         written += await facts.write_batch(
             tx.scoped(target), svc, plan.stamp, rows, plan.writer, plan.rules
         )

@@ -11,17 +11,17 @@ already holds refuses every write that adds to the plane and never removes anyth
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.cypher import quotas as q
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.errors import QuotaExceeded
 from palimpsest.resolvers.services import utc_now
+from palimpsest.schema.fact_rows import FactRow
 
 
 class Plane(StrEnum):
@@ -93,11 +93,11 @@ async def admit(tx: ScopedTx, settings: Settings, created: Mapping[Plane, int]) 
 
 
 async def admit_facts(
-    tx: ScopedTx, settings: Settings, rows: list[dict[str, Any]], facts: int, now: datetime
+    tx: ScopedTx, settings: Settings, rows: Sequence[FactRow], facts: int, now: datetime
 ) -> None:
     """After ``ASSERT_FACTS``: the batch's new facts, and the entities it created (those of
     its freshly minted ids stamped with this write's time)."""
-    ids = sorted({r[k] for r in rows for k in ("subject_id", "object_id") if r.get(k)})
+    ids = sorted({i for r in rows for i in (r.subject_id, r.object_id) if i})
     entities = 0
     if ids:
         [row] = await tx.run(q.CREATED_ENTITIES, {"ids": ids, "now": now})

@@ -1,0 +1,100 @@
+"""The tenant ontology's resolvers (``resolvers.ontology``) on a recording executor: who may
+set and read it, and a placed batch's plan, which groups each row under its placed scope."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest.cypher.executor import Row, Statement
+from palimpsest.errors import Forbidden, InvalidArgument
+from palimpsest.identity import Role, Scope
+from palimpsest.resolvers import ontology
+from palimpsest.schema.drafts import EntityRef, FactDraft
+from tests.unit.principals import principal
+from tests.unit.recording import NOW, services
+
+DOC = """\
+status: confirmed
+
+## service
+scope: tenant
+
+## person
+scope: user
+single: lives in
+same: lives in = resides in
+"""
+
+ADMIN = principal(roles=frozenset({Role.ADMIN}))
+BOTH = frozenset({Scope.USER, Scope.TENANT})
+WRITER = principal(memory_scopes=BOTH, sql_scopes=BOTH)  # may write both halves of TENANT
+
+
+def stored(markdown: str | None) -> Any:
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        if markdown is None:
+            return []
+        row = {"markdown": markdown, "status": "confirmed", "updated_at": NOW, "agent_name": "x"}
+        if statement.name in ("GET_ONTOLOGY", "SET_ONTOLOGY"):
+            return [row]
+        return []
+
+    return answer
+
+
+async def test_only_a_tenant_admin_sets_the_ontology_and_a_refusal_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    svc, recorder = services(stored(DOC), tmp_path)
+    for who in (principal(), principal(roles=frozenset({Role.OPERATOR}))):
+        with pytest.raises(Forbidden, match="needs the admin role"):
+            await ontology.set_ontology(svc, who, DOC)
+    assert recorder.calls == []
+    done = await ontology.set_ontology(svc, ADMIN, DOC)
+    [call] = recorder.calls
+    assert (call.name, call.write, call.params["status"]) == ("SET_ONTOLOGY", True, "confirmed")
+    assert done.single_valued[0].spellings == ("lives in", "resides in")
+
+
+async def test_a_malformed_ontology_is_refused_before_any_statement(tmp_path: Path) -> None:
+    svc, recorder = services(stored(DOC), tmp_path)
+    with pytest.raises(InvalidArgument, match="unknown scope 'galaxy'"):
+        await ontology.set_ontology(svc, ADMIN, "## service\nscope: galaxy\n")
+    assert recorder.calls == []
+
+
+async def test_reading_the_ontology_needs_the_tenant_scope(tmp_path: Path) -> None:
+    svc, recorder = services(stored(DOC), tmp_path)
+    with pytest.raises(Forbidden):
+        await ontology.get_ontology(svc, principal(memory_scopes=frozenset({Scope.USER})))
+    assert recorder.calls == []
+    found = await ontology.get_ontology(svc, principal())
+    assert found is not None
+    assert found.status == "confirmed"
+    assert await ontology.get_ontology(services(stored(None), tmp_path)[0], principal()) is None
+
+
+def draft(etype: str, name: str) -> FactDraft:
+    return FactDraft(EntityRef(etype, name), "runs on", None, "rails")
+
+
+async def test_a_placed_plan_groups_each_row_by_its_placed_scope(tmp_path: Path) -> None:
+    svc, _ = services(stored(DOC), tmp_path)
+    drafts = [draft("service", "ledger"), draft("person", "ada"), draft("service", "api")]
+    plan = await ontology.plan_placed(svc, WRITER, Scope.USER, drafts, place=True)
+    by_scope = {ref.scope: rows for ref, rows in plan.groups.items()}
+    assert by_scope == {Scope.TENANT: [0, 2], Scope.USER: [1]}
+    assert [r.index for r in plan.rows] == [0, 1, 2]
+    assert all(r.embedding is not None for r in plan.rows)
+    kept = await ontology.plan_placed(svc, WRITER, Scope.USER, drafts, place=False)
+    assert {ref.scope: rows for ref, rows in kept.groups.items()} == {Scope.USER: [0, 1, 2]}
+
+
+async def test_a_caller_without_the_tenant_scope_keeps_every_fact_home(tmp_path: Path) -> None:
+    svc, _ = services(stored(DOC), tmp_path)
+    who = principal(memory_scopes=frozenset({Scope.USER}), sql_scopes=BOTH)
+    plan = await ontology.plan_placed(svc, who, Scope.USER, [draft("service", "x")], place=True)
+    assert [ref.scope for ref in plan.groups] == [Scope.USER]
