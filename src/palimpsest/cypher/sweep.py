@@ -191,30 +191,29 @@ RETURN marked AS removed, latest
 )
 
 # A closed chunk version [from, to) belongs to revisions from..to-1: it goes once to-1 is swept.
-DELETE_SWEPT_CHUNK_VERSIONS = Statement(
-    "DELETE_SWEPT_CHUNK_VERSIONS",
-    """
+_MARKED: LiteralString = """
 MATCH (d:Document {scope_key: $scope_key})
 WHERE d.history_swept_revision IS NOT NULL
-MATCH (c:ChunkVersion {scope_key: $scope_key, document_id: d.id})
-WHERE c.to_revision <= d.history_swept_revision + 1
-WITH c LIMIT $batch
-WITH collect(c) AS gone
-FOREACH (c IN gone | DETACH DELETE c)
+"""
+_GONE: LiteralString = """
+WITH x LIMIT $batch
+WITH collect(x) AS gone
+FOREACH (x IN gone | DETACH DELETE x)
 RETURN size(gone) AS removed, null AS latest
-""",
+"""
+
+DELETE_SWEPT_CHUNK_VERSIONS = Statement(
+    "DELETE_SWEPT_CHUNK_VERSIONS",
+    _MARKED
+    + """MATCH (x:ChunkVersion {scope_key: $scope_key, document_id: d.id})
+WHERE x.to_revision <= d.history_swept_revision + 1"""
+    + _GONE,
 )
 
 DELETE_SWEPT_REVISIONS = Statement(
     "DELETE_SWEPT_REVISIONS",
-    """
-MATCH (d:Document {scope_key: $scope_key})
-WHERE d.history_swept_revision IS NOT NULL
-MATCH (r:DocumentRevision {scope_key: $scope_key, document_id: d.id})
-WHERE r.revision <= d.history_swept_revision
-WITH r LIMIT $batch
-WITH collect(r) AS gone
-FOREACH (r IN gone | DETACH DELETE r)
-RETURN size(gone) AS removed, null AS latest
-""",
+    _MARKED
+    + """MATCH (x:DocumentRevision {scope_key: $scope_key, document_id: d.id})
+WHERE x.revision <= d.history_swept_revision"""
+    + _GONE,
 )
