@@ -90,7 +90,7 @@ async def run(
 def _count(swept: Swept) -> None:
     SWEPT_SCOPES.inc(swept.scopes)
     for kind, n in swept.as_dict().items():
-        if kind in ("expired_notes", "versions", "tombstones", "done_spans") and n:
+        if kind not in ("scopes", "rows", "batches") and n:
             SWEPT.labels(kind=kind).inc(n)
 
 

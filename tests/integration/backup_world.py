@@ -156,10 +156,15 @@ def pg_tables(s: Settings) -> dict[str, list[str]]:
 
 def sql_rows(s: Settings, tenant: str, user: str) -> Any:
     """``SELECT count(*) FROM faults`` through the API, as the scope's owner."""
-    token = mint(load_keys(s), tenant=tenant, user=user, agent="a", ttl_seconds=600)
     query = (
         'query { sqlQuery(scope: USER, statement: "SELECT count(*) AS n FROM faults") { rows } }'
     )
+    return sql_post(s, tenant, user, query)
+
+
+def sql_post(s: Settings, tenant: str, user: str, query: str) -> Any:
+    """One GraphQL request through a served API, as the scope's owner."""
+    token = mint(load_keys(s), tenant=tenant, user=user, agent="a", ttl_seconds=600)
     with serve_in_thread(s) as url, httpx.Client(base_url=url, timeout=60) as http:
         return http.post(
             "/graphql", json={"query": query}, headers={"Authorization": f"Bearer {token}"}

@@ -228,3 +228,40 @@ def test_a_postgres_round_trip_reproduces_every_plane(
     body = bw.sql_rows(s, "t-pg", "u2")
     assert body.get("errors") is None, body
     assert body["data"]["sqlQuery"]["rows"] == [[10]]
+
+
+INSERT = """mutation { sqlExec(scope: USER, statements: [
+  {statement: "INSERT INTO faults VALUES ('after', 1)"}]) { results { rowsAffected } } }"""
+
+
+def test_a_restore_into_a_new_cluster_leaves_sql_memory_usable(
+    on_postgres: Settings, tmp_path: Path
+) -> None:
+    """Scope roles are cluster-wide, so no dump holds them. The cluster is made new here by
+    dropping the database and every scope role; after the restore the agent's SQL runs
+    through the API at once, a read first (a role left NOLOGIN fails there), then a write."""
+    s = on_postgres
+    bw.seed(s, "t-pg-new", "u3")
+    backup(s, tmp_path / "pg", say=lambda _: None)
+    before = bw.pg_tables(s)
+    with psycopg.connect(**postgres_local.conninfo(s, "postgres"), autocommit=True) as conn:  # type: ignore[arg-type]
+        conn.execute(
+            sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(s.postgres_database))
+        )
+        roles = conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE 'sqlmem\\_%'")
+        for (role,) in roles.fetchall():
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+        assert not conn.execute("SELECT 1 FROM pg_roles WHERE rolname LIKE 'sqlmem\\_%'").fetchall()
+    restore(s, tmp_path / "pg", force=True, say=lambda _: None)
+    assert bw.pg_tables(s) == before
+    with psycopg.connect(**postgres_local.conninfo(s, "postgres"), autocommit=True) as conn:  # type: ignore[arg-type]
+        logins = conn.execute(
+            "SELECT bool_and(rolcanlogin) FROM pg_roles WHERE rolname LIKE 'sqlmem\\_%'"
+        ).fetchone()
+    assert logins == (True,)
+    body = bw.sql_rows(s, "t-pg-new", "u3")
+    assert body.get("errors") is None, body
+    assert body["data"]["sqlQuery"]["rows"] == [[10]]
+    wrote = bw.sql_post(s, "t-pg-new", "u3", INSERT)
+    assert wrote.get("errors") is None, wrote
+    assert bw.sql_rows(s, "t-pg-new", "u3")["data"]["sqlQuery"]["rows"] == [[11]]

@@ -375,13 +375,16 @@ def bench_sweep(
     versions: Annotated[int, typer.Option(min=2, help="Writes per key.")] = 10,
     expired: Annotated[int, typer.Option(min=0, help="Expiring notes per scope.")] = 50,
     deleted: Annotated[int, typer.Option(min=0, help="Deleted keys per scope.")] = 25,
+    documents: Annotated[int, typer.Option(min=0, help="Edited documents per scope.")] = 0,
+    edits: Annotated[int, typer.Option(min=1, help="Chunk edits per document.")] = 10,
 ) -> None:
     """Retention sweeps: rows removed per second by the walk of `palimpsest sweep`, at
     PALIMPSEST_SWEEP_BATCH_SIZE rows per batch; JSON with a "sweep" key."""
     from palimpsest_bench import sweep as bench
 
-    shape = {"users": users, "keys": keys, "versions": versions}
-    print_json(bench.run(Settings(), **shape, expired=expired, deleted=deleted, say=err))
+    shape = {"users": users, "keys": keys, "versions": versions, "documents": documents}
+    extra = {"expired": expired, "deleted": deleted, "edits": edits}
+    print_json(bench.run(Settings(), **shape, **extra, say=err))
 
 
 @bench_app.command("document-versions")

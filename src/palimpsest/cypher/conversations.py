@@ -36,7 +36,7 @@ OPEN_CONVERSATION = Statement(
     + _PROVENANCE
     + "}"
     "\nMERGE (d)-[:HAS_ROOT {scope_key: $scope_key}]->(root)"
-    "\nRETURN d.id AS id",
+    "\nRETURN d.id AS id, root.created_at = $now AS opened",
 )
 
 # Read under the document's lock: the tail of the reading order that new turns from

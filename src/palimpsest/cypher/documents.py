@@ -134,10 +134,10 @@ UPDATE_CHUNK = Statement(
 MATCH (c:Chunk {scope_key: $scope_key, id: $id})
 WHERE c.index IS NOT NULL
 SET c.locked_at = $now
-WITH c, c.revision = $revision AS fresh
+WITH c, c.revision = $revision AS fresh, c.text AS old_text
 OPTIONAL MATCH (p:Chunk {scope_key: $scope_key})-[:HAS_CHILD]->(c)
 WHERE p.index IS NOT NULL
-WITH c, fresh, p.id AS parent_id, coalesce(c.seq, (c.index + 1) * $gap) AS seq
+WITH c, fresh, old_text, p.id AS parent_id, coalesce(c.seq, (c.index + 1) * $gap) AS seq
 FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
   CREATE (v:ChunkVersion)
   SET v = properties(c), v.to_revision = $next, v.expired_at = $now,
@@ -149,7 +149,7 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       c.updated_at = $now, c.session_id = $session_id, c.run_id = $run_id,
       c.agent_name = $agent_name, c.model = $model, c.origin = $origin,
       c.writer_id = $writer_id, c.writer_key = $writer_key)
-RETURN fresh, c.revision AS revision
+RETURN fresh, c.revision AS revision, old_text
 """,
 )
 

@@ -97,7 +97,7 @@ FORGET_MEMORY_BYTES = Statement(
     """
 MATCH (s:Scope {scope_key: $scope_key})
 REMOVE s.memory_bytes, s.note_versions, s.quota_notes, s.quota_document_bytes, s.quota_chunks,
-       s.quota_facts, s.quota_entities, s.quota_pending_spans
+       s.quota_facts, s.quota_entities, s.quota_pending_spans, s.quota_versions
 """,
 )
 

@@ -21,6 +21,7 @@ COUNTERS: tuple[LiteralString, ...] = (
     "quota_facts",
     "quota_entities",
     "quota_pending_spans",
+    "quota_versions",
 )
 
 # Takes the scope node's write lock first, so the counters read are the last committed ones
@@ -41,7 +42,8 @@ WITH s, all(c IN $added WHERE s[c.counter] IS NOT NULL
 FOREACH (c IN CASE WHEN fits THEN $added ELSE [] END | SET s[c.counter] = s[c.counter] + c.n)
 RETURN fits, s.quota_notes AS quota_notes, s.quota_document_bytes AS quota_document_bytes,
        s.quota_chunks AS quota_chunks, s.quota_facts AS quota_facts,
-       s.quota_entities AS quota_entities, s.quota_pending_spans AS quota_pending_spans
+       s.quota_entities AS quota_entities, s.quota_pending_spans AS quota_pending_spans,
+       s.quota_versions AS quota_versions
 """,
 )
 
@@ -58,7 +60,7 @@ FORGET_COUNTERS = Statement(
     """
 MATCH (s:Scope {scope_key: $scope_key})
 REMOVE s.quota_notes, s.quota_document_bytes, s.quota_chunks, s.quota_facts,
-       s.quota_entities, s.quota_pending_spans
+       s.quota_entities, s.quota_pending_spans, s.quota_versions
 """,
 )
 
@@ -89,6 +91,16 @@ COUNT_FACTS = Statement(
 COUNT_ENTITIES = Statement(
     "COUNT_QUOTA_ENTITIES", "MATCH (e:Entity {scope_key: $scope_key}) RETURN count(e) AS used"
 )
+# Every kept past: note versions and tombstones, past document revisions (a record that is
+# not its document's current revision), closed chunk versions: what
+# ``PALIMPSEST_MAX_NOTE_VERSIONS`` bounds. Every revision adds one past record.
+PAST_VERSIONS: LiteralString = """
+COUNT { MATCH (v:MemoryVersion {scope_key: $scope_key}) }
++ COUNT { MATCH (r:DocumentRevision {scope_key: $scope_key})
+          WHERE NOT EXISTS { MATCH (d:Document {scope_key: $scope_key, id: r.document_id})
+                             WHERE d.revision = r.revision } }
++ COUNT { MATCH (c:ChunkVersion {scope_key: $scope_key}) }"""
+COUNT_VERSIONS = Statement("COUNT_QUOTA_VERSIONS", "RETURN " + PAST_VERSIONS + " AS used")
 COUNT_PENDING_SPANS = Statement(
     "COUNT_QUOTA_PENDING_SPANS",
     """
@@ -115,5 +127,14 @@ STAMP_DOCUMENT_BYTES = Statement(
     """
 MATCH (d:Document {scope_key: $scope_key, id: $id})
 SET d.quota_bytes = $bytes
+""",
+)
+
+# A chunk edit's change to its document's bytes (null stays null: counted from the chunks).
+ADD_DOCUMENT_BYTES = Statement(
+    "ADD_QUOTA_DOCUMENT_BYTES",
+    """
+MATCH (d:Document {scope_key: $scope_key, id: $id})
+SET d.quota_bytes = d.quota_bytes + $delta
 """,
 )

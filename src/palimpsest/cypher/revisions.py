@@ -33,8 +33,9 @@ MATCH (d:Document {scope_key: $scope_key, id: $id})
 SET d.locked_at = $now
 WITH d
 OPTIONAL MATCH (d)-[:HAS_ROOT]->(root:Chunk {scope_key: $scope_key})
-RETURN d {.id, .title, .path, .preamble, .deleted_at, .created_at,
-          revision: coalesce(d.revision, 1)} AS document, root.id AS root_id
+RETURN d {.id, .title, .path, .preamble, .deleted_at, .created_at, .history_swept_revision,
+          .history_swept_before, .quota_bytes, revision: coalesce(d.revision, 1)} AS document,
+       root.id AS root_id
 """,
 )
 
@@ -213,10 +214,22 @@ OPTIONAL MATCH (r:DocumentRevision {scope_key: $scope_key, document_id: $id})
 WHERE r.revision < $before
 WITH d, r ORDER BY r.revision DESC LIMIT $limit
 RETURN d {.id, .title, .path, .preamble, .created_at, .tenant_id, .session_id, .run_id,
-          .agent_name, .model, .origin, .writer_id, revision: coalesce(d.revision, 1)} AS document,
+          .agent_name, .model, .origin, .writer_id, .history_swept_revision,
+          .history_swept_before, revision: coalesce(d.revision, 1)} AS document,
        collect(r {.revision, .created_at, .deleted, .changed_chunks, .title, .path,
                   .preamble, .tenant_id, .session_id, .run_id, .agent_name, .model,
                   .origin, .writer_id}) AS revisions
+""",
+)
+
+# How far a retention sweep has removed the document's past (cypher/sweep.py): read again
+# after a past revision's chunks, so a read that raced a sweep is refused, never half-answered.
+SWEPT_MARK = Statement(
+    "SWEPT_MARK",
+    """
+MATCH (d:Document {scope_key: $scope_key, id: $id})
+RETURN d.history_swept_revision AS history_swept_revision,
+       d.history_swept_before AS history_swept_before
 """,
 )
 

@@ -17,6 +17,7 @@ setting).
 from typing import LiteralString
 
 from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.quotas import PAST_VERSIONS
 
 # Scope ids in key order after ``$after`` (of one tenant, or all with ``$tenant`` null), for
 # the sweeper's walk. Ids only.
@@ -36,7 +37,8 @@ _POLICY: LiteralString = """
 RETURN s.retention_versions_seconds AS versions_seconds,
        s.retention_tombstones_seconds AS tombstones_seconds,
        s.retention_done_spans_seconds AS done_spans_seconds,
-       s.history_swept_before AS history_swept_before
+       s.history_swept_before AS history_swept_before,
+       s.document_history_swept_before AS document_history_swept_before
 """
 
 READ_RETENTION = Statement(
@@ -130,14 +132,18 @@ RETURN s.scope_key AS scope_key
 """,
 )
 
-# The quota's bound, recomputed once a scope's notes are swept: every stored note's bytes.
+# The quotas' bounds, recomputed once a scope is swept: every stored note's bytes, and every
+# version kept (resolvers/quotas.py, the versions plane).
 RECOUNT_NOTES = Statement(
     "RECOUNT_NOTES",
     """
 MATCH (s:Scope {scope_key: $scope_key})
 SET s.memory_bytes = COLLECT { MATCH (m:Memory {scope_key: $scope_key})
                                RETURN coalesce(sum(m.bytes), 0) AS b }[0],
-    s.note_versions = COUNT { MATCH (v:MemoryVersion {scope_key: $scope_key}) }
+    s.note_versions = COUNT { MATCH (v:MemoryVersion {scope_key: $scope_key}) },
+    s.quota_versions = """
+    + PAST_VERSIONS
+    + """
 RETURN s.memory_bytes AS memory_bytes, s.note_versions AS note_versions
 """,
 )
@@ -152,4 +158,62 @@ WITH collect(p) AS gone
 FOREACH (p IN gone | DETACH DELETE p)
 RETURN size(gone) AS removed, null AS latest
 """,
+)
+
+# Document revisions past the versions window (docs/decisions/0008-document-revisions.md).
+# Revision R ended when revision R+1 was written; it is past the window when that was before
+# ``$cutoff``, and the current revision never is. A document is *marked* first
+# (``history_swept_revision``: revisions up to it are gone, ``history_swept_before``: when the
+# last of them ended), then its closed chunk versions and revision records go. Reads check
+# the mark, and the mark's SET takes the document's lock, so a revision written or restored
+# under that lock never reads a half-swept past. The scope keeps the latest end it swept
+# (``document_history_swept_before``), which a ``knownAt`` recall over documents checks.
+MARK_SWEPT_REVISIONS = Statement(
+    "MARK_SWEPT_REVISIONS",
+    """
+MATCH (r:DocumentRevision {scope_key: $scope_key})
+WHERE r.created_at < $cutoff AND r.revision > 1
+WITH r.document_id AS id, max(r.revision) AS next
+MATCH (d:Document {scope_key: $scope_key, id: id})
+WHERE coalesce(d.history_swept_revision, 0) < next - 1
+WITH d, next ORDER BY d.id LIMIT $batch
+MATCH (e:DocumentRevision {scope_key: $scope_key, document_id: d.id, revision: next})
+SET d.history_swept_revision = next - 1, d.history_swept_before = e.created_at
+WITH count(d) AS marked, max(e.created_at) AS latest
+OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
+SET s.document_history_swept_before = CASE
+      WHEN latest IS NULL THEN s.document_history_swept_before
+      WHEN s.document_history_swept_before IS NULL OR s.document_history_swept_before < latest
+        THEN latest
+      ELSE s.document_history_swept_before END
+RETURN marked AS removed, latest
+""",
+)
+
+# A closed chunk version [from, to) belongs to revisions from..to-1: it goes once to-1 is swept.
+_MARKED: LiteralString = """
+MATCH (d:Document {scope_key: $scope_key})
+WHERE d.history_swept_revision IS NOT NULL
+"""
+_GONE: LiteralString = """
+WITH x LIMIT $batch
+WITH collect(x) AS gone
+FOREACH (x IN gone | DETACH DELETE x)
+RETURN size(gone) AS removed, null AS latest
+"""
+
+DELETE_SWEPT_CHUNK_VERSIONS = Statement(
+    "DELETE_SWEPT_CHUNK_VERSIONS",
+    _MARKED
+    + """MATCH (x:ChunkVersion {scope_key: $scope_key, document_id: d.id})
+WHERE x.to_revision <= d.history_swept_revision + 1"""
+    + _GONE,
+)
+
+DELETE_SWEPT_REVISIONS = Statement(
+    "DELETE_SWEPT_REVISIONS",
+    _MARKED
+    + """MATCH (x:DocumentRevision {scope_key: $scope_key, document_id: d.id})
+WHERE x.revision <= d.history_swept_revision"""
+    + _GONE,
 )

@@ -20,13 +20,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from palimpsest.cypher import conversations as q
+from palimpsest.cypher import quotas as qq
 from palimpsest.cypher.executor import Tx
 from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
 from palimpsest.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
-from palimpsest.resolvers import ontology, queue, turn_rows
+from palimpsest.resolvers import ontology, queue, quotas, turn_rows
 from palimpsest.resolvers.fact_input import VALUE_TYPE
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
@@ -218,6 +219,10 @@ async def _write(
         ]
         if mentions:
             await user.run(q.WRITE_MENTIONS, {"mentions": mentions, "now": now})
+            # The entities they created count like any writer's (a refusal fails the batch).
+            ids = sorted({str(m["entity_id"]) for m in mentions})
+            [made] = await user.run(qq.CREATED_ENTITIES, {"ids": ids, "now": now})
+            await quotas.admit(user, svc.settings, {quotas.Plane.ENTITIES: int(made["created"])})
         closed: set[tuple[str, str]] = set()
         for plan in plans:
             for _, asserted in await ontology.write_placed(tx, svc, plan):

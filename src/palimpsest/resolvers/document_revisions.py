@@ -18,6 +18,7 @@ from palimpsest.cypher import revisions as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers import retention
 from palimpsest.resolvers.common import check_id, provenance_from
 from palimpsest.resolvers.revision_write import Written as Written
 from palimpsest.resolvers.revision_write import lock as lock
@@ -61,6 +62,9 @@ async def read_revision(
                 raise NotFound("document not found")
             return None
         doc = listed[0]["document"]
+        if revision is None and known_at is not None and known_at < doc["created_at"]:
+            return None  # before the document existed: true whatever was swept
+        retention.check_document_past(doc, revision, known_at)
         wanted = revision
         if wanted is None and known_at is not None:
             [at] = await tx.run(q.REVISION_AT, {"id": doc_id, "known_at": known_at})
@@ -79,7 +83,11 @@ async def read_revision(
             if revision is not None:
                 raise NotFound(f"revision {wanted} is the document's deletion")
             return None
-        return await _document(tx, who, doc, head, wanted)
+        found = await _document(tx, who, doc, head, wanted)
+        if wanted < int(doc["revision"]):  # a sweep may have begun since the first read
+            [mark] = await tx.run(q.SWEPT_MARK, {"id": doc_id})
+            retention.check_document_past(mark, wanted, None)
+        return found
 
     return await db.read_tx(work)
 
@@ -220,6 +228,7 @@ async def restore(
         doc = locked["document"]
         if not 1 <= revision <= int(doc["revision"]):
             raise NotFound(f"the document has no revision {revision}")
+        retention.check_document_past(doc, revision, None)  # the lock holds sweeps off
         head = await _head(tx, {**doc, "id": doc_id}, revision)
         if head["deleted"]:
             raise NotFound(f"revision {revision} is the document's deletion")

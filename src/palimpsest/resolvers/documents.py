@@ -12,11 +12,12 @@ from typing import Any
 
 from palimpsest import markdown, paging, revisions
 from palimpsest.cypher import documents as q
+from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import Row, ScopedTx, Tx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import document_revisions, term_index
+from palimpsest.resolvers import document_revisions, quotas, term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import Withdrawn, holder_scopes, withdraw_all
@@ -121,6 +122,13 @@ async def update_chunk(
             head = {"title": doc["title"], "path": doc["path"], "preamble": doc["preamble"]}
             bump = {**params, **head, "id": doc["id"], "revision": following}
             await tx.run(rq.BUMP_DOCUMENT, {**bump, "deleted": False, "changed": 1})
+            delta = len(text.encode()) - len((rows[0]["old_text"] or "").encode())
+            await tx.run(qq.ADD_DOCUMENT_BYTES, {"id": doc["id"], "delta": delta})
+            grown = {
+                quotas.Plane.VERSIONS: 2,  # the revision it ends and the chunk's old text
+                quotas.Plane.DOCUMENT_BYTES: delta,
+            }
+            await quotas.admit(tx, svc.settings, grown)
             # The chunk and its neighbours (whose representation quotes it) are re-indexed.
             await term_index.refresh_chunks(tx, svc.settings, [chunk_id])
         return rows

@@ -15,6 +15,7 @@ from palimpsest.cypher import note_versions as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers import quotas
 from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryVersion
@@ -57,6 +58,8 @@ async def keep_past(
     await tx.run(q.ARCHIVE_CURRENT, params)
     if tombstone:
         await tx.run(q.WRITE_TOMBSTONE, {**params, **writer_params(who), "tombstone_id": new_id()})
+    # The versions plane counts documents' past too (resolvers/quotas.py).
+    await quotas.admit(tx, settings, {quotas.Plane.VERSIONS: added})
 
 
 async def _versions(tx: ScopedTx, limit: int, counted: int | None, added: int) -> int:

@@ -33,6 +33,7 @@ class Plane(StrEnum):
     FACTS = "facts"
     ENTITIES = "entities"
     PENDING_SPANS = "pendingSpans"
+    VERSIONS = "versions"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ PLANES: Mapping[Plane, _Counted] = {
     Plane.PENDING_SPANS: _Counted(
         "quota_pending_spans", "max_scope_pending_spans", q.COUNT_PENDING_SPANS
     ),
+    Plane.VERSIONS: _Counted("quota_versions", "max_note_versions", q.COUNT_VERSIONS),
 }
 assert {c.counter for c in PLANES.values()} == set(q.COUNTERS)
 
@@ -136,4 +138,6 @@ def _unit(plane: Plane) -> str:
         Plane.FACTS: "facts",
         Plane.ENTITIES: "entities",
         Plane.PENDING_SPANS: "pending spans",
+        Plane.VERSIONS: "versions (past note versions and tombstones, document revisions, "
+        "closed chunk versions)",
     }[plane]

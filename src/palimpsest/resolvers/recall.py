@@ -143,9 +143,11 @@ async def _recall(
     base = {"prefix": req.prefix, "now": svc.clock(), **req.view.params()}
     # Notes known at a past time are read from their versions (recall_past.py).
     notes_past = past.reads_past(req.view.known_at, base["now"])
-    if notes_past and pure.Source.NOTES in sources:  # never as if swept history had not been
+    notes, documents = pure.Source.NOTES in sources, pure.Source.DOCUMENTS in sources
+    if notes_past and (notes or documents):  # never as if swept history had not been
         for ref in refs:
-            await retention.check_known_at(svc.db.scoped(ref), req.view.known_at)
+            db = svc.db.scoped(ref)
+            await retention.check_known_at(db, req.view.known_at, notes=notes, documents=documents)
     stats_read: asyncio.Future[list[legs.ScopeStats]] = asyncio.get_running_loop().create_future()
     spans: list[tuple[float, float]] = []  # each leg's start and end, for the "legs" stage
 

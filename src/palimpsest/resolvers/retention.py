@@ -90,19 +90,49 @@ async def set_retention_policy(
     return policy_of(svc.settings, rows[0])
 
 
-async def check_known_at(db: ScopedDatabase, known_at: datetime | None) -> None:
-    """Refuse a ``knownAt`` read before the scope's swept horizon: the states it could have
-    read there may be gone, and an answer must never look as if they had not existed."""
+async def check_known_at(
+    db: ScopedDatabase, known_at: datetime | None, *, notes: bool = True, documents: bool = False
+) -> None:
+    """Refuse a ``knownAt`` read before the scope's swept horizon (of its notes, and with
+    ``documents`` of its document revisions): the states it could have read there may be
+    gone, and an answer must never look as if they had not existed."""
     if known_at is None:
         return
     rows = await db.read(q.READ_RETENTION, {})
-    horizon = rows[0]["history_swept_before"] if rows else None
-    if horizon is not None and known_at < horizon:
+    if not rows:
+        return
+    planes = (("history_swept_before", "note", notes),
+              ("document_history_swept_before", "document", documents))  # fmt: skip
+    for column, what, asked in planes:
+        horizon = rows[0][column]
+        if asked and horizon is not None and known_at < horizon:
+            raise InvalidArgument(
+                f"knownAt is before {horizon.isoformat()}, where this scope's {what} history "
+                "was swept by its tenant's retention policy; read at or after that time",
+                historySwept=True,
+                historySweptBefore=horizon.isoformat(),
+            )
+
+
+def check_document_past(document: Row, revision: int | None, known_at: datetime | None) -> None:
+    """Refuse a read of a document revision a sweep removed (``revision`` at or before the
+    document's mark, or ``known_at`` before the end of the last revision it removed)."""
+    swept = document.get("history_swept_revision")
+    horizon = document.get("history_swept_before")
+    if swept is None or horizon is None:
+        return
+    if revision is not None:
+        gone = revision <= int(swept)
+    else:
+        gone = known_at is not None and known_at < horizon
+    if gone:
         raise InvalidArgument(
-            f"knownAt is before {horizon.isoformat()}, where this scope's note history was "
-            "swept by its tenant's retention policy; read at or after that time",
+            f"revisions 1-{swept} of this document, everything it held before "
+            f"{horizon.isoformat()}, were swept by its tenant's retention policy; read a later "
+            "revision, or at or after that time",
             historySwept=True,
             historySweptBefore=horizon.isoformat(),
+            historySweptRevision=int(swept),
         )
 
 

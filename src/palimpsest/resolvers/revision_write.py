@@ -13,12 +13,13 @@ from typing import Any
 
 from palimpsest import markdown
 from palimpsest import revisions as rev
+from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.embedding import Vector
 from palimpsest.errors import Conflict
 from palimpsest.identity import Principal
-from palimpsest.resolvers import term_index
+from palimpsest.resolvers import quotas, term_index
 from palimpsest.resolvers.common import new_id, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import forget_terms
@@ -47,7 +48,8 @@ async def write_revision(
 ) -> Written | None:
     """Write the revision that turns the document (``locked``: LOCK_DOCUMENT's row) into
     ``targets``. ``vectors`` holds the embedding of every new text (by text). Nothing is
-    written, and None answered, when nothing would change and ``always`` is false."""
+    written, and None answered, when nothing would change and ``always`` is false. What it
+    adds is counted (chunks, the document's bytes, versions) and refused past a quota."""
     doc = locked["document"]
     doc_id = doc["id"]
     gap = {"gap": rev.SEQ_GAP}
@@ -151,7 +153,18 @@ async def write_revision(
     await tx.run(q.RELINK, relink)
     head = {"title": title, "path": path, "preamble": preamble}
     changed = plan.changed
-    await tx.run(q.BUMP_DOCUMENT, {**params, **head, "deleted": deleted, "changed": changed})
+    bump = {**params, **head, "deleted": deleted, "changed": changed}
+    await tx.run(q.BUMP_DOCUMENT, bump)
+    markdown_ = preamble + "".join(t.content.text + t.content.separator for t in targets)
+    size = 0 if deleted else len(markdown_.encode())
+    await tx.run(qq.STAMP_DOCUMENT_BYTES, {"id": doc_id, "bytes": size})
+    grown = {
+        quotas.Plane.CHUNKS: len(created),
+        quotas.Plane.DOCUMENT_BYTES: size - int(doc.get("quota_bytes") or 0),
+        # the revision it ends, and each chunk version it closes
+        quotas.Plane.VERSIONS: 1 + len(edited) + len(plan.closed),
+    }
+    await quotas.admit(tx, svc.settings, grown)
     touched = set(retext) | {i for pair in link for i in pair}
     await term_index.refresh_chunks(tx, svc.settings, sorted(touched))
     return Written(revision, changed)

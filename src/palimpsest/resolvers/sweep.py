@@ -8,8 +8,12 @@ any point leaves exact counters, and a re-run simply finds what is left. In orde
 1. expired notes become past versions (nothing is lost: a ``knownAt`` read and the history
    answer the same), and the quota's bound and the term statistics shrink with them;
 2. past versions that ended before the versions window, and tombstones older than theirs;
-3. consolidated queue spans older than theirs;
-4. the bound is recomputed from the notes that are left.
+3. document revisions that ended before the versions window (never a document's current
+   one): the document is marked swept up to them first, then their closed chunk versions and
+   revision records go;
+4. consolidated queue spans older than theirs;
+5. the bound is recomputed from the notes that are left, and the versions bound from the
+   versions that are left.
 
 Erasure receipts and the audit trail (``:Erasure``) are never touched.
 """
@@ -39,18 +43,29 @@ class Swept:
     expired_notes: int = 0
     versions: int = 0
     tombstones: int = 0
+    document_revisions: int = 0
+    chunk_versions: int = 0
     done_spans: int = 0
     batches: int = 0
 
     @property
     def rows(self) -> int:
-        return self.expired_notes + self.versions + self.tombstones + self.done_spans
+        return (
+            self.expired_notes
+            + self.versions
+            + self.tombstones
+            + self.document_revisions
+            + self.chunk_versions
+            + self.done_spans
+        )
 
     def add(self, other: Swept) -> None:
         self.scopes += other.scopes
         self.expired_notes += other.expired_notes
         self.versions += other.versions
         self.tombstones += other.tombstones
+        self.document_revisions += other.document_revisions
+        self.chunk_versions += other.chunk_versions
         self.done_spans += other.done_spans
         self.batches += other.batches
 
@@ -60,6 +75,8 @@ class Swept:
             "expired_notes": self.expired_notes,
             "versions": self.versions,
             "tombstones": self.tombstones,
+            "document_revisions": self.document_revisions,
+            "chunk_versions": self.chunk_versions,
             "done_spans": self.done_spans,
             "rows": self.rows,
             "batches": self.batches,
@@ -81,11 +98,11 @@ async def sweep_scope(
             await _count(tx, bytes_=freed, versions=len(rows))
         return len(rows)
 
-    async def remove(statement: Statement, window: int, **extra: Any) -> int:
+    async def remove(statement: Statement, window: int, *, lock: bool = True, **extra: Any) -> int:
         cutoff = policy.cutoff(window, now)
         if cutoff is None:
             return 0
-        versions = statement is not q.DELETE_DONE_SPANS
+        versions = statement in (q.DELETE_OLD_VERSIONS, q.DELETE_OLD_TOMBSTONES)
 
         async def step(tx: ScopedTx) -> int:
             [row] = await tx.run(statement, {"cutoff": cutoff, "batch": batch, **extra})
@@ -94,7 +111,7 @@ async def sweep_scope(
                 await _count(tx, versions=-removed, latest=row["latest"])
             return removed
 
-        return await _repeat(db, now, step, done, batch)
+        return await _repeat(db, now, step, done, batch, lock=lock)
 
     async def recount(tx: ScopedTx) -> int:
         await tx.run(q.RECOUNT_NOTES, {})
@@ -103,8 +120,14 @@ async def sweep_scope(
     done.expired_notes = await _repeat(db, now, archive, done, batch)
     done.versions = await remove(q.DELETE_OLD_VERSIONS, policy.versions_seconds)
     done.tombstones = await remove(q.DELETE_OLD_TOMBSTONES, policy.tombstones_seconds)
+    # Marks first (they take each document's lock), so no read sees a half-swept past. Not
+    # under the scope's lock: document writers take the document's lock before the scope's.
+    window = policy.versions_seconds
+    await remove(q.MARK_SWEPT_REVISIONS, window, lock=False)
+    done.chunk_versions = await remove(q.DELETE_SWEPT_CHUNK_VERSIONS, window, lock=False)
+    done.document_revisions = await remove(q.DELETE_SWEPT_REVISIONS, window, lock=False)
     done.done_spans = await remove(q.DELETE_DONE_SPANS, policy.done_spans_seconds, done=Status.DONE)
-    if done.expired_notes or done.versions or done.tombstones:
+    if done.rows - done.done_spans:
         await _repeat(db, now, recount, done, batch)
     return done
 
@@ -112,12 +135,15 @@ async def sweep_scope(
 Work = Callable[[ScopedTx], Awaitable[int]]
 
 
-async def _repeat(db: ScopedDatabase, now: datetime, work: Work, done: Swept, batch: int) -> int:
-    """Run ``work`` under the scope's lock, one transaction each, until a batch comes back
-    short (a scope deleted meanwhile has no lock to take: nothing to do)."""
+async def _repeat(
+    db: ScopedDatabase, now: datetime, work: Work, done: Swept, batch: int, *, lock: bool = True
+) -> int:
+    """Run ``work`` (under the scope's lock unless ``lock`` is false), one transaction each,
+    until a batch comes back short (a scope deleted meanwhile has no lock to take: nothing
+    to do)."""
 
     async def locked(tx: ScopedTx) -> int:
-        return await work(tx) if await _locked(tx, now) else 0
+        return await work(tx) if not lock or await _locked(tx, now) else 0
 
     total = 0
     while True:

@@ -14,7 +14,7 @@ from palimpsest.cypher import conversations as q
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.embedding import Vector
 from palimpsest.extractors import Mention, Turn
-from palimpsest.resolvers import queue, term_index
+from palimpsest.resolvers import queue, quotas, term_index
 from palimpsest.resolvers.common import new_id
 from palimpsest.schema.names import normalise
 from palimpsest.schema.turns import MentionRow, RunStamp, TurnRow
@@ -32,7 +32,7 @@ async def write_turns(
     doc = conversation.document_id(tx.ref.scope_key, session)
     root = conversation.root_id(doc)
     first = group[0]
-    await tx.run(
+    [opened] = await tx.run(
         q.OPEN_CONVERSATION,
         {
             **stamp(first).params(),
@@ -62,6 +62,12 @@ async def write_turns(
         await tx.run(q.LINK_TURNS, {"pairs": draw})
     # Full-text representation and term statistics, neighbours included, in this transaction.
     await term_index.refresh_chunks(tx, settings, [s.id for s in added])
+    # Counted like an import: a refusal fails the batch, and the spans stay queued.
+    grown = {
+        quotas.Plane.CHUNKS: len(rows) + int(bool(opened["opened"])),
+        quotas.Plane.DOCUMENT_BYTES: sum(len(str(r["text"]).encode()) for r in rows),
+    }
+    await quotas.admit(tx, settings, grown)
     return doc
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from palimpsest.cypher import memory as mq
-from palimpsest.cypher import note_versions as vq
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Plane as Grant
@@ -40,16 +39,7 @@ async def usage(svc: Services, who: Principal, scope: Scope) -> Usage:
 
     async def work(tx: ScopedTx) -> list[PlaneUsage]:
         [live] = await tx.run(mq.SCOPE_USAGE, {"key": "", "now": now})
-        [versions] = await tx.run(vq.COUNT_VERSIONS, {})
-        rows = [
-            row("noteBytes", int(live["used"]), settings.max_scope_bytes, "max_scope_bytes"),
-            row(
-                "versions",
-                int(versions["versions"]),
-                settings.max_note_versions,
-                "max_note_versions",
-            ),
-        ]
+        rows = [row("noteBytes", int(live["used"]), settings.max_scope_bytes, "max_scope_bytes")]
         for plane, counted in quotas.PLANES.items():
             used = await quotas.exact(tx, plane)
             rows.append(row(plane.value, used, getattr(settings, counted.setting), counted.setting))

@@ -21,6 +21,7 @@ from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
 from palimpsest.local import postgres as postgres_local
 from palimpsest.local.postgres.manager import bin_dir
+from palimpsest.sqlmem.postgres.admin import Admin
 
 SQLITE_DIR = "sql"  # in the backup: the SQLite files, as under <home>/sql
 PG_DUMP = "postgres/sql.dump"  # in the backup: pg_dump's custom format
@@ -112,8 +113,10 @@ def restore_postgres(settings: Settings, dump: Path, roles: list[str]) -> None:
 
     pg_restore runs in one transaction into ``<db>_restoring`` (dropped first if a killed run
     left it), so an interrupted restore leaves the live database as it was; the renames are
-    quick catalog updates. Missing scope roles are made NOLOGIN; the store gives each its
-    LOGIN and derived password the next time the scope is provisioned.
+    quick catalog updates. Scope roles are cluster-wide, so not in the dump: missing ones are
+    made NOLOGIN for the load (its grants and owners name them), then every one gets its
+    LOGIN, this deployment's derived password, its settings and grants (``Admin.restore_roles``),
+    so agent SQL works at once, in this cluster or a new one.
     """
     live = settings.postgres_database
     staging, old = f"{live}_restoring", f"{live}_replaced"
@@ -161,6 +164,11 @@ def restore_postgres(settings: Settings, dump: Path, roles: list[str]) -> None:
             sql.SQL("ALTER DATABASE {} RENAME TO {}").format(_ident(staging), _ident(live))
         )
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(_ident(old)))
+    admin = Admin(postgres_local.conninfo(settings), settings.sql_timeout_ms)
+    try:
+        admin.restore_roles(roles)
+    finally:
+        admin.close()
 
 
 def _ident(name: str) -> sql.Identifier:

@@ -41,7 +41,7 @@ import hmac
 import re
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -286,12 +286,33 @@ class Admin:
             found = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
             if found is None:
                 return False
+            # LOGIN too: a role a restore made in another cluster may not have it yet.
             conn.execute(
-                sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                sql.SQL("ALTER ROLE {} LOGIN PASSWORD {}").format(
                     sql.Identifier(role), sql.Literal(role_password(self.password, role))
                 )
             )
             return True
+
+    def restore_roles(self, roles: Sequence[str]) -> int:
+        """After a restore (roles are cluster-wide, so not in a dump): give every scope role
+        the dump names its LOGIN, this deployment's derived password, its settings and its
+        grants, as provisioning would. Returns the roles set up; other names are left."""
+        done = 0
+        with self.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_CATALOG])
+            for role in roles:
+                schema = "sqlmem_s_" + role.removeprefix("sqlmem_r_")
+                if role == EMPTY_ROLE or (
+                    role.startswith("sqlmem_r_")
+                    and self._exists(conn, "pg_namespace", "nspname", schema)
+                ):
+                    empty = role == EMPTY_ROLE
+                    self._ensure_role(
+                        conn, role, EMPTY_SCHEMA if empty else schema, create=not empty
+                    )
+                    done += 1
+        return done
 
     def _ensure_role(
         self, conn: psycopg.Connection[Any], role: str, schema: str, *, create: bool
