@@ -32,7 +32,9 @@ from palimpsest.local.backup.restore import JOURNAL
 from palimpsest_bench.served import free_port
 from tests.integration import backup_world as bw
 
-pytestmark = pytest.mark.integration
+# A backup or restore stops and starts the private Neo4j; on a loaded machine one test takes
+# longer than the suite's default limit.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 CHANGE = "MATCH (n:Note) DETACH DELETE n WITH count(*) AS gone CREATE (:Intruder {at: 1})"
 
 
