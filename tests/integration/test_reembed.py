@@ -47,7 +47,7 @@ TOPICS = [
     "use tabs, not spaces, in the Go repository",
     "dinner with Priya on Saturday at the Thai place",
 ]
-NOTES = 48  # enough batches of one for a kill to land mid-way
+NOTES = 32  # enough batches of one for a kill to land mid-way
 QUESTION = "when is the budget meeting"
 
 
@@ -89,6 +89,7 @@ def texts(s: Settings) -> dict[str, str]:
         return {r["k"]: r["t"] for r in records}
 
 
+@pytest.mark.timeout(900)  # five `palimpsest reembed` processes, each loading both models
 def test_a_migration_between_two_real_models(deployment: Settings, tmp_path: Path) -> None:
     s = deployment
     log = tmp_path / "killed.log"

@@ -33,7 +33,9 @@ class EmbeddingPlane:
     target: Int64 = strawberry.field(
         description="Of those, rows with a fresh vector of the target model (0 unless building)."
     )
-    missing: Int64 = strawberry.field(description="active - target: what a cutover waits for.")
+    missing: Int64 = strawberry.field(
+        description="active - target while building (what a cutover waits for); else 0."
+    )
     old: Int64 = strawberry.field(description="Rows still holding the old model's vector.")
 
 

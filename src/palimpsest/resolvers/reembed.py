@@ -42,10 +42,7 @@ class PlaneCount:
     active: int  # rows with a vector of the active model
     target: int  # of those, rows with a fresh vector of the target model (building)
     old: int  # rows still holding the old model's vector (cutover)
-
-    @property
-    def missing(self) -> int:
-        return self.active - self.target
+    missing: int  # active - target while building (what a cutover waits for), else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,15 +94,10 @@ async def counts(db: Database, state: EmbeddingState) -> tuple[PlaneCount, ...]:
         rows = await db.read(statement)
         row = rows[0] if rows else {"a": 0, "b": 0, "b_beside_a": 0, "a_beside_b": 0}
         active, other = (row["a"], row["b"]) if a_active else (row["b"], row["a"])
-        beside = row["b_beside_a"] if a_active else row["a_beside_b"]
-        found.append(
-            PlaneCount(
-                plane,
-                active=active,
-                target=beside if state.target else 0,
-                old=other if state.old else 0,
-            )
-        )
+        target = (row["b_beside_a"] if a_active else row["a_beside_b"]) if state.target else 0
+        old = other if state.old else 0
+        missing = active - target if state.target else 0
+        found.append(PlaneCount(plane, active=active, target=target, old=old, missing=missing))
     return tuple(found)
 
 
@@ -170,7 +162,7 @@ async def _pending_counts(svc: Services, dst: Slot) -> tuple[PlaneCount, ...]:
     planes = await counts(svc.db, state)
     if state.target is not None and state.target.slot == dst:
         return planes
-    return tuple(PlaneCount(p.plane, p.old, 0, p.old) for p in planes)
+    return tuple(PlaneCount(p.plane, p.old, 0, p.old, p.old) for p in planes)
 
 
 def _report(say: Say, plane: str, progress: Progress, total: int) -> None:
