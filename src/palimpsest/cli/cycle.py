@@ -61,3 +61,31 @@ def sweep(
     result = sweeper.run(settings, once=once, tenant=tenant, say=err)
     with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
         print_json(asyncio.run(result))
+
+
+@app.command()
+def reembed(
+    model: Annotated[
+        str | None, typer.Option(help="Build this model's vectors beside the active ones.")
+    ] = None,
+    batch: Annotated[int, typer.Option(min=1, max=10_000, help="Rows per batch.")] = 256,
+    cutover: Annotated[
+        bool, typer.Option(help="Switch recall to the new model (every row has its vector).")
+    ] = False,
+    drop_old: Annotated[
+        bool, typer.Option(help="Remove the old model's vectors and indexes after a cutover.")
+    ] = False,
+) -> None:
+    """Migrate to another embedding model without a new database; resumable. Prints JSON."""
+    import asyncio
+
+    from palimpsest import logs, reembedder
+
+    if model is None and not cutover and not drop_old:
+        raise typer.BadParameter("give --model NAME, --cutover or --drop-old")
+    settings = Settings()
+    logs.configure(settings.log_level)
+    result = reembedder.run(
+        settings, model=model, batch=batch, cutover=cutover, drop_old=drop_old, say=err
+    )
+    print_json(asyncio.run(result))

@@ -32,6 +32,7 @@ from palimpsest.client.results import (
     Document,
     DocumentRevisionPage,
     DocumentSummaryPage,
+    EmbeddingStatus,
     ErasureReceipt,
     ErasureReceiptPage,
     Me,
@@ -208,6 +209,7 @@ ERASURES = Operation[ErasureReceiptPage](
 )
 PENDING_WORK = Operation[PendingWork]("query", "pendingWork", "scope: Scope!", PendingWork)
 USAGE = Operation[Usage]("query", "usage", "scope: Scope!", Usage)
+EMBEDDING_STATUS = Operation[EmbeddingStatus]("query", "embeddingStatus", "", EmbeddingStatus)
 DEAD_LETTERS = Operation[DeadLetterPage](
     "query",
     "deadLetters",

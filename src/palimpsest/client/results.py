@@ -409,3 +409,36 @@ class Usage:
 
     scope: Scope
     planes: list[PlaneUsage]
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingModel:
+    """An embedding model the database holds vectors of, and its slot (a or b)."""
+
+    model: str
+    dimensions: int
+    slot: str
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingPlane:
+    """One plane's vectors of each model (``embeddingStatus``)."""
+
+    plane: str
+    active: int
+    target: int
+    missing: int
+    old: int
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingStatus:
+    """The database's embedding models and a migration's state (platform operator)."""
+
+    state: str
+    active: EmbeddingModel
+    target: EmbeddingModel | None
+    old: EmbeddingModel | None
+    planes: list[EmbeddingPlane]
+    started_at: datetime | None
+    cutover_at: datetime | None

@@ -45,6 +45,7 @@ from prometheus_client import Histogram
 
 from palimpsest.cypher.causal import Causal
 from palimpsest.cypher.causal import current as causal_scope
+from palimpsest.cypher.slots import Slot, params_on, text_on
 from palimpsest.errors import (
     Conflict,
     DatabaseFailure,
@@ -229,12 +230,17 @@ class Neo4jExecutor:
         self.driver = driver
         self.database = database
         self.bookmark_wait = bookmark_wait
+        # The active embedding slot (cypher/slots.py), set from the schema record; one unit
+        # of work runs on the slot it started with.
+        self.slot: Slot = "a"
 
     async def execute(
         self, work: Callable[[RawRun], Awaitable[T]], *, write: bool, single: bool = False
     ) -> T:
+        slot = self.slot
+
         async def unit(tx: AsyncManagedTransaction) -> T:
-            return await work(lambda statement, params: _run(tx, statement, params))
+            return await work(lambda statement, params: _run(tx, statement, params, slot))
 
         async def auto_commit(session: AsyncSession) -> T:
             # Reads need no explicit transaction: Neo4j reads at read-committed isolation, so
@@ -250,7 +256,7 @@ class Neo4jExecutor:
                 if ran and single:
                     raise RuntimeError("a single-statement read ran a second statement")
                 ran = True
-                return await _run(session, statement, params)
+                return await _run(session, statement, params, slot)
 
             for attempt in range(_AUTO_COMMIT_TRIES):
                 ran = False
@@ -339,12 +345,18 @@ def _code(error: Neo4jError | DriverError) -> str | None:
 
 
 async def _run(
-    tx: AsyncManagedTransaction | AsyncSession, statement: Statement, args: dict[str, Any]
+    tx: AsyncManagedTransaction | AsyncSession,
+    statement: Statement,
+    args: dict[str, Any],
+    slot: Slot = "a",
 ) -> list[Row]:
     log.debug("cypher %s params=%s", statement.name, sorted(args))
     started = time.perf_counter()
+    text = statement.text
+    if statement.scoped and slot != "a":
+        text, args = text_on(text, slot), params_on(args, slot)
     try:
-        result = await tx.run(statement.text, args)
+        result = await tx.run(text, args)
         return [_native(record) for record in await result.fetch(2**31 - 1)]
     finally:
         CYPHER_SECONDS.labels(statement.name).observe(time.perf_counter() - started)

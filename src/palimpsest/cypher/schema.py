@@ -290,24 +290,8 @@ RANGE_INDEXES = (
     ),
 )
 
-# Vector indexes: cosine, unquantized so the score returned is the raw cosine similarity.
-VECTOR_INDEXES = (
-    _unscoped(
-        "INDEX_MEMORY_VECTOR",
-        "CYPHER 25 CREATE VECTOR INDEX memory_embedding IF NOT EXISTS "
-        "FOR (m:Memory) ON m.embedding WITH [m.scope_key] OPTIONS $options",
-    ),
-    _unscoped(
-        "INDEX_CHUNK_VECTOR",
-        "CYPHER 25 CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS "
-        "FOR (c:Chunk) ON c.embedding WITH [c.scope_key] OPTIONS $options",
-    ),
-    _unscoped(
-        "INDEX_FACT_VECTOR",
-        "CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS "
-        "FOR ()-[f:FACT]-() ON f.embedding WITH [f.scope_key] OPTIONS $options",
-    ),
-)
+# Vector indexes (cosine, unquantized so the score returned is the raw cosine similarity) are
+# made per embedding slot by ``cypher/embedding_slots.py``, for the model the slot holds.
 
 # Full-text indexes hold each row's pre-analyzed terms (``ft``, whitespace analyzer): Lucene
 # only finds the rows of a scope that hold a term; BM25 is computed with the scope's own

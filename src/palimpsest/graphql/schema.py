@@ -14,6 +14,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.context_block import ContextQuery
 from palimpsest.graphql.document_revisions import DocumentRevisionMutation, DocumentRevisionQuery
 from palimpsest.graphql.documents import DocumentMutation, DocumentQuery
+from palimpsest.graphql.embedding_status import EmbeddingStatusQuery
 from palimpsest.graphql.entities import EntityMutation, EntityQuery
 from palimpsest.graphql.erasure import ErasureMutation, ExportQuery
 from palimpsest.graphql.errors import CodedSchema
@@ -62,6 +63,7 @@ Query = merge_types(
         StoreQuery,
         RetentionQuery,
         UsageQuery,
+        EmbeddingStatusQuery,
     ),
 )
 Mutation = merge_types(

@@ -41,7 +41,9 @@ FORMAT = "palimpsest-export"
 VERSION = 1
 MINOR = 2  # additions older files lack: 1 memory_version; 2 chunk_version, document_revision
 PAGE = 500
-SKIP = ["embedding", "scope_key", "tenant_id", "scope", "owner_id"]
+# Both embedding slots' vectors and fingerprints (cypher/slots.py, cypher/embedding_slots.py).
+VECTORS = ["embedding", "embedding_b", "embedding_of", "embedding_b_of"]
+SKIP = [*VECTORS, "scope_key", "tenant_id", "scope", "owner_id"]
 # A tenant fact's run identifiers and writer keys may be another member's: they do not travel.
 TENANT_SKIP = [
     *SKIP,

@@ -11,6 +11,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database
 from palimpsest.embedding import Embedder, QueryVectors, Vector
+from palimpsest.embedding_models import embed_queries
 from palimpsest.identity.principal import Principal
 from palimpsest.sqlmem import SqlStore
 
@@ -32,14 +33,20 @@ class Services:
         """Embed off the event loop: the model is CPU-bound."""
         return await anyio.to_thread.run_sync(self.embedder.embed, list(texts))
 
+    async def _embed_question(self, text: str) -> list[Vector]:
+        """With the model's query prefix, for a model that has one (e5)."""
+        return await anyio.to_thread.run_sync(embed_queries, self.embedder, [text])
+
     async def embed_question(self, who: Principal, text: str) -> Vector:
         """A recall question's vector; the same caller asking the same words again is
         answered from its own recent questions, without a model run."""
         if self.questions is None:
-            return (await self.embed([text]))[0]
-        caller = "\x1f".join((who.tenant_id, who.user_id or "", who.agent_name or ""))
+            return (await self._embed_question(text))[0]
+        # The model too: after a cutover (resolvers/reembed.py) the old vectors are no use.
+        model = self.embedder.model_name
+        caller = "\x1f".join((model, who.tenant_id, who.user_id or "", who.agent_name or ""))
         known = self.questions.get(caller, text)
         if known is None:
-            known = (await self.embed([text]))[0]
+            known = (await self._embed_question(text))[0]
             self.questions.put(caller, text, known)
         return known

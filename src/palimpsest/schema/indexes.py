@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from palimpsest.cypher import embedding_slots as slots_q
 from palimpsest.cypher import schema as q
 from palimpsest.cypher.executor import Database
 from palimpsest.errors import Unavailable
+from palimpsest.schema.embedding_state import EmbeddingState, decode_state
 
 # Rows are indexed as pre-analyzed terms (``fulltext.analyze``), so Lucene must not analyze
 # them again: whitespace splitting only. Hex scope keys are single tokens.
@@ -31,13 +33,18 @@ def vector_options(dimensions: int) -> dict[str, Any]:
     }
 
 
-async def apply_schema(db: Database, model: str, dimensions: int) -> None:
-    """Create everything that is missing, wait until online, and check the embedding model."""
+async def apply_schema(db: Database, model: str, dimensions: int) -> EmbeddingState:
+    """Create everything that is missing, wait until online, and check the embedding model:
+    the configured one must be one the database holds (``palimpsest reembed`` adds another).
+    Answers the database's embedding state."""
     await _drop_reshaped_ranges(db)
     for statement in (*q.CONSTRAINTS, *q.RANGE_INDEXES):
         await db.write(statement)
-    for statement in q.VECTOR_INDEXES:
-        await db.write(statement, {"options": vector_options(dimensions)})
+    await db.write(q.MERGE_SCHEMA_INFO, {"model": model, "dimensions": dimensions})
+    state = decode_state((await db.read(slots_q.READ_STATE, {"info": slots_q.INFO_ID}))[0])
+    for held in state.models:  # each slot's indexes, made for its own model's dimension
+        for statement in slots_q.CREATE_INDEXES[held.slot]:
+            await db.write(statement, {"options": vector_options(held.dimensions)})
     for statement in q.DROP_RETIRED:
         await db.write(statement)
     await _drop_stale_fulltext(db)
@@ -48,13 +55,14 @@ async def apply_schema(db: Database, model: str, dimensions: int) -> None:
         pass
     while (await db.write(q.WITHHOLD_FOREIGN_QUOTES))[0]["migrated"]:
         pass
-    [info] = await db.write(q.MERGE_SCHEMA_INFO, {"model": model, "dimensions": dimensions})
-    if (info["model"], info["dimensions"]) != (model, dimensions):
+    if (model, dimensions) not in {(m.model, m.dimensions) for m in state.models}:
         raise Unavailable(
-            f"the database's vectors were made with {info['model']} ({info['dimensions']} "
-            f"dimensions) but this server is configured for {model} ({dimensions}); "
-            "use the same model or re-embed into a fresh database"
+            f"the database's vectors were made with {state.active.model} "
+            f"({state.active.dimensions} dimensions) but this server is configured for "
+            f"{model} ({dimensions}); configure the database's model, or migrate with "
+            "`palimpsest reembed --model NAME`"
         )
+    return state
 
 
 # "CREATE INDEX name IF NOT EXISTS FOR (x:Label) ON (x.a, x.b)", nodes or relationships.

@@ -31,6 +31,9 @@ SCOPED = (
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}
 SCHEMA_MODULE = "palimpsest.cypher.schema"
+# A model migration's statements (palimpsest reembed): the schema record, each embedding
+# slot's indexes, and maintenance batches over every scope's vectors, like schema.py's.
+SLOTS_MODULE = "palimpsest.cypher.embedding_slots"
 # The consolidator's queue reads across scopes in exactly these statements. Each returns scope
 # ids or counts, never span content: a worker then reads and writes a scope's spans only
 # through a handle bound to it (resolved for the consolidator acting for the span's owner).
@@ -73,7 +76,7 @@ def test_only_schema_statements_are_unscoped() -> None:
             or (module == SWEEP_MODULE and s.name in UNSCOPED_SWEEP)
             or (module == AUTHORED_MODULE and s.name in UNSCOPED_AUTHORED)
         )
-        assert s.scoped is not (module == SCHEMA_MODULE or exception), s.name
+        assert s.scoped is not (module in (SCHEMA_MODULE, SLOTS_MODULE) or exception), s.name
 
 
 def test_the_bookmark_wait_reads_nothing() -> None:

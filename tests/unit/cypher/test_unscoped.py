@@ -19,7 +19,11 @@ ROOT = Path(__file__).resolve().parents[3]
 SOURCES = (ROOT / "src", ROOT / "bench")
 EXECUTOR = "src/palimpsest/cypher/executor.py"
 MAKERS = {
-    "SchemaStatement": {"src/palimpsest/cypher/schema.py"},
+    "SchemaStatement": {
+        "src/palimpsest/cypher/schema.py",
+        # A model migration's record, slot indexes and batches (palimpsest reembed).
+        "src/palimpsest/cypher/embedding_slots.py",
+    },
     "CrossScopeStatement": {
         "src/palimpsest/cypher/queue.py",
         "src/palimpsest/cypher/sweep.py",  # the sweep's walk: scope ids in key order

