@@ -202,6 +202,7 @@ async def _recall(
                 who,
                 req.view.known_at,
                 base if notes_past else None,
+                _carried(lists) if req.view.known_at is None else None,
             )
         return RecallResult(
             hits=hits,
@@ -381,6 +382,16 @@ def _boost(hits: list[Hit], q: cues.QuestionCues, lv: pure.Levers) -> None:
             hit.score *= b.factor
         if hit.explain is not None:
             hit.explain.boosts.extend(boosts)
+
+
+def _carried(lists: list[_List]) -> dict[Ident, Any]:
+    """What a hit shows of each row the legs already read (``Ranked.rows``), so the final
+    load reads only the rest."""
+    return {
+        (lst.source.value, lst.ref.scope.value, i): row
+        for lst in lists
+        for i, row in lst.ranked.rows.items()
+    }
 
 
 def _key(ident: Ident) -> str:
