@@ -7,7 +7,8 @@ prefix, validity), so the resolver can tell a short pool (over-fetch) from a sma
 epoch milliseconds, so no temporal value is built for a row fusion drops); full-text legs
 read the cues of their pool only, once scored (``CUES_*``). The top-k that survives fusion
 is then loaded once per scope, all kinds in one statement (``LOAD_HITS``), with its
-provenance.
+provenance; vector legs over notes and chunks and the cue reads return that projection
+(``NOTE_HIT``, ``CHUNK_HIT``) for their rows, so only rows no leg returned are loaded.
 
 Vector legs filter on ``scope_key`` inside the index (``SEARCH ... WHERE``); their scores
 are Neo4j's normalised cosine, ``(1 + cos) / 2``. Full-text legs ask Lucene only *which*

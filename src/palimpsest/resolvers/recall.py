@@ -10,7 +10,8 @@ The plan for one request, two read sessions running concurrently:
   embedded text, lever 3, and a scope's size picks the exact or the approximate leg), embeds
   the query meanwhile the full-text legs run, runs every vector leg, then takes the text
   side's lists, filters, fuses, boosts and explains, and loads the top-k in the same
-  transaction (one statement per scope, ``recall_hits.load``).
+  transaction (one statement per scope, ``recall_hits.load``), reading only the rows no
+  leg returned (``Ranked.rows``, ``_carried``).
 
 A full-text-only request runs everything in the text side's one transaction. Each stage is
 timed (``recall_timing``).
