@@ -29,7 +29,19 @@ from tests.unit.principals import principal
 
 pytestmark = pytest.mark.integration
 
-WORDS = "heron lantern quarry saffron otter violet maple cobalt ember harbor tundra".split()
+WORDS = [
+    "heron",
+    "lantern",
+    "quarry",
+    "saffron",
+    "otter",
+    "violet",
+    "maple",
+    "cobalt",
+    "ember",
+    "harbor",
+    "tundra",
+]
 QUERIES = 25
 
 
