@@ -7,7 +7,8 @@ prefix, validity), so the resolver can tell a short pool (over-fetch) from a sma
 epoch milliseconds, so no temporal value is built for a row fusion drops); full-text legs
 read the cues of their pool only, once scored (``CUES_*``). The top-k that survives fusion
 is then loaded once per scope, all kinds in one statement (``LOAD_HITS``), with its
-provenance.
+provenance; vector legs over notes and chunks and the cue reads return that projection
+(``NOTE_HIT``, ``CHUNK_HIT``) for their rows, so only rows no leg returned are loaded.
 
 Vector legs filter on ``scope_key`` inside the index (``SEARCH ... WHERE``); their scores
 are Neo4j's normalised cosine, ``(1 + cos) / 2``. Full-text legs ask Lucene only *which*
@@ -38,6 +39,21 @@ _CHUNK_LIVE: LiteralString = (
     "c.index IS NOT NULL AND ($known_at IS NULL OR "
     "coalesce(c.version_at, c.created_at) <= $known_at)"
 )
+
+
+# What a hit shows of a note or a chunk (the final load's projection). Vector legs and the
+# full-text legs' cue reads return it for the rows they keep (``rows``), so a top-k whose rows
+# all came that way needs no final load.
+NOTE_HIT: LiteralString = (
+    "m {.key, .scope, .text, .created_at, .observed_at, .tenant_id, .session_id, .run_id, "
+    ".agent_name, .model, .origin, .writer_id, .compaction_generation}"
+)
+CHUNK_HIT: LiteralString = (
+    "c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at, .tenant_id, "
+    ".session_id, .run_id, .agent_name, .model, .origin, .writer_id, .compaction_generation}"
+)
+_NOTE_ROWS: LiteralString = ", collect(" + NOTE_HIT + ") AS rows"
+_CHUNK_ROWS: LiteralString = ", collect(" + CHUNK_HIT + ") AS rows"
 
 
 def _cues(var: LiteralString, dated: LiteralString) -> LiteralString:
@@ -83,8 +99,8 @@ def _scored(
     )
 
 
-_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES)
-_CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES)
+_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES + _NOTE_ROWS)
+_CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES + _CHUNK_ROWS)
 _FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE, _FACT_CUES)
 
 
@@ -178,7 +194,8 @@ MATCH (m:Memory {scope_key: $scope_key})
 USING INDEX m:Memory(scope_key, key)
 WHERE m.key IN $ids
 RETURN collect(m.key) AS ids"""
-    + _MEMORY_CUES,
+    + _MEMORY_CUES
+    + _NOTE_ROWS,
 )
 
 CUES_CHUNKS = Statement(
@@ -187,7 +204,8 @@ CUES_CHUNKS = Statement(
 MATCH (c:Chunk)
 WHERE c.id IN $ids AND c.scope_key = $scope_key
 RETURN collect(c.id) AS ids"""
-    + _CHUNK_CUES,
+    + _CHUNK_CUES
+    + _CHUNK_ROWS,
 )
 
 CUES_FACTS = Statement(
@@ -259,25 +277,25 @@ CALL () {
   MATCH (m:Memory {scope_key: $scope_key})
   USING INDEX m:Memory(scope_key, key)
   WHERE m.key IN $notes
-  RETURN collect(m {.key, .scope, .text, .created_at, .observed_at, .tenant_id, .session_id,
-                    .run_id, .agent_name, .model, .origin, .writer_id,
-                    .compaction_generation}) AS notes
+  RETURN collect("""
+    + NOTE_HIT
+    + """) AS notes
 }
 CALL () {
   MATCH (c:Chunk)
   WHERE c.id IN $chunks AND c.scope_key = $scope_key
     AND ($known_at IS NULL OR coalesce(c.version_at, c.created_at) <= $known_at)
-  RETURN collect(c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at,
-                    .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-                    .writer_id, .compaction_generation}) AS current
+  RETURN collect("""
+    + CHUNK_HIT
+    + """) AS current
 }
 CALL () {
   MATCH (c:ChunkVersion {scope_key: $scope_key})
   WHERE $known_at IS NOT NULL AND c.id IN $chunks
     AND c.version_at <= $known_at AND c.expired_at > $known_at
-  RETURN collect(c {.id, .scope, .document_id, .type, .text, .observed_at, .created_at,
-                    .tenant_id, .session_id, .run_id, .agent_name, .model, .origin,
-                    .writer_id, .compaction_generation}) AS past
+  RETURN collect("""
+    + CHUNK_HIT
+    + """) AS past
 }
 CALL () {
   MATCH (s:Entity)-[f:FACT]->(o:Entity)

@@ -10,7 +10,8 @@ The plan for one request, two read sessions running concurrently:
   embedded text, lever 3, and a scope's size picks the exact or the approximate leg), embeds
   the query meanwhile the full-text legs run, runs every vector leg, then takes the text
   side's lists, filters, fuses, boosts and explains, and loads the top-k in the same
-  transaction (one statement per scope, ``recall_hits.load``).
+  transaction (one statement per scope, ``recall_hits.load``), reading only the rows no
+  leg returned (``Ranked.rows``, ``_carried``).
 
 A full-text-only request runs everything in the text side's one transaction. Each stage is
 timed (``recall_timing``).
@@ -208,6 +209,7 @@ async def _recall(
                 who,
                 req.view.known_at,
                 base if notes_past else None,
+                _carried(lists) if req.view.known_at is None else None,
             )
         return RecallResult(
             hits=hits,
@@ -387,6 +389,16 @@ def _boost(hits: list[Hit], q: cues.QuestionCues, lv: pure.Levers) -> None:
             hit.score *= b.factor
         if hit.explain is not None:
             hit.explain.boosts.extend(boosts)
+
+
+def _carried(lists: list[_List]) -> dict[Ident, Any]:
+    """What a hit shows of each row the legs already read (``Ranked.rows``), so the final
+    load reads only the rest."""
+    return {
+        (lst.source.value, lst.ref.scope.value, i): row
+        for lst in lists
+        for i, row in lst.ranked.rows.items()
+    }
 
 
 def _key(ident: Ident) -> str:

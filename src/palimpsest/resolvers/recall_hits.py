@@ -7,7 +7,7 @@ statement per scope (``recall_legs.load_hits``), and filled in here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -123,13 +123,23 @@ async def load(
     reader: Principal,
     known_at: datetime | None = None,
     notes_known: dict[str, Any] | None = None,
+    carried: Mapping[Ident, Row] | None = None,
 ) -> list[Hit]:
     """Fill in the hits fusion kept, one statement per scope; a row deleted since its leg
     read it is left out. ``notes_known``: the recall's parameters when notes are read as
-    known at a past time (their text is then the version's, ``recall_past.load_notes``)."""
+    known at a past time (their text is then the version's, ``recall_past.load_notes``).
+    ``carried``: rows a leg already read, as the load would (``Ranked.rows``): those hits are
+    filled from them, and a scope whose hits all were runs no statement."""
     out: set[int] = set()
     for ref in refs:
-        mine = [h for h in hits if h.scope == ref.scope]
+        mine = []
+        for h in [h for h in hits if h.scope == ref.scope]:
+            row = (carried or {}).get((h.kind.value, h.scope.value, h.id))
+            if row is None:
+                mine.append(h)
+            else:
+                _fill(h, row, reader)
+                out.add(id(h))
         if not mine:
             continue
         wanted: dict[pure.Source, list[str]] = {}

@@ -104,6 +104,8 @@ class Ranked:
     scores: dict[str, float]
     dropped: set[str]
     cues: dict[str, Cues] = field(default_factory=dict)
+    # What a hit shows of each kept row (``q.NOTE_HIT``/``q.CHUNK_HIT``), when the leg read it.
+    rows: dict[str, Row] = field(default_factory=dict)
 
 
 async def read_stats(
@@ -168,6 +170,7 @@ async def vector_leg(
         cosine,
         {r["id"] for r in rows if _dropped(r["live"], r.get("untimely", True))},
         cues,
+        {r["id"]: r["row"] for r in kept if "row" in r},
     )
 
 
@@ -235,7 +238,8 @@ async def fulltext_leg(
         for i, (score, alive) in scored.items()
         if not alive and score >= floor and i not in filtered_out
     }
-    return Ranked(live, {i: scored[i][0] for i in live}, dropped, await _cues(tx, source, live))
+    cues, shown = await _cues(tx, source, live)
+    return Ranked(live, {i: scored[i][0] for i in live}, dropped, cues, shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,12 +339,16 @@ def _most_of(sets: Sequence[Sequence[str]], df: Mapping[str, int]) -> int:
     return sum(min(df.get(t, 0) for t in s) for s in sets)
 
 
-async def _cues(tx: ScopedTx, source: Source, ids: list[str]) -> dict[str, Cues]:
-    """The cues of the rows a full-text leg kept (read in the leg's transaction)."""
+async def _cues(
+    tx: ScopedTx, source: Source, ids: list[str]
+) -> tuple[dict[str, Cues], dict[str, Row]]:
+    """The cues of the rows a full-text leg kept, and what a hit shows of them when the
+    statement reads it (read in the leg's transaction)."""
     if not ids:
-        return {}
-    found = {r["id"]: r["cues"] for r in _columns(await tx.run(LEGS[source].cues, {"ids": ids}))}
-    return {i: Cues.of(found.get(i)) for i in ids}
+        return {}, {}
+    found = {r["id"]: r for r in _columns(await tx.run(LEGS[source].cues, {"ids": ids}))}
+    cues = {i: Cues.of(found[i]["cues"] if i in found else None) for i in ids}
+    return cues, {i: r["row"] for i, r in found.items() if "row" in r}
 
 
 def _dropped(live: bool, untimely: bool) -> bool:
@@ -363,7 +371,7 @@ def _columns(rows: list[Row]) -> list[Row]:
     return [dict(zip(names, values, strict=True)) for values in zip(*record.values(), strict=True)]
 
 
-_SINGULAR = {"ids": "id", "scores": "score", "lens": "len", "cues": "cues"}
+_SINGULAR = {"ids": "id", "scores": "score", "lens": "len", "cues": "cues", "rows": "row"}
 
 
 async def load_hits(
