@@ -1,5 +1,6 @@
 """Quotas of the fact plane (``resolvers.quotas``) on a recording executor: a bound under the
-limit is raised without counting; over it, the exact count decides and a refusal names it."""
+limit is raised in the statement that takes the lock, without counting; over it, the exact
+count decides and a refusal names it."""
 
 from __future__ import annotations
 
@@ -21,13 +22,23 @@ from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 
 
+def fits(bounds: Mapping[str, int | None], added: list[dict[str, Any]]) -> bool:
+    """What ``RAISE_QUOTA_COUNTERS`` decides: every bound known and within its limit."""
+    return all(
+        bounds.get(c["counter"]) is not None
+        and (c["limit"] == 0 or int(bounds[c["counter"]] or 0) + c["n"] <= c["limit"])
+        for c in added
+    )
+
+
 def script(bounds: Mapping[str, int | None], used: int, created: int = 2) -> Any:
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         match statement.name:
             case "CREATED_QUOTA_ENTITIES":
                 return [{"created": created}]
-            case "LOCK_QUOTA_COUNTERS":
-                return [{c: bounds.get(c) for c in COUNTERS}]
+            case "RAISE_QUOTA_COUNTERS":
+                row: Row = {c: bounds.get(c) for c in COUNTERS}
+                return [{**row, "fits": fits(bounds, params["added"])}]
             case "COUNT_QUOTA_FACTS" | "COUNT_QUOTA_ENTITIES":
                 return [{"used": used}]
             case _:
@@ -50,14 +61,14 @@ async def test_a_bound_under_the_limit_is_raised_without_counting(tmp_path: Path
     bounds = {"quota_facts": 5, "quota_entities": 7}
     svc, recorder = services(script(bounds, used=0), tmp_path, max_scope_facts=10)
     await admit(svc, facts=1)
-    assert recorder.names() == [
-        "CREATED_QUOTA_ENTITIES",
-        "LOCK_QUOTA_COUNTERS",
-        "SET_QUOTA_COUNTERS",
-    ]
-    [created, _, counted] = recorder.calls
+    assert recorder.names() == ["CREATED_QUOTA_ENTITIES", "RAISE_QUOTA_COUNTERS"]
+    [created, raised] = recorder.calls
     assert len(created.params["ids"]) == 2  # the subject's and the object's minted ids
-    assert counted.params["counters"] == {"quota_facts": 6, "quota_entities": 9}
+    assert {c["counter"]: c["n"] for c in raised.params["added"]} == {
+        "quota_entities": 2,
+        "quota_facts": 1,
+    }
+    assert {c["limit"] for c in raised.params["added"] if c["counter"] == "quota_facts"} == {10}
 
 
 async def test_over_the_limit_the_exact_count_refuses_and_names_the_setting(

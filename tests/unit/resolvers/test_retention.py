@@ -28,6 +28,7 @@ def stored(**row: Any) -> Any:
         "tombstones_seconds": None,
         "done_spans_seconds": None,
         "history_swept_before": None,
+        "document_history_swept_before": None,
         **row,
     }
 
@@ -81,3 +82,12 @@ async def test_a_known_at_before_the_swept_horizon_is_refused(tmp_path: Path) ->
     with pytest.raises(InvalidArgument, match="swept") as refused:
         await retention.check_known_at(db, NOW - timedelta(seconds=1))
     assert refused.value.details["historySwept"] is True
+
+
+async def test_documents_are_checked_against_their_own_horizon(tmp_path: Path) -> None:
+    svc, _ = services(stored(document_history_swept_before=NOW), tmp_path)
+    db = svc.db.scoped(resolve_scope(principal(), Scope.USER))
+    before = NOW - timedelta(seconds=1)
+    await retention.check_known_at(db, before)  # notes only: their history is whole
+    with pytest.raises(InvalidArgument, match="swept"):
+        await retention.check_known_at(db, before, notes=False, documents=True)

@@ -21,8 +21,8 @@ from tests.unit.recording import NOW, services
 
 
 def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
-    if statement.name == "COUNT_VERSIONS":
-        return [{"versions": 4}]
+    if statement.name == "COUNT_QUOTA_VERSIONS":
+        return [{"used": 4}]
     return [{"used": 3}]
 
 
