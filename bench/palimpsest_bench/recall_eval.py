@@ -362,7 +362,7 @@ def headline(ds: Dataset, rankings: Sequence[Sequence[str]]) -> dict[str, float]
     return {name: metrics[name] for name in HEADLINE[ds.name]}
 
 
-async def ablate(
+async def ablation_rankings(
     svc: Services,
     tenant: str,
     ds: Dataset,
@@ -371,16 +371,15 @@ async def ablate(
     top_k: int,
     pool: int | None,
     progress: Progress,
-) -> dict[str, dict[str, float]]:
-    """The headline metric with each lever removed in turn (``--ablate``)."""
+) -> dict[str, list[list[str]]]:
+    """The rankings with each lever removed in turn (``--ablate``, ``--folds``): ``-<lever>``."""
     full = Levers.of(svc.settings)
-    table: dict[str, dict[str, float]] = {}
+    table: dict[str, list[list[str]]] = {}
     for lever, change in ABLATIONS.items():
-        rankings = await answer_all(
+        table[f"-{lever}"] = await answer_all(
             svc, tenant, ds, loaded, mode, top_k, pool, replace(full, **change)
         )
-        table[f"-{lever}"] = headline(ds, rankings)
-        progress(f"  without {lever}: {table[f'-{lever}']}")
+        progress(f"  without {lever}: {headline(ds, table[f'-{lever}'])}")
     # The neighbourhood is written at ingest: load the dataset again without it.
     plain = replace(svc, settings=svc.settings.model_copy(update={"fulltext_neighbours": False}))
     other = f"{tenant}-plain"
@@ -388,9 +387,8 @@ async def ablate(
     again = Loaded()
     try:
         again = await ingest(plain, other, ds, progress)
-        rankings = await answer_all(plain, other, ds, again, mode, top_k, pool, full)
-        table[f"-{NEIGHBOURS}"] = headline(ds, rankings)
-        progress(f"  without {NEIGHBOURS}: {table[f'-{NEIGHBOURS}']}")
+        table[f"-{NEIGHBOURS}"] = await answer_all(plain, other, ds, again, mode, top_k, pool, full)
+        progress(f"  without {NEIGHBOURS}: {headline(ds, table[f'-{NEIGHBOURS}'])}")
     finally:
         await erase(plain, other, again)
     return table
@@ -447,15 +445,20 @@ async def run(
     ablation: bool = False,
     docs: int | None = None,
     via: str = "import",
+    folds: bool = False,
 ) -> dict[str, Any]:
     """``via``: ``import`` (documents through ``importDocument``) or, for LoCoMo only,
-    ``harvest`` (turns through ``harvest`` and the consolidator; see ``harvest_ingest``)."""
+    ``harvest`` (turns through ``harvest`` and the consolidator; see ``harvest_ingest``).
+    ``folds`` (LoCoMo only): per-conversation figures with and without each lever."""
+    if folds and dataset != "locomo":
+        raise InvalidArgument(f"--folds is not available for {dataset} (locomo only)")
     if via not in VIAS or (via == "harvest" and dataset != "locomo"):
         raise InvalidArgument(
             f"--via {via} is not available for {dataset} (import; harvest: locomo)"
         )
     started = time.perf_counter()
     table: dict[str, dict[str, float]] = {}
+    fold_rows: list[dict[str, Any]] = []
     ds = LOADERS[dataset](data)
     full_documents = len(ds.docs)
     if docs is not None:
@@ -488,9 +491,14 @@ async def run(
             query_started = time.perf_counter()
             rankings = await answer_all(svc, tenant, ds, loaded, mode, k, pool)
             query_seconds = time.perf_counter() - query_started
-            if ablation:
+            if ablation or folds:
+                variants = await ablation_rankings(svc, tenant, ds, loaded, mode, k, pool, progress)
                 table = {"all levers": headline(ds, rankings)}
-                table |= await ablate(svc, tenant, ds, loaded, mode, k, pool, progress)
+                table |= {name: headline(ds, r) for name, r in variants.items()}
+                if folds:
+                    from palimpsest_bench.recall_folds import ALL, fold_table
+
+                    fold_rows = fold_table(ds, {ALL: rankings, **variants})
         finally:
             if not keep:
                 progress(f"  deleting {len(loaded.documents)} documents")
@@ -518,8 +526,13 @@ async def run(
     }
     if by_category is not None:
         result["by_category"] = by_category
-    if ablation:
+    if ablation or folds:
         result["ablation"] = table
+    if folds:
+        from palimpsest_bench.recall_folds import holds
+
+        result["folds"] = fold_rows
+        result["holds"] = holds(fold_rows)
     result.update(
         {
             "seconds": round(time.perf_counter() - started, 2),

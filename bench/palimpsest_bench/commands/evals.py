@@ -130,6 +130,16 @@ Ablate = Annotated[
 ]
 
 
+Folds = Annotated[
+    bool,
+    typer.Option(
+        "--folds",
+        help="Also print per-conversation figures (recall@10, nDCG@10, by category) with all "
+        "levers and with each lever removed in turn, and in how many it helps.",
+    ),
+]
+
+
 def _recall_eval(
     dataset: str,
     data: Path,
@@ -142,6 +152,7 @@ def _recall_eval(
     ablation: bool,
     docs: int | None,
     via: IngestVia | None = None,
+    folds: bool = False,
 ) -> None:
     import asyncio
 
@@ -162,6 +173,7 @@ def _recall_eval(
         ablation=ablation,
         docs=docs,
         via=(via or IngestVia.IMPORT).value,
+        folds=folds,
     )
     print_json(asyncio.run(result))
 
@@ -207,11 +219,14 @@ def eval_locomo(
     ablate: Ablate = False,
     docs: Docs = None,
     via: Via = None,
+    folds: Folds = False,
 ) -> None:
     """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10.
 
     --via harvest sends the turns through harvest and the consolidator instead."""
-    _recall_eval("locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs, via)
+    _recall_eval(
+        "locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs, via, folds
+    )
 
 
 _recall_command("scifact", "SciFact: one document per abstract; nDCG@10 and recall@100.")
