@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 
 EPOCH = date(1970, 1, 1)
 MAX_RANGES = 8  # per row: a page of history names many years, recall needs only a few
-YEAR_DAYS = 366
+YEAR_DAYS = 365
 
 _MONTHS = {n.lower(): i for i, n in enumerate(calendar.month_name) if n}
 _MONTHS |= {n.lower(): i for i, n in enumerate(calendar.month_abbr) if n}
@@ -143,7 +143,7 @@ def _relative_unit(a: date, which: str, unit: str) -> Range | None:
         return _year(a.year + step)
     saturday = a + timedelta(days=5 - a.weekday())  # the Saturday of the anchor's week
     weekend = Range(saturday, saturday + timedelta(days=2))
-    if step < 0 and weekend.start >= a:
+    if step < 0 and weekend.end > a:  # not over yet: the one before
         weekend = _shift(weekend, -7)
     return _shift(weekend, 7 * max(step, 0))
 

@@ -120,8 +120,11 @@ async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -
 
 
 def _observed(value: Any) -> datetime | None:
-    """A stored ``observed_at`` (a driver DateTime) as a datetime."""
-    return None if value is None else value.to_native()
+    """A stored ``observed_at`` as a datetime (the executor converts the driver's own)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    native: datetime = value.to_native()
+    return native
 
 
 def replaced(old: dict[str, Any] | None, new: dict[str, Any] | None) -> StatsDelta:
