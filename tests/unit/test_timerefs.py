@@ -28,8 +28,8 @@ def days(start: str, end: str) -> Range:
 @pytest.mark.parametrize(
     ("text", "said", "expected"),
     [
-        ("Nina: I finally went to the pottery class yesterday!", MONDAY, [days("2024-03-10", "2024-03-11")]),
-        ("We couldn't sleep last night, the storm was loud.", MONDAY, [days("2024-03-10", "2024-03-11")]),
+        ("Nina: I finally went to pottery yesterday!", MONDAY, [days("2024-03-10", "2024-03-11")]),
+        ("We couldn't sleep last night, so loud.", MONDAY, [days("2024-03-10", "2024-03-11")]),
         ("Tom: I'm flying to Lisbon tomorrow.", MONDAY, [days("2024-03-12", "2024-03-13")]),
         ("Tonight we celebrate!", MONDAY, [days("2024-03-11", "2024-03-12")]),
         ("The day before yesterday I ran 10k.", MONDAY, [days("2024-03-09", "2024-03-10")]),
