@@ -96,14 +96,14 @@ async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -
         props: dict[str, Any] = Stored.of(rep).params()
         if r["id"] in own:
             cue = cues.row_cues(r["text"] or "")
-            props |= chunk_cues(r["text"] or "", _observed(r["observed_at"]))
+            props |= chunk_cues(r["text"] or "", _observed(r.get("observed_at")))
             if r["speaker"] != cue.speaker:
                 if r["indexed"] and r["speaker"]:
                     delta.speakers[r["speaker"]] -= 1
                 if cue.speaker:
                     delta.speakers[cue.speaker] += 1
         elif not r["indexed"]:
-            props |= chunk_cues(r["text"] or "", _observed(r["observed_at"]))
+            props |= chunk_cues(r["text"] or "", _observed(r.get("observed_at")))
             if props["speaker"]:
                 delta.speakers[props["speaker"]] += 1
         if old is None:
