@@ -112,15 +112,20 @@ class QuestionCues:
     def date_match(self, observed: datetime | None) -> bool:
         return any(d.matches(observed) for d in self.dates)
 
-    def range_match(self, ranges: Iterable[timerefs.Range]) -> bool:
-        """A row's resolved range overlaps one of the question's, or is one of the months
-        it names with no year ("in May")."""
+    def range_match(self, ranges: Iterable[timerefs.Range]) -> float:
+        """How specific the most specific of the question's dates a row's resolved ranges
+        overlap is (``timerefs.specificity``: 1 a day, 0 a year; 0 when none does). "In May"
+        with no year is a month, matched by a row's range of at most a month starting in
+        May. A question's year says no more than the year lever already does."""
         months = {d.month for d in self.dates if d.month is not None}
-        return any(
-            any(r.overlaps(mine) for mine in self.ranges)
-            or (r.days <= 31 and r.start.month in months)
-            for r in ranges
-        )
+        best = 0.0
+        for r in ranges:
+            for mine in self.ranges:
+                if r.overlaps(mine):
+                    best = max(best, timerefs.specificity(mine.days))
+            if r.days <= 31 and r.start.month in months:
+                best = max(best, timerefs.specificity(31))
+        return best
 
     def year_match(self, years: Iterable[int] | None) -> bool:
         if self.years is None or not years:

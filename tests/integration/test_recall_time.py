@@ -10,20 +10,23 @@ dates overlapping a range (``timeRange``), and "when" questions preferring speci
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+import httpx
 import pytest
 from neo4j import Driver
 
+from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.recall import Levers, Source
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
+from palimpsest.server import serve_in_thread
 from palimpsest_bench.common import principal
-from tests.integration.conftest import Gql
+from tests.integration.conftest import Gql, gql_over
 from tests.integration.cycle import drain, harvest, ok
 
 pytestmark = pytest.mark.integration
@@ -67,14 +70,26 @@ def day(iso: str) -> int:
     return (date.fromisoformat(iso) - date(1970, 1, 1)).days
 
 
+ON = {"time_boost": 1.5, "time_when_boost": 1.3}  # the boosts on, whatever the defaults
+
+
 @pytest.fixture
 def tenant_id() -> str:
     return f"tr-{uuid.uuid4().hex[:10]}"
 
 
+@pytest.fixture(scope="module")
+def time_gql(settings: Settings) -> Iterator[Gql]:
+    """The app with both time boosts on."""
+    on = settings.model_copy(update={f"recall_{k}": v for k, v in ON.items()})
+    with serve_in_thread(on) as url, httpx.Client(base_url=url, timeout=30) as client:
+        yield gql_over(client)
+
+
 def test_imported_turns_keep_their_resolved_ranges_and_explain_shows_them(
-    gql: Gql, token: Callable[..., str], tenant_id: str, neo4j_driver: Driver
+    time_gql: Gql, token: Callable[..., str], tenant_id: str, neo4j_driver: Driver
 ) -> None:
+    gql = time_gql
     who = token(tenant_id, "alice", "planner")
     ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
     assert stored(neo4j_driver, tenant_id) == {
@@ -97,8 +112,9 @@ def test_imported_turns_keep_their_resolved_ranges_and_explain_shows_them(
 
 
 def test_when_questions_prefer_the_more_specific_range(
-    gql: Gql, token: Callable[..., str], tenant_id: str
+    time_gql: Gql, token: Callable[..., str], tenant_id: str
 ) -> None:
+    gql = time_gql
     who = token(tenant_id, "alice", "planner")
     ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
     hits = by_text(gql(EXPLAINED, who, q="When did Mira go to the pottery class?"))
@@ -151,7 +167,7 @@ async def test_switched_off_and_rows_without_ranges_rank_as_before(
             for h in found.hits
         }
 
-    on = await ask(Levers.of(svc.settings))
+    on = await ask(replace(Levers.of(svc.settings), time_boost=1.5, time_when_boost=1.3))
     off = await ask(replace(Levers.of(svc.settings), time_boost=1.0, time_when_boost=1.0))
     assert {"timeRange", "whenSpecific"} <= on[TURNS[0]][1]
     assert on[TURNS[0]][2] == 1
@@ -163,4 +179,4 @@ async def test_switched_off_and_rows_without_ranges_rank_as_before(
     neo4j_driver.execute_query(
         "MATCH (c:Chunk {tenant_id: $tenant}) REMOVE c.t_start, c.t_end", tenant=tenant_id
     )
-    assert await ask(Levers.of(svc.settings)) == off
+    assert await ask(replace(Levers.of(svc.settings), time_boost=1.5, time_when_boost=1.3)) == off

@@ -144,7 +144,12 @@ def test_a_question_date_overlapping_a_resolved_range_boosts_it() -> None:
     assert [b.lever for b in recall_time.boosts(turn, q, lv)] == ["timeRange"]
     assert recall_time.boosts(turn, question("What did they do on 9 June 2023?"), lv) == []
     in_may = question("What did they adopt in May?")  # any year's May
-    assert [b.lever for b in recall_time.boosts(turn, in_may, lv)] == ["timeRange"]
+    [month] = recall_time.boosts(turn, in_may, lv)
+    [exact] = recall_time.boosts(turn, q, lv)
+    assert month.lever == "timeRange"
+    assert exact.factor == lv.time_boost > month.factor > 1.0  # a day says more than a month
+    # A year overlaps most of what was said that year: the year lever has it already.
+    assert recall_time.boosts(turn, question("What did they adopt in 2023?"), lv) == []
 
 
 def test_a_questions_own_relative_dates_resolve_against_its_anchor() -> None:
