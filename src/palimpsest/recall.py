@@ -50,7 +50,7 @@ class Levers:
     when_boost: float = 1.3
     year_boost: float = 1.3
     time_boost: float = 1.5
-    time_when_boost: float = 1.3
+    time_when_boost: float = 1.0
     exact_max_rows: int = 2000
     ann_floor: int = 50
     absent_at_depth: bool = True

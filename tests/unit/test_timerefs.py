@@ -133,12 +133,15 @@ def test_specificity_prefers_a_day_over_a_week_over_a_month_over_a_year() -> Non
     assert year == pytest.approx(0.0, abs=0.01)
 
 
+ON = Levers(time_boost=1.5, time_when_boost=1.3)  # both boosts on, whatever the defaults
+
+
 def question(text: str, anchor: datetime | None = None) -> cues.QuestionCues:
     return cues.read_question(text, [], anchor)
 
 
 def test_a_question_date_overlapping_a_resolved_range_boosts_it() -> None:
-    lv = Levers()
+    lv = ON
     turn = timerefs.resolve("We adopted a puppy yesterday.", datetime(2023, 5, 8, tzinfo=UTC))
     q = question("What did they do on 7 May 2023?")
     assert [b.lever for b in recall_time.boosts(turn, q, lv)] == ["timeRange"]
@@ -153,7 +156,7 @@ def test_a_question_date_overlapping_a_resolved_range_boosts_it() -> None:
 
 
 def test_a_questions_own_relative_dates_resolve_against_its_anchor() -> None:
-    lv = Levers()
+    lv = ON
     turn = timerefs.resolve("Lunch with Ana on the 5th.", datetime(2024, 3, 3, tzinfo=UTC))
     q = question("Who did I have lunch with last Tuesday?", datetime(2024, 3, 8, tzinfo=UTC))
     assert q.ranges == (days("2024-03-05", "2024-03-06"),)
@@ -163,7 +166,7 @@ def test_a_questions_own_relative_dates_resolve_against_its_anchor() -> None:
 
 
 def test_when_questions_prefer_specific_ranges_and_never_filter() -> None:
-    lv = Levers()
+    lv = ON
     q = question("When did Nina go to the pottery class?")
     said = datetime(2024, 3, 11, tzinfo=UTC)
     factors = {
@@ -180,7 +183,7 @@ def test_when_questions_prefer_specific_ranges_and_never_filter() -> None:
 def test_a_boost_of_one_switches_each_part_off() -> None:
     turn = timerefs.resolve("I went yesterday.", datetime(2023, 5, 8, tzinfo=UTC))
     q = question("When did I go, on 7 May 2023?")
-    assert {b.lever for b in recall_time.boosts(turn, q, Levers())} == {
+    assert {b.lever for b in recall_time.boosts(turn, q, ON)} == {
         "timeRange",
         "whenSpecific",
     }
