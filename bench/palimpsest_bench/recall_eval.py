@@ -322,6 +322,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "date_boost": {"date_boost": 1.0},
     "when_boost": {"when_boost": 1.0},
     "year_boost": {"year_boost": 1.0},
+    "time_ranges": {"time_boost": 1.0, "time_when_boost": 1.0},
+    "time_boost": {"time_boost": 1.0},
+    "time_when_boost": {"time_when_boost": 1.0},
     "absent_at_depth": {"absent_at_depth": False},
     # Off by default (it did not pay on dev): measure it with PALIMPSEST_RECALL_SESSION_PRIOR=1.
     "session_prior": {"session_prior": 0.0},

@@ -110,6 +110,11 @@ class Settings(BaseSettings):
     # scores of its candidates) (docs/reference/recall.md, Levers); 0 switches it off. Off by
     # default: on LoCoMo dev it lowers recall@10 (docs/notes/recall-quality.md).
     recall_session_prior: float = Field(default=0.0, ge=0.0, le=10.0)
+    # Time resolved at ingest (chunks' t_start/t_end): a range overlapping the question's
+    # dates, and for "when" questions a range by how specific it is (a day most). The "when"
+    # part is off: it lowered nDCG@10 on the dev conversations (docs/notes/recall-quality.md).
+    recall_time_boost: float = Field(default=1.5, ge=1.0, le=10.0)
+    recall_time_when_boost: float = Field(default=1.0, ge=1.0, le=10.0)
     # A fact whose text embedding is this close (cosine) to a stored fact of the same subject,
     # predicate and start is merged into it as a further source (docs/reference/facts.md,
     # Duplicates). 1.0, measured in docs/notes/dedup.md: on the dev data different facts reach

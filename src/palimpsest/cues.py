@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from palimpsest import timerefs
+
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
 _MONTHS["sept"] = 9
@@ -104,9 +106,26 @@ class QuestionCues:
     years: tuple[int, int] | None  # the range of years the question names
     when: bool
     speakers: tuple[str, ...]  # known speakers the question names
+    # Its dates as day ranges, relative ones resolved against the query time or ``when.to``.
+    ranges: tuple[timerefs.Range, ...] = ()
 
     def date_match(self, observed: datetime | None) -> bool:
         return any(d.matches(observed) for d in self.dates)
+
+    def range_match(self, ranges: Iterable[timerefs.Range]) -> float:
+        """How specific the most specific of the question's dates a row's resolved ranges
+        overlap is (``timerefs.specificity``: 1 a day, 0 a year; 0 when none does). "In May"
+        with no year is a month, matched by a row's range of at most a month starting in
+        May. A question's year says no more than the year lever already does."""
+        months = {d.month for d in self.dates if d.month is not None}
+        best = 0.0
+        for r in ranges:
+            for mine in self.ranges:
+                if r.overlaps(mine):
+                    best = max(best, timerefs.specificity(mine.days))
+            if r.days <= 31 and r.start.month in months:
+                best = max(best, timerefs.specificity(31))
+        return best
 
     def year_match(self, years: Iterable[int] | None) -> bool:
         if self.years is None or not years:
@@ -166,11 +185,16 @@ def without_speakers(question: str, speakers: Iterable[str]) -> str:
     return text if re.search(r"\w", text) else question
 
 
-def read_question(question: str, known_speakers: Iterable[str]) -> QuestionCues:
+def read_question(
+    question: str, known_speakers: Iterable[str], anchor: datetime | None = None
+) -> QuestionCues:
+    """``anchor``: what the question's relative dates ("last week") are resolved against."""
     years = list(years_in(question))
     return QuestionCues(
         dates=tuple(question_dates(question)),
         years=(min(years), max(years)) if years else None,
         when=bool(WHEN_QUESTION.match(question)),
         speakers=named_speakers(question, known_speakers),
+        # "in May" with no year is matched as any year's May (``range_match``).
+        ranges=tuple(timerefs.resolve(question, anchor, bare_months=False)),
     )

@@ -49,6 +49,8 @@ class Levers:
     date_boost: float = 1.5
     when_boost: float = 1.3
     year_boost: float = 1.3
+    time_boost: float = 1.5
+    time_when_boost: float = 1.0
     exact_max_rows: int = 2000
     ann_floor: int = 50
     absent_at_depth: bool = True
@@ -65,6 +67,8 @@ class Levers:
             date_boost=s.recall_date_boost,
             when_boost=s.recall_when_boost,
             year_boost=s.recall_year_boost,
+            time_boost=s.recall_time_boost,
+            time_when_boost=s.recall_time_when_boost,
             exact_max_rows=s.recall_exact_max_rows,
             ann_floor=s.recall_ann_floor,
             absent_at_depth=s.rrf_absent_at_depth,

@@ -168,7 +168,8 @@ WITH DISTINCT x
 OPTIONAL MATCH (xp:Chunk {scope_key: $scope_key})-[:NEXT]->(x)
 OPTIONAL MATCH (x)-[:NEXT]->(xn:Chunk {scope_key: $scope_key})
 RETURN x.id AS id, x.text AS text, x.ft AS ft, x.ft_tf AS ft_tf, x.speaker AS speaker,
-       x.ft_len IS NOT NULL AS indexed, xp.text AS prev, xn.text AS next
+       x.ft_len IS NOT NULL AS indexed, xp.text AS prev, xn.text AS next,
+       x.observed_at AS observed_at
 """,
 )
 

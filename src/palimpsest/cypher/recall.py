@@ -58,8 +58,9 @@ _CHUNK_ROWS: LiteralString = ", collect(" + CHUNK_HIT + ") AS rows"
 
 def _cues(var: LiteralString, dated: LiteralString) -> LiteralString:
     """What the time window and the boosts read, per row: [observedAt in epoch ms, years,
-    has a time expression, speaker, has a validity interval]. A list per row, so rows with
-    nulls keep their place (``collect`` skips nulls)."""
+    has a time expression, speaker, has a validity interval, resolved time ranges' starts
+    and ends in epoch days]. A list per row, so rows with nulls keep their place
+    (``collect`` skips nulls)."""
     return (
         ", collect(["
         + var
@@ -71,7 +72,11 @@ def _cues(var: LiteralString, dated: LiteralString) -> LiteralString:
         + var
         + ".speaker, "
         + dated
-        + "]) AS cues"
+        + ", "
+        + var
+        + ".t_start, "
+        + var
+        + ".t_end]) AS cues"
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from enum import Enum
 from typing import Annotated
 
@@ -93,10 +93,16 @@ class ScoreLeg:
 @strawberry.type(description="A preference read from the question that multiplied the score.")
 class ScoreBoost:
     lever: str = strawberry.field(
-        description="observedDate, whenQuestion, yearRange, speaker, or recency "
-        "(`recencyHalfLife`: 2^(-age / halfLife))"
+        description="observedDate, whenQuestion, yearRange, timeRange, whenSpecific, "
+        "speaker, or recency (`recencyHalfLife`: 2^(-age / halfLife))"
     )
     factor: float
+
+
+@strawberry.type(description="Days a time expression of the row names, resolved at ingest.")
+class TimeRange:
+    start: date = strawberry.field(description="The first day.")
+    end: date = strawberry.field(description="The day after the last (the range is [start, end)).")
 
 
 DedupArg = Annotated[
@@ -169,6 +175,10 @@ class Explain:
         description="Its place among its document's hits, at most `maxPerDocument` (null "
         "without it, or for a row of no document)."
     )
+    time_ranges: list[TimeRange] = strawberry.field(
+        description="The row's time expressions resolved at ingest against its observedAt, "
+        "that the time boosts read (empty when they are off or it has none)."
+    )
 
     @classmethod
     def of(cls, e: ops.Explain) -> Explain:
@@ -194,6 +204,7 @@ class Explain:
             ],
             floor=e.floor,
             document_place=e.document_place,
+            time_ranges=[TimeRange(start=r.start, end=r.end) for r in e.time_ranges],
         )
 
 

@@ -45,5 +45,9 @@ def hit_json(hit: Hit) -> Any:
             "floor": hit.explain.floor if hit.explain else None,
             "document_place": hit.explain.document_place if hit.explain else None,
             "boosts": {b.lever: b.factor for b in hit.explain.boosts} if hit.explain else {},
+            "time_ranges": [
+                {"start": r.start, "end": r.end}
+                for r in (hit.explain.time_ranges if hit.explain else ())
+            ],
         }
     )

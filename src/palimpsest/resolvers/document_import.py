@@ -191,7 +191,7 @@ def _plan(
 ) -> tuple[dict[str, Any], Document]:
     """The statement's parameters, and the document they write."""
     chunks = p.parsed.chunks
-    indexed = term_index.chunk_fields([c.text for c in chunks], neighbours)
+    indexed = term_index.chunk_fields([c.text for c in chunks], neighbours, p.observed)
     ids = [new_id() for _ in chunks]
     doc_id = new_id()
     title = p.draft.title or p.parsed.title

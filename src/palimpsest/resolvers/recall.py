@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -34,7 +34,13 @@ from palimpsest import recall_timing as timing
 from palimpsest.cypher.executor import Tx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import recall_controls, recall_dedup, recall_sessions, retention
+from palimpsest.resolvers import (
+    recall_controls,
+    recall_dedup,
+    recall_sessions,
+    recall_time,
+    retention,
+)
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
@@ -223,7 +229,8 @@ async def _recall(
         )
 
     def question_of(stats: list[legs.ScopeStats]) -> cues.QuestionCues:
-        return cues.read_question(req.query, {s for st in stats for s in st.speakers})
+        anchor = req.window.end if req.window is not None and req.window.end else base["now"]
+        return cues.read_question(req.query, {s for st in stats for s in st.speakers}, anchor)
 
     if req.mode is Mode.FULLTEXT:
 
@@ -385,10 +392,13 @@ def _boost(hits: list[Hit], q: cues.QuestionCues, lv: pure.Levers) -> None:
             boosts.append(BoostPart("yearRange", lv.year_boost))
         if lv.speaker_boost > 1.0 and speaker is not None and hit.speaker == speaker:
             boosts.append(BoostPart("speaker", lv.speaker_boost))
+        boosts += recall_time.boosts(hit.time_ranges, q, lv)
         for b in boosts:
             hit.score *= b.factor
         if hit.explain is not None:
             hit.explain.boosts.extend(boosts)
+            if hit.time_ranges and (lv.time_boost > 1.0 or lv.time_when_boost > 1.0):
+                hit.explain = replace(hit.explain, time_ranges=hit.time_ranges)
 
 
 def _carried(lists: list[_List]) -> dict[Ident, Any]:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest import recall as pure
+from palimpsest import timerefs
 from palimpsest.cypher.executor import Row, Tx
 from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.resolvers import recall_legs as legs
@@ -39,7 +40,8 @@ class LegPart:
 
 @dataclass(frozen=True, slots=True)
 class BoostPart:
-    lever: str  # observedDate | whenQuestion | yearRange | speaker | recency
+    lever: str  # observedDate | whenQuestion | yearRange | timeRange | whenSpecific | speaker
+    # | recency
     factor: float
 
 
@@ -62,6 +64,8 @@ class Explain:
     duplicates: list[Duplicate] = field(default_factory=list)  # dropped by ``dedup``
     floor: str | None = None  # ``minScore`` kept it by: cosine | fulltext (None: no floor)
     document_place: int | None = None  # its place among its document's hits (maxPerDocument)
+    # The time ranges resolved from the row's text at ingest, when a time boost read them.
+    time_ranges: tuple[timerefs.Range, ...] = ()
 
 
 @dataclass(slots=True)
@@ -88,6 +92,7 @@ class Hit:
     speaker: str | None = None
     explain: Explain | None = None
     dated: bool = False  # has a validity interval (facts and notes)
+    time_ranges: tuple[timerefs.Range, ...] = ()  # resolved at ingest (chunks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +118,7 @@ def candidate(kind: pure.Source, scope: Scope, row_id: str, cues: legs.Cues) -> 
         has_time=cues.has_time,
         speaker=cues.speaker,
         dated=cues.dated,
+        time_ranges=cues.ranges,
     )
 
 

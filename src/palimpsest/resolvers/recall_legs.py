@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from palimpsest import fulltext
+from palimpsest import fulltext, timerefs
 from palimpsest.cypher import recall as q
 from palimpsest.cypher import terms as tq
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
@@ -76,14 +76,18 @@ class Cues:
     has_time: bool
     speaker: str | None
     dated: bool  # has a validity interval (facts and notes)
+    ranges: tuple[timerefs.Range, ...] = ()  # time expressions resolved at ingest (chunks)
 
     @classmethod
     def of(cls, raw: Sequence[Any] | None) -> Cues:
+        """From a leg's cue list; rows read by statements without the ranges (or written
+        before they were kept) have none."""
         if not raw:
             return cls(None, None, False, None, False)
-        ms, years, has_time, speaker, dated = raw
+        ms, years, has_time, speaker, dated = raw[:5]
         observed = None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
-        return cls(observed, years, bool(has_time), speaker, bool(dated))
+        ranges = timerefs.stored(raw[5], raw[6]) if len(raw) >= 7 else ()
+        return cls(observed, years, bool(has_time), speaker, bool(dated), ranges)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from palimpsest import cues, fulltext
+from palimpsest import cues, fulltext, timerefs
 from palimpsest.config import Settings
 from palimpsest.cypher import documents as dq
 from palimpsest.cypher import terms as q
@@ -30,13 +31,22 @@ def row_fields(text: str) -> dict[str, Any]:
     return {**Stored.of(fulltext.bag(text)).params(), **cues.row_cues(text).params()}
 
 
-def chunk_fields(texts: Sequence[str], neighbours: bool) -> list[dict[str, Any]]:
-    """Representations and cues of a document's chunks, given in reading order."""
+def chunk_fields(
+    texts: Sequence[str], neighbours: bool, observed: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Representations and cues of a document's chunks, given in reading order, with their
+    time expressions resolved against the document's ``observed`` time."""
     reps = fulltext.sequence_bags(texts, neighbours)
     return [
-        {**Stored.of(rep).params(), **cues.row_cues(text).params()}
+        {**Stored.of(rep).params(), **chunk_cues(text, observed)}
         for text, rep in zip(texts, reps, strict=True)
     ]
+
+
+def chunk_cues(text: str, observed: datetime | None) -> dict[str, Any]:
+    """A chunk's cues: those of every row, and its resolved time ranges (``t_start``,
+    ``t_end``: parallel lists of epoch days, absent when it names none)."""
+    return {**cues.row_cues(text).params(), **timerefs.params(timerefs.resolve(text, observed))}
 
 
 def added(fields: Sequence[dict[str, Any]]) -> StatsDelta:
@@ -86,14 +96,14 @@ async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -
         props: dict[str, Any] = Stored.of(rep).params()
         if r["id"] in own:
             cue = cues.row_cues(r["text"] or "")
-            props |= cue.params()
+            props |= chunk_cues(r["text"] or "", _observed(r.get("observed_at")))
             if r["speaker"] != cue.speaker:
                 if r["indexed"] and r["speaker"]:
                     delta.speakers[r["speaker"]] -= 1
                 if cue.speaker:
                     delta.speakers[cue.speaker] += 1
         elif not r["indexed"]:
-            props |= cues.row_cues(r["text"] or "").params()
+            props |= chunk_cues(r["text"] or "", _observed(r.get("observed_at")))
             if props["speaker"]:
                 delta.speakers[props["speaker"]] += 1
         if old is None:
@@ -107,6 +117,14 @@ async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -
         await tx.run(dq.WRITE_CHUNK_TERMS, {"rows": writes})
     await apply(tx, settings, "chunk", delta)
     return len(writes)
+
+
+def _observed(value: Any) -> datetime | None:
+    """A stored ``observed_at`` as a datetime (the executor converts the driver's own)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    native: datetime = value.to_native()
+    return native
 
 
 def replaced(old: dict[str, Any] | None, new: dict[str, Any] | None) -> StatsDelta:

@@ -97,6 +97,7 @@ BOUNDED_LISTS = {
     "Explain.legs",
     "Explain.boosts",
     "Explain.duplicates",  # at most the pool of one recall (2 x topK, capped)
+    "Explain.timeRanges",  # at most timerefs.MAX_RANGES (8)
     "SqlQueryResult.columns",
     "SqlQueryResult.rows",
     "SqlExecResult.results",

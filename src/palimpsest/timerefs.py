@@ -1,0 +1,310 @@
+"""Time expressions resolved to absolute date ranges (recall lever 6, time resolved at ingest).
+
+A row's relative expressions ("yesterday", "last Saturday", "two weeks ago", "next month",
+"this summer", "on the 5th") are resolved against its ``observedAt``; absolute ones ("in
+2019", "May 2023", "7 May 2023") need no anchor. Each becomes a half-open range of days
+``[start, end)``, stored with the row as two parallel lists of epoch days (``t_start``,
+``t_end``) that recall reads with its other cues. The rules are written here (no parser
+library): each is anchored on a word that says "time", so "may" the verb or "fall" the verb
+never count, and the answer is the same on every run. Weeks start on Monday; seasons are
+the northern meteorological ones (spring is March to May). A phrase the rules do not know
+resolves to nothing, never to a guess.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+EPOCH = date(1970, 1, 1)
+MAX_RANGES = 8  # per row: a page of history names many years, recall needs only a few
+YEAR_DAYS = 365
+
+_MONTHS = {n.lower(): i for i, n in enumerate(calendar.month_name) if n}
+_MONTHS |= {n.lower(): i for i, n in enumerate(calendar.month_abbr) if n}
+_MONTHS["sept"] = 9
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_WEEKDAY_NAMES = [n.lower() for n in calendar.day_name]
+_WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAY_NAMES) + r")"
+_SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3,
+}  # fmt: skip
+_COUNT = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + r")"
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_SUFFIX = r"(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>1[5-9]\d\d|20\d\d)"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Range:
+    """Days ``[start, end)``."""
+
+    start: date
+    end: date
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days
+
+    def overlaps(self, other: Range) -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+def epoch_day(d: date) -> int:
+    return (d - EPOCH).days
+
+
+def from_epoch_day(n: int) -> date:
+    return EPOCH + timedelta(days=n)
+
+
+def specificity(days: int) -> float:
+    """1 for a day, 0 for a year or longer, log-linear between (a week 0.67, a month 0.42)."""
+    if days <= 1:
+        return 1.0
+    return max(0.0, 1.0 - math.log(days) / math.log(YEAR_DAYS))
+
+
+def _day(d: date) -> Range:
+    return Range(d, d + timedelta(days=1))
+
+
+def _month(year: int, month: int) -> Range | None:
+    if not 1 <= year <= 9998 or not 1 <= month <= 12:
+        return None
+    end = date(year + (month == 12), month % 12 + 1, 1)
+    return Range(date(year, month, 1), end)
+
+
+def _year(year: int) -> Range | None:
+    return Range(date(year, 1, 1), date(year + 1, 1, 1)) if 1 <= year <= 9998 else None
+
+
+def _months_from(d: date, n: int) -> tuple[int, int]:
+    index = d.year * 12 + d.month - 1 + n
+    return index // 12, index % 12 + 1
+
+
+def _season(year: int, first_month: int) -> Range:
+    """The season starting in ``first_month`` of ``year`` (winter runs into the next year)."""
+    start = date(year, first_month, 1)
+    y, m = _months_from(start, 3)
+    return Range(start, date(y, m, 1))
+
+
+def _nearest_month(anchor: date, month: int) -> Range | None:
+    """ "in May" with no year: the May nearest the anchor (this year's, last or next)."""
+    found = [r for y in (anchor.year - 1, anchor.year, anchor.year + 1) if (r := _month(y, month))]
+    return min(found, key=lambda r: abs((r.start + timedelta(days=14) - anchor).days))
+
+
+def _count(text: str) -> int:
+    return int(text) if text.isdigit() else _NUMBERS[" ".join(text.lower().split())]
+
+
+def _week_of(d: date) -> Range:
+    monday = d - timedelta(days=d.weekday())
+    return Range(monday, monday + timedelta(days=7))
+
+
+def _shift(r: Range, days: int) -> Range:
+    return Range(r.start + timedelta(days=days), r.end + timedelta(days=days))
+
+
+def _ago(a: date, count: str, unit: str, sign: int) -> Range | None:
+    """``count`` units before (sign -1) or after (+1) the anchor. "A few days" is 2 to 6."""
+    n = _count(count)
+    if unit == "day" and count.lower().split()[-1] in ("few", "several"):
+        near, far = a + timedelta(days=sign * 2), a + timedelta(days=sign * 6)
+        return Range(min(near, far), max(near, far) + timedelta(days=1))
+    if unit == "day":
+        return _day(a + timedelta(days=sign * n))
+    if unit == "week":
+        return Range(a + timedelta(days=sign * 7 * n - 3), a + timedelta(days=sign * 7 * n + 4))
+    if unit == "month":
+        return _month(*_months_from(a, sign * n))
+    return _year(a.year + sign * n)
+
+
+def _relative_unit(a: date, which: str, unit: str) -> Range | None:
+    step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1, "coming": 1}[which]
+    if unit == "week":
+        return _shift(_week_of(a), 7 * step)
+    if unit == "month":
+        return _month(*_months_from(a, step))
+    if unit == "year":
+        return _year(a.year + step)
+    saturday = a + timedelta(days=5 - a.weekday())  # the Saturday of the anchor's week
+    weekend = Range(saturday, saturday + timedelta(days=2))
+    if step < 0 and weekend.end > a:  # not over yet: the one before
+        weekend = _shift(weekend, -7)
+    return _shift(weekend, 7 * max(step, 0))
+
+
+def _weekday(a: date, which: str | None, weekday: str) -> Range:
+    """ "last Friday", "on Friday": the latest before the anchor; "next"/"this": the next."""
+    wanted = _WEEKDAY_NAMES.index(weekday.lower())
+    if which in ("next", "coming", "this"):
+        return _day(a + timedelta(days=(wanted - a.weekday() - 1) % 7 + 1))
+    return _day(a - timedelta(days=(a.weekday() - wanted - 1) % 7 + 1))
+
+
+def _relative_season(a: date, which: str, season: str) -> Range:
+    first = _SEASONS[season.lower()]
+    # The season that started in the anchor's year, moved to be the one meant.
+    this = _season(a.year - (first == 12 and a.month < 3), first)
+    if which == "this":
+        return this
+    if which in ("last", "past", "previous"):
+        return this if this.end <= a else _season(this.start.year - 1, first)
+    return this if this.start > a else _season(this.start.year + 1, first)
+
+
+def _on_the(a: date, day: int) -> Range | None:
+    """ "on the 5th": the 5th nearest the anchor (this month's, last or next)."""
+    found: list[Range] = []
+    for n in (-1, 0, 1):
+        y, m = _months_from(a, n)
+        if day <= calendar.monthrange(y, m)[1]:
+            found.append(_day(date(y, m, day)))
+    return min(found, key=lambda r: abs((r.start - a).days)) if found else None
+
+
+def _full_date(year: int, month: int, day: int) -> Range | None:
+    try:
+        return _day(date(year, month, day))
+    except ValueError:
+        return None
+
+
+Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date | None], Range | None]]
+
+
+def _anchored(
+    resolve: Callable[[re.Match[str], date], Range | None],
+) -> Callable[[re.Match[str], date | None], Range | None]:
+    return lambda m, a: None if a is None else resolve(m, a)
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])" + pattern + r"(?![\w-])", re.I)
+
+
+# "in May": the month name capitalised, so "in march" (the verb) does not count.
+IN_MONTH = re.compile(
+    r"(?<![\w-])(?:in|during|since|until|by)\s+(?:early\s+|late\s+|mid-?)?(?P<month>"
+    + "|".join(n for n in calendar.month_name if n)
+    + r")(?![\w-])"
+)
+_WHICH = r"(?P<which>last|past|previous|this|next|coming)"
+# Most specific first: a match consumes its text, so "7 May 2023" is not also "May 2023".
+RULES: list[Rule] = [
+    (
+        _rx(r"(?P<year>\d{4})-(?P<mon>\d{1,2})-(?P<day>\d{1,2})"),
+        lambda m, a: _full_date(int(m["year"]), int(m["mon"]), int(m["day"])),
+    ),
+    (
+        _rx(rf"(?P<day>\d{{1,2}}){_SUFFIX}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}"),
+        lambda m, a: _full_date(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"])),
+    ),
+    (
+        _rx(rf"{_MONTH}\s+(?P<day>\d{{1,2}}){_SUFFIX},?\s+{_YEAR}"),
+        lambda m, a: _full_date(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"])),
+    ),
+    (
+        _rx(rf"{_MONTH},?\s+(?:of\s+)?{_YEAR}"),
+        lambda m, a: _month(int(m["year"]), _MONTHS[m["month"].lower()]),
+    ),
+    (_rx(r"the\s+day\s+before\s+yesterday"), _anchored(lambda m, a: _day(a - timedelta(days=2)))),
+    (_rx(r"the\s+day\s+after\s+tomorrow"), _anchored(lambda m, a: _day(a + timedelta(days=2)))),
+    (_rx(r"yesterday|last\s+night"), _anchored(lambda m, a: _day(a - timedelta(days=1)))),
+    (_rx(r"tomorrow"), _anchored(lambda m, a: _day(a + timedelta(days=1)))),
+    (
+        _rx(r"today|tonight|this\s+(?:morning|afternoon|evening)"),
+        _anchored(lambda m, a: _day(a)),
+    ),
+    (
+        _rx(rf"{_COUNT}\s+{_UNIT}\s+(?:ago|back|before\s+now)"),
+        _anchored(lambda m, a: _ago(a, m["n"], m["unit"].lower(), -1)),
+    ),
+    (
+        _rx(rf"in\s+{_COUNT}\s+{_UNIT}(?:'?s)?(?:\s+time)?"),
+        _anchored(lambda m, a: _ago(a, m["n"], m["unit"].lower(), 1)),
+    ),
+    (
+        _rx(r"the\s+other\s+day"),
+        _anchored(lambda m, a: Range(a - timedelta(days=7), a)),
+    ),
+    (
+        _rx(rf"{_WHICH}\s+(?P<unit>week|month|year|weekend)"),
+        _anchored(lambda m, a: _relative_unit(a, m["which"].lower(), m["unit"].lower())),
+    ),
+    (
+        _rx(r"(?:over|on)\s+the\s+weekend"),
+        _anchored(lambda m, a: _relative_unit(a, "last", "weekend")),
+    ),
+    (
+        _rx(_WHICH + r"\s+(?P<season>" + "|".join(_SEASONS) + ")"),
+        _anchored(lambda m, a: _relative_season(a, m["which"].lower(), m["season"])),
+    ),
+    (
+        _rx(rf"(?:(?P<which>last|this\s+past|past|previous|next|coming|this|on)\s+)?{_WEEKDAY}"),
+        _anchored(lambda m, a: _weekday(a, (m["which"] or "").lower() or None, m["weekday"])),
+    ),
+    (
+        _rx(rf"on\s+the\s+(?P<day>\d{{1,2}}){_SUFFIX}"),
+        _anchored(lambda m, a: _on_the(a, int(m["day"]))),
+    ),
+    (IN_MONTH, _anchored(lambda m, a: _nearest_month(a, _MONTHS[m["month"].lower()]))),
+    (_rx(r"(?<![\d.,])" + _YEAR + r"(?![.,]\d)"), lambda m, a: _year(int(m["year"]))),
+]
+
+
+def resolve(
+    text: str, observed: datetime | date | None, *, bare_months: bool = True
+) -> list[Range]:
+    """The distinct ranges ``text`` names, in the order they appear, at most ``MAX_RANGES``;
+    relative ones only when ``observed`` is given. ``bare_months``: resolve "in May" to the
+    May nearest ``observed`` (a question matches it as any year's May instead)."""
+    anchor = observed.date() if isinstance(observed, datetime) else observed
+    found: list[tuple[int, Range]] = []
+    taken: list[tuple[int, int]] = []
+    for pattern, rule in RULES:
+        for m in pattern.finditer(text):
+            if pattern is IN_MONTH and not bare_months:
+                taken.append(m.span())
+                continue
+            if any(m.start() < e and s < m.end() for s, e in taken):
+                continue
+            r = rule(m, anchor)
+            taken.append(m.span())
+            if r is not None:
+                found.append((m.start(), r))
+    out: list[Range] = []
+    for _, r in sorted(found, key=lambda f: f[0]):
+        if r not in out:
+            out.append(r)
+    return out[:MAX_RANGES]
+
+
+def params(ranges: Iterable[Range]) -> dict[str, list[int] | None]:
+    """The stored form: parallel lists of epoch days, null (no property) when there are none."""
+    rs = list(ranges)
+    if not rs:
+        return {"t_start": None, "t_end": None}
+    return {"t_start": [epoch_day(r.start) for r in rs], "t_end": [epoch_day(r.end) for r in rs]}
+
+
+def stored(starts: list[int] | None, ends: list[int] | None) -> tuple[Range, ...]:
+    """The ranges as stored (no property, or lists that disagree: none)."""
+    if not starts or not ends or len(starts) != len(ends):
+        return ()
+    pairs = zip(starts, ends, strict=True)
+    return tuple(Range(from_epoch_day(s), from_epoch_day(e)) for s, e in pairs)
