@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from palimpsest.client.enums import (
     ChunkType,
@@ -95,6 +95,14 @@ class EntityPage:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeRange:
+    """Days a time expression of the row names, resolved at ingest: [start, end)."""
+
+    start: date
+    end: date
+
+
+@dataclass(frozen=True, slots=True)
 class Explain:
     """Why a hit scored what it did: score = fused x every factor."""
 
@@ -104,6 +112,7 @@ class Explain:
     duplicates: list[ScoreDuplicate]
     floor: str | None
     document_place: int | None
+    time_ranges: list[TimeRange]
 
 
 @dataclass(frozen=True, slots=True)

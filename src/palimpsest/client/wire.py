@@ -3,9 +3,10 @@ decoder, so what the client asks for and what it reads can never drift apart.
 
 A result type is a frozen dataclass whose fields are the GraphQL type's fields in snake_case;
 ``selection`` turns it into a selection set, ``decode`` turns the answer into instances
-(``datetime`` from ISO strings, enums by value, ``Any`` as JSON). ``encode`` turns arguments
-into variables: input dataclasses become objects in camelCase without their unset fields, so
-the server's defaults apply; anything else (a note's JSON value) is sent exactly as given.
+(``datetime`` and ``date`` from ISO strings, enums by value, ``Any`` as JSON). ``encode``
+turns arguments into variables: input dataclasses become objects in camelCase without their
+unset fields, so the server's defaults apply; anything else (a note's JSON value) is sent
+exactly as given.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from enum import Enum
 from typing import Any, Generic, Literal, TypeVar
 
@@ -76,6 +77,8 @@ def decode(tp: Any, value: Any) -> Any:
         return tp(**{f.name: decode(found[f.name], value.get(camel(f.name))) for f in fields})
     if tp is datetime:
         return datetime.fromisoformat(value)
+    if tp is date:
+        return date.fromisoformat(value)
     if isinstance(tp, type) and issubclass(tp, Enum):
         return tp(value)
     if tp is float:
@@ -97,7 +100,7 @@ def encode(value: Any) -> Any:
         }
     if isinstance(value, Enum):
         return value.value
-    if isinstance(value, datetime):
+    if isinstance(value, date):  # a datetime is a date too
         return value.isoformat()
     if isinstance(value, list | tuple):
         return [encode(v) for v in value]

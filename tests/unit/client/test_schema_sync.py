@@ -32,6 +32,7 @@ SCALARS = {
     "Int": "int",
     "Float": "float",
     "Boolean": "bool",
+    "Date": "date",
     "DateTime": "datetime",
     "Instant": "datetime | str",
     "JSON": "Any",
