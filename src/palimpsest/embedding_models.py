@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from palimpsest.cypher.slots import DualVector, Slot
 from palimpsest.embedding import DEFAULT_MODEL, Embedder, TokenCounter, Vector, count_tokens
 from palimpsest.errors import InvalidArgument, Unavailable
 
@@ -99,10 +100,23 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> list[Vector]:
 
 class ActiveEmbedder:
     """The embedder of the database's active model; ``switch`` replaces it when a cutover
-    is seen (``reembedder.follow``). Writes and questions both go through it."""
+    is seen (``reembedder.follow``). Writes and questions both go through it. While a
+    migration builds, ``target`` holds its model and slot, and ``embed_rows`` (what writes
+    store) embeds with both."""
 
     def __init__(self, embedder: Embedder) -> None:
         self._current = embedder
+        self.target: tuple[Slot, Embedder] | None = None
+
+    def embed_rows(self, texts: Sequence[str]) -> list[Vector]:
+        """Vectors to store: ``DualVector``s with the target model's too during a migration."""
+        target = self.target  # read once: the follow task may change it meanwhile
+        vectors = self._current.embed(texts)
+        if target is None:
+            return vectors
+        slot, model = target
+        more = model.embed(texts)
+        return [DualVector(v, t, slot) for v, t in zip(vectors, more, strict=True)]
 
     @property
     def current(self) -> Embedder:

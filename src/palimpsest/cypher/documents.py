@@ -144,7 +144,8 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       v.from_revision = coalesce(c.from_revision, 1),
       v.version_at = coalesce(c.version_at, c.created_at), v.seq = seq, v.parent_id = parent_id
   REMOVE v.ft, v.ft_tf, v.ft_len, v.locked_at
-  SET c.text = $text, c.embedding = $embedding, c.revision = c.revision + 1,
+  SET c.text = $text, c.embedding = $embedding, c += coalesce($embedding_dual, {}),
+      c.revision = c.revision + 1,
       c.seq = seq, c.from_revision = $next, c.version_at = $now,
       c.updated_at = $now, c.session_id = $session_id, c.run_id = $run_id,
       c.agent_name = $agent_name, c.model = $model, c.origin = $origin,

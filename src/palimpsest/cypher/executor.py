@@ -45,7 +45,7 @@ from prometheus_client import Histogram
 
 from palimpsest.cypher.causal import Causal
 from palimpsest.cypher.causal import current as causal_scope
-from palimpsest.cypher.slots import Slot, params_on, text_on
+from palimpsest.cypher.slots import Slot, names_dual, params_on, text_on
 from palimpsest.errors import (
     Conflict,
     DatabaseFailure,
@@ -233,14 +233,16 @@ class Neo4jExecutor:
         # The active embedding slot (cypher/slots.py), set from the schema record; one unit
         # of work runs on the slot it started with.
         self.slot: Slot = "a"
+        # During a migration (not ``steady``): split writes' DualVectors between the slots.
+        self.dual = False
 
     async def execute(
         self, work: Callable[[RawRun], Awaitable[T]], *, write: bool, single: bool = False
     ) -> T:
-        slot = self.slot
+        slot, dual = self.slot, self.dual
 
         async def unit(tx: AsyncManagedTransaction) -> T:
-            return await work(lambda statement, params: _run(tx, statement, params, slot))
+            return await work(lambda statement, params: _run(tx, statement, params, slot, dual))
 
         async def auto_commit(session: AsyncSession) -> T:
             # Reads need no explicit transaction: Neo4j reads at read-committed isolation, so
@@ -256,7 +258,7 @@ class Neo4jExecutor:
                 if ran and single:
                     raise RuntimeError("a single-statement read ran a second statement")
                 ran = True
-                return await _run(session, statement, params, slot)
+                return await _run(session, statement, params, slot, dual)
 
             for attempt in range(_AUTO_COMMIT_TRIES):
                 ran = False
@@ -349,12 +351,14 @@ async def _run(
     statement: Statement,
     args: dict[str, Any],
     slot: Slot = "a",
+    dual: bool = False,
 ) -> list[Row]:
     log.debug("cypher %s params=%s", statement.name, sorted(args))
     started = time.perf_counter()
     text = statement.text
-    if statement.scoped and slot != "a":
-        text, args = text_on(text, slot), params_on(args, slot)
+    if statement.scoped and (slot != "a" or dual):
+        args = params_on(args, slot, dual, dual and names_dual(text))
+        text = text_on(text, slot)
     try:
         result = await tx.run(text, args)
         return [_native(record) for record in await result.fetch(2**31 - 1)]

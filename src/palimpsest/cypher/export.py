@@ -174,13 +174,13 @@ RETURN f.id AS cursor, """
 IMPORT_MEMORY = Statement(
     "IMPORT_MEMORY",
     "UNWIND $rows AS r CREATE (m:Memory) SET m = r.props, m.embedding = r.embedding, "
-    + _stamp("m"),
+    "m += coalesce(r.embedding_dual, {}), " + _stamp("m"),
 )
 
 IMPORT_MEMORY_VERSIONS = Statement(
     "IMPORT_MEMORY_VERSIONS",
     "UNWIND $rows AS r CREATE (v:MemoryVersion) SET v = r.props, v.embedding = r.embedding, "
-    + _stamp("v"),
+    "v += coalesce(r.embedding_dual, {}), " + _stamp("v"),
 )
 
 IMPORT_DOCUMENTS = Statement(
@@ -190,7 +190,8 @@ IMPORT_DOCUMENTS = Statement(
 
 IMPORT_CHUNKS = Statement(
     "IMPORT_CHUNKS",
-    "UNWIND $rows AS r CREATE (c:Chunk) SET c = r.props, c.embedding = r.embedding, " + _stamp("c"),
+    "UNWIND $rows AS r CREATE (c:Chunk) SET c = r.props, c.embedding = r.embedding, "
+    "c += coalesce(r.embedding_dual, {}), " + _stamp("c"),
 )
 
 # After every chunk exists: the tree, the roots and reading order, as import draws them.
@@ -216,7 +217,7 @@ FOREACH (_ IN CASE WHEN d IS NULL OR c.index IS NOT NULL THEN [] ELSE [1] END |
 IMPORT_CHUNK_VERSIONS = Statement(
     "IMPORT_CHUNK_VERSIONS",
     "UNWIND $rows AS r CREATE (v:ChunkVersion) SET v = r.props, v.embedding = r.embedding, "
-    + _stamp("v"),
+    "v += coalesce(r.embedding_dual, {}), " + _stamp("v"),
 )
 
 IMPORT_DOCUMENT_REVISIONS = Statement(
@@ -244,7 +245,8 @@ IMPORT_FACTS = Statement(
 UNWIND $rows AS r
 MATCH (s:Entity {scope_key: $scope_key, id: r.subject_id})
 MATCH (o:Entity {scope_key: $scope_key, id: r.object_id})
-CREATE (s)-[f:FACT]->(o) SET f = r.props, f.embedding = r.embedding, """
+CREATE (s)-[f:FACT]->(o) SET f = r.props, f.embedding = r.embedding,
+    f += coalesce(r.embedding_dual, {}), """
     + _stamp("f")
     + """
 WITH f, r
@@ -277,7 +279,8 @@ ON CREATE SET o = r.object, """
     + _stamp("o")
     + """
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->(o)
-ON CREATE SET f = r.props, f.embedding = r.embedding, f.writer_key = r.writer_key,
+ON CREATE SET f = r.props, f.embedding = r.embedding, f += coalesce(r.embedding_dual, {}),
+              f.writer_key = r.writer_key,
               f.writer_id = r.writer_id, """
     + _stamp("f")
     + """

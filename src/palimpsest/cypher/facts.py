@@ -129,7 +129,8 @@ ON CREATE SET o:$(item.object_label), o.id = item.object_id, o.name = item.objec
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: item.natural_key}]->(o)
 ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
               f.predicate_key = item.predicate_key,
-              f.text = item.text, f.embedding = item.embedding, f.ft = item.ft,
+              f.text = item.text, f.embedding = item.embedding,
+              f += coalesce(item.embedding_dual, {}), f.ft = item.ft,
               f.ft_tf = item.ft_tf, f.ft_len = item.ft_len, f.years = item.years,
               f.has_time = item.has_time,
               f.observed_at = item.observed_at, f.valid_at = item.valid_at,

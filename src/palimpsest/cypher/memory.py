@@ -110,7 +110,8 @@ SET m.created_at = CASE
       WHEN m.created_at IS NULL OR (m.expires_at IS NOT NULL AND m.expires_at <= $now)
       THEN $now ELSE m.created_at END,
     m.value = $value, m.bytes = $bytes, m.expires_at = $expires_at, m.updated_at = $now,
-    m.text = $text, m.embedding = $embedding, m.embed_mode = $embed_mode,
+    m.text = $text, m.embedding = $embedding, m += coalesce($embedding_dual, {}),
+    m.embed_mode = $embed_mode,
     m.ft = $ft, m.ft_tf = $ft_tf, m.ft_len = $ft_len, m.years = $years,
     m.has_time = $has_time, m.speaker = $speaker,
     m.session_id = $session_id, m.run_id = $run_id, m.agent_name = $agent_name,

@@ -104,6 +104,7 @@ SET v = properties(c), v.to_revision = $revision, v.expired_at = $now,
     v.seq = r.old_seq, v.parent_id = r.old_parent_id
 REMOVE v.ft, v.ft_tf, v.ft_len, v.locked_at
 SET c += r.props, c.embedding = coalesce(r.embedding, c.embedding),
+    c += coalesce(r.embedding_dual, {}),
     c.revision = coalesce(c.revision, 1) + 1, c.from_revision = $revision,
     c.version_at = $now, c.updated_at = $now, c.session_id = $session_id, c.run_id = $run_id,
     c.agent_name = $agent_name, c.model = $model, c.origin = $origin,
@@ -117,7 +118,8 @@ CREATE_CHUNKS = Statement(
     """
 UNWIND $rows AS r
 CREATE (x:Chunk)
-SET x = r.props, x.id = r.id, x.embedding = r.embedding, x.document_id = $id,
+SET x = r.props, x.id = r.id, x.embedding = r.embedding, x += coalesce(r.embedding_dual, {}),
+    x.document_id = $id,
     x.revision = 1, x.from_revision = $revision, x.version_at = $now,
     x.observed_at = $observed_at, x.created_at = $now, x.updated_at = $now,
     x.tenant_id = $tenant_id, x.scope = $scope, x.owner_id = $owner_id,

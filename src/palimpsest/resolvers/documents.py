@@ -107,6 +107,7 @@ async def update_chunk(
         "text": text,
         "revision": revision,
         "embedding": vector,
+        "embedding_dual": None,  # the other slot's, during a migration (cypher/slots.py)
         "now": now,
         "gap": revisions.SEQ_GAP,
     }

@@ -281,6 +281,7 @@ async def _write(
         "now": now,
         "text": embedding.text,
         "embedding": embedding.vector,
+        "embedding_dual": None,  # the other slot's, during a migration (cypher/slots.py)
         "embed_mode": embedding.mode,
         **writer_params(who),
         **times.params(),

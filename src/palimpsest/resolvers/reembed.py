@@ -28,7 +28,7 @@ from palimpsest.errors import Conflict, InvalidArgument, PalimpsestError
 from palimpsest.identity import permissions
 from palimpsest.identity.principal import Principal
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.embedding_state import EmbeddingState, decode_state
+from palimpsest.schema.embedding_state import EmbeddingState, ModelSlot, decode_state
 from palimpsest.schema.indexes import vector_options
 
 log = logging.getLogger(__name__)
@@ -193,7 +193,7 @@ async def cutover(svc: Services) -> EmbeddingState:
     await svc.db.write(q.AWAIT_INDEXES, {"seconds": AWAIT_INDEXES_SECONDS})
     params = {"info": q.INFO_ID, "model": state.target.model, "slot": state.target.slot}
     after = decode_state((await svc.db.write(q.CUTOVER, params))[0])
-    use_slot(svc.db, after.active.slot)
+    use_slot(svc.db, after.active.slot, dual=True)
     return after
 
 
@@ -216,33 +216,40 @@ async def drop_old(svc: Services, batch: int, say: Say, progress: Progress) -> E
     )
 
 
-def use_slot(db: Database, slot: Slot) -> None:
-    """Run this process's scoped statements on ``slot`` from now on."""
+def use_slot(db: Database, slot: Slot, dual: bool = False) -> None:
+    """Run this process's scoped statements on ``slot`` from now on; ``dual`` while a
+    migration is under way (writes' ``DualVector``s are split between the slots)."""
     if isinstance(db.executor, Neo4jExecutor):
         db.executor.slot = slot
+        db.executor.dual = dual
 
 
 async def follow(db: Database, active: ActiveEmbedder, settings: Settings) -> None:
-    """Every ``embedding_follow_seconds``, take up the database's active model and slot (a
-    cutover made by another process). Runs until cancelled."""
+    """At once and then every ``embedding_follow_seconds``, take up the database's state: its
+    active model and slot (a cutover made by another process), and while a migration builds
+    its target model (loaded once), so writes embed with both. Runs until cancelled."""
     loaded = {active.model_name: active.current}
+
+    async def load(model: ModelSlot) -> Embedder:
+        if model.model not in loaded:
+            loaded[model.model] = await anyio.to_thread.run_sync(
+                load_embedder,
+                model.model,
+                model.dimensions,
+                settings.model_dir,
+                settings.embedding_threads,
+            )
+        return loaded[model.model]
+
     while True:
-        await asyncio.sleep(settings.embedding_follow_seconds)
         try:
             state = await read_state(db)
             if state.active.model != active.model_name:
-                model = state.active
-                if model.model not in loaded:
-                    loaded[model.model] = await anyio.to_thread.run_sync(
-                        load_embedder,
-                        model.model,
-                        model.dimensions,
-                        settings.model_dir,
-                        settings.embedding_threads,
-                    )
-                embedder = loaded[model.model]
-                active.switch(embedder)
-                log.info("embedding model switched to %s", model.model)
-            use_slot(db, state.active.slot)
+                active.switch(await load(state.active))
+                log.info("embedding model switched to %s", state.active.model)
+            target = state.target
+            active.target = (target.slot, await load(target)) if target else None
+            use_slot(db, state.active.slot, dual=state.state != "steady")
         except PalimpsestError as e:
             log.warning("embedding state not read: %s", e.code)
+        await asyncio.sleep(settings.embedding_follow_seconds)

@@ -11,7 +11,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database
 from palimpsest.embedding import Embedder, QueryVectors, Vector
-from palimpsest.embedding_models import embed_queries
+from palimpsest.embedding_models import ActiveEmbedder, embed_queries
 from palimpsest.identity.principal import Principal
 from palimpsest.sqlmem import SqlStore
 
@@ -29,9 +29,13 @@ class Services:
     clock: Callable[[], datetime] = field(default=utc_now)
     questions: QueryVectors | None = None
 
-    async def embed(self, texts: Sequence[str]) -> list[Vector]:
-        """Embed off the event loop: the model is CPU-bound."""
-        return await anyio.to_thread.run_sync(self.embedder.embed, list(texts))
+    async def embed(self, texts: Sequence[str], *, stored: bool = True) -> list[Vector]:
+        """Embed off the event loop: the model is CPU-bound. Vectors to be ``stored`` are
+        made with the target model too while a migration builds (``ActiveEmbedder``)."""
+        embedder = self.embedder
+        if stored and isinstance(embedder, ActiveEmbedder):
+            return await anyio.to_thread.run_sync(embedder.embed_rows, list(texts))
+        return await anyio.to_thread.run_sync(embedder.embed, list(texts))
 
     async def _embed_question(self, text: str) -> list[Vector]:
         """With the model's query prefix, for a model that has one (e5)."""
