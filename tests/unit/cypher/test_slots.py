@@ -3,8 +3,12 @@ and the parameter maps follow, so every scoped statement reads and writes the ac
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from palimpsest.cypher import recall as recall_q
-from palimpsest.cypher.slots import params_on, text_on
+from palimpsest.cypher.slots import DualVector, names_dual, params_on, text_on
+from palimpsest.embedding import Vector
 from tests.unit.cypher.test_statements import all_statements
 
 
@@ -57,3 +61,76 @@ def test_every_vector_index_a_scoped_statement_searches_has_a_slot_b_twin() -> N
             assert ".embedding," not in moved, s.name
             assert "VECTOR INDEX memory_embedding " not in moved, s.name
     assert "VECTOR INDEX chunk_embedding_b " in text_on(recall_q.VECTOR_CHUNKS.text, "b")
+
+
+def dual(active: list[float], target: list[float], slot: str = "b") -> DualVector:
+    assert slot in ("a", "b")
+    return DualVector(Vector(active), Vector(target), "b" if slot == "b" else "a")
+
+
+def test_without_a_migration_a_dual_vector_is_written_as_the_active_vector() -> None:
+    params = {"rows": [{"embedding": dual([0.1, 0.2, 0.3], [0.9, 0.8])}]}
+    assert params_on(params, "a") is params  # steady: the parameters are not even walked
+
+
+def test_a_map_written_whole_gets_the_target_slot_as_plain_keys() -> None:
+    chunks: list[dict[str, Any]] = [
+        {"id": "c1", "embedding": dual([0.1, 0.2, 0.3], [0.9, 0.8])},
+        {"id": "c2"},
+    ]
+    split = params_on({"chunks": chunks, "n": 1}, "a", dual=True)
+    assert split == {
+        "chunks": [
+            {
+                "id": "c1",
+                "embedding": [0.1, 0.2, 0.3],
+                "embedding_b": [0.9, 0.8],
+                "embedding_b_of": [0.1, 0.2],
+            },
+            {"id": "c2"},
+        ],
+        "n": 1,
+    }
+    assert type(split["chunks"][0]["embedding"]) is Vector  # the driver gets a plain vector
+    assert "embedding_b" not in chunks[0]  # the caller's map is left alone
+
+
+def test_a_statement_naming_the_property_gets_the_target_as_a_map() -> None:
+    vector = dual([0.4, 0.5, 0.6], [0.7, 0.8])
+    split = params_on(
+        {"embedding": vector, "embedding_dual": None, "facts": [{"embedding": vector}]},
+        "a",
+        dual=True,
+        as_map=True,
+    )
+    target = {"embedding_b": [0.7, 0.8], "embedding_b_of": [0.4, 0.5]}
+    assert split == {
+        "embedding": [0.4, 0.5, 0.6],
+        "embedding_dual": target,  # the caller's placeholder does not hide it
+        "facts": [{"embedding": [0.4, 0.5, 0.6], "embedding_dual": target}],
+    }
+
+
+def test_a_migration_from_slot_b_fills_slot_a() -> None:
+    split = params_on({"r": {"embedding": dual([1.0, 2.0], [3.0, 4.0], "a")}}, "b", dual=True)
+    assert split == {
+        "r": {"embedding_b": [1.0, 2.0], "embedding": [3.0, 4.0], "embedding_of": [1.0, 2.0]}
+    }
+
+
+def test_a_write_racing_a_cutover_puts_each_model_in_its_own_slot() -> None:
+    # Embedded while b was the target; written once b is active.
+    split = params_on({"r": {"embedding": dual([1.0, 2.0], [3.0, 4.0], "b")}}, "b", dual=True)
+    assert split == {
+        "r": {"embedding_b": [3.0, 4.0], "embedding": [1.0, 2.0], "embedding_b_of": [1.0, 2.0]}
+    }
+
+
+def test_every_statement_that_writes_a_vector_writes_the_target_slot_too() -> None:
+    writers = 0
+    for _, s in all_statements():
+        for m in re.finditer(r"(\w+)\.embedding = ", s.text):
+            writers += 1
+            assert f"{m.group(1)} += coalesce(" in s.text, s.name
+            assert names_dual(s.text), s.name
+    assert writers >= 10
