@@ -33,7 +33,7 @@ async def run(
         embedder = await anyio.to_thread.run_sync(
             lambda: load_model(model, settings.model_dir, settings.embedding_threads)
         )
-    async with open_services(settings) as svc:
+    async with open_services(settings, dual=False) as svc:
         progress = reembed.Progress(model or svc.embedder.model_name)
         if model is not None:
             state = await reembed.start(svc, model, embedder.dimensions)

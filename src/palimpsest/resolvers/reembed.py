@@ -224,10 +224,13 @@ def use_slot(db: Database, slot: Slot, dual: bool = False) -> None:
         db.executor.dual = dual
 
 
-async def follow(db: Database, active: ActiveEmbedder, settings: Settings) -> None:
+async def follow(
+    db: Database, active: ActiveEmbedder, settings: Settings, dual: bool = True
+) -> None:
     """At once and then every ``embedding_follow_seconds``, take up the database's state: its
-    active model and slot (a cutover made by another process), and while a migration builds
-    its target model (loaded once), so writes embed with both. Runs until cancelled."""
+    active model and slot (a cutover made by another process), and (``dual``: a process that
+    writes rows) while a migration builds its target model, loaded once, so writes embed with
+    both. Runs until cancelled."""
     loaded = {active.model_name: active.current}
 
     async def load(model: ModelSlot) -> Embedder:
@@ -248,7 +251,7 @@ async def follow(db: Database, active: ActiveEmbedder, settings: Settings) -> No
                 active.switch(await load(state.active))
                 log.info("embedding model switched to %s", state.active.model)
             target = state.target
-            active.target = (target.slot, await load(target)) if target else None
+            active.target = (target.slot, await load(target)) if target and dual else None
             use_slot(db, state.active.slot, dual=state.state != "steady")
         except PalimpsestError as e:
             log.warning("embedding state not read: %s", e.code)
