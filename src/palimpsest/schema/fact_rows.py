@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
+from palimpsest.cypher.slots import DualVector
+
 
 @dataclass(frozen=True, slots=True)
 class FactRow:
@@ -84,9 +86,9 @@ def fact_params(rows: Sequence[FactRow]) -> list[dict[str, Any]]:
     for row in rows:
         item = {name: getattr(row, name) for name in _NAMES}
         item["single_spellings"] = _listed(row.single_spellings)
-        # A list as it is: a migration's DualVector keeps its target vector (cypher/slots.py).
+        # A migration's DualVector as it is: the executor splits it (cypher/slots.py).
         vector = row.embedding
-        item["embedding"] = vector if isinstance(vector, list) else _listed(vector)
+        item["embedding"] = vector if isinstance(vector, DualVector) else _listed(vector)
         out.append(item)
     return out
 
