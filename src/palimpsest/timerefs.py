@@ -283,7 +283,10 @@ def resolve(
                 continue
             if any(m.start() < e and s < m.end() for s, e in taken):
                 continue
-            r = rule(m, anchor)
+            try:
+                r = rule(m, anchor)
+            except (OverflowError, ValueError):  # past year 9999 or before year 1: no range
+                r = None
             taken.append(m.span())
             if r is not None:
                 found.append((m.start(), r))

@@ -188,3 +188,22 @@ def test_a_boost_of_one_switches_each_part_off() -> None:
         "whenSpecific",
     }
     assert recall_time.boosts(turn, q, Levers(time_boost=1.0, time_when_boost=1.0)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "observed"),
+    [
+        ("due 9999-12-31 and then next week", datetime(2023, 5, 7, tzinfo=UTC)),
+        ("see you tomorrow, or next summer", datetime(9999, 12, 31, tzinfo=UTC)),
+        ("a few days ago, last winter, on the 31st", datetime(1, 1, 2, tzinfo=UTC)),
+        (
+            "in 99999999999999 years, 99999999999999999999 days ago",
+            datetime(2023, 5, 7, tzinfo=UTC),
+        ),
+    ],
+)
+def test_dates_past_the_calendars_edges_name_no_range_and_never_fail(
+    text: str, observed: datetime
+) -> None:
+    found = timerefs.resolve(text, observed)
+    assert all(date.min <= r.start < r.end <= date.max for r in found)
