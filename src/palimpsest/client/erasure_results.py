@@ -1,11 +1,18 @@
-"""The results of a person erasure's authored rows and of the tenant's erasure policy."""
+"""The results of erasures: receipts with their counts, a person erasure's authored rows, and
+the tenant's erasure policy."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from palimpsest.client.enums import AuthoredPolicy, RetentionWindow
+from palimpsest.client.enums import (
+    AuthoredPolicy,
+    ErasureKind,
+    ErasureStatus,
+    RetentionWindow,
+    Scope,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +57,49 @@ class RetentionPolicy:
     tombstones_seconds: int
     done_spans_seconds: int
     overridden: list[RetentionWindow]
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureCounts:
+    """What an erasure removed, per plane, over all its attempts."""
+
+    entries: int
+    documents: int
+    chunks: int
+    entities: int
+    facts: int
+    fact_sources: int
+    sql_databases: int
+    sql_bytes: int
+    spans: int
+    chunk_revisions: int
+    document_revisions: int
+    note_versions: int
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureReceipt:
+    """The receipt of an erasure, also its audit record: counts, who asked and when; never what was
+    erased.
+    """
+
+    id: str
+    kind: ErasureKind
+    scope: Scope
+    status: ErasureStatus
+    requested_by: str
+    requested_at: datetime
+    finished_at: datetime | None
+    attempts: int
+    removed: ErasureCounts
+    matched: bool
+    authored: AuthoredErasure | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureReceiptPage:
+    """One page of a list, in the list's stable order."""
+
+    items: list[ErasureReceipt]
+    cursor: str | None
+    has_more: bool

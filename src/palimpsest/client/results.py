@@ -1,4 +1,4 @@
-"""Results of notes, documents, SQL Memory, harvest's queue and the admin fields, as the schema's
+"""Results of notes, documents, SQL Memory and harvest's queue, as the schema's
 object types with snake_case fields (tests/unit/client/test_schema_sync.py keeps them equal)."""
 
 from __future__ import annotations
@@ -7,12 +7,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from palimpsest.client.enums import ChunkType, ErasureKind, ErasureStatus, Origin, Role, Scope
-
-# Re-exported: the schema's erasure types are looked up here like every other result.
+# Re-exported: the schema's admin and erasure types are looked up here like every other result.
+from palimpsest.client.admin_results import EmbeddingModel as EmbeddingModel
+from palimpsest.client.admin_results import EmbeddingPlane as EmbeddingPlane
+from palimpsest.client.admin_results import EmbeddingStatus as EmbeddingStatus
+from palimpsest.client.admin_results import PlaneUsage as PlaneUsage
+from palimpsest.client.admin_results import Usage as Usage
+from palimpsest.client.enums import ChunkType, Origin, Role, Scope
 from palimpsest.client.erasure_results import AuthoredCounts as AuthoredCounts
 from palimpsest.client.erasure_results import AuthoredErasure as AuthoredErasure
+from palimpsest.client.erasure_results import ErasureCounts as ErasureCounts
 from palimpsest.client.erasure_results import ErasurePolicy as ErasurePolicy
+from palimpsest.client.erasure_results import ErasureReceipt as ErasureReceipt
+from palimpsest.client.erasure_results import ErasureReceiptPage as ErasureReceiptPage
 from palimpsest.client.erasure_results import RetentionPolicy as RetentionPolicy
 
 
@@ -137,52 +144,6 @@ class DocumentSummaryPage:
     """One page of a list, in the list's stable order."""
 
     items: list[DocumentSummary]
-    cursor: str | None
-    has_more: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ErasureCounts:
-    """What an erasure removed, per plane, over all its attempts."""
-
-    entries: int
-    documents: int
-    chunks: int
-    entities: int
-    facts: int
-    fact_sources: int
-    sql_databases: int
-    sql_bytes: int
-    spans: int
-    chunk_revisions: int
-    document_revisions: int
-    note_versions: int
-
-
-@dataclass(frozen=True, slots=True)
-class ErasureReceipt:
-    """The receipt of an erasure, also its audit record: counts, who asked and when; never what was
-    erased.
-    """
-
-    id: str
-    kind: ErasureKind
-    scope: Scope
-    status: ErasureStatus
-    requested_by: str
-    requested_at: datetime
-    finished_at: datetime | None
-    attempts: int
-    removed: ErasureCounts
-    matched: bool
-    authored: AuthoredErasure | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ErasureReceiptPage:
-    """One page of a list, in the list's stable order."""
-
-    items: list[ErasureReceipt]
     cursor: str | None
     has_more: bool
 
@@ -391,54 +352,3 @@ class SqlQueryResult:
 class SqlStatementResult:
     rows_affected: int
     last_insert_id: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class PlaneUsage:
-    """What a scope stores on one plane, and its limit (None: no limit)."""
-
-    plane: str
-    used: int
-    limit: int | None
-    setting: str
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """One scope's usage on every plane."""
-
-    scope: Scope
-    planes: list[PlaneUsage]
-
-
-@dataclass(frozen=True, slots=True)
-class EmbeddingModel:
-    """An embedding model the database holds vectors of, and its slot (a or b)."""
-
-    model: str
-    dimensions: int
-    slot: str
-
-
-@dataclass(frozen=True, slots=True)
-class EmbeddingPlane:
-    """One plane's vectors of each model (``embeddingStatus``)."""
-
-    plane: str
-    active: int
-    target: int
-    missing: int
-    old: int
-
-
-@dataclass(frozen=True, slots=True)
-class EmbeddingStatus:
-    """The database's embedding models and a migration's state (platform operator)."""
-
-    state: str
-    active: EmbeddingModel
-    target: EmbeddingModel | None
-    old: EmbeddingModel | None
-    planes: list[EmbeddingPlane]
-    started_at: datetime | None
-    cutover_at: datetime | None
