@@ -17,7 +17,7 @@ from tests.unit.principals import principal
 from tests.unit.recording import NOW, Answer, services
 
 KEEP, ADA, LOVELACE, ACME = "a" * 32, "b" * 32, "c" * 32, "d" * 32
-ENTITIES = {
+ENTITIES: dict[str, dict[str, Any]] = {
     KEEP: {"name": "Ada Lovelace", "type": "person", "aliases": ["Countess"]},
     ADA: {"name": "ada lovelace", "type": "person", "aliases": ["A. Lovelace"]},
     LOVELACE: {"name": "Lady Lovelace", "type": "person", "aliases": None},
