@@ -4,7 +4,10 @@ transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import pytest
+from neo4j._async.io._bolt._base import AsyncBolt
 
 from palimpsest.cypher.executor import CrossScopeStatement, Database, RawRun, Row, Tx
 from palimpsest.errors import DatabaseFailure
@@ -42,3 +45,29 @@ async def test_a_single_read_runs_one_statement_only(svc: Services) -> None:
     with pytest.raises(RuntimeError, match="second statement"):
         await svc.db.executor.execute(twice, write=False, single=True)
     assert await svc.db.read_tx(lambda tx: tx.run(ONE)) == [{"one": 1}]
+
+
+async def test_a_write_transaction_sends_its_begin_with_its_first_statement(
+    svc: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two socket flushes for a one-statement write (BEGIN with RUN and PULL, then COMMIT),
+    not three (BEGIN alone first), and the transaction still writes and commits."""
+    await svc.db.write_tx(lambda tx: tx.run(ONE))  # a pooled connection (no HELLO to count)
+    flushes = 0
+    send_all: Callable[[AsyncBolt], Awaitable[None]] = AsyncBolt.send_all
+
+    async def counted(self: AsyncBolt) -> None:
+        nonlocal flushes
+        flushes += 1
+        await send_all(self)
+
+    monkeypatch.setattr(AsyncBolt, "send_all", counted)
+    assert await svc.db.write_tx(lambda tx: tx.run(ONE)) == [{"one": 1}]
+    assert flushes == 2
+
+    async def twice(tx: Tx) -> list[Row]:
+        return [*await tx.run(ONE), *await tx.run(ONE)]
+
+    flushes = 0
+    assert await svc.db.write_tx(twice) == [{"one": 1}, {"one": 1}]
+    assert flushes == 3
