@@ -19,6 +19,7 @@ def write_curve(by_size: Mapping[str, Mapping[str, Any]], path: Path, synthetic:
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
     rows = sorted(by_size.items(), key=lambda kv: kv[1]["scope_chunks"])
     sizes = [r["scope_chunks"] for _, r in rows]
@@ -35,6 +36,10 @@ def write_curve(by_size: Mapping[str, Mapping[str, Any]], path: Path, synthetic:
                 )  # fmt: skip
         ax.set_xscale("log")
         ax.set_yscale("log")
+        # Milliseconds as plain numbers (1, 2, 5, 10, 20, 50, ...), not powers of ten.
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xticks(sizes, [name for name, _ in rows])
         ax.set_xlabel("rows in the searched scope")
         ax.set_ylabel("search latency (ms)")
