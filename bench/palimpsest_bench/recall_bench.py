@@ -166,7 +166,9 @@ async def scope_overlap(
             short += 1
         # The BM25 leg is exact by construction (scope-local MaxScore).
         ft = await bm25_pool(svc, p.ref, text, levers, base)
-        fused = pure.rrf({"vector": exact_ids, "fulltext": ft}, k=settings.rrf_k)
+        # As the resolver fuses: a row one pool missed ranks just past its depth there.
+        depth = POOL if levers.absent_at_depth else None
+        fused = pure.rrf({"vector": exact_ids, "fulltext": ft}, k=settings.rrf_k, depth=depth)
         exact_hybrid = [f.id for f in fused]
         results = {}
         for mode in (rr.Mode.VECTOR, rr.Mode.HYBRID):

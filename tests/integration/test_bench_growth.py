@@ -1,5 +1,6 @@
 """``bench recall-latency --growth`` at tiny sizes on the real Neo4j: one JSON entry per
-size with its latency, dominant stage and overlap, and a real PNG of the planned size."""
+size with its latency, dominant stage and overlap (exact at these sizes, so 1.0 against the
+oracle), and a real PNG of the planned size."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from palimpsest_bench.growth_plot import HEIGHT_PX, WIDTH_PX
 from palimpsest_bench.recall_growth import growth_plan
 from palimpsest_bench.recall_load import erase_scope
 
-SIZES = (12, 40)
+SIZES = (12, 300)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -40,8 +41,8 @@ async def _erase(tenant: str) -> None:
 
 def test_growth_prints_one_entry_per_size_and_writes_the_curve(tmp_path: Path) -> None:
     tenant = f"t-growth-{uuid.uuid4().hex[:8]}"
-    args = ["recall-latency", "--growth", "--synthetic-vectors", "--sizes", "12,40"]
-    args += ["--queries", "3", "--overlap-queries", "2", "--out", str(tmp_path)]
+    args = ["recall-latency", "--growth", "--synthetic-vectors", "--sizes", "12,300"]
+    args += ["--queries", "3", "--overlap-queries", "6", "--out", str(tmp_path)]
     args += ["--tenant", tenant]
     try:
         result = CliRunner().invoke(bench_app, args)
@@ -51,15 +52,17 @@ def test_growth_prints_one_entry_per_size_and_writes_the_curve(tmp_path: Path) -
         asyncio.run(_erase(tenant))
     assert out["benchmark"] == "recall-latency-growth"
     assert out["sizes"] == list(SIZES)
-    assert set(out["by_size"]) == {"12", "40"}
-    for key, size in (("12", 12), ("40", 40)):
+    assert set(out["by_size"]) == {"12", "300"}
+    for key, size in (("12", 12), ("300", 300)):
         row = out["by_size"][key]
         assert row["scope_chunks"] == size
         assert 0 < row["p50"] <= row["p95"] <= row["p99"]
         assert row["dominant_stage"]["stage"] in row["stages"]
-        assert 0.0 <= row["overlap"] <= 1.0
-        assert 0.0 <= row["overlap_hybrid"] <= 1.0
+        # Scopes this small are scanned exactly and both pools are exact: the search must
+        # agree with the oracle, the hybrid too (the oracle fuses as the resolver does).
         assert row["exact_by"] == "cypher"
+        assert row["overlap"] == 1.0
+        assert row["overlap_hybrid"] == 1.0
     assert out["dataset"]["tenant"] == tenant
     assert out["dataset"]["chunks"] == sum(SIZES)
     png = Path(out["plot"])
