@@ -276,6 +276,8 @@ def bench_recall_latency(
             raise typer.BadParameter(str(exc), param_hint="--sizes") from exc
 
         def run_growth(s: Settings) -> Any:
+            if embedding_threads is not None:
+                s = s.model_copy(update={"embedding_threads": embedding_threads})
             return recall_growth.run_growth(
                 s, chosen, queries, min(30, queries), overlap_queries, synthetic, out, err, tenant
             )
