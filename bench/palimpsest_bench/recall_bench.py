@@ -134,6 +134,68 @@ async def bm25_pool(
     return await svc.db.scoped(ref).read_tx(work)
 
 
+async def scope_overlap(
+    svc: Services, p: ScopePlan, texts: Sequence[str], vectors: Sequence[Sequence[float]]
+) -> dict[str, Any]:
+    """Mean top-10 overlap over the queries (``texts``, embedded as ``vectors``) of scope
+    ``p`` at the settings' defaults: the production vector leg against the exact in-scope
+    search, the production hybrid against RRF of the exact pools, the bare in-index ANN."""
+    settings = svc.settings
+    view = fr.time_view(svc, None, None)
+    docs_only = frozenset({pure.Source.DOCUMENTS})
+    levers = pure.Levers.of(settings)
+    ann_ask = max(POOL, levers.ann_floor)
+    who = principal(p.tenant, p.user, AGENT)
+    sums = {"vector": 0.0, "hybrid": 0.0, "ann_only": 0.0}
+    short = 0
+    # A million-row scope takes minutes per Cypher scan: with synthetic vectors the same
+    # exact search runs here, over the vectors rebuilt from the scope's texts.
+    local: list[list[str]] = []
+    if isinstance(svc.embedder, HashEmbedder) and p.chunks > LOCAL_EXACT_ABOVE:
+        stderr(f"  exact top-{POOL} of {p.chunks} rows, all queries, with numpy ...")
+        local = await exact_local.exact_top(svc.db.scoped(p.ref), svc.embedder, vectors, POOL)
+    for qi, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+        db = svc.db.scoped(p.ref)
+        # The time view's parameters too: the legs' statements read what a hit shows.
+        base = {"vector": vector, "prefix": "", "now": svc.clock(), **view.params()}
+        exact_ids = (
+            local[qi] if local else ids_of(await db.read(q.EXACT_CHUNKS, {**base, "k": POOL}))
+        )
+        ann_ids = ids_of(await db.read(q.VECTOR_CHUNKS, {**base, "k": ann_ask}))
+        if len(ann_ids) < min(ann_ask, p.chunks):
+            short += 1
+        # The BM25 leg is exact by construction (scope-local MaxScore).
+        ft = await bm25_pool(svc, p.ref, text, levers, base)
+        # As the resolver fuses: a row one pool missed ranks just past its depth there.
+        depth = POOL if levers.absent_at_depth else None
+        fused = pure.rrf({"vector": exact_ids, "fulltext": ft}, k=settings.rrf_k, depth=depth)
+        exact_hybrid = [f.id for f in fused]
+        results = {}
+        for mode in (rr.Mode.VECTOR, rr.Mode.HYBRID):
+            req = rr.RecallRequest(
+                query=text,
+                top_k=TOP_K,
+                sources=docs_only,
+                view=view,
+                mode=mode,
+                rrf_k=settings.rrf_k,
+                levers=levers,
+            )
+            got = await rr.recall(svc, who, [Scope.USER], req)
+            results[mode] = [h.id for h in got.hits]
+        sums["vector"] += overlap(results[rr.Mode.VECTOR], exact_ids)
+        sums["hybrid"] += overlap(results[rr.Mode.HYBRID], exact_hybrid)
+        sums["ann_only"] += overlap(ann_ids, exact_ids)
+    n = max(len(texts), 1)
+    return {
+        "overlap": round(sums["vector"] / n, 4),
+        "overlap_hybrid": round(sums["hybrid"] / n, 4),
+        "overlap_ann_only": round(sums["ann_only"] / n, 4),
+        "ann_short_reads": short,
+        "exact_by": "numpy" if local else "cypher",
+    }
+
+
 async def run_filtered(
     settings: Settings,
     n: int = 10_000,
@@ -156,63 +218,15 @@ async def run_filtered(
         gen = TextGen(f"filtered-queries-{n}")
         texts = [gen.query() for _ in range(queries)]
         vectors = await svc.embed(texts)
-        view = fr.time_view(svc, None, None)
-        docs_only = frozenset({pure.Source.DOCUMENTS})
         levers = pure.Levers.of(settings)
-        ann_ask = max(POOL, levers.ann_floor)
         by_share: dict[str, Any] = {}
         started = time.perf_counter()
         for share, p in zip(SHARES, plans, strict=True):
-            who = principal(p.tenant, p.user, AGENT)
-            sums = {"vector": 0.0, "hybrid": 0.0, "ann_only": 0.0}
-            short = 0
-            # A million-row scope takes minutes per Cypher scan: with synthetic vectors the
-            # same exact search runs here, over the vectors rebuilt from the scope's texts.
-            local: list[list[str]] = []
-            if isinstance(svc.embedder, HashEmbedder) and p.chunks > LOCAL_EXACT_ABOVE:
-                say(f"  exact top-{POOL} of {p.chunks} rows, all queries, with numpy ...")
-                db = svc.db.scoped(p.ref)
-                local = await exact_local.exact_top(db, svc.embedder, vectors, POOL)
-            for qi, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
-                db = svc.db.scoped(p.ref)
-                base = {"vector": vector, "prefix": "", "now": svc.clock()}
-                exact_ids = (
-                    local[qi]
-                    if local
-                    else ids_of(await db.read(q.EXACT_CHUNKS, {**base, "k": POOL}))
-                )
-                ann_ids = ids_of(await db.read(q.VECTOR_CHUNKS, {**base, "k": ann_ask}))
-                if len(ann_ids) < min(ann_ask, p.chunks):
-                    short += 1
-                # The BM25 leg is exact by construction (scope-local MaxScore).
-                ft = await bm25_pool(svc, p.ref, text, levers, {**base, **view.params()})
-                fused = pure.rrf({"vector": exact_ids, "fulltext": ft}, k=settings.rrf_k)
-                exact_hybrid = [f.id for f in fused]
-                results = {}
-                for mode in (rr.Mode.VECTOR, rr.Mode.HYBRID):
-                    req = rr.RecallRequest(
-                        query=text,
-                        top_k=TOP_K,
-                        sources=docs_only,
-                        view=view,
-                        mode=mode,
-                        rrf_k=settings.rrf_k,
-                        levers=levers,
-                    )
-                    got = await rr.recall(svc, who, [Scope.USER], req)
-                    results[mode] = [h.id for h in got.hits]
-                sums["vector"] += overlap(results[rr.Mode.VECTOR], exact_ids)
-                sums["hybrid"] += overlap(results[rr.Mode.HYBRID], exact_hybrid)
-                sums["ann_only"] += overlap(ann_ids, exact_ids)
             label = f"{share:g}%"
             by_share[label] = {
                 "scope_chunks": p.chunks,
                 "share_of_index": round(p.chunks / max(index_rows, 1), 6),
-                "overlap": round(sums["vector"] / queries, 4),
-                "overlap_hybrid": round(sums["hybrid"] / queries, 4),
-                "overlap_ann_only": round(sums["ann_only"] / queries, 4),
-                "ann_short_reads": short,
-                "exact_by": "numpy" if local else "cypher",
+                **await scope_overlap(svc, p, texts, vectors),
             }
             say(f"  {label} ({p.chunks} chunks): {by_share[label]}")
     worst = min(v["overlap"] for v in by_share.values())

@@ -241,10 +241,50 @@ def bench_recall_latency(
     bolt_port: OwnBolt = 7699,
     http_port: OwnHttp = 7486,
     keep_running: KeepRunning = False,
+    growth: Annotated[
+        bool,
+        typer.Option(
+            "--growth",
+            help="The cost curve: one scope per --sizes in one database; p50/p95, the "
+            "dominant stage and the overlap per size, and a PNG of the curve under --out.",
+        ),
+    ] = False,
+    sizes: Annotated[
+        str, typer.Option(help="--growth: scope sizes, comma-separated (1000, 10k, 1M).")
+    ] = "1k,10k,100k,1M",
+    overlap_queries: Annotated[
+        int, typer.Option(min=1, help="--growth: queries per size against the exact oracle.")
+    ] = 30,
+    out: Annotated[Path, typer.Option(help="--growth: folder the PNG is written to.")] = Path(
+        "bench-results"
+    ),
+    tenant: Annotated[
+        str | None, typer.Option(help="--growth: the dataset's tenant (default bench-growth).")
+    ] = None,
 ) -> None:
     """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms),
-    with the time of each stage; or throughput with several clients."""
+    with the time of each stage; or throughput with several clients; or (--growth) the
+    curve of latency with scope size."""
     from palimpsest_bench import recall_latency
+
+    if growth:
+        from palimpsest_bench import recall_growth
+
+        try:
+            chosen = recall_growth.parse_sizes(sizes)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--sizes") from exc
+
+        def run_growth(s: Settings) -> Any:
+            if embedding_threads is not None:
+                s = s.model_copy(update={"embedding_threads": embedding_threads})
+            return recall_growth.run_growth(
+                s, chosen, queries, min(30, queries), overlap_queries, synthetic, out, err, tenant
+            )
+
+        total = sum(chosen)
+        print_json(_on_server(neo4j_home, total, bolt_port, http_port, keep_running, run_growth))
+        return
 
     def run(s: Settings) -> Any:
         if embedding_threads is not None:
