@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from palimpsest.resolvers.recall_forms import Form
 from palimpsest_bench.recall_cv import (
     Candidates,
     Setting,
@@ -15,7 +16,6 @@ from palimpsest_bench.recall_cv import (
     select,
     stability,
 )
-from palimpsest.resolvers.recall_forms import Form
 
 BASE: Setting = {
     "fulltext_weight": 1.0,
