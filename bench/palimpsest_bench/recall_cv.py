@@ -98,7 +98,9 @@ async def capture(
 ) -> Candidates:
     """The question's fused candidates with what ranking them needs."""
     s = svc.settings
-    levers = replace(Levers.of(s), time_when_boost=CAPTURE_TIME_WHEN, session_prior=0.0)
+    levers = replace(
+        Levers.of(s), time_when_boost=CAPTURE_TIME_WHEN, session_prior=0.0, question_forms=False
+    )
     req = RecallRequest(
         query=q.text,
         top_k=200,

@@ -67,7 +67,7 @@ def test_classify_ignores_case_spacing_and_curly_quotes() -> None:
 def test_choose_applies_the_forms_row_over_the_settings() -> None:
     levers = Levers()
     table = {Form.WHEN: Weights(fulltext_weight=1.4, when_boost=1.6, absent_at_depth=False)}
-    chosen = choose("When did Kim move?", 1.0, 0.5, levers, True, table)
+    chosen = choose("When did Kim move?", 1.0, 0.5, levers, True, table=table)
     assert chosen.form is Form.WHEN
     assert chosen.vector_weight == 1.0
     assert chosen.fulltext_weight == pytest.approx(0.7)  # relative to the settings' weight
@@ -80,7 +80,15 @@ def test_choose_applies_the_forms_row_over_the_settings() -> None:
 def test_choose_keeps_the_settings_when_off_or_for_a_form_without_a_row() -> None:
     levers = Levers()
     table = {Form.WHEN: Weights(when_boost=1.6)}
-    off = choose("When did Kim move?", 1.0, 1.0, levers, False, table)
+    off = choose("When did Kim move?", 1.0, 1.0, levers, False, table=table)
     assert (off.form, off.levers, off.changed) == (Form.WHEN, levers, ())
-    other = choose("Who moved?", 1.0, 1.0, levers, True, table)
+    other = choose("Who moved?", 1.0, 1.0, levers, True, table=table)
     assert (other.form, other.levers, other.fulltext_weight) == (Form.WHO, levers, 1.0)
+
+
+def test_choose_keeps_the_calls_own_weights() -> None:
+    table = {Form.WHEN: Weights(fulltext_weight=2.0, when_boost=1.6)}
+    chosen = choose("When did Kim move?", 0.3, 0.9, Levers(), True, True, table)
+    assert (chosen.vector_weight, chosen.fulltext_weight) == (0.3, 0.9)
+    assert chosen.levers.when_boost == 1.6
+    assert chosen.changed == ("when_boost",)

@@ -15,9 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from palimpsest import recall as pure
+
+if TYPE_CHECKING:
+    from palimpsest.resolvers.recall import RecallRequest
 
 
 class Form(StrEnum):
@@ -134,23 +137,43 @@ class Chosen:
     changed: tuple[str, ...] = ()  # the settings the table replaced for this form
 
 
+def apply(req: RecallRequest) -> RecallRequest:
+    """The request with its question's form and that form's weights (the planner's first
+    step); unchanged, and no form shown, when the lever is off."""
+    if not req.levers.question_forms:
+        return req
+    c = choose(
+        req.query, req.vector_weight, req.fulltext_weight, req.levers, True, req.weights_given
+    )
+    return replace(
+        req,
+        vector_weight=c.vector_weight,
+        fulltext_weight=c.fulltext_weight,
+        levers=c.levers,
+        form=c.form.value,
+    )
+
+
 def choose(
     question: str,
     vector_weight: float,
     fulltext_weight: float,
     levers: pure.Levers,
     enabled: bool,
+    weights_given: bool = False,
     table: dict[Form, Weights] | None = None,
 ) -> Chosen:
     """The weights for ``question``: the settings, with its form's row of ``table`` (by default
     ``TABLE``) over them when ``enabled``. The full-text weight of a row is relative: the
-    settings' full-text weight times it."""
+    settings' full-text weight times it; a call that gave its own weights keeps them."""
     form = classify(question)
     row = (TABLE if table is None else table).get(form) if enabled else None
     if row is None:
         return Chosen(form, vector_weight, fulltext_weight, levers)
     change = row.changes()
     ratio = change.pop("fulltext_weight", None)
+    if weights_given:
+        ratio = None
     weight = fulltext_weight if ratio is None else fulltext_weight * float(ratio)
     changed = tuple(sorted([*change, *(["fulltext_weight"] if ratio is not None else [])]))
     return Chosen(form, vector_weight, weight, replace(levers, **cast(Any, change)), changed)
