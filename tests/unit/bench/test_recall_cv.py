@@ -15,6 +15,7 @@ from palimpsest_bench.recall_cv import (
     scores,
     select,
     stability,
+    table,
 )
 
 BASE: Setting = {
@@ -112,3 +113,17 @@ def test_folds_choose_on_the_other_conversations_and_score_the_held_out_one() ->
     st = stability(rows)
     assert st["levers"]["when"]["when_boost"] == {"values": [1.6, 1.6, 1.6], "stable": False}
     assert st["folds_gained"] == {"recall@10": 3, "ndcg@10": 3}
+
+
+def test_table_scores_every_setting_as_metrics_does() -> None:
+    settings: list[Setting] = [
+        BASE,
+        {**BASE, "absent_at_depth": False, "fulltext_weight": 2.0},
+        {**BASE, "time_boost": 1.0, "date_boost": 1.0},
+        {**BASE, "date_boost": 3.0, "time_boost": 2.0},
+    ]
+    c = _cands()
+    got = table([c, c], settings, 60, 20)
+    for j, s in enumerate(settings):
+        assert tuple(got[j, 0]) == pytest.approx(metrics(c, s, 60, 20))
+        assert tuple(got[j, 1]) == pytest.approx(metrics(c, s, 60, 20))
