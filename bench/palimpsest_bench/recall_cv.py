@@ -298,6 +298,48 @@ def stability(fold_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"levers": levers_out, "folds_gained": gains, "folds_lost": harms}
 
 
+def consensus(
+    fold_rows: Sequence[Mapping[str, Any]], settings: Sequence[Setting], base: int
+) -> dict[Form, int]:
+    """Per form, the defaults with each lever whose one non-default value was chosen in at
+    least 4 of the folds (a lever that varies by fold keeps its default); the index of that
+    setting in ``settings`` (the full grid holds every combination)."""
+    out: dict[Form, int] = {}
+    for form in dict.fromkeys(f for r in fold_rows for f in r["chosen"]):
+        setting = dict(settings[base])
+        for lever in GRID:
+            values = Counter(r["chosen"].get(form, {}).get(lever) for r in fold_rows)
+            value, count = values.most_common(1)[0]
+            if value is not None and count >= 4:
+                setting[lever] = value
+        if setting != settings[base]:
+            out[Form(form)] = list(settings).index(setting)
+    return out
+
+
+def per_fold(
+    forms: Sequence[Form],
+    owners: Sequence[str],
+    figures: Floats,
+    chosen: Mapping[Form, int],
+    base: int,
+) -> list[dict[str, Any]]:
+    """Each conversation ranked with one fixed per-form table against the defaults."""
+    out: list[dict[str, Any]] = []
+    for held in dict.fromkeys(owners):
+        test = [i for i, o in enumerate(owners) if o == held]
+        picked = np.array([figures[chosen.get(forms[i], base), i] for i in test])
+        plain = figures[base, test]
+        out.append(
+            {
+                "conversation": held,
+                "table": [round(float(x), 4) for x in picked.mean(axis=0)],
+                "defaults": [round(float(x), 4) for x in plain.mean(axis=0)],
+            }
+        )
+    return out
+
+
 async def run_cv(
     svc: Services,
     tenant: str,
@@ -328,6 +370,11 @@ async def run_cv(
     forms = [classify(q.text) for _, q in kept]
     owners = [q.owner for _, q in kept]
     rows = folds(forms, owners, figures, settings, base)
+    agreed = consensus(rows, settings, base)
+    by_form = {
+        f.value: _by_form(forms, figures, [i for i, g in enumerate(forms) if g is f], j, base)
+        for f, j in agreed.items()
+    }
     return {
         "questions": len(kept),
         "forms": dict(Counter(f.value for f in forms)),
@@ -338,4 +385,21 @@ async def run_cv(
         "stability": stability(rows),
         "min_support": MIN_SUPPORT,
         "min_gain": MIN_GAIN,
+        # The table of the levers chosen alike in 4 of 5 folds: chosen with every fold in
+        # view, so its per-conversation figures are not held-out ones (the folds above are).
+        "consensus": {
+            "table": {f.value: _diff(settings[j], settings[base]) for f, j in agreed.items()},
+            "by_form_all_dev": by_form,
+            "per_conversation": per_fold(forms, owners, figures, agreed, base),
+        },
+    }
+
+
+def _by_form(
+    forms: Sequence[Form], figures: Floats, rows: Sequence[int], j: int, base: int
+) -> dict[str, Any]:
+    return {
+        "n": len(rows),
+        "table": [round(float(x), 4) for x in figures[j, list(rows)].mean(axis=0)],
+        "defaults": [round(float(x), 4) for x in figures[base, list(rows)].mean(axis=0)],
     }

@@ -9,6 +9,7 @@ from palimpsest.resolvers.recall_forms import Form
 from palimpsest_bench.recall_cv import (
     Candidates,
     Setting,
+    consensus,
     folds,
     metrics,
     ranked,
@@ -127,3 +128,17 @@ def test_table_scores_every_setting_as_metrics_does() -> None:
     for j, s in enumerate(settings):
         assert tuple(got[j, 0]) == pytest.approx(metrics(c, s, 60, 20))
         assert tuple(got[j, 1]) == pytest.approx(metrics(c, s, 60, 20))
+
+
+def test_consensus_keeps_only_the_levers_chosen_alike_in_four_folds() -> None:
+    settings: list[Setting] = [
+        BASE,
+        {**BASE, "when_boost": 1.6},
+        {**BASE, "date_boost": 2.0},
+        {**BASE, "when_boost": 1.6, "date_boost": 2.0},
+    ]
+    when, who = {"when_boost": 1.6}, {"date_boost": 2.0}
+    rows = [{"chosen": {"when": when, "who": who if i < 3 else {}, "why": {}}} for i in range(5)]
+    assert consensus(rows, settings, 0) == {Form.WHEN: 1}  # "who" held in 3 of 5 only
+    rows[3]["chosen"]["who"] = who
+    assert consensus(rows, settings, 0) == {Form.WHEN: 1, Form.WHO: 2}
