@@ -299,21 +299,57 @@ def stability(fold_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def consensus(
-    fold_rows: Sequence[Mapping[str, Any]], settings: Sequence[Setting], base: int
+    fold_rows: Sequence[Mapping[str, Any]],
+    settings: Sequence[Setting],
+    base: int,
+    need: int = 4,
 ) -> dict[Form, int]:
     """Per form, the defaults with each lever whose one non-default value was chosen in at
-    least 4 of the folds (a lever that varies by fold keeps its default); the index of that
-    setting in ``settings`` (the full grid holds every combination)."""
+    least ``need`` of the folds (a lever that varies by fold keeps its default); the index of
+    that setting in ``settings`` (the full grid holds every combination)."""
     out: dict[Form, int] = {}
     for form in dict.fromkeys(f for r in fold_rows for f in r["chosen"]):
         setting = dict(settings[base])
         for lever in GRID:
             values = Counter(r["chosen"].get(form, {}).get(lever) for r in fold_rows)
             value, count = values.most_common(1)[0]
-            if value is not None and count >= 4:
+            if value is not None and count >= need:
                 setting[lever] = value
         if setting != settings[base]:
             out[Form(form)] = list(settings).index(setting)
+    return out
+
+
+def nested(
+    forms: Sequence[Form],
+    owners: Sequence[str],
+    figures: Floats,
+    settings: Sequence[Setting],
+    base: int,
+    min_support: int = MIN_SUPPORT,
+    min_gain: float = MIN_GAIN,
+) -> list[dict[str, Any]]:
+    """The consensus rule itself held out: for each conversation, leave-one-out over the other
+    four, the levers chosen alike in 3 of those 4 inner folds, scored on the held-out one."""
+    out: list[dict[str, Any]] = []
+    for held in dict.fromkeys(owners):
+        inner = [i for i, o in enumerate(owners) if o != held]
+        test = [i for i, o in enumerate(owners) if o == held]
+        rows = folds(
+            [forms[i] for i in inner], [owners[i] for i in inner], figures[:, inner],
+            settings, base, min_support, min_gain,
+        )  # fmt: skip
+        agreed = consensus(rows, settings, base, need=3)
+        picked = np.array([figures[agreed.get(forms[i], base), i] for i in test])
+        plain = figures[base, test]
+        out.append(
+            {
+                "held_out": held,
+                "table": {f.value: _diff(settings[j], settings[base]) for f, j in agreed.items()},
+                "figures": [round(float(x), 4) for x in picked.mean(axis=0)],
+                "defaults": [round(float(x), 4) for x in plain.mean(axis=0)],
+            }
+        )
     return out
 
 
@@ -387,6 +423,7 @@ async def run_cv(
         "min_gain": MIN_GAIN,
         # The table of the levers chosen alike in 4 of 5 folds: chosen with every fold in
         # view, so its per-conversation figures are not held-out ones (the folds above are).
+        "nested": nested(forms, owners, figures, settings, base),
         "consensus": {
             "table": {f.value: _diff(settings[j], settings[base]) for f, j in agreed.items()},
             "by_form_all_dev": by_form,

@@ -12,6 +12,7 @@ from palimpsest_bench.recall_cv import (
     consensus,
     folds,
     metrics,
+    nested,
     ranked,
     scores,
     select,
@@ -142,3 +143,17 @@ def test_consensus_keeps_only_the_levers_chosen_alike_in_four_folds() -> None:
     assert consensus(rows, settings, 0) == {Form.WHEN: 1}  # "who" held in 3 of 5 only
     rows[3]["chosen"]["who"] = who
     assert consensus(rows, settings, 0) == {Form.WHEN: 1, Form.WHO: 2}
+
+
+def test_nested_chooses_the_consensus_without_the_held_out_conversation() -> None:
+    owners = ["a"] * 4 + ["b"] * 4 + ["c"] * 4 + ["d"] * 4 + ["e"] * 4
+    forms = [Form.WHEN, Form.WHEN, Form.WHO, Form.WHO] * 5
+    f = np.full((2, 20, 2), 0.5)
+    for i, form in enumerate(forms):
+        if form is Form.WHEN and owners[i] != "e":
+            f[1, i] = (1.0, 1.0)  # setting 1 wins for "when" everywhere but in e
+    settings: list[Setting] = [BASE, {**BASE, "when_boost": 1.6}]
+    rows = {r["held_out"]: r for r in nested(forms, owners, f, settings, 0, 2, 0.01)}
+    assert rows["a"]["table"] == {"when": {"when_boost": 1.6}}
+    assert rows["a"]["figures"] == [0.75, 0.75]
+    assert rows["e"]["figures"] == [0.5, 0.5]  # chosen on a-d, it does not hold on e
