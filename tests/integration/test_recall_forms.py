@@ -2,7 +2,8 @@
 
 ``explain.form`` names the question's form, and the legs' weights and the boosts it shows are
 the ones that form's row of ``recall_forms.TABLE`` set; a call's own ``weights`` win; with
-``PALIMPSEST_RECALL_QUESTION_FORMS=false`` every question gets the settings and no form.
+``PALIMPSEST_RECALL_QUESTION_FORMS=false`` (the default) every question gets the settings and
+no form.
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ def when_row(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def off_gql(settings: Settings) -> Iterator[Gql]:
-    off = settings.model_copy(update={"recall_question_forms": False})
-    with serve_in_thread(off) as url, httpx.Client(base_url=url, timeout=30) as client:
+def on_gql(settings: Settings) -> Iterator[Gql]:
+    """The app with the lever on (it is off by default)."""
+    on = settings.model_copy(update={"recall_question_forms": True})
+    with serve_in_thread(on) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield gql_over(client)
 
 
@@ -70,8 +72,9 @@ def boosts(hit: dict[str, Any]) -> dict[str, float]:
 
 
 def test_explain_names_the_form_and_the_weights_its_row_set(
-    gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
+    on_gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
 ) -> None:
+    gql = on_gql
     who = token(tenant_id, "alice", "planner")
     ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
     when = hits(gql(SEARCH, who, q="When did Mira go to the pottery class?"))
@@ -88,8 +91,9 @@ def test_explain_names_the_form_and_the_weights_its_row_set(
 
 
 def test_a_calls_own_weights_are_kept(
-    gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
+    on_gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
 ) -> None:
+    gql = on_gql
     who = token(tenant_id, "alice", "planner")
     ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
     w = {"vector": 0.5, "fulltext": 0.25}
@@ -99,11 +103,11 @@ def test_a_calls_own_weights_are_kept(
 
 
 def test_switched_off_every_question_gets_the_settings(
-    off_gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
+    gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
 ) -> None:
     who = token(tenant_id, "alice", "planner")
-    ok(off_gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
-    for h in hits(off_gql(SEARCH, who, q="When did Mira go to the pottery class?")):
+    ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
+    for h in hits(gql(SEARCH, who, q="When did Mira go to the pottery class?")):
         assert h["explain"]["form"] is None
         assert weights(h) == {"vector": 1.0, "fulltext": 1.0}
         assert boosts(h).get("whenQuestion", 1.3) == 1.3
