@@ -18,10 +18,12 @@ its forms' choices and scored. Categories 1-4 only, as the headline.
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -213,16 +215,32 @@ def table(
 
 
 def select(
-    figures: Floats, rows: Sequence[int], base: int, min_support: int, min_gain: float
+    figures: Floats,
+    rows: Sequence[int],
+    base: int,
+    min_support: int,
+    min_gain: float,
+    distance: Floats | None = None,
 ) -> int:
     """The best setting (index into ``figures``' first axis) over questions ``rows``: the
     highest mean of recall@10 + nDCG@10, kept only with ``min_support`` questions and a gain
-    of ``min_gain`` over ``base`` (else ``base``); ties go to the lowest index."""
+    of ``min_gain`` over ``base`` (else ``base``). Ties go to the setting that changes the
+    fewest levers (``distance``, from the defaults; a lever that changes nothing on these
+    questions keeps its default), then to the lowest index."""
     if len(rows) < min_support:
         return base
     means = figures[:, list(rows), :].sum(axis=2).mean(axis=1)
-    best = int(np.argmax(means))
+    top = np.flatnonzero(means >= means.max() - 1e-12)
+    if distance is not None:
+        top = top[distance[top] == distance[top].min()]
+    best = int(top[0])
     return best if means[best] - means[base] >= min_gain else base
+
+
+def distances(settings: Sequence[Setting], base: int) -> Floats:
+    """How many levers each setting changes from ``settings[base]``."""
+    ref = settings[base]
+    return np.array([sum(s[k] != ref[k] for k in ref) for s in settings], dtype=np.float64)
 
 
 def folds(
@@ -236,13 +254,14 @@ def folds(
 ) -> list[dict[str, Any]]:
     """Leave one owner out: choose per form on the others, score on it (pure)."""
     out: list[dict[str, Any]] = []
+    far = distances(settings, base)
     for held in dict.fromkeys(owners):
         train = [i for i, o in enumerate(owners) if o != held]
         test = [i for i, o in enumerate(owners) if o == held]
         chosen: dict[Form, int] = {}
         for form in dict.fromkeys(forms):
             rows = [i for i in train if forms[i] == form]
-            chosen[form] = select(figures, rows, base, min_support, min_gain)
+            chosen[form] = select(figures, rows, base, min_support, min_gain, far)
         picked = np.array([figures[chosen[forms[i]], i] for i in test])
         plain = figures[base, test]
         out.append(
@@ -382,6 +401,7 @@ async def run_cv(
     ds: Dataset,
     unit_of_chunk: Mapping[str, str],
     real: Sequence[Sequence[str]],
+    save: Path | None = None,
 ) -> dict[str, Any]:
     """Capture every question once, then the grid, the folds and the stability table.
     ``real``: the top-10 of each question of ``ds.queries`` at the settings (the check)."""
@@ -403,7 +423,13 @@ async def run_cv(
         for (i, _), c in zip(kept, cands, strict=True)
     )
     figures = table(cands, settings, s.rrf_k, pool)
-    forms = [classify(q.text) for _, q in kept]
+    if save is not None:  # for re-analysis without a database: the grid's figures and labels
+        np.savez_compressed(save, figures=figures, base=base)
+        save.with_suffix(".json").write_text(
+            json.dumps({"settings": settings, "forms": [f.value for f in forms_of(kept)],
+                        "owners": [q.owner for _, q in kept]})
+        )  # fmt: skip
+    forms = forms_of(kept)
     owners = [q.owner for _, q in kept]
     rows = folds(forms, owners, figures, settings, base)
     agreed = consensus(rows, settings, base)
@@ -430,6 +456,10 @@ async def run_cv(
             "per_conversation": per_fold(forms, owners, figures, agreed, base),
         },
     }
+
+
+def forms_of(kept: Sequence[tuple[int, Query]]) -> list[Form]:
+    return [classify(q.text) for _, q in kept]
 
 
 def _by_form(

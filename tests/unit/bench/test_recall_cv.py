@@ -10,6 +10,7 @@ from palimpsest_bench.recall_cv import (
     Candidates,
     Setting,
     consensus,
+    distances,
     folds,
     metrics,
     nested,
@@ -157,3 +158,15 @@ def test_nested_chooses_the_consensus_without_the_held_out_conversation() -> Non
     assert rows["a"]["table"] == {"when": {"when_boost": 1.6}}
     assert rows["a"]["figures"] == [0.75, 0.75]
     assert rows["e"]["figures"] == [0.5, 0.5]  # chosen on a-d, it does not hold on e
+
+
+def test_select_breaks_ties_towards_the_fewest_changed_levers() -> None:
+    settings: list[Setting] = [
+        BASE,
+        {**BASE, "year_boost": 1.0, "when_boost": 1.6},  # year changes nothing here
+        {**BASE, "when_boost": 1.6},
+    ]
+    f = np.full((3, 4, 2), 0.5)
+    f[1:, :, :] = 1.0  # settings 1 and 2 tie
+    assert select(f, [0, 1, 2, 3], 0, 2, 0.01) == 1  # without distances: the lowest index
+    assert select(f, [0, 1, 2, 3], 0, 2, 0.01, distances(settings, 0)) == 2
