@@ -328,8 +328,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "absent_at_depth": {"absent_at_depth": False},
     # Off by default (it did not pay on dev): measure it with PALIMPSEST_RECALL_SESSION_PRIOR=1.
     "session_prior": {"session_prior": 0.0},
-    # Off by default (it lost held out): measure it with PALIMPSEST_RECALL_QUESTION_FORMS=1.
-    "question_forms": {"question_forms": False},
+    "question_forms": {"question_forms": False},  # fusion per kind of question (recall_forms)
 }
 NEIGHBOURS = "neighbours"
 HEADLINE: dict[str, tuple[str, ...]] = {

@@ -2,8 +2,7 @@
 
 ``explain.form`` names the question's form, and the legs' weights and the boosts it shows are
 the ones that form's row of ``recall_forms.TABLE`` set; a call's own ``weights`` win; with
-``PALIMPSEST_RECALL_QUESTION_FORMS=false`` (the default) every question gets the settings and
-no form.
+``PALIMPSEST_RECALL_QUESTION_FORMS=false`` every question gets the settings and no form.
 """
 
 from __future__ import annotations
@@ -51,9 +50,16 @@ def when_row(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def on_gql(settings: Settings) -> Iterator[Gql]:
-    """The app with the lever on (it is off by default)."""
+    """The app with the lever on (the default), whatever the environment says."""
     on = settings.model_copy(update={"recall_question_forms": True})
     with serve_in_thread(on) as url, httpx.Client(base_url=url, timeout=30) as client:
+        yield gql_over(client)
+
+
+@pytest.fixture(scope="module")
+def off_gql(settings: Settings) -> Iterator[Gql]:
+    off = settings.model_copy(update={"recall_question_forms": False})
+    with serve_in_thread(off) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield gql_over(client)
 
 
@@ -103,11 +109,11 @@ def test_a_calls_own_weights_are_kept(
 
 
 def test_switched_off_every_question_gets_the_settings(
-    gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
+    off_gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
 ) -> None:
     who = token(tenant_id, "alice", "planner")
-    ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
-    for h in hits(gql(SEARCH, who, q="When did Mira go to the pottery class?")):
+    ok(off_gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
+    for h in hits(off_gql(SEARCH, who, q="When did Mira go to the pottery class?")):
         assert h["explain"]["form"] is None
         assert weights(h) == {"vector": 1.0, "fulltext": 1.0}
         assert boosts(h).get("whenQuestion", 1.3) == 1.3

@@ -92,3 +92,12 @@ def test_choose_keeps_the_calls_own_weights() -> None:
     assert (chosen.vector_weight, chosen.fulltext_weight) == (0.3, 0.9)
     assert chosen.levers.when_boost == 1.6
     assert chosen.changed == ("when_boost",)
+
+
+def test_the_shipped_table_changes_why_questions_only() -> None:
+    levers = Levers()
+    why = choose("Why did Jo cancel the trip?", 1.0, 1.0, levers, True)
+    assert (why.fulltext_weight, why.levers.speaker_boost) == (2.0, 1.3)
+    for q in ("When did Jo cancel the trip?", "What did Jo cancel?", "Vitamin D helps."):
+        plain = choose(q, 1.0, 1.0, levers, True)
+        assert (plain.fulltext_weight, plain.levers) == (1.0, levers)
