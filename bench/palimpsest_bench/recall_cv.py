@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -243,6 +243,16 @@ def distances(settings: Sequence[Setting], base: int) -> Floats:
     return np.array([sum(s[k] != ref[k] for k in ref) for s in settings], dtype=np.float64)
 
 
+def splits(owners: Sequence[str]) -> Iterator[tuple[str, list[int], list[int]]]:
+    """Each owner held out in turn: (owner, the other owners' rows, its own rows)."""
+    for held in dict.fromkeys(owners):
+        yield (
+            held,
+            [i for i, o in enumerate(owners) if o != held],
+            [i for i, o in enumerate(owners) if o == held],
+        )
+
+
 def folds(
     forms: Sequence[Form],
     owners: Sequence[str],
@@ -255,9 +265,7 @@ def folds(
     """Leave one owner out: choose per form on the others, score on it (pure)."""
     out: list[dict[str, Any]] = []
     far = distances(settings, base)
-    for held in dict.fromkeys(owners):
-        train = [i for i, o in enumerate(owners) if o != held]
-        test = [i for i, o in enumerate(owners) if o == held]
+    for held, train, test in splits(owners):
         chosen: dict[Form, int] = {}
         for form in dict.fromkeys(forms):
             rows = [i for i in train if forms[i] == form]
@@ -351,9 +359,7 @@ def nested(
     """The consensus rule itself held out: for each conversation, leave-one-out over the other
     four, the levers chosen alike in 3 of those 4 inner folds, scored on the held-out one."""
     out: list[dict[str, Any]] = []
-    for held in dict.fromkeys(owners):
-        inner = [i for i, o in enumerate(owners) if o != held]
-        test = [i for i, o in enumerate(owners) if o == held]
+    for held, inner, test in splits(owners):
         rows = folds(
             [forms[i] for i in inner], [owners[i] for i in inner], figures[:, inner],
             settings, base, min_support, min_gain,
@@ -381,8 +387,7 @@ def per_fold(
 ) -> list[dict[str, Any]]:
     """Each conversation ranked with one fixed per-form table against the defaults."""
     out: list[dict[str, Any]] = []
-    for held in dict.fromkeys(owners):
-        test = [i for i, o in enumerate(owners) if o == held]
+    for held, _, test in splits(owners):
         picked = np.array([figures[chosen.get(forms[i], base), i] for i in test])
         plain = figures[base, test]
         out.append(

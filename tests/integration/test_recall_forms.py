@@ -63,6 +63,13 @@ def off_gql(settings: Settings) -> Iterator[Gql]:
         yield gql_over(client)
 
 
+def loaded(gql: Gql, token: Callable[..., str], tenant_id: str) -> str:
+    """The turns imported into a fresh tenant; the planner's token."""
+    who = token(tenant_id, "alice", "planner")
+    ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
+    return who
+
+
 def hits(body: dict[str, Any]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = ok(body)["search"]["hits"]
     assert found
@@ -81,8 +88,7 @@ def test_explain_names_the_form_and_the_weights_its_row_set(
     on_gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
 ) -> None:
     gql = on_gql
-    who = token(tenant_id, "alice", "planner")
-    ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
+    who = loaded(gql, token, tenant_id)
     when = hits(gql(SEARCH, who, q="When did Mira go to the pottery class?"))
     for h in when:
         assert h["explain"]["form"] == "when"
@@ -100,8 +106,7 @@ def test_a_calls_own_weights_are_kept(
     on_gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
 ) -> None:
     gql = on_gql
-    who = token(tenant_id, "alice", "planner")
-    ok(gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
+    who = loaded(gql, token, tenant_id)
     w = {"vector": 0.5, "fulltext": 0.25}
     for h in hits(gql(SEARCH, who, q="When did Mira go to the pottery class?", w=w)):
         assert weights(h) == {"vector": 0.5, "fulltext": 0.25}
@@ -111,8 +116,7 @@ def test_a_calls_own_weights_are_kept(
 def test_switched_off_every_question_gets_the_settings(
     off_gql: Gql, token: Callable[..., str], tenant_id: str, when_row: None
 ) -> None:
-    who = token(tenant_id, "alice", "planner")
-    ok(off_gql(IMPORT, who, m="\n\n".join(TURNS) + "\n", at=SAID))
+    who = loaded(off_gql, token, tenant_id)
     for h in hits(off_gql(SEARCH, who, q="When did Mira go to the pottery class?")):
         assert h["explain"]["form"] is None
         assert weights(h) == {"vector": 1.0, "fulltext": 1.0}
