@@ -328,7 +328,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "absent_at_depth": {"absent_at_depth": False},
     # Off by default (it did not pay on dev): measure it with PALIMPSEST_RECALL_SESSION_PRIOR=1.
     "session_prior": {"session_prior": 0.0},
-    "question_forms": {"question_forms": False},  # fusion per kind of question (recall_forms)
+    # Off by default (adversarial recall fell): measure with PALIMPSEST_RECALL_QUESTION_FORMS=1.
+    "question_forms": {"question_forms": False},
 }
 NEIGHBOURS = "neighbours"
 HEADLINE: dict[str, tuple[str, ...]] = {

@@ -118,8 +118,9 @@ class Settings(BaseSettings):
     # Fusion per kind of question: the question's form (when, who, how many, ...) picks its
     # row of resolvers/recall_forms.TABLE over the weights and boosts above; off: the settings
     # for every question (docs/reference/recall.md, Question forms). The table holds one row,
-    # chosen by leave-one-conversation-out (docs/notes/recall-quality.md).
-    recall_question_forms: bool = True
+    # chosen by leave-one-conversation-out; off by default: that row lowers LoCoMo's
+    # adversarial recall@10 (docs/notes/recall-quality.md).
+    recall_question_forms: bool = False
     # A fact whose text embedding is this close (cosine) to a stored fact of the same subject,
     # predicate and start is merged into it as a further source (docs/reference/facts.md,
     # Duplicates). 1.0, measured in docs/notes/dedup.md: on the dev data different facts reach

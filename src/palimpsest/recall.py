@@ -55,7 +55,7 @@ class Levers:
     ann_floor: int = 50
     absent_at_depth: bool = True
     session_prior: float = 0.0  # 0: off (``recall_sessions``)
-    question_forms: bool = True  # per-form weights (``resolvers/recall_forms``)
+    question_forms: bool = False  # per-form weights (``resolvers/recall_forms``)
 
     @classmethod
     def of(cls, s: Settings) -> Levers:

@@ -50,7 +50,7 @@ def when_row(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def on_gql(settings: Settings) -> Iterator[Gql]:
-    """The app with the lever on (the default), whatever the environment says."""
+    """The app with the lever on (it is off by default)."""
     on = settings.model_copy(update={"recall_question_forms": True})
     with serve_in_thread(on) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield gql_over(client)
