@@ -328,6 +328,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "absent_at_depth": {"absent_at_depth": False},
     # Off by default (it did not pay on dev): measure it with PALIMPSEST_RECALL_SESSION_PRIOR=1.
     "session_prior": {"session_prior": 0.0},
+    # Off by default (adversarial recall fell): measure with PALIMPSEST_RECALL_QUESTION_FORMS=1.
+    "question_forms": {"question_forms": False},
 }
 NEIGHBOURS = "neighbours"
 HEADLINE: dict[str, tuple[str, ...]] = {
@@ -448,18 +450,21 @@ async def run(
     docs: int | None = None,
     via: str = "import",
     folds: bool = False,
+    cv: bool = False,
 ) -> dict[str, Any]:
-    """``via``: ``import`` (documents through ``importDocument``) or, for LoCoMo only,
+    """``cv`` (LoCoMo only): fusion per kind of question chosen by leave-one-conversation-out
+    (``recall_cv``). ``via``: ``import`` (documents through ``importDocument``) or, for LoCoMo only,
     ``harvest`` (turns through ``harvest`` and the consolidator; see ``harvest_ingest``).
     ``folds`` (LoCoMo only): per-conversation figures with and without each lever."""
-    if folds and dataset != "locomo":
-        raise InvalidArgument(f"--folds is not available for {dataset} (locomo only)")
+    if (folds or cv) and dataset != "locomo":
+        raise InvalidArgument(f"--folds and --cv are not available for {dataset} (locomo only)")
     if via not in VIAS or (via == "harvest" and dataset != "locomo"):
         raise InvalidArgument(
             f"--via {via} is not available for {dataset} (import; harvest: locomo)"
         )
     started = time.perf_counter()
     table: dict[str, dict[str, float]] = {}
+    cv_result: dict[str, Any] | None = None
     fold_rows: list[dict[str, Any]] = []
     ds = LOADERS[dataset](data)
     full_documents = len(ds.docs)
@@ -501,6 +506,11 @@ async def run(
                     from palimpsest_bench.recall_folds import ALL, fold_table
 
                     fold_rows = fold_table(ds, {ALL: rankings, **variants})
+            if cv:
+                from palimpsest_bench.recall_cv import run_cv
+
+                progress("  cross-validating fusion per kind of question")
+                cv_result = await run_cv(svc, tenant, ds, loaded.unit_of_chunk, rankings)
         finally:
             if not keep:
                 progress(f"  deleting {len(loaded.documents)} documents")
@@ -528,6 +538,8 @@ async def run(
     }
     if by_category is not None:
         result["by_category"] = by_category
+    if cv_result is not None:
+        result["cv"] = cv_result
     if ablation or folds:
         result["ablation"] = table
     if folds:

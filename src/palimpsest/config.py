@@ -115,6 +115,12 @@ class Settings(BaseSettings):
     # part is off: it lowered nDCG@10 on the dev conversations (docs/notes/recall-quality.md).
     recall_time_boost: float = Field(default=1.5, ge=1.0, le=10.0)
     recall_time_when_boost: float = Field(default=1.0, ge=1.0, le=10.0)
+    # Fusion per kind of question: the question's form (when, who, how many, ...) picks its
+    # row of resolvers/recall_forms.TABLE over the weights and boosts above; off: the settings
+    # for every question (docs/reference/recall.md, Question forms). The table holds one row,
+    # chosen by leave-one-conversation-out; off by default: that row lowers LoCoMo's
+    # adversarial recall@10 (docs/notes/recall-quality.md).
+    recall_question_forms: bool = False
     # A fact whose text embedding is this close (cosine) to a stored fact of the same subject,
     # predicate and start is merged into it as a further source (docs/reference/facts.md,
     # Duplicates). 1.0, measured in docs/notes/dedup.md: on the dev data different facts reach

@@ -55,6 +55,7 @@ class Levers:
     ann_floor: int = 50
     absent_at_depth: bool = True
     session_prior: float = 0.0  # 0: off (``recall_sessions``)
+    question_forms: bool = False  # per-form weights (``resolvers/recall_forms``)
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -73,6 +74,7 @@ class Levers:
             ann_floor=s.recall_ann_floor,
             absent_at_depth=s.rrf_absent_at_depth,
             session_prior=s.recall_session_prior,
+            question_forms=s.recall_question_forms,
         )
 
 

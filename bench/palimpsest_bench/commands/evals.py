@@ -140,6 +140,16 @@ Folds = Annotated[
 ]
 
 
+CrossValidate = Annotated[
+    bool,
+    typer.Option(
+        "--cv",
+        help="Also choose fusion weights and boosts per kind of question by leave-one-"
+        "conversation-out and print the per-fold held-out figures (recall_cv).",
+    ),
+]
+
+
 def _recall_eval(
     dataset: str,
     data: Path,
@@ -153,6 +163,7 @@ def _recall_eval(
     docs: int | None,
     via: IngestVia | None = None,
     folds: bool = False,
+    cv: bool = False,
 ) -> None:
     import asyncio
 
@@ -174,6 +185,7 @@ def _recall_eval(
         docs=docs,
         via=(via or IngestVia.IMPORT).value,
         folds=folds,
+        cv=cv,
     )
     print_json(asyncio.run(result))
 
@@ -220,12 +232,13 @@ def eval_locomo(
     docs: Docs = None,
     via: Via = None,
     folds: Folds = False,
+    cv: CrossValidate = False,
 ) -> None:
     """LoCoMo: sessions as documents, turns as chunks; recall@5/10, nDCG@10, MRR@10.
 
     --via harvest sends the turns through harvest and the consolidator instead."""
     _recall_eval(
-        "locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs, via, folds
+        "locomo", data, mode, top_k, pool, keep, embed_cache, limit, ablate, docs, via, folds, cv
     )
 
 

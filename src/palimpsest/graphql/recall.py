@@ -179,6 +179,11 @@ class Explain:
         description="The row's time expressions resolved at ingest against its observedAt, "
         "that the time boosts read (empty when they are off or it has none)."
     )
+    form: str | None = strawberry.field(
+        default=None,
+        description="The question's form (when, who, where, how_many, why, how, yes_no, list, "
+        "what, other) whose fusion weights and boosts the legs and boosts above used.",
+    )
 
     @classmethod
     def of(cls, e: ops.Explain) -> Explain:
@@ -205,6 +210,7 @@ class Explain:
             floor=e.floor,
             document_place=e.document_place,
             time_ranges=[TimeRange(start=r.start, end=r.end) for r in e.time_ranges],
+            form=e.form,
         )
 
 

@@ -49,5 +49,6 @@ def hit_json(hit: Hit) -> Any:
                 {"start": r.start, "end": r.end}
                 for r in (hit.explain.time_ranges if hit.explain else ())
             ],
+            "form": hit.explain.form if hit.explain else None,
         }
     )

@@ -37,6 +37,7 @@ from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import (
     recall_controls,
     recall_dedup,
+    recall_forms,
     recall_sessions,
     recall_time,
     retention,
@@ -101,6 +102,8 @@ class RecallRequest:
     fuse: bool = True
     dedup: float | None = None  # drop near-duplicate hits at this cosine (recall_dedup)
     controls: recall_controls.Applied = field(default_factory=recall_controls.Applied)
+    weights_given: bool = False  # the call's own leg weights: the question's form keeps them
+    form: str | None = None  # set by the planner (recall_forms.apply), shown in explain
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,7 @@ async def _recall(
         raise InvalidArgument(f"query must be 1-{MAX_QUERY_CHARS} characters")
     if not 1 <= req.top_k <= MAX_POOL:
         raise InvalidArgument(f"topK must be between 1 and {MAX_POOL}")
+    req = recall_forms.apply(req)  # the question's form and its weights
     lv = req.levers
     pool = req.pool or min(req.pool_factor * req.top_k, MAX_POOL)
     sources = sorted(req.sources)
@@ -374,7 +378,7 @@ def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit], pool:
             w = weights[name]
             parts.append(LegPart(leg, rank, w / (req.rrf_k + rank), None, True, w))
         hit.score = f.score
-        hit.explain = Explain(parts, [], f.score)
+        hit.explain = Explain(parts, [], f.score, form=req.form)
         out.append(hit)
     return out
 

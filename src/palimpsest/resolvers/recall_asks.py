@@ -88,6 +88,7 @@ def request_of(svc: Services, ask: Ask, default: frozenset[pure.Source]) -> Reca
         levers=pure.Levers.of(settings),
         dedup=check_threshold(ask.dedup),
         controls=check(ask.controls, w.end),
+        weights_given=ask.controls.weights is not None,
     )
 
 

@@ -66,6 +66,7 @@ class Explain:
     document_place: int | None = None  # its place among its document's hits (maxPerDocument)
     # The time ranges resolved from the row's text at ingest, when a time boost read them.
     time_ranges: tuple[timerefs.Range, ...] = ()
+    form: str | None = None  # the question's form (recall_forms), whose weights were used
 
 
 @dataclass(slots=True)
