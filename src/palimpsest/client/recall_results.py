@@ -113,6 +113,7 @@ class Explain:
     floor: str | None
     document_place: int | None
     time_ranges: list[TimeRange]
+    form: str | None
 
 
 @dataclass(frozen=True, slots=True)
