@@ -129,6 +129,10 @@ def session_ranks(
             (d for d in s.ids if leg == "vector" or scores[d] > 0), key=lambda d: (-scores[d], d)
         )
         out[leg] = {d: i + 1 for i, d in enumerate(order)}
+    # One session rank from both: the two session lists fused by RRF (ties by id).
+    fused = {d: sum(1.0 / (60 + r[d]) for r in out.values() if d in r) for d in s.ids}
+    order = sorted(s.ids, key=lambda d: (-fused[d], d))
+    out["fused"] = {d: i + 1 for i, d in enumerate(order)}
     return out
 
 
@@ -160,6 +164,12 @@ VARIANTS: dict[str, tuple[tuple[str, ...], float, int | None]] = {
     "both, 2": (("vector", "fulltext"), 2.0, None),
     "vector, 1": (("vector",), 1.0, None),
     "fulltext, 1": (("fulltext",), 1.0, None),
+    "both, 0.25": (("vector", "fulltext"), 0.25, None),
+    "fulltext, 0.5": (("fulltext",), 0.5, None),
+    "fulltext, 0.25": (("fulltext",), 0.25, None),
+    "vector, 0.5": (("vector",), 0.5, None),
+    "fused rank, 1": (("fused",), 1.0, None),
+    "fused rank, 0.5": (("fused",), 0.5, None),
     "both, 1, top 3": (("vector", "fulltext"), 1.0, 3),
     "both, 1, top 5": (("vector", "fulltext"), 1.0, 5),
 }

@@ -82,3 +82,12 @@ def test_depth_bounds_which_sessions_gain() -> None:
         [hit("b1", "B", 0.0301), hit("a1", "A", 0.0299)], {"vector": {"C": 1}}, ("vector",), 1.0, K
     )
     assert [h.id for h in none] == ["b1", "a1"]
+
+
+def test_the_fused_rank_combines_both_session_legs() -> None:
+    s = sl.sessions_of(SCOPE_ROWS)
+    # The vector ranks B first and C second; only C holds the term: fused, C comes first.
+    ranks = sl.session_ranks(s, [0.0, 1.0], ["relax"], 1.2, 0.75)
+    assert ranks["vector"] == {"B": 1, "C": 2, "A": 3}
+    assert ranks["fulltext"] == {"C": 1}
+    assert ranks["fused"] == {"C": 1, "B": 2, "A": 3}
