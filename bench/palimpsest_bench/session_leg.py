@@ -16,7 +16,8 @@ scored. Only the scope's own rows reach a rank. The candidates are those of the 
 recall at its default pool (``pool`` 20 for top 10; asked for up to 40 hits so that the whole
 candidate list is reordered, as the session prior does), so the lever reorders, never adds.
 
-Run: ``python -m palimpsest_bench.session_leg --data ../shared/eval/dev/locomo`` (prints
+Run: ``python -m palimpsest_bench.session_leg locomo --data ../shared/eval/dev/locomo``
+(``timeqa``/``scifact`` too, ``--docs N`` for the first N documents) (prints
 JSON: overall, per-category and per-conversation figures per variant, and how many
 conversations each variant helps or harms).
 """
@@ -42,18 +43,22 @@ from palimpsest.fulltext import KindStats
 from palimpsest.identity import resolve_scope
 from palimpsest.recall import Levers, Source
 from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import Hit, Mode, RecallRequest, recall
+from palimpsest.resolvers.recall import MAX_POOL, Hit, Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_data import LOADERS, Dataset, Query
 from palimpsest_bench.recall_eval import (
+    DATASETS,
+    DEFAULT_TOP_K,
     SCOPE,
     CachedEmbedder,
     Loaded,
+    dedupe,
     erase,
     ingest,
     score,
+    subsample,
     summarise,
 )
 from palimpsest_bench.recall_folds import ALL, fold_table, holds
@@ -67,9 +72,6 @@ RETURN c.id AS id, c.document_id AS document, c.embedding AS embedding, c.text A
 ORDER BY c.document_id, c.id
 """,
 )
-CANDIDATES = 40  # every candidate of one scope's two chunk legs at pool 20
-POOL = 20
-TOP = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +177,21 @@ VARIANTS: dict[str, tuple[tuple[str, ...], float, int | None]] = {
 }
 
 
-async def _candidates(svc: Services, tenant: str, q: Query, levers: Levers) -> list[Hit]:
+def sizes(dataset: str) -> tuple[int, int, int]:
+    """(top k scored, the product's pool per leg for it, candidates asked for): every
+    candidate of one scope's two chunk legs, as many as the resolver serves."""
+    top = DEFAULT_TOP_K[dataset]
+    pool = min(2 * top, MAX_POOL)
+    return top, pool, min(2 * pool, MAX_POOL)
+
+
+async def _candidates(
+    svc: Services, tenant: str, ds: Dataset, q: Query, levers: Levers
+) -> list[Hit]:
+    _, pool, candidates = sizes(ds.name)
     req = RecallRequest(
         query=q.text,
-        top_k=CANDIDATES,
+        top_k=candidates,
         sources=frozenset({Source.DOCUMENTS}),
         view=time_view(svc, None, None),
         rrf_k=svc.settings.rrf_k,
@@ -186,7 +199,7 @@ async def _candidates(svc: Services, tenant: str, q: Query, levers: Levers) -> l
         vector_weight=svc.settings.rrf_vector_weight,
         fulltext_weight=svc.settings.rrf_fulltext_weight,
         mode=Mode.HYBRID,
-        pool=POOL,
+        pool=pool,
         levers=levers,
     )
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
@@ -210,19 +223,17 @@ async def evaluate(
         async with gate:
             s = sessions[q.owner]
             who = principal(tenant, q.owner)
-            hits = await _candidates(svc, tenant, q, levers)
-            prior = await _candidates(svc, tenant, q, replace(levers, session_prior=1.0))
+            hits = await _candidates(svc, tenant, ds, q, levers)
+            prior = await _candidates(svc, tenant, ds, q, replace(levers, session_prior=1.0))
             named = cues.named_speakers(q.text, s.speakers) if levers.speaker_strip else ()
             text = cues.without_speakers(q.text, named) if named else q.text
             vector = list(await svc.embed_question(who, text))
             terms = fulltext.query_terms(q.text, levers.question_words)
             ranks = session_ranks(s, vector, terms, levers.k1, levers.b)
-            units = loaded.unit_of_chunk
-            out = {ALL: [units[h.id] for h in hits[:TOP]]}
-            out["session prior, 1"] = [units[h.id] for h in prior[:TOP]]
+            out = {ALL: _units(ds, loaded, hits), "session prior, 1": _units(ds, loaded, prior)}
             for name, (legs, weight, depth) in VARIANTS.items():
                 again = rerank(hits, ranks, legs, weight, svc.settings.rrf_k, depth)
-                out[name] = [units[h.id] for h in again[:TOP]]
+                out[name] = _units(ds, loaded, again)
             return out
 
     done = await asyncio.gather(*(one(q) for q in ds.queries))
@@ -233,8 +244,20 @@ async def evaluate(
     return rankings
 
 
-async def run(data: Path, embed_cache: Path | None, progress: Any) -> dict[str, Any]:
-    ds = LOADERS["locomo"](data)
+def _units(ds: Dataset, loaded: Loaded, hits: Sequence[Hit]) -> list[str]:
+    """The scored units of the top k hits (documents, first occurrence, when they count)."""
+    top = sizes(ds.name)[0]
+    if ds.by_document:
+        return dedupe(loaded.unit_of_document[h.document_id or ""] for h in hits)[:top]
+    return [loaded.unit_of_chunk[h.id] for h in hits[:top]]
+
+
+async def run(
+    dataset: str, data: Path, embed_cache: Path | None, docs: int | None, progress: Any
+) -> dict[str, Any]:
+    ds = LOADERS[dataset](data)
+    if docs is not None:
+        ds = subsample(ds, docs)
     tenant = f"eval-sessleg-{uuid.uuid4().hex[:12]}"
     settings = Settings()
     async with open_services(settings) as base:
@@ -248,26 +271,43 @@ async def run(data: Path, embed_cache: Path | None, progress: Any) -> dict[str, 
             await erase(svc, tenant, loaded)
             if cache is not None:
                 cache.close()
+    overall: dict[str, Any] = {}
+    for name, ranked in rankings.items():
+        per_query = [
+            (q, score(ds.name, r, q.relevant)) for q, r in zip(ds.queries, ranked, strict=True)
+        ]
+        metrics, by_category = summarise(ds, per_query)
+        overall[name] = {"metrics": metrics, "by_category": by_category}
+    if ds.name != "locomo":
+        return {"dataset": ds.name, "documents": len(ds.docs), "overall": overall}
     # ``fold_table`` compares ``all`` with ``-<name>``: the variants go in as "without" rows.
     folds = fold_table(
         ds, {ALL: rankings[ALL], **{f"-{n}": r for n, r in rankings.items() if n != ALL}}
     )
-    overall: dict[str, Any] = {}
-    for name, ranked in rankings.items():
-        per_query = [
-            (q, score("locomo", r, q.relevant)) for q, r in zip(ds.queries, ranked, strict=True)
-        ]
-        metrics, by_category = summarise(ds, per_query)
-        overall[name] = {"metrics": metrics, "by_category": by_category}
-    return {"overall": overall, "folds": folds, "holds_baseline_vs_variant": holds(folds)}
+    return {
+        "dataset": ds.name,
+        "overall": overall,
+        "folds": folds,
+        "holds_baseline_vs_variant": holds(folds),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("dataset", choices=DATASETS)
     parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--docs", type=int, default=None)
     parser.add_argument("--embed-cache", type=Path, default=None)
     args = parser.parse_args()
-    result = asyncio.run(run(args.data, args.embed_cache, lambda m: print(m, file=sys.stderr)))
+    result = asyncio.run(
+        run(
+            args.dataset,
+            args.data,
+            args.embed_cache,
+            args.docs,
+            lambda m: print(m, file=sys.stderr),
+        )
+    )
     print(json.dumps(result))
 
 
