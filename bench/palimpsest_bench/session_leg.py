@@ -41,9 +41,8 @@ from palimpsest.config import Settings
 from palimpsest.cypher.executor import Statement
 from palimpsest.fulltext import KindStats
 from palimpsest.identity import resolve_scope
-from palimpsest.recall import Levers, Source
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import MAX_POOL, Hit, Mode, RecallRequest, recall
+from palimpsest.recall import Levers
+from palimpsest.resolvers.recall import MAX_POOL, Hit, Mode, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import principal
@@ -57,6 +56,7 @@ from palimpsest_bench.recall_eval import (
     dedupe,
     erase,
     ingest,
+    request,
     score,
     subsample,
     summarise,
@@ -189,19 +189,7 @@ async def _candidates(
     svc: Services, tenant: str, ds: Dataset, q: Query, levers: Levers
 ) -> list[Hit]:
     _, pool, candidates = sizes(ds.name)
-    req = RecallRequest(
-        query=q.text,
-        top_k=candidates,
-        sources=frozenset({Source.DOCUMENTS}),
-        view=time_view(svc, None, None),
-        rrf_k=svc.settings.rrf_k,
-        pool_factor=svc.settings.recall_pool_factor,
-        vector_weight=svc.settings.rrf_vector_weight,
-        fulltext_weight=svc.settings.rrf_fulltext_weight,
-        mode=Mode.HYBRID,
-        pool=pool,
-        levers=levers,
-    )
+    req = request(svc, q, Mode.HYBRID, candidates, pool, levers)
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
     return result.hits
 
