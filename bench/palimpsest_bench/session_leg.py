@@ -16,7 +16,8 @@ scored. Only the scope's own rows reach a rank. The candidates are those of the 
 recall at its default pool (``pool`` 20 for top 10; asked for up to 40 hits so that the whole
 candidate list is reordered, as the session prior does), so the lever reorders, never adds.
 
-Run: ``python -m palimpsest_bench.session_leg locomo --data ../shared/eval/dev/locomo``
+Run: ``palimpsest eval session-leg locomo --data ../shared/eval/dev/locomo`` (or
+``python -m palimpsest_bench.session_leg``)
 (``timeqa``/``scifact`` too, ``--docs N`` for the first N documents) (prints
 JSON: overall, per-category and per-conversation figures per variant, and how many
 conversations each variant helps or harms).
