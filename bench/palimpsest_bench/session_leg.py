@@ -178,18 +178,18 @@ VARIANTS: dict[str, tuple[tuple[str, ...], float, int | None]] = {
 }
 
 
-def sizes(dataset: str) -> tuple[int, int, int]:
+def sizes(dataset: str, pool_factor: int = 2) -> tuple[int, int, int]:
     """(top k scored, the product's pool per leg for it, candidates asked for): every
     candidate of one scope's two chunk legs, as many as the resolver serves."""
     top = DEFAULT_TOP_K[dataset]
-    pool = min(2 * top, MAX_POOL)
+    pool = min(pool_factor * top, MAX_POOL)
     return top, pool, min(2 * pool, MAX_POOL)
 
 
 async def _candidates(
     svc: Services, tenant: str, ds: Dataset, q: Query, levers: Levers
 ) -> list[Hit]:
-    _, pool, candidates = sizes(ds.name)
+    _, pool, candidates = sizes(ds.name, svc.settings.recall_pool_factor)
     req = request(svc, q, Mode.HYBRID, candidates, pool, levers)
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
     return result.hits

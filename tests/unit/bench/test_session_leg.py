@@ -91,3 +91,11 @@ def test_the_fused_rank_combines_both_session_legs() -> None:
     assert ranks["vector"] == {"B": 1, "C": 2, "A": 3}
     assert ranks["fulltext"] == {"C": 1}
     assert ranks["fused"] == {"C": 1, "B": 2, "A": 3}
+
+
+def test_the_candidates_are_the_products_pool_whole() -> None:
+    # LoCoMo's top 10 is fused from pools of 20 per leg: up to 40 candidates, all reordered.
+    assert sl.sizes("locomo") == (10, 20, 40)
+    # SciFact's top 100: pools of 200, and the resolver serves 200 at most.
+    assert sl.sizes("scifact") == (100, 200, 200)
+    assert sl.sizes("timeqa", 3) == (10, 30, 60)
