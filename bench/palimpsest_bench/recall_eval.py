@@ -275,18 +275,11 @@ async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) ->
     return loaded
 
 
-async def ranked_units(
-    svc: Services,
-    tenant: str,
-    ds: Dataset,
-    loaded: Loaded,
-    q: Query,
-    mode: Mode,
-    top_k: int,
-    pool: int | None,
-    levers: Levers | None = None,
-) -> list[str]:
-    req = RecallRequest(
+def request(
+    svc: Services, q: Query, mode: Mode, top_k: int, pool: int | None, levers: Levers | None
+) -> RecallRequest:
+    """The recall a question is asked with: documents only, the settings' fusion."""
+    return RecallRequest(
         query=q.text,
         top_k=top_k,
         sources=frozenset({Source.DOCUMENTS}),
@@ -299,6 +292,20 @@ async def ranked_units(
         pool=pool,
         levers=levers or Levers.of(svc.settings),
     )
+
+
+async def ranked_units(
+    svc: Services,
+    tenant: str,
+    ds: Dataset,
+    loaded: Loaded,
+    q: Query,
+    mode: Mode,
+    top_k: int,
+    pool: int | None,
+    levers: Levers | None = None,
+) -> list[str]:
+    req = request(svc, q, mode, top_k, pool, levers)
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
     if ds.by_document:
         return dedupe(loaded.unit_of_document[h.document_id or ""] for h in result.hits)

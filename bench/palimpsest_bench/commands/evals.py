@@ -244,3 +244,26 @@ def eval_locomo(
 
 _recall_command("scifact", "SciFact: one document per abstract; nDCG@10 and recall@100.")
 _recall_command("timeqa", "TimeQA: pages as documents, paragraphs as chunks; nDCG@10 and MRR@10.")
+
+
+class LegDataset(StrEnum):
+    LOCOMO = "locomo"
+    TIMEQA = "timeqa"
+    SCIFACT = "scifact"
+
+
+@eval_app.command("session-leg")
+def eval_session_leg(
+    dataset: Annotated[LegDataset, typer.Argument(help="The dataset to measure it on.")],
+    data: DataDir,
+    embed_cache: EmbedCache = None,
+    docs: Docs = None,
+) -> None:
+    """The session-level leg's bench prototype (issue 28, 2b): each document ranked by a
+    mean-of-chunks vector and scope-local BM25, chunks reordered by their document's RRF
+    terms; figures per variant, against the product's recall (docs/notes/recall-quality.md)."""
+    import asyncio
+
+    from palimpsest_bench import session_leg
+
+    print_json(asyncio.run(session_leg.run(dataset.value, data, embed_cache, docs, err)))
