@@ -55,6 +55,7 @@ class Levers:
     ann_floor: int = 50
     absent_at_depth: bool = True
     session_prior: float = 0.0  # 0: off (``recall_sessions``)
+    entity_weight: float = 0.0  # 0: off (``recall_entities``)
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -73,6 +74,7 @@ class Levers:
             ann_floor=s.recall_ann_floor,
             absent_at_depth=s.rrf_absent_at_depth,
             session_prior=s.recall_session_prior,
+            entity_weight=s.recall_entity_weight,
         )
 
 
