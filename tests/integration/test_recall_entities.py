@@ -111,4 +111,5 @@ async def test_without_a_new_name_no_second_query_runs(svc: Services) -> None:
     await load(svc, who, "plain", ["Melanie: my brother is well.", "Caroline: good to hear."])
     on = replace(Levers.of(svc.settings), entity_weight=WEIGHT)
     hits = await ask(svc, who, on, Mode.FULLTEXT)
-    assert hits and not entity_parts(hits)
+    assert hits
+    assert not entity_parts(hits)

@@ -218,9 +218,7 @@ def plan_of(
     def keep(hit: Hit) -> bool:
         return window is None or window.missing is not pure.Missing.REQUIRE or bool(hit.in_window)
 
-    return Plan(
-        terms, speakers, sources, pool, base, lv.k1, lv.b, lv.entity_weight, k, admit, keep
-    )
+    return Plan(terms, speakers, sources, pool, base, lv.k1, lv.b, lv.entity_weight, k, admit, keep)
 
 
 def _text(texts: Mapping[Ident, Row], hit: Hit) -> str:
