@@ -328,6 +328,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "absent_at_depth": {"absent_at_depth": False},
     # Off by default (it did not pay on dev): measure it with PALIMPSEST_RECALL_SESSION_PRIOR=1.
     "session_prior": {"session_prior": 0.0},
+    # Off by default too: measure it with PALIMPSEST_RECALL_ENTITY_WEIGHT=0.5.
     "entities": {"entity_weight": 0.0},
 }
 NEIGHBOURS = "neighbours"

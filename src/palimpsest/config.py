@@ -112,6 +112,7 @@ class Settings(BaseSettings):
     recall_session_prior: float = Field(default=0.0, ge=0.0, le=10.0)
     # Entities as context: the weight of a second full-text query over the question's terms
     # and the names its best candidates mention (docs/reference/recall.md, Levers); 0: off.
+    # Off by default: on LoCoMo dev it lowered recall@10 (docs/notes/recall-quality.md).
     recall_entity_weight: float = Field(default=0.0, ge=0.0, le=10.0)
     # Time resolved at ingest (chunks' t_start/t_end): a range overlapping the question's
     # dates, and for "when" questions a range by how specific it is (a day most). The "when"
