@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from datetime import UTC, datetime
 
 import pytest
 
 from palimpsest.identity import Principal, Scope
 from palimpsest.recall import Levers, Source
-from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.recall_entities import ENTITIES
 from palimpsest.resolvers.recall_hits import Hit
 from palimpsest.resolvers.services import Services
+from tests.integration.test_recall_sessions import load
 from tests.unit.principals import principal
 
 pytestmark = pytest.mark.integration
@@ -45,22 +44,11 @@ ANSWER = LATER[1]
 WEIGHT = 2.0
 
 
-async def load(svc: Services, who: Principal, title: str, turns: list[str]) -> None:
-    at = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
-    await importer.import_document(svc, who, Scope.USER, "\n\n".join(turns), title, None, at)
-
-
 async def ask(svc: Services, who: Principal, levers: Levers, mode: Mode) -> list[Hit]:
-    req = RecallRequest(
-        query=QUESTION,
-        top_k=4,
-        sources=frozenset({Source.DOCUMENTS}),
-        view=time_view(svc, None, None),
-        rrf_k=svc.settings.rrf_k,
-        pool=3,
-        mode=mode,
-        levers=levers,
-    )
+    """The question's top 4 documents' chunks, every leg's pool 3 deep."""
+    view = time_view(svc, None, None)
+    req = RecallRequest(QUESTION, 4, frozenset({Source.DOCUMENTS}), view, pool=3, mode=mode)
+    req = replace(req, rrf_k=svc.settings.rrf_k, levers=levers)
     return (await recall(svc, who, [Scope.USER], req)).hits
 
 
