@@ -337,6 +337,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "session_prior": {"session_prior": 0.0},
     # Off by default (adversarial recall fell): measure with PALIMPSEST_RECALL_QUESTION_FORMS=1.
     "question_forms": {"question_forms": False},
+    # Off by default too: measure it with PALIMPSEST_RECALL_ENTITY_WEIGHT=0.5.
+    "entities": {"entity_weight": 0.0},
 }
 NEIGHBOURS = "neighbours"
 HEADLINE: dict[str, tuple[str, ...]] = {

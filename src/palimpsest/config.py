@@ -110,6 +110,10 @@ class Settings(BaseSettings):
     # scores of its candidates) (docs/reference/recall.md, Levers); 0 switches it off. Off by
     # default: on LoCoMo dev it lowers recall@10 (docs/notes/recall-quality.md).
     recall_session_prior: float = Field(default=0.0, ge=0.0, le=10.0)
+    # Entities as context: the weight of a second full-text query over the question's terms
+    # and the names its best candidates mention (docs/reference/recall.md, Levers); 0: off.
+    # Off by default: on LoCoMo dev it lowered recall@10 (docs/notes/recall-quality.md).
+    recall_entity_weight: float = Field(default=0.0, ge=0.0, le=10.0)
     # Time resolved at ingest (chunks' t_start/t_end): a range overlapping the question's
     # dates, and for "when" questions a range by how specific it is (a day most). The "when"
     # part is off: it lowered nDCG@10 on the dev conversations (docs/notes/recall-quality.md).

@@ -56,6 +56,7 @@ class Levers:
     absent_at_depth: bool = True
     session_prior: float = 0.0  # 0: off (``recall_sessions``)
     question_forms: bool = False  # per-form weights (``resolvers/recall_forms``)
+    entity_weight: float = 0.0  # 0: off (``recall_entities``)
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -75,6 +76,7 @@ class Levers:
             absent_at_depth=s.rrf_absent_at_depth,
             session_prior=s.recall_session_prior,
             question_forms=s.recall_question_forms,
+            entity_weight=s.recall_entity_weight,
         )
 
 

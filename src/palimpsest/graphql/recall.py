@@ -73,7 +73,8 @@ class TimeFilter:
 class ScoreLeg:
     leg: str = strawberry.field(
         description="vector, fulltext, or session (the session prior: the rank of the "
-        "chunk's document by its candidates' fused scores; value: that sum)"
+        "chunk's document by its candidates' fused scores; value: that sum), or entities "
+        "(the entity step's second full-text query; value: its scope-local BM25)"
     )
     rank: int
     contribution: float

@@ -37,6 +37,7 @@ from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import (
     recall_controls,
     recall_dedup,
+    recall_entities,
     recall_forms,
     recall_sessions,
     recall_time,
@@ -203,6 +204,13 @@ async def _recall(
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool, base["now"])
         prefer = req.window is not None and req.window.missing is pure.Missing.PREFER
+        if lv.entity_weight > 0:
+            ranked, steps = await recall_entities.apply(
+                tx, refs, ranked, entity_plan(question), _carried(lists)
+            )
+            lists += [_List(recall_entities.ENTITIES, s.source, s.ref, s.ranked) for s in steps]
+            if prefer:
+                ranked.sort(key=lambda h: 0 if h.in_window else 1 if h.in_window is None else 2)
         ranked = await recall_sessions.apply(
             tx, refs, ranked, req.levers.session_prior, req.rrf_k, prefer
         )
@@ -230,6 +238,18 @@ async def _recall(
                 sources, req.window is not None, req.view.known_at
             ),
             controls=controlled,
+        )
+
+    def entity_plan(question: cues.QuestionCues) -> recall_entities.Plan:
+        speakers = {s for st in stats_read.result() for s in st.speakers}
+        kinds = [s for s in sources if not (notes_past and s is pure.Source.NOTES)]
+
+        def boost(new: list[Hit]) -> None:
+            _boost(new, question, lv)
+            recall_controls.weigh_recency(new, req.controls, base["now"])
+
+        return recall_entities.plan_of(
+            terms, speakers, kinds, pool, base, lv, req.rrf_k, req.window, boost
         )
 
     def question_of(stats: list[legs.ScopeStats]) -> cues.QuestionCues:
