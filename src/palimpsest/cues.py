@@ -12,7 +12,7 @@ import calendar
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from palimpsest import timerefs
 
@@ -127,6 +127,16 @@ class QuestionCues:
                 best = max(best, timerefs.specificity(31))
         return best
 
+    def span_match(self, ranges: Iterable[timerefs.Range]) -> float:
+        """How well a row's resolved ranges cover the question's spans of a year or longer
+        ("from 1975 to Feb 2016", "in the 90s"; shorter dates are ``range_match``'s): the best
+        ``timerefs.span_overlap`` (1 the same span; a span holding the question's more than
+        one merely touching it); 0 when none overlaps."""
+        spans = [mine for mine in self.ranges if mine.days >= timerefs.YEAR_DAYS]
+        if not spans:
+            return 0.0
+        return max((timerefs.span_overlap(m, r) for r in ranges for m in spans), default=0.0)
+
     def year_match(self, years: Iterable[int] | None) -> bool:
         if self.years is None or not years:
             return False
@@ -188,13 +198,15 @@ def without_speakers(question: str, speakers: Iterable[str]) -> str:
 def read_question(
     question: str, known_speakers: Iterable[str], anchor: datetime | None = None
 ) -> QuestionCues:
-    """``anchor``: what the question's relative dates ("last week") are resolved against."""
+    """``anchor``: what the question's relative dates ("last week") are resolved against,
+    unless the question names a day outright ("the Sunday before 25 October 2022")."""
     years = list(years_in(question))
+    at: date | datetime | None = timerefs.dated_anchor(question) or anchor
     return QuestionCues(
         dates=tuple(question_dates(question)),
         years=(min(years), max(years)) if years else None,
         when=bool(WHEN_QUESTION.match(question)),
         speakers=named_speakers(question, known_speakers),
         # "in May" with no year is matched as any year's May (``range_match``).
-        ranges=tuple(timerefs.resolve(question, anchor, bare_months=False)),
+        ranges=tuple(timerefs.resolve(question, at, bare_months=False, question=True)),
     )
