@@ -166,7 +166,11 @@ def test_load_locomo_makes_one_document_per_session_in_turn_order(tmp_path: Path
             {**turn, "session": 1, "turn_index": 0, "dia_id": "D1:1", "speaker": "A", "text": "a"},
             {
                 **turn,
-                **{"session": 2, "turn_index": 0, "dia_id": "D2:1", "speaker": "A", "text": "c"},
+                "session": 2,
+                "turn_index": 0,
+                "dia_id": "D2:1",
+                "speaker": "A",
+                "text": "c",
                 "observed_at": "2020-01-09T08:00:00",
             },
         ],
