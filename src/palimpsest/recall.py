@@ -51,7 +51,7 @@ class Levers:
     year_boost: float = 1.3
     time_boost: float = 1.5
     time_when_boost: float = 1.0
-    time_span_boost: float = 1.5
+    time_span_boost: float = 1.0  # off: it lowered TimeQA dev (docs/notes/recall-quality.md)
     exact_max_rows: int = 2000
     ann_floor: int = 50
     absent_at_depth: bool = True
