@@ -132,7 +132,9 @@ class QuestionCues:
         ("from 1975 to Feb 2016", "in the 90s"; shorter dates are ``range_match``'s): the best
         ``timerefs.span_overlap`` (1 the same span; a span holding the question's more than
         one merely touching it); 0 when none overlaps."""
-        spans = [mine for mine in self.ranges if mine.days >= timerefs.YEAR_DAYS]
+        mine = self.ranges
+        inside = {m for m in mine for o in mine if o != m and o.start <= m.start < m.end <= o.end}
+        spans = [m for m in mine if m.days >= timerefs.YEAR_DAYS and m not in inside]
         if not spans:
             return 0.0
         return max((timerefs.span_overlap(m, r) for r in ranges for m in spans), default=0.0)

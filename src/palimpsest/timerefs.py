@@ -422,6 +422,9 @@ def resolve(
             taken.append(m.span())
             if r is not None:
                 found.append((m.start(), r))
+            if r is not None and question and rule is _span:  # its ends too ("Nov 1920")
+                ends = [(m.start(g), _end_point(m[g], anchor)) for g in "ab" if len(m[g]) > 2]
+                found += [(at, e) for at, e in ends if e is not None]
     out: list[Range] = []
     for _, r in sorted(found, key=lambda f: f[0]):
         if r not in out:

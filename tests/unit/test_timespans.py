@@ -99,7 +99,7 @@ ON = Levers(time_boost=1.5, time_when_boost=1.0, time_span_boost=1.5)
 
 def test_a_question_span_boosts_the_chunk_that_covers_it_most() -> None:
     q = cues.read_question("Who led the town of Oakridge from 2000 to 2016?", [])
-    assert q.ranges == (days("2000-01-01", "2017-01-01"),)
+    assert q.ranges == (days("2000-01-01", "2017-01-01"), year(2000), year(2016))  # and its ends
 
     def factor(text: str) -> float:
         found = recall_time.boosts(timerefs.resolve(text, None), q, ON)
@@ -132,3 +132,16 @@ def test_a_question_naming_a_day_counts_its_relative_dates_from_that_day() -> No
     assert days("2022-10-18", "2022-10-25") in q.ranges  # "before" a day: the week before it
     plain = cues.read_question("What did Ivo paint last Sunday?", [], asked)
     assert plain.ranges == (days("2026-01-04", "2026-01-05"),)  # no day named: the query time
+
+
+def test_a_question_span_keeps_its_ends_for_the_graded_overlap() -> None:
+    q = cues.read_question("What did the ship do from Nov 1920 to Aug 1922?", [])
+    assert q.ranges == (
+        days("1920-11-01", "1922-09-01"),
+        days("1920-11-01", "1920-12-01"),
+        days("1922-08-01", "1922-09-01"),
+    )
+    chunk = timerefs.resolve("She was laid down in November 1920 at Camden.", None)
+    [overlap] = recall_time.boosts(chunk, q, Levers(time_boost=1.5, time_span_boost=1.0))
+    assert overlap.lever == "timeRange"
+    assert overlap.factor == pytest.approx(1.0 + 0.5 * timerefs.specificity(30))  # a month
