@@ -120,6 +120,8 @@ class QuestionCues:
         months = {d.month for d in self.dates if d.month is not None}
         best = 0.0
         for r in ranges:
+            if r.days > timerefs.YEAR_DAYS + 1:  # a row's span of years: the span lever's
+                continue
             for mine in self.ranges:
                 if r.overlaps(mine):
                     best = max(best, timerefs.specificity(mine.days))

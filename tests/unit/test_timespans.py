@@ -145,3 +145,9 @@ def test_a_question_span_keeps_its_ends_for_the_graded_overlap() -> None:
     [overlap] = recall_time.boosts(chunk, q, Levers(time_boost=1.5, time_span_boost=1.0))
     assert overlap.lever == "timeRange"
     assert overlap.factor == pytest.approx(1.0 + 0.5 * timerefs.specificity(30))  # a month
+
+
+def test_a_chunks_span_of_years_is_not_a_match_for_a_questions_month() -> None:
+    q = cues.read_question("What did the ship do from Nov 1920 to Aug 1922?", [])
+    years = timerefs.resolve("She served with the fleet 1919-1921.", None)
+    assert recall_time.boosts(years, q, Levers(time_boost=1.5, time_span_boost=1.0)) == []
