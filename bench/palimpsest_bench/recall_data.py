@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,9 @@ class Query:
     text: str
     relevant: frozenset[str]
     category: str | None = None
+    # When it is asked (wire time): LoCoMo's questions come right after their conversation,
+    # so its last session's time is the query's reference time (``when.to``).
+    asked_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +170,14 @@ def _locomo_query(q: dict[str, Any]) -> Query:
     )
 
 
+def _asked_at(docs: list[Doc], owner: str) -> str | None:
+    """A day after the conversation's last session started (its turns all said by then)."""
+    started = [
+        datetime.fromisoformat(d.observed_at) for d in docs if d.owner == owner and d.observed_at
+    ]
+    return (max(started) + timedelta(days=1)).isoformat() if started else None
+
+
 def load_locomo(data: Path) -> Dataset:
     bad = Skipped()
     sessions: dict[tuple[str, int], list[_Turn]] = defaultdict(list)
@@ -185,6 +197,7 @@ def load_locomo(data: Path) -> Dataset:
         )
     qa = read_jsonl(data / "qa.jsonl", bad)
     queries = convert(qa, "qa.jsonl", bad, _locomo_query)
+    queries = [replace(q, asked_at=_asked_at(out, q.owner)) for q in queries]
     return Dataset("locomo", out, queries, malformed=bad.as_dict())
 
 

@@ -52,7 +52,7 @@ from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, Vector
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope
-from palimpsest.recall import Levers, Source
+from palimpsest.recall import Levers, Source, parse_window
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.facts import time_view
@@ -291,6 +291,9 @@ def request(
         mode=mode,
         pool=pool,
         levers=levers or Levers.of(svc.settings),
+        # Asked right after the conversation: its relative dates count from then, a window
+        # that keeps every turn of it (all observed by then) in place.
+        window=parse_window(None, parse_optional(q.asked_at, "asked_at"), None, None),
     )
 
 
@@ -329,9 +332,10 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "date_boost": {"date_boost": 1.0},
     "when_boost": {"when_boost": 1.0},
     "year_boost": {"year_boost": 1.0},
-    "time_ranges": {"time_boost": 1.0, "time_when_boost": 1.0},
+    "time_ranges": {"time_boost": 1.0, "time_when_boost": 1.0, "time_span_boost": 1.0},
     "time_boost": {"time_boost": 1.0},
     "time_when_boost": {"time_when_boost": 1.0},
+    "time_span_boost": {"time_span_boost": 1.0},
     "absent_at_depth": {"absent_at_depth": False},
     # Off by default (it did not pay on dev): measure it with PALIMPSEST_RECALL_SESSION_PRIOR=1.
     "session_prior": {"session_prior": 0.0},

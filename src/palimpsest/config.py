@@ -125,6 +125,10 @@ class Settings(BaseSettings):
     # chosen by leave-one-conversation-out; off by default: that row lowers LoCoMo's
     # adversarial recall@10 (docs/notes/recall-quality.md).
     recall_question_forms: bool = False
+    # A question's span of a year or more ("from 1975 to Feb 2016") against chunks' ranges,
+    # graded by how well they cover it (docs/reference/recall.md, Levers). Off: every factor
+    # tried lowered TimeQA dev nDCG@10 (docs/notes/recall-quality.md, Time spans).
+    recall_time_span_boost: float = Field(default=1.0, ge=1.0, le=10.0)
     # A fact whose text embedding is this close (cosine) to a stored fact of the same subject,
     # predicate and start is merged into it as a further source (docs/reference/facts.md,
     # Duplicates). 1.0, measured in docs/notes/dedup.md: on the dev data different facts reach

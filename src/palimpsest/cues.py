@@ -12,7 +12,7 @@ import calendar
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from palimpsest import timerefs
 
@@ -120,12 +120,26 @@ class QuestionCues:
         months = {d.month for d in self.dates if d.month is not None}
         best = 0.0
         for r in ranges:
+            if r.days > timerefs.YEAR_DAYS + 1:  # a row's span of years: the span lever's
+                continue
             for mine in self.ranges:
                 if r.overlaps(mine):
                     best = max(best, timerefs.specificity(mine.days))
             if r.days <= 31 and r.start.month in months:
                 best = max(best, timerefs.specificity(31))
         return best
+
+    def span_match(self, ranges: Iterable[timerefs.Range]) -> float:
+        """How well a row's resolved ranges cover the question's spans of a year or longer
+        ("from 1975 to Feb 2016", "in the 90s"; shorter dates are ``range_match``'s): the best
+        ``timerefs.span_overlap`` (1 the same span; a span holding the question's more than
+        one merely touching it); 0 when none overlaps."""
+        mine = self.ranges
+        inside = {m for m in mine for o in mine if o != m and o.start <= m.start < m.end <= o.end}
+        spans = [m for m in mine if m.days >= timerefs.YEAR_DAYS and m not in inside]
+        if not spans:
+            return 0.0
+        return max((timerefs.span_overlap(m, r) for r in ranges for m in spans), default=0.0)
 
     def year_match(self, years: Iterable[int] | None) -> bool:
         if self.years is None or not years:
@@ -188,13 +202,15 @@ def without_speakers(question: str, speakers: Iterable[str]) -> str:
 def read_question(
     question: str, known_speakers: Iterable[str], anchor: datetime | None = None
 ) -> QuestionCues:
-    """``anchor``: what the question's relative dates ("last week") are resolved against."""
+    """``anchor``: what the question's relative dates ("last week") are resolved against,
+    unless the question names a day outright ("the Sunday before 25 October 2022")."""
     years = list(years_in(question))
+    at: date | datetime | None = timerefs.dated_anchor(question) or anchor
     return QuestionCues(
         dates=tuple(question_dates(question)),
         years=(min(years), max(years)) if years else None,
         when=bool(WHEN_QUESTION.match(question)),
         speakers=named_speakers(question, known_speakers),
         # "in May" with no year is matched as any year's May (``range_match``).
-        ranges=tuple(timerefs.resolve(question, anchor, bare_months=False)),
+        ranges=tuple(timerefs.resolve(question, at, bare_months=False, question=True)),
     )

@@ -51,6 +51,7 @@ class Levers:
     year_boost: float = 1.3
     time_boost: float = 1.5
     time_when_boost: float = 1.0
+    time_span_boost: float = 1.0  # off: it lowered TimeQA dev (docs/notes/recall-quality.md)
     exact_max_rows: int = 2000
     ann_floor: int = 50
     absent_at_depth: bool = True
@@ -71,6 +72,7 @@ class Levers:
             year_boost=s.recall_year_boost,
             time_boost=s.recall_time_boost,
             time_when_boost=s.recall_time_when_boost,
+            time_span_boost=s.recall_time_span_boost,
             exact_max_rows=s.recall_exact_max_rows,
             ann_floor=s.recall_ann_floor,
             absent_at_depth=s.rrf_absent_at_depth,

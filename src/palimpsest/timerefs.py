@@ -72,6 +72,17 @@ def specificity(days: int) -> float:
     return max(0.0, 1.0 - math.log(days) / math.log(YEAR_DAYS))
 
 
+def span_overlap(question: Range, row: Range) -> float:
+    """How well ``row`` answers ``question``: the share of the question's days it covers
+    times the square root of the share of its own days inside the question's. 1 for the same
+    span; a row span holding the question's (1995-2001 for 1998: 0.38) beats one that only
+    touches it (1990-1998: 0.11); 0 when they do not overlap."""
+    shared = (min(question.end, row.end) - max(question.start, row.start)).days
+    if shared <= 0:
+        return 0.0
+    return shared / question.days * math.sqrt(shared / row.days)
+
+
 def _day(d: date) -> Range:
     return Range(d, d + timedelta(days=1))
 
@@ -148,10 +159,27 @@ def _relative_unit(a: date, which: str, unit: str) -> Range | None:
     return _shift(weekend, 7 * max(step, 0))
 
 
-def _weekday(a: date, which: str | None, weekday: str) -> Range:
-    """ "last Friday", "on Friday": the latest before the anchor; "next"/"this": the next."""
+# A clause about what is to come: "see you on Friday", "I'll call her Friday".
+_FUTURE = re.compile(
+    r"(?<!\w)(?:will|shall|won't|going\s+to|gonna|see\s+you|plan(?:ning)?\s+to|hope\s+to|"
+    r"can't\s+wait|looking\s+forward|let's)(?!\w)|\w['\u2019]ll(?!\w)",
+    re.I,
+)
+_CLAUSE_END = re.compile(r"[.!?;\n]")
+
+
+def _future(m: re.Match[str]) -> bool:
+    """Whether the clause holding ``m`` speaks of the future (its words up to the match)."""
+    before = m.string[: m.start()]
+    ends = [e.end() for e in _CLAUSE_END.finditer(before)]
+    return _FUTURE.search(before[ends[-1] if ends else 0 :]) is not None
+
+
+def _weekday(a: date, which: str | None, weekday: str, future: bool = False) -> Range:
+    """ "last Friday", "on Friday": the latest before the anchor; "next"/"this", or "on
+    Friday" in a clause about the future ("see you on Friday"): the next."""
     wanted = _WEEKDAY_NAMES.index(weekday.lower())
-    if which in ("next", "coming", "this"):
+    if which in ("next", "coming", "this") or (future and which in (None, "on")):
         return _day(a + timedelta(days=(wanted - a.weekday() - 1) % 7 + 1))
     return _day(a - timedelta(days=(a.weekday() - wanted - 1) % 7 + 1))
 
@@ -185,6 +213,90 @@ def _full_date(year: int, month: int, day: int) -> Range | None:
 
 
 Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date | None], Range | None]]
+
+OPEN_YEARS = 10  # an open end from a year ("until 2004" on a page, "before 2001") reaches this far
+# A span's ends: a full date, a month and year, a year, or (anchored) a bare month name.
+_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_END_DATE = (
+    rf"\d{{1,2}}{_SUFFIX}(?:\s+of)?\s+(?:{_NAMES})\.?,?\s+\d{{4}}"
+    rf"|(?:{_NAMES})\.?\s+\d{{1,2}}{_SUFFIX},?\s+\d{{4}}"
+    rf"|(?:{_NAMES})\.?,?\s+(?:of\s+)?\d{{4}}|1[5-9]\d\d|20\d\d"
+)
+_BARE = "|".join(n for n in calendar.month_name if n)  # capitalised, so "march" the verb is not
+_END = rf"(?:{_END_DATE}|{_BARE})"
+_SPLIT_DASH = r"\s*[-\u2013\u2014]\s*"
+_TO = r"\s+(?:to|until|till|through|thru)\s+|" + _SPLIT_DASH
+
+
+def _end_point(text: str, anchor: date | None, near: date | None = None) -> Range | None:
+    """One end of a span: its own range; a bare month is the one nearest ``near`` (else the
+    anchor), and at the far end of a span the first such month from ``near`` on."""
+    text = " ".join(text.split())
+    if text in _BARE.split("|"):
+        ref = near or anchor
+        if ref is None:
+            return None
+        month = _MONTHS[text.lower()]
+        if near is not None:
+            return _month(near.year + (month < near.month), month)
+        return _nearest_month(ref, month)
+    for pattern, rule in RULES[1:4] + RULES[-1:]:
+        if (m := pattern.fullmatch(text)) is not None:
+            return rule(m, anchor)
+    return None
+
+
+def _span(m: re.Match[str], a: date | None) -> Range | None:
+    """ "from 1975 to Feb 2016", "between 1990 and 1995", "1998-2001", "May to July": from the
+    start of the first end to the end of the second (a two-digit second year as in 1990-95)."""
+    if (first := _end_point(m["a"], a)) is None:
+        return None
+    b = m["b"]
+    if b.isdigit() and len(b) == 2:
+        b = f"{first.start.year // 100}{b}"
+    second = _end_point(b, a, near=first.start if m["b"] in _BARE.split("|") else None)
+    if second is None or second.end <= first.start:
+        return None
+    return Range(first.start, second.end)
+
+
+def _open(m: re.Match[str], a: date | None) -> Range | None:
+    """ "since 2010": to the anchor (a decade with none, or when the anchor is before it);
+    "until 2004", "before 2001": the decade up to it; "after 1995": the decade after it."""
+    word = m["word"].lower()
+    if (point := _end_point(m["a"], a)) is None:
+        return None
+    if word == "since" and a is not None and a > point.start:
+        return Range(point.start, a + timedelta(days=1))
+    if word in ("since", "after"):
+        start = point.start if word == "since" else point.end
+        return Range(start, _reach(start, point, 1))
+    end = point.start if word == "before" else point.end
+    return Range(_reach(end, point, -1), end)
+
+
+def _reach(d: date, point: Range, sign: int) -> date:
+    """How far an open end reaches from ``d``: a decade from a year ("before 2001"), a year
+    from a month, a week from a day ("the Sunday before 25 October 2022")."""
+    if point.days <= 1:
+        return d + timedelta(days=sign * 7)
+    n = sign * (OPEN_YEARS if point.days >= YEAR_DAYS else 1)
+    return date(d.year + n, d.month, min(d.day, 28) if d.month == 2 else d.day)
+
+
+def dated_anchor(text: str) -> date | None:
+    """The day a text names outright ("on 23 January 2022", "before April 10, 2023"): what a
+    question's relative dates around it ("last Friday on 23 January 2022") are counted from."""
+    for pattern, rule in RULES[:3]:
+        if (m := pattern.search(text)) is not None and (r := rule(m, None)) is not None:
+            return r.start
+    return None
+
+
+def _decade(m: re.Match[str], a: date | None) -> Range | None:
+    """ "the 1990s", "the '90s", "the 90s": that decade (two digits: the 1900s' decade)."""
+    year = int(m["dec"]) if m["dec"] else 1900 + int(m["dec2"])
+    return Range(date(year, 1, 1), date(year + 10, 1, 1)) if year % 10 == 0 else None
 
 
 def _anchored(
@@ -256,7 +368,9 @@ RULES: list[Rule] = [
     ),
     (
         _rx(rf"(?:(?P<which>last|this\s+past|past|previous|next|coming|this|on)\s+)?{_WEEKDAY}"),
-        _anchored(lambda m, a: _weekday(a, (m["which"] or "").lower() or None, m["weekday"])),
+        _anchored(
+            lambda m, a: _weekday(a, (m["which"] or "").lower() or None, m["weekday"], _future(m))
+        ),
     ),
     (
         _rx(rf"on\s+the\s+(?P<day>\d{{1,2}}){_SUFFIX}"),
@@ -267,16 +381,32 @@ RULES: list[Rule] = [
 ]
 
 
+# Spans and open ends come before their ends' own rules, so "1998-2001" is one range.
+SPANS: list[Rule] = [
+    (_rx(rf"(?:from\s+)?(?P<a>{_END})(?:{_TO})(?P<b>{_END}|\d\d)"), _span),
+    (_rx(rf"between\s+(?P<a>{_END})\s+and\s+(?P<b>{_END})"), _span),
+    (_rx(rf"(?P<word>since|until|till|up\s+to|through)\s+(?P<a>{_END_DATE})"), _open),
+    (_rx(r"(?:the\s+)?(?P<dec>1[5-9]\d0|20\d0)'?s|the\s+'?(?P<dec2>\d0)'?s"), _decade),
+]
+# Read in a question only ("before 2001": a row saying so is rarely about that time).
+SOFT: list[Rule] = [(_rx(rf"(?P<word>before|after)\s+(?P<a>{_END_DATE})"), _open)]
+
+
 def resolve(
-    text: str, observed: datetime | date | None, *, bare_months: bool = True
+    text: str,
+    observed: datetime | date | None,
+    *,
+    bare_months: bool = True,
+    question: bool = False,
 ) -> list[Range]:
     """The distinct ranges ``text`` names, in the order they appear, at most ``MAX_RANGES``;
     relative ones only when ``observed`` is given. ``bare_months``: resolve "in May" to the
-    May nearest ``observed`` (a question matches it as any year's May instead)."""
+    May nearest ``observed`` (a question matches it as any year's May instead).
+    ``question``: also "before 2001" and "after 1995" (``SOFT``)."""
     anchor = observed.date() if isinstance(observed, datetime) else observed
     found: list[tuple[int, Range]] = []
     taken: list[tuple[int, int]] = []
-    for pattern, rule in RULES:
+    for pattern, rule in (SOFT if question else []) + SPANS + RULES:
         for m in pattern.finditer(text):
             if pattern is IN_MONTH and not bare_months:
                 taken.append(m.span())
@@ -287,9 +417,14 @@ def resolve(
                 r = rule(m, anchor)
             except (OverflowError, ValueError):  # past year 9999 or before year 1: no range
                 r = None
+            if r is None and (pattern, rule) in SPANS:  # not a span: its ends may still count
+                continue
             taken.append(m.span())
             if r is not None:
                 found.append((m.start(), r))
+            if r is not None and question and rule is _span:  # its ends too ("Nov 1920")
+                ends = [(m.start(g), _end_point(m[g], anchor)) for g in "ab" if len(m[g]) > 2]
+                found += [(at, e) for at, e in ends if e is not None]
     out: list[Range] = []
     for _, r in sorted(found, key=lambda f: f[0]):
         if r not in out:

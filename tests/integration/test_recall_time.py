@@ -168,7 +168,9 @@ async def test_switched_off_and_rows_without_ranges_rank_as_before(
         }
 
     on = await ask(replace(Levers.of(svc.settings), time_boost=1.5, time_when_boost=1.3))
-    off = await ask(replace(Levers.of(svc.settings), time_boost=1.0, time_when_boost=1.0))
+    off = await ask(
+        replace(Levers.of(svc.settings), time_boost=1.0, time_when_boost=1.0, time_span_boost=1.0)
+    )
     assert {"timeRange", "whenSpecific"} <= on[TURNS[0]][1]
     assert on[TURNS[0]][2] == 1
     for text, (_, named, ranges) in off.items():

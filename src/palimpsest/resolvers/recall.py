@@ -421,7 +421,9 @@ def _boost(hits: list[Hit], q: cues.QuestionCues, lv: pure.Levers) -> None:
             hit.score *= b.factor
         if hit.explain is not None:
             hit.explain.boosts.extend(boosts)
-            if hit.time_ranges and (lv.time_boost > 1.0 or lv.time_when_boost > 1.0):
+            if hit.time_ranges and (
+                lv.time_boost > 1.0 or lv.time_when_boost > 1.0 or lv.time_span_boost > 1.0
+            ):
                 hit.explain = replace(hit.explain, time_ranges=hit.time_ranges)
 
 

@@ -164,7 +164,15 @@ def test_load_locomo_makes_one_document_per_session_in_turn_order(tmp_path: Path
         [
             {**turn, "session": 1, "turn_index": 1, "dia_id": "D1:2", "speaker": "B", "text": "b"},
             {**turn, "session": 1, "turn_index": 0, "dia_id": "D1:1", "speaker": "A", "text": "a"},
-            {**turn, "session": 2, "turn_index": 0, "dia_id": "D2:1", "speaker": "A", "text": "c"},
+            {
+                **turn,
+                "session": 2,
+                "turn_index": 0,
+                "dia_id": "D2:1",
+                "speaker": "A",
+                "text": "c",
+                "observed_at": "2020-01-09T08:00:00",
+            },
         ],
     )
     _jsonl(
@@ -175,7 +183,9 @@ def test_load_locomo_makes_one_document_per_session_in_turn_order(tmp_path: Path
     assert [d.units for d in ds.docs] == [(("D1:1", "A: a"), ("D1:2", "B: b")), (("D2:1", "A: c"),)]
     assert ds.docs[0].observed_at == "2020-01-02T12:00:00Z"
     assert ds.docs[0].owner == "s1"
-    assert ds.queries == [Query("s1#0", "s1", "q?", frozenset({"D1:2"}), "2")]
+    # Asked right after the conversation: a day after its last session started.
+    asked = "2020-01-10T08:00:00+00:00"
+    assert ds.queries == [Query("s1#0", "s1", "q?", frozenset({"D1:2"}), "2", asked)]
 
 
 def test_load_scifact_keeps_queries_with_qrels_only(tmp_path: Path) -> None:
