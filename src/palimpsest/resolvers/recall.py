@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -40,14 +40,15 @@ from palimpsest.resolvers import (
     recall_entities,
     recall_forms,
     recall_sessions,
-    recall_time,
     retention,
 )
+from palimpsest.resolvers import recall_fusion as fusion
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
 from palimpsest.resolvers.facts import TimeView
 from palimpsest.resolvers.recall_controls import Report as ControlsReport
+from palimpsest.resolvers.recall_fusion import RankedList
 from palimpsest.resolvers.recall_hits import (
     BoostPart,
     Explain,
@@ -119,16 +120,6 @@ class RecallResult:
     controls: recall_controls.Report | None = None  # what the per-call controls did
 
 
-@dataclass(frozen=True, slots=True)
-class _List:
-    """One ranked list of one leg, kind and scope."""
-
-    leg: str
-    source: pure.Source
-    ref: ScopeRef
-    ranked: legs.Ranked
-
-
 async def recall(
     svc: Services, who: Principal, scopes: Sequence[Scope], req: RecallRequest
 ) -> RecallResult:
@@ -172,30 +163,30 @@ async def _recall(
             spans.append((started, ended))
             timing.observe(stage, ended - started)
 
-    async def text_side(tx: Tx) -> list[_List]:
+    async def text_side(tx: Tx) -> list[RankedList]:
         with timing.timed("stats"):
             stats = [
                 await legs.read_stats(tx.scoped(r), sources, terms, want_speakers) for r in refs
             ]
         if not stats_read.done():  # a retried transaction reads them again
             stats_read.set_result(stats)
-        lists: list[_List] = []
+        lists: list[RankedList] = []
         for ref, st in zip(refs, stats, strict=True):
             for source in sources:
                 kind = st.of(source)
                 if terms and notes_past and source is pure.Source.NOTES:
                     work = past.fulltext_leg(tx.scoped(ref), terms, kind, pool, base, lv.k1, lv.b)
                     ranked = await leg(f"fulltext_{source.value}", work)
-                    lists.append(_List("fulltext", source, ref, ranked))
+                    lists.append(RankedList("fulltext", source, ref, ranked))
                 elif terms and kind.rows > 0:
                     work = legs.fulltext_leg(
                         tx.scoped(ref), source, terms, kind, pool, base, lv.k1, lv.b
                     )
                     ranked = await leg(f"fulltext_{source.value}", work)
-                    lists.append(_List("fulltext", source, ref, ranked))
+                    lists.append(RankedList("fulltext", source, ref, ranked))
         return lists
 
-    async def finish(tx: Tx, lists: list[_List], question: cues.QuestionCues) -> RecallResult:
+    async def finish(tx: Tx, lists: list[RankedList], question: cues.QuestionCues) -> RecallResult:
         if spans:
             timing.observe("legs", max(e for _, e in spans) - min(s for s, _ in spans))
         if not req.fuse:
@@ -208,7 +199,9 @@ async def _recall(
             ranked, steps = await recall_entities.apply(
                 tx, refs, ranked, entity_plan(question), _carried(lists)
             )
-            lists += [_List(recall_entities.ENTITIES, s.source, s.ref, s.ranked) for s in steps]
+            lists += [
+                RankedList(recall_entities.ENTITIES, s.source, s.ref, s.ranked) for s in steps
+            ]
             if prefer:
                 ranked.sort(key=lambda h: 0 if h.in_window else 1 if h.in_window is None else 2)
         ranked = await recall_sessions.apply(
@@ -245,7 +238,7 @@ async def _recall(
         kinds = [s for s in sources if not (notes_past and s is pure.Source.NOTES)]
 
         def boost(new: list[Hit]) -> None:
-            _boost(new, question, lv)
+            fusion.boost(new, question, lv)
             recall_controls.weigh_recency(new, req.controls, base["now"])
 
         return recall_entities.plan_of(
@@ -279,7 +272,7 @@ async def _recall(
             vector = list(await svc.embed_question(who, embedded))
 
         async def vector_side(tx: Tx) -> RecallResult:
-            lists: list[_List] = []
+            lists: list[RankedList] = []
             for ref, st in zip(refs, stats, strict=True):
                 for source in sources:
                     rows = st.of(source).rows
@@ -287,7 +280,7 @@ async def _recall(
                         ranked = await leg(
                             "vector_notes", past.vector_leg(tx.scoped(ref), vector, pool, base)
                         )
-                        lists.append(_List("vector", source, ref, ranked))
+                        lists.append(RankedList("vector", source, ref, ranked))
                         continue
                     if rows == 0:
                         # The scope's own count, kept in the rows' own transactions: it holds
@@ -304,11 +297,11 @@ async def _recall(
                         lv.ann_floor,
                     )
                     ranked = await leg(f"vector_{source.value}", work)
-                    lists.append(_List("vector", source, ref, ranked))
+                    lists.append(RankedList("vector", source, ref, ranked))
                 if req.view.known_at is not None and pure.Source.DOCUMENTS in sources:
                     closed = legs.past_chunks_leg(tx.scoped(ref), vector, pool, base)
                     ranked = await leg("vector_documents", closed)
-                    lists.append(_List("vector", pure.Source.DOCUMENTS, ref, ranked))
+                    lists.append(RankedList("vector", pure.Source.DOCUMENTS, ref, ranked))
             lists += await asyncio.shield(text_lists)
             return await finish(tx, lists, question)
 
@@ -323,7 +316,7 @@ async def _recall(
 def _rank(
     req: RecallRequest,
     refs: list[ScopeRef],
-    lists: list[_List],
+    lists: list[RankedList],
     question: cues.QuestionCues,
     pool: int,
     now: datetime,
@@ -350,8 +343,15 @@ def _rank(
     report = hits_of.apply_window(req.window, found) if req.window else None
     if report is None and req.view.as_of_given:
         report = hits_of.as_of_report(found, dropped)
-    ranked = _fuse(req, lists, found, pool)
-    _boost(ranked, question, req.levers)
+    ranked = fusion.fuse(
+        lists,
+        found,
+        pool,
+        fusion.Weights(req.rrf_k, req.vector_weight, req.fulltext_weight),
+        req.levers.absent_at_depth,
+        req.form,
+    )
+    fusion.boost(ranked, question, req.levers)
     recall_controls.weigh_recency(ranked, req.controls, now)
     ranked.sort(key=lambda h: -h.score)
     if req.window and req.window.missing is pure.Missing.PREFER:
@@ -360,74 +360,7 @@ def _rank(
     return ranked, report
 
 
-def _fuse(req: RecallRequest, lists: list[_List], found: dict[Ident, Hit], pool: int) -> list[Hit]:
-    """RRF over ranked lists, one per (leg, kind, scope): raw scores from different indexes
-    or scopes are never compared, only ranks within one list. The two legs over one kind and
-    scope are a group: a row one of them missed ranks just past its pool there (lever
-    ``absent_at_depth``)."""
-    named: dict[str, list[str]] = {}
-    weights: dict[str, float] = {}
-    groups: dict[str, str] = {}
-    values: dict[tuple[str, str], float] = {}
-    for lst in lists:
-        group = f"{lst.source.value}\x1f{lst.ref.scope.value}"
-        name = f"{lst.leg}\x1f{group}"
-        idents = [(lst.source.value, lst.ref.scope.value, i) for i in lst.ranked.ids]
-        named[name] = [_key(i) for i in idents if i in found]
-        weights[name] = req.vector_weight if lst.leg == "vector" else req.fulltext_weight
-        groups[name] = group
-        for ident in idents:
-            values[(lst.leg, _key(ident))] = lst.ranked.scores[ident[2]]
-    by_key = {_key(i): h for i, h in found.items()}
-    depth = pool if req.levers.absent_at_depth else None
-    out: list[Hit] = []
-    for f in pure.rrf(named, k=req.rrf_k, weights=weights, depth=depth, groups=groups):
-        hit = by_key[f.id]
-        parts: list[LegPart] = []
-        for name, rank in f.ranks.items():
-            leg = name.split("\x1f", 1)[0]
-            value = values[(leg, f.id)]
-            w = weights[name]
-            parts.append(LegPart(leg, rank, w / (req.rrf_k + rank), value, weight=w))
-            if leg == "vector":
-                hit.vector_rank, hit.cosine = rank, value
-            else:
-                hit.fulltext_rank, hit.fulltext_score = rank, value
-        for name in f.beyond:
-            leg, rank = name.split("\x1f", 1)[0], pool + 1
-            w = weights[name]
-            parts.append(LegPart(leg, rank, w / (req.rrf_k + rank), None, True, w))
-        hit.score = f.score
-        hit.explain = Explain(parts, [], f.score, form=req.form)
-        out.append(hit)
-    return out
-
-
-def _boost(hits: list[Hit], q: cues.QuestionCues, lv: pure.Levers) -> None:
-    """Soft preferences from the question (levers 3 and 5): multiply, never filter."""
-    speaker = q.speakers[0] if len(q.speakers) == 1 else None
-    for hit in hits:
-        boosts: list[BoostPart] = []
-        if lv.date_boost > 1.0 and q.date_match(hit.observed_at):
-            boosts.append(BoostPart("observedDate", lv.date_boost))
-        if lv.when_boost > 1.0 and q.when and hit.has_time:
-            boosts.append(BoostPart("whenQuestion", lv.when_boost))
-        if lv.year_boost > 1.0 and q.year_match(hit.years):
-            boosts.append(BoostPart("yearRange", lv.year_boost))
-        if lv.speaker_boost > 1.0 and speaker is not None and hit.speaker == speaker:
-            boosts.append(BoostPart("speaker", lv.speaker_boost))
-        boosts += recall_time.boosts(hit.time_ranges, q, lv)
-        for b in boosts:
-            hit.score *= b.factor
-        if hit.explain is not None:
-            hit.explain.boosts.extend(boosts)
-            if hit.time_ranges and (
-                lv.time_boost > 1.0 or lv.time_when_boost > 1.0 or lv.time_span_boost > 1.0
-            ):
-                hit.explain = replace(hit.explain, time_ranges=hit.time_ranges)
-
-
-def _carried(lists: list[_List]) -> dict[Ident, Any]:
+def _carried(lists: list[RankedList]) -> dict[Ident, Any]:
     """What a hit shows of each row the legs already read (``Ranked.rows``), so the final
     load reads only the rest."""
     return {
@@ -435,7 +368,3 @@ def _carried(lists: list[_List]) -> dict[Ident, Any]:
         for lst in lists
         for i, row in lst.ranked.rows.items()
     }
-
-
-def _key(ident: Ident) -> str:
-    return "\x1f".join(ident)
