@@ -248,10 +248,18 @@ def _end_point(text: str, anchor: date | None, near: date | None = None) -> Rang
 
 def _span(m: re.Match[str], a: date | None) -> Range | None:
     """ "from 1975 to Feb 2016", "between 1990 and 1995", "1998-2001", "May to July": from the
-    start of the first end to the end of the second (a two-digit second year as in 1990-95)."""
+    start of the first end to the end of the second (a two-digit second year as in 1990-95;
+    a bare first month takes its year from the second end: "from May to July 2020")."""
+    b = m["b"]
+    bare = _BARE.split("|")
+    if " ".join(m["a"].split()) in bare and b not in bare and not b.isdigit():
+        if (second := _end_point(b, a)) is None:
+            return None
+        month = _MONTHS[" ".join(m["a"].split()).lower()]
+        first = _month(second.start.year - (month > second.start.month), month)
+        return Range(first.start, second.end) if first is not None else None
     if (first := _end_point(m["a"], a)) is None:
         return None
-    b = m["b"]
     if b.isdigit() and len(b) == 2:
         b = f"{first.start.year // 100}{b}"
     second = _end_point(b, a, near=first.start if m["b"] in _BARE.split("|") else None)

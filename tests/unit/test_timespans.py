@@ -38,6 +38,8 @@ def year(n: int) -> Range:
         ("It aired from Jun 1981 to Oct 1983.", None, [days("1981-06-01", "1983-11-01")]),
         ("She chaired it from 3 May 2010 to June 2011.", None, [days("2010-05-03", "2011-07-01")]),
         ("We rented the flat from May to July.", MONDAY, [days("2024-05-01", "2024-08-01")]),
+        ("We sublet it from May to July 2020.", MONDAY, [days("2020-05-01", "2020-08-01")]),
+        ("It ran from November to February 2021.", MONDAY, [days("2020-11-01", "2021-03-01")]),
         ("The pool is shut from November to February.", MONDAY, [days("2023-11-01", "2024-03-01")]),
         ("I've lived in Leeds since 2010.", MONDAY, [days("2010-01-01", "2024-03-12")]),
         ("The works have run since 2010.", None, [days("2010-01-01", "2020-01-01")]),
