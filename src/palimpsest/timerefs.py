@@ -14,15 +14,28 @@ resolves to nothing, never to a guess.
 from __future__ import annotations
 
 import calendar
-import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-EPOCH = date(1970, 1, 1)
+# Re-exported: the ranges and their arithmetic are part of this module's interface.
+from palimpsest.dateranges import EPOCH as EPOCH
+from palimpsest.dateranges import YEAR_DAYS as YEAR_DAYS
+from palimpsest.dateranges import Range as Range
+from palimpsest.dateranges import day as _day
+from palimpsest.dateranges import epoch_day as epoch_day
+from palimpsest.dateranges import from_epoch_day as from_epoch_day
+from palimpsest.dateranges import month as _month
+from palimpsest.dateranges import months_from as _months_from
+from palimpsest.dateranges import nearest_month as _nearest_month
+from palimpsest.dateranges import season as _season
+from palimpsest.dateranges import shift as _shift
+from palimpsest.dateranges import span_overlap as span_overlap
+from palimpsest.dateranges import specificity as specificity
+from palimpsest.dateranges import week_of as _week_of
+from palimpsest.dateranges import year as _year
+
 MAX_RANGES = 8  # per row: a page of history names many years, recall needs only a few
-YEAR_DAYS = 365
 
 _MONTHS = {n.lower(): i for i, n in enumerate(calendar.month_name) if n}
 _MONTHS |= {n.lower(): i for i, n in enumerate(calendar.month_abbr) if n}
@@ -42,91 +55,8 @@ _SUFFIX = r"(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>1[5-9]\d\d|20\d\d)"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Range:
-    """Days ``[start, end)``."""
-
-    start: date
-    end: date
-
-    @property
-    def days(self) -> int:
-        return (self.end - self.start).days
-
-    def overlaps(self, other: Range) -> bool:
-        return self.start < other.end and other.start < self.end
-
-
-def epoch_day(d: date) -> int:
-    return (d - EPOCH).days
-
-
-def from_epoch_day(n: int) -> date:
-    return EPOCH + timedelta(days=n)
-
-
-def specificity(days: int) -> float:
-    """1 for a day, 0 for a year or longer, log-linear between (a week 0.67, a month 0.42)."""
-    if days <= 1:
-        return 1.0
-    return max(0.0, 1.0 - math.log(days) / math.log(YEAR_DAYS))
-
-
-def span_overlap(question: Range, row: Range) -> float:
-    """How well ``row`` answers ``question``: the share of the question's days it covers
-    times the square root of the share of its own days inside the question's. 1 for the same
-    span; a row span holding the question's (1995-2001 for 1998: 0.38) beats one that only
-    touches it (1990-1998: 0.11); 0 when they do not overlap."""
-    shared = (min(question.end, row.end) - max(question.start, row.start)).days
-    if shared <= 0:
-        return 0.0
-    return shared / question.days * math.sqrt(shared / row.days)
-
-
-def _day(d: date) -> Range:
-    return Range(d, d + timedelta(days=1))
-
-
-def _month(year: int, month: int) -> Range | None:
-    if not 1 <= year <= 9998 or not 1 <= month <= 12:
-        return None
-    end = date(year + (month == 12), month % 12 + 1, 1)
-    return Range(date(year, month, 1), end)
-
-
-def _year(year: int) -> Range | None:
-    return Range(date(year, 1, 1), date(year + 1, 1, 1)) if 1 <= year <= 9998 else None
-
-
-def _months_from(d: date, n: int) -> tuple[int, int]:
-    index = d.year * 12 + d.month - 1 + n
-    return index // 12, index % 12 + 1
-
-
-def _season(year: int, first_month: int) -> Range:
-    """The season starting in ``first_month`` of ``year`` (winter runs into the next year)."""
-    start = date(year, first_month, 1)
-    y, m = _months_from(start, 3)
-    return Range(start, date(y, m, 1))
-
-
-def _nearest_month(anchor: date, month: int) -> Range | None:
-    """ "in May" with no year: the May nearest the anchor (this year's, last or next)."""
-    found = [r for y in (anchor.year - 1, anchor.year, anchor.year + 1) if (r := _month(y, month))]
-    return min(found, key=lambda r: abs((r.start + timedelta(days=14) - anchor).days))
-
-
 def _count(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBERS[" ".join(text.lower().split())]
-
-
-def _week_of(d: date) -> Range:
-    monday = d - timedelta(days=d.weekday())
-    return Range(monday, monday + timedelta(days=7))
-
-
-def _shift(r: Range, days: int) -> Range:
-    return Range(r.start + timedelta(days=days), r.end + timedelta(days=days))
 
 
 def _ago(a: date, count: str, unit: str, sign: int) -> Range | None:
