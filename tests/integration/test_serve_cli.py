@@ -27,6 +27,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_serve_announces_urls_token_and_password_only_once_listening(settings: Settings) -> None:
     # The managed Neo4j of this test run is already running, so serve only finds it.
     assert status(settings).running
@@ -38,6 +42,9 @@ def test_serve_announces_urls_token_and_password_only_once_listening(settings: S
         stderr=subprocess.PIPE,
         text=True,
         env=os.environ.copy(),
+        # As a terminal starts it: a runner that ignores SIGINT (a job sent to the background by
+        # a non-interactive shell) would pass the ignoring on, and Ctrl-C would not reach serve.
+        preexec_fn=_default_sigint,
     )
     assert process.stderr is not None
     lines: list[str] = []
