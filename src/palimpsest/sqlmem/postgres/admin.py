@@ -13,14 +13,8 @@ at random, by the first replica to prepare the database, and kept in ``sqlmem_ad
 with no configuration of its own. Scopes made under the unkeyed names of earlier versions are
 renamed to their keyed names when a store prepares the database, or on first write or erasure
 (``_migrate``, under the catalog lock, so several replicas starting at once take turns). The
-database is hardened once (``harden``):
+database is hardened once (``harden``; PUBLIC's grants in ``hardening.py``). The roles:
 
-- PUBLIC loses CONNECT and TEMP on the database, everything on schema ``public``, SELECT on
-  every table and view of ``pg_catalog`` (other scopes' names, view bodies, settings, sessions),
-  and EXECUTE on every function of ``pg_catalog``; EXECUTE comes back only for the allow-list
-  (``functions.py``), the functions behind operators and casts, and what
-  ``information_schema`` (privilege-filtered, the way to list one's own tables) calls, and
-  the types' input and output functions (casts to and from text use them).
 - Roles are NOSUPERUSER, NOCREATEDB, NOCREATEROLE, NOINHERIT, members of nothing; extensions
   need CREATE on the database, ``COPY ... PROGRAM``/files need superuser or pg_* roles,
   ``dblink`` is never installed.
@@ -52,12 +46,11 @@ from psycopg import sql
 from palimpsest.errors import InvalidArgument, Unavailable
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.sqlmem.core.base import DatabaseInfo
-from palimpsest.sqlmem.postgres.definer import ADMIN_FUNCTIONS, CALLABLE
-from palimpsest.sqlmem.postgres.functions import ALLOWED_PG_FUNCTIONS, INFORMATION_SCHEMA_HELPERS
+from palimpsest.sqlmem.postgres import hardening
+from palimpsest.sqlmem.postgres.hardening import EMPTY_SCHEMA
 
 HARDENING_VERSION = 5
 EMPTY_ROLE = "sqlmem_nobody"  # reads of a scope that has no schema yet
-EMPTY_SCHEMA = "sqlmem_empty"
 TOO_BIG = "PA001"  # SQLSTATE raised by sqlmem_admin.too_big
 _KEY = re.compile(r"[0-9a-f]{32}")
 # One admin change of roles and grants at a time, across replicas: GRANT/REVOKE ON DATABASE
@@ -155,7 +148,8 @@ class Admin:
                 su = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
                 if not (row := su.fetchone()) or not row[0]:
                     raise Unavailable("the SQL Memory admin role must be a superuser to harden")
-                self._harden(conn)
+                hardening.revoke_public(conn, self.database)
+                self._ensure_role(conn, EMPTY_ROLE, EMPTY_SCHEMA, create=False)
                 conn.execute("DELETE FROM sqlmem_admin.hardening")
                 conn.execute("INSERT INTO sqlmem_admin.hardening VALUES (%s)", [HARDENING_VERSION])
             self._naming = self._ensure_naming(conn)
@@ -217,51 +211,6 @@ class Admin:
         # catalog and column are this module's constants, never caller text
         query = f"SELECT 1 FROM pg_catalog.{catalog} WHERE {column} = %s"  # noqa: S608
         return conn.execute(query, [value]).fetchone() is not None
-
-    def _harden(self, conn: psycopg.Connection[Any]) -> None:
-        db = sql.Identifier(self.database)
-        conn.execute(sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(db))
-        conn.execute("REVOKE ALL ON SCHEMA public FROM PUBLIC")
-        conn.execute("REVOKE SELECT ON ALL TABLES IN SCHEMA pg_catalog FROM PUBLIC")
-        conn.execute("REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA pg_catalog FROM PUBLIC")
-        # No functions of their own either (a role may create objects in its own schema).
-        conn.execute("REVOKE USAGE ON LANGUAGE sql, plpgsql FROM PUBLIC")
-        granted = conn.execute(
-            """
-            SELECT DISTINCT p.oid::regprocedure::text FROM pg_proc p
-            WHERE p.pronamespace = 'pg_catalog'::regnamespace AND (
-                p.proname = ANY(%s)
-                OR p.oid IN (SELECT oprcode::oid FROM pg_operator)
-                OR p.oid IN (SELECT castfunc FROM pg_cast WHERE castfunc <> 0)
-                OR p.oid IN (SELECT oprrest::oid FROM pg_operator WHERE oprrest <> 0)
-                OR p.oid IN (SELECT oprjoin::oid FROM pg_operator WHERE oprjoin <> 0)
-                OR p.oid IN (SELECT typinput::oid FROM pg_type UNION SELECT typoutput::oid
-                             FROM pg_type UNION SELECT typreceive::oid FROM pg_type
-                             UNION SELECT typsend::oid FROM pg_type))
-            """,
-            [sorted(ALLOWED_PG_FUNCTIONS | INFORMATION_SCHEMA_HELPERS)],
-        ).fetchall()
-        for (signature,) in granted:
-            # regprocedure text is the catalog's own quoting of a signature, not caller text
-            conn.execute(f"GRANT EXECUTE ON FUNCTION {signature} TO PUBLIC")
-        conn.execute("REVOKE ALL ON SCHEMA sqlmem_admin FROM PUBLIC")
-        conn.execute("GRANT USAGE ON SCHEMA sqlmem_admin TO PUBLIC")
-        conn.execute(
-            """CREATE TABLE IF NOT EXISTS sqlmem_admin.databases (
-                key text PRIMARY KEY, tenant_id text NOT NULL, scope text NOT NULL,
-                owner_id text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
-                modified_at timestamptz NOT NULL DEFAULT now())"""
-        )
-        # The keyed name of the scope's schema and role; NULL for a scope not yet migrated.
-        conn.execute("ALTER TABLE sqlmem_admin.databases ADD COLUMN IF NOT EXISTS name text UNIQUE")
-        conn.execute("REVOKE ALL ON ALL TABLES IN SCHEMA sqlmem_admin FROM PUBLIC")
-        conn.execute(ADMIN_FUNCTIONS)
-        conn.execute("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA sqlmem_admin FROM PUBLIC")
-        for fn in CALLABLE:
-            conn.execute(f"GRANT EXECUTE ON FUNCTION sqlmem_admin.{fn} TO PUBLIC")
-        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {EMPTY_SCHEMA}")
-        conn.execute(f"REVOKE ALL ON SCHEMA {EMPTY_SCHEMA} FROM PUBLIC")
-        self._ensure_role(conn, EMPTY_ROLE, EMPTY_SCHEMA, create=False)
 
     # -- scopes -----------------------------------------------------------------------------
 

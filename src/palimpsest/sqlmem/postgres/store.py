@@ -48,13 +48,13 @@ from palimpsest.sqlmem.core.limits import capped_rows, check_width
 from palimpsest.sqlmem.core.writers import Writers
 from palimpsest.sqlmem.postgres.admin import (
     EMPTY_ROLE,
-    EMPTY_SCHEMA,
     Admin,
     check_key,
     role_password,
 )
 from palimpsest.sqlmem.postgres.binding import bind, guarded
 from palimpsest.sqlmem.postgres.errors import translate
+from palimpsest.sqlmem.postgres.hardening import EMPTY_SCHEMA
 from palimpsest.sqlmem.postgres.validator import check_exec, check_query
 
 MAX_BATCH = 100
