@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from enum import Enum
-from typing import Annotated
 
 import strawberry
 from strawberry import ID
@@ -13,18 +12,19 @@ from palimpsest import recall as pure
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import Searches, costs
 from palimpsest.graphql.facts import Fact
-from palimpsest.graphql.scalars import Instant
+from palimpsest.graphql.recall_args import (
+    DedupArg,
+    HalfLifeArg,
+    MinScoreArg,
+    PerDocumentArg,
+    WeightsArg,
+    WhenInput,
+)
 from palimpsest.graphql.types import ChunkType, Provenance, Scope
 from palimpsest.resolvers import recall as ops
 from palimpsest.resolvers import recall_asks as asks
 
 strawberry.enum(pure.Source, name="Source", description="Kinds of rows recall may return.")
-strawberry.enum(
-    pure.Missing,
-    name="MissingDates",
-    description="What a time window does with "
-    "undated rows: PREFER ranks them after in-window rows, REQUIRE drops them.",
-)
 
 
 @strawberry.enum(description="Which time filter a recall applied.")
@@ -32,19 +32,6 @@ class TimeFilterMode(Enum):
     PREFER = "prefer"  # a `when` window that ranks in-window rows first
     REQUIRE = "require"  # a `when` window that drops undated and out-of-window rows
     AS_OF = "as_of"  # an asOf/knownAt read of facts
-
-
-@strawberry.input(
-    description="Time filters. from/to bound observedAt; asOf/knownAt filter "
-    "facts by validity and by what was recorded then."
-)
-class WhenInput:
-    from_: Instant | None = strawberry.field(default=None, name="from")
-    to: Instant | None = None
-    missing: pure.Missing | None = None
-    slack: str | None = strawberry.field(default=None, description="e.g. 72h (default) or 3d.")
-    as_of: Instant | None = None
-    known_at: Instant | None = None
 
 
 @strawberry.enum(description="A temporal filter recall can apply to a kind of row.")
@@ -104,49 +91,6 @@ class ScoreBoost:
 class TimeRange:
     start: date = strawberry.field(description="The first day.")
     end: date = strawberry.field(description="The day after the last (the range is [start, end)).")
-
-
-DedupArg = Annotated[
-    float | None,
-    strawberry.argument(
-        description="A cosine threshold in (0, 1]: drop each hit whose embedding is this close "
-        "to a better-ranked hit's; `explain.duplicates` of the kept hit names it. Default off."
-    ),
-]
-
-
-@strawberry.input(description="Weights of the fusion legs; a leg not given keeps the setting.")
-class LegWeightsInput:
-    vector: float | None = strawberry.field(default=None, description="0 to 100.")
-    fulltext: float | None = strawberry.field(default=None, description="0 to 100.")
-
-
-MinScoreArg = Annotated[
-    float | None,
-    strawberry.argument(
-        description="A floor on the cosine, in [-1, 1]: a hit with a lower cosine is dropped; "
-        "a hit with no cosine (the vector leg did not return it) is kept only if its "
-        "full-text rank is within topK. Default off."
-    ),
-]
-HalfLifeArg = Annotated[
-    str | None,
-    strawberry.argument(
-        description="Prefer recent rows: the score times 2^(-age / halfLife), age of "
-        "observedAt at `when.to` or now; e.g. 30d, 12h, 2w. Never a filter. Default off."
-    ),
-]
-WeightsArg = Annotated[
-    LegWeightsInput | None,
-    strawberry.argument(description="The fusion legs' weights (default: the settings)."),
-]
-PerDocumentArg = Annotated[
-    int | None,
-    strawberry.argument(
-        description="At most this many hits per document (1-50); rows of no document are not "
-        "limited. Default off."
-    ),
-]
 
 
 @strawberry.type(description="A hit `dedup` dropped as a near-duplicate of this one.")
