@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -49,6 +50,19 @@ def prepare(s: Settings) -> None:
     models = s.home / "models"
     if not models.exists() and shared.model_dir.exists():
         models.symlink_to(shared.model_dir, target_is_directory=True)
+
+
+@contextmanager
+def private_neo4j(home: Path) -> Iterator[Settings]:
+    """A prepared deployment in ``home`` with its own Neo4j running, stopped and removed after."""
+    s = private_settings(home)
+    prepare(s)
+    neo4j_local.start(s, lambda _: None)
+    try:
+        yield s
+    finally:
+        neo4j_local.stop(s, lambda _: None)
+        shutil.rmtree(s.home, ignore_errors=True)
 
 
 def env(s: Settings) -> dict[str, str]:

@@ -40,14 +40,8 @@ CHANGE = "MATCH (n:Note) DETACH DELETE n WITH count(*) AS gone CREATE (:Intruder
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
-    s = bw.private_settings(tmp_path_factory.mktemp("backup") / "home")
-    bw.prepare(s)
-    neo4j_local.start(s, lambda _: None)
-    try:
+    with bw.private_neo4j(tmp_path_factory.mktemp("backup") / "home") as s:
         yield s
-    finally:
-        neo4j_local.stop(s, lambda _: None)
-        shutil.rmtree(s.home, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -55,14 +54,8 @@ QUESTION = "when is the budget meeting"
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
-    s = bw.private_settings(tmp_path_factory.mktemp("reembed") / "home")
-    bw.prepare(s)
-    neo4j_local.start(s, lambda _: None)
-    try:
+    with bw.private_neo4j(tmp_path_factory.mktemp("reembed") / "home") as s:
         yield s.model_copy(update={"embedding_follow_seconds": 0.5})
-    finally:
-        neo4j_local.stop(s, lambda _: None)
-        shutil.rmtree(s.home, ignore_errors=True)
 
 
 def reembed(s: Settings, *args: str) -> subprocess.CompletedProcess[str]:
