@@ -13,6 +13,7 @@ import uvicorn
 from palimpsest.app import create_app
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
+from palimpsest.http_protocol import OneWriteProtocol
 
 
 @contextmanager
@@ -22,7 +23,12 @@ def serve_in_thread(settings: Settings, timeout: float = 120.0) -> Iterator[str]
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        create_app(settings),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        http=OneWriteProtocol,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
