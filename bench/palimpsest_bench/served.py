@@ -16,8 +16,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-from palimpsest.http_protocol import PROTOCOL
-
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -59,9 +57,6 @@ class ApiProcess:
             "warning",
             "--workers",
             str(self.workers),
-            # As ``palimpsest serve`` runs it: a small response in one socket write.
-            "--http",
-            PROTOCOL,
         ]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(

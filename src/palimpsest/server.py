@@ -13,7 +13,6 @@ import uvicorn
 from palimpsest.app import create_app
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
-from palimpsest.http_protocol import OneWriteProtocol
 
 
 @contextmanager
@@ -23,12 +22,7 @@ def serve_in_thread(settings: Settings, timeout: float = 120.0) -> Iterator[str]
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     config = uvicorn.Config(
-        create_app(settings),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        http=OneWriteProtocol,
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

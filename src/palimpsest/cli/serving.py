@@ -10,7 +10,6 @@ import uvicorn
 from palimpsest.app import create_app
 from palimpsest.cli.apps import err
 from palimpsest.config import Settings
-from palimpsest.http_protocol import OneWriteProtocol
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.local.graphiql import install_assets
@@ -32,11 +31,7 @@ def serve_api(settings: Settings) -> None:
         postgres_local.start(settings, say=err)
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
     config = uvicorn.Config(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level="warning",
-        http=OneWriteProtocol,
+        create_app(settings), host=settings.host, port=settings.port, log_level="warning"
     )
     server = _AnnouncingServer(config, lambda: announce(settings))
     try:
