@@ -78,19 +78,35 @@ async def exact(tx: ScopedTx, plane: Plane) -> int:
 async def admit(tx: ScopedTx, settings: Settings, created: Mapping[Plane, int]) -> None:
     """After a write in ``tx`` that created ``created`` rows (or bytes) per plane: raise the
     scope's counters, or refuse the write when a plane is over its limit."""
-    added = {p: n for p, n in created.items() if n > 0}
-    if not added:
+    raise_ = raises(settings, created)
+    if not raise_:
         return
-    raise_ = [
-        {"counter": PLANES[p].counter, "n": n, "limit": limit_of(settings, p)}
-        for p, n in sorted(added.items())
-    ]
     [bounds] = await tx.run(q.RAISE_COUNTERS, {"now": utc_now(), "added": raise_})
+    await settle(tx, settings, created, bounds)
+
+
+def raises(settings: Settings, created: Mapping[Plane, int]) -> list[dict[str, object]]:
+    """The ``$added`` of ``RAISE_QUOTA_COUNTERS`` (or of a write statement that raises the
+    counters itself, cypher/quotas.py ``RAISE``) for ``created``."""
+    return [
+        {"counter": PLANES[p].counter, "n": n, "limit": limit_of(settings, p)}
+        for p, n in sorted(created.items())
+        if n > 0
+    ]
+
+
+async def settle(
+    tx: ScopedTx, settings: Settings, created: Mapping[Plane, int], bounds: Row
+) -> None:
+    """After the counters' raise (``bounds``: its ``fits`` and ``BOUNDS`` columns): done when
+    it fitted; otherwise count the planes whose bound cannot decide, refuse a write over a
+    limit, and set the counters."""
     if bounds["fits"]:
         return  # every bound known and under its limit: raised in the same statement
     counters: dict[str, int] = {}
-    for plane, n in added.items():
-        counters[PLANES[plane].counter] = await _admit_one(tx, settings, plane, n, bounds)
+    for plane, n in created.items():
+        if n > 0:
+            counters[PLANES[plane].counter] = await _admit_one(tx, settings, plane, n, bounds)
     await tx.run(q.SET_COUNTERS, {"counters": counters})
 
 
