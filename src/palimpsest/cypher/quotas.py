@@ -11,6 +11,7 @@ counter set to it.
 from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.terms import APPLY_CHANGES
 
 # The counter properties, one per counted plane (the only property names ``SET s += $counters``
 # is ever given: resolvers/quotas.py builds that map from this tuple).
@@ -49,6 +50,23 @@ MERGE (s:Scope {scope_key: $scope_key})
 ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.created_at = $now
 SET s.quota_locked_at = $now
+WITH s"""
+    + RAISE
+    + """
+RETURN fits, """
+    + BOUNDS,
+)
+
+# The end of a write that created rows (a fact batch): its term statistics (``$changes`` on
+# ``$shard``, cypher/terms.py) and its counters' raise, in one round trip, under the scope
+# lock the write took first (so the scope node exists).
+APPLY_TERMS_RAISE_COUNTERS = Statement(
+    "APPLY_TERMS_RAISE_COUNTERS",
+    """CYPHER 25
+MATCH (s:Scope {scope_key: $scope_key})
+CALL () {"""
+    + APPLY_CHANGES
+    + """}
 WITH s"""
     + RAISE
     + """

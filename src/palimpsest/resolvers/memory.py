@@ -18,7 +18,7 @@ from palimpsest.cypher import note_versions as vq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import note_versions, quotas, retention, term_index
+from palimpsest.resolvers import common, note_versions, quotas, retention, term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryEntry
@@ -29,9 +29,6 @@ MAX_LIST_LIMIT = 1000
 LIST_NAME = "memories"
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
 MAX_EMBED_TEXT_CHARS = values.MAX_EMBED_TEXT_CHARS
-# Off only to measure what the one-statement write saves (a bench's A/B): the write then
-# runs as the statements WRITE_MEMORY folds.
-ONE_STATEMENT_WRITES = True
 _EMBED_VALUE = "value"
 _EMBED_TEXT = "text"
 
@@ -293,7 +290,7 @@ async def _write(
     }
     delta = term_index.replaced(stored, indexed)
     notes = {quotas.Plane.NOTES: 0 if stored["stored"] else 1}
-    if not ONE_STATEMENT_WRITES:
+    if not common.FOLDED_WRITES:
         await note_versions.keep_past(tx, svc.settings, who, key, now, stored)
         rows = await tx.run(q.UPSERT_MEMORY, params)
         await term_index.apply(tx, svc.settings, "memory", delta)

@@ -20,6 +20,8 @@ from palimpsest.config import Settings
 from palimpsest.cypher import quotas as q
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.errors import QuotaExceeded
+from palimpsest.fulltext import StatsDelta
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.services import utc_now
 from palimpsest.schema.fact_rows import FactRow
 
@@ -121,6 +123,27 @@ async def admit_facts(
         [row] = await tx.run(q.CREATED_ENTITIES, {"ids": ids, "now": now})
         entities = int(row["created"])
     await admit(tx, settings, {Plane.FACTS: facts, Plane.ENTITIES: entities})
+
+
+async def admit_written_facts(
+    tx: ScopedTx,
+    settings: Settings,
+    rows: Sequence[FactRow],
+    written: Sequence[Row],
+    facts: int,
+    delta: StatsDelta,
+) -> None:
+    """``admit_facts`` and the batch's term statistics (``delta``) in one statement: an
+    entity is new when ``ASSERT_FACTS`` (its ``written`` rows) created it with one of the
+    batch's minted ids, as ``CREATED_QUOTA_ENTITIES`` counts."""
+    minted = {i for r in rows for i in (r.subject_id, r.object_id) if i}
+    made = {r[end]["id"] for r in written for end in ("subject", "object") if r[f"{end}_new"]}
+    created = {Plane.FACTS: facts, Plane.ENTITIES: len(made & minted)}
+    params = term_index.change_params(settings, "fact", delta)
+    added = raises(settings, created)
+    if params["changes"] or added:
+        [bounds] = await tx.run(q.APPLY_TERMS_RAISE_COUNTERS, {**params, "added": added})
+        await settle(tx, settings, created, bounds)
 
 
 async def _admit_one(
