@@ -36,6 +36,7 @@ BOUNDS: LiteralString = """s.quota_notes AS quota_notes,
        s.quota_facts AS quota_facts, s.quota_entities AS quota_entities,
        s.quota_pending_spans AS quota_pending_spans, s.quota_versions AS quota_versions
 """
+RAISE_AND_RETURN: LiteralString = "WITH s" + RAISE + "\nRETURN fits, " + BOUNDS
 
 # Takes the scope node's write lock first, so the counters read are the last committed ones
 # and no other counting writer of the scope interleaves until this transaction ends. The
@@ -50,11 +51,8 @@ MERGE (s:Scope {scope_key: $scope_key})
 ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.created_at = $now
 SET s.quota_locked_at = $now
-WITH s"""
-    + RAISE
-    + """
-RETURN fits, """
-    + BOUNDS,
+"""
+    + RAISE_AND_RETURN,
 )
 
 # The end of a write that created rows (a fact batch): its term statistics (``$changes`` on
@@ -67,11 +65,8 @@ MATCH (s:Scope {scope_key: $scope_key})
 CALL () {"""
     + APPLY_CHANGES
     + """}
-WITH s"""
-    + RAISE
-    + """
-RETURN fits, """
-    + BOUNDS,
+"""
+    + RAISE_AND_RETURN,
 )
 
 SET_COUNTERS = Statement(
