@@ -19,6 +19,7 @@ it lies in the one scope. An unmerge pops exactly what its merge pushed.
 from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.facts import LOCK_FACTS
 
 SUBJECT_TYPES = Statement(
     "SUBJECT_TYPES",
@@ -44,9 +45,7 @@ RETURN count(*) AS entities
 
 # The stored entities each name may mean: rank 0 by normalised name, 1 by folded name, 2 by
 # a folded alias (a scan of the type's aliased entities, as ``ENTITIES_NAMED`` does).
-RESOLVE_ENTITIES = Statement(
-    "RESOLVE_ENTITIES",
-    """
+_RESOLVE: LiteralString = """
 UNWIND $names AS n
 CALL (n) {
   MATCH (e:Entity {scope_key: $scope_key, type: n.type, normalized_name: n.norm})
@@ -61,6 +60,21 @@ CALL (n) {
   RETURN e, 2 AS rank
 }
 RETURN n.i AS i, e.normalized_name AS norm, e.id AS id, rank
+"""
+
+RESOLVE_ENTITIES = Statement("RESOLVE_ENTITIES", _RESOLVE + "ORDER BY i, rank, id\n")
+
+# The scope's fact lock (cypher/facts.py ``LOCK_SCOPE_FACTS``) and the names resolved under
+# it, in one round trip: the rows of ``RESOLVE_ENTITIES`` (none when no name is stored).
+LOCK_RESOLVE_ENTITIES = Statement(
+    "LOCK_RESOLVE_ENTITIES",
+    "CYPHER 25"
+    + LOCK_FACTS
+    + """WITH now
+CALL () {"""
+    + _RESOLVE
+    + """}
+RETURN i, norm, id, rank
 ORDER BY i, rank, id
 """,
 )

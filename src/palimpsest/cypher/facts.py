@@ -177,7 +177,8 @@ FOREACH (_ IN CASE WHEN item.source_key IS NULL THEN [] ELSE [1] END |
                 x.run_id = $run_id, x.agent_name = $agent_name, x.model = $model,
                 x.origin = $origin)
 WITH s, o, f, item, created
-RETURN item.index AS index, created,"""
+RETURN item.index AS index, created, s.created_at = $now AS subject_new,
+       o.created_at = $now AS object_new,"""
     + FACT_COLUMNS,
 )
 
@@ -333,9 +334,9 @@ RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entit
 # closure reads the stored timeline and writes its closures under this lock, so concurrent
 # writers of one subject and predicate cannot leave two current values. The write's time is
 # taken under the lock, never before the scope's last closing write's.
-LOCK_SCOPE_FACTS = Statement(
-    "LOCK_SCOPE_FACTS",
-    """
+# A fragment too (ending with ``now`` bound), so a fact write takes the lock in the statement
+# that resolves its names (cypher/entities.py ``LOCK_RESOLVE_ENTITIES``).
+LOCK_FACTS: LiteralString = """
 MERGE (s:Scope {scope_key: $scope_key})
 ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.created_at = $now
@@ -343,9 +344,9 @@ SET s.facts_lock = $now
 WITH s
 WITH s, CASE WHEN s.facts_touched_at > $now THEN s.facts_touched_at ELSE $now END AS now
 SET s.facts_touched_at = now
-RETURN now
-""",
-)
+"""
+
+LOCK_SCOPE_FACTS = Statement("LOCK_SCOPE_FACTS", LOCK_FACTS + "RETURN now\n")
 
 # Every fact of one subject whose predicate is one of the group's spellings: the timeline the
 # closure computes over. ``start`` is the fact's valid_at, else observed_at, else created_at.

@@ -7,6 +7,9 @@ so one request sees one clock) rather than the server's ``datetime()``.
 from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.note_versions import ARCHIVE_STATE
+from palimpsest.cypher.quotas import BOUNDS, RAISE
+from palimpsest.cypher.terms import APPLY_CHANGES
 
 # A note's validity at ``$as_of``, read exactly like a fact's (docs/spec.md, Time); undated notes
 # are always valid.
@@ -101,9 +104,7 @@ REMOVE s.memory_bytes, s.note_versions, s.quota_notes, s.quota_document_bytes, s
 """,
 )
 
-UPSERT_MEMORY = Statement(
-    "UPSERT_MEMORY",
-    """
+_UPSERT: LiteralString = """
 MERGE (m:Memory {scope_key: $scope_key, key: $key})
 ON CREATE SET m.tenant_id = $tenant_id, m.scope = $scope, m.owner_id = $owner_id
 SET m.created_at = CASE
@@ -119,11 +120,54 @@ SET m.created_at = CASE
     m.writer_id = $writer_id, m.writer_key = $writer_key,
     m.observed_at = $observed_at, m.valid_at = $valid_at, m.invalid_at = $invalid_at,
     m.pinned = $pinned
-WITH m
+"""
+
+UPSERT_MEMORY = Statement(
+    "UPSERT_MEMORY",
+    _UPSERT
+    + """WITH m
 OPTIONAL MATCH (s:Scope {scope_key: $scope_key})
 SET s.memory_bytes = $memory_bytes
 WITH m"""
     + ENTRY,
+)
+
+# A whole key/value write in one statement, under the scope's lock (``LOCK_SCOPE_READ_ENTRY``
+# ran first in the transaction, so the scope node exists): an open tombstone of the key ends
+# (``$close_tombstone``), the stored node becomes a past version (``$archive``), the note is
+# written, its term statistics change (``$changes`` on ``$shard``), and the scope's quota
+# counters are raised by ``$added`` when they fit (resolvers/quotas.py decides otherwise).
+# The steps run in this order, as the statements they replace did (``ARCHIVE_CURRENT``,
+# ``UPSERT_MEMORY``, ``APPLY_TERM_STATS``, ``RAISE_QUOTA_COUNTERS``).
+WRITE_MEMORY = Statement(
+    "WRITE_MEMORY",
+    """CYPHER 25
+MATCH (s:Scope {scope_key: $scope_key})
+CALL () {
+  MATCH (v:MemoryVersion {scope_key: $scope_key, key: $key})
+  WHERE $close_tombstone AND v.deleted AND v.expired_at IS NULL
+  SET v.expired_at = $now
+}
+CALL (s) {
+  MATCH (m:Memory {scope_key: $scope_key, key: $key})
+  WHERE $archive
+"""
+    + ARCHIVE_STATE
+    + """  SET s.note_versions = $note_versions
+}"""
+    + _UPSERT
+    + """SET s.memory_bytes = $memory_bytes
+WITH s, m
+CALL () {"""
+    + APPLY_CHANGES
+    + """}
+WITH s, m"""
+    + RAISE
+    + """
+WITH s, m, fits"""
+    + ENTRY.rstrip()
+    + ", fits, "
+    + BOUNDS,
 )
 
 DELETE_MEMORY = Statement(

@@ -26,17 +26,23 @@ RETURN COUNT { MATCH (v:MemoryVersion {scope_key: $scope_key}) } AS versions
 
 # The current node becomes a past version: it ends at ``$now``, or at its expiry if that came
 # first (TTL ends a version, it does not erase it).
-ARCHIVE_CURRENT = Statement(
-    "ARCHIVE_CURRENT",
-    """
-MATCH (m:Memory {scope_key: $scope_key, key: $key})
-CREATE (v:MemoryVersion)
+# A fragment (the current node bound as ``m``), so a write can archive in its own statement
+# (cypher/memory.py ``WRITE_MEMORY``).
+ARCHIVE_STATE: LiteralString = """CREATE (v:MemoryVersion)
 SET v = properties(m)
 SET v.id = $id, v.created_at = m.updated_at, v.entry_created_at = m.created_at, v.deleted = false,
     v.expired_at = CASE WHEN m.expires_at IS NOT NULL AND m.expires_at < $now
                         THEN m.expires_at ELSE $now END
 REMOVE v.updated_at
-WITH v
+"""
+
+ARCHIVE_CURRENT = Statement(
+    "ARCHIVE_CURRENT",
+    """
+MATCH (m:Memory {scope_key: $scope_key, key: $key})
+"""
+    + ARCHIVE_STATE
+    + """WITH v
 MATCH (s:Scope {scope_key: $scope_key})
 SET s.note_versions = $note_versions
 RETURN count(v) AS archived

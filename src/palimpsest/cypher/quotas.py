@@ -11,6 +11,7 @@ counter set to it.
 from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.terms import APPLY_CHANGES
 
 # The counter properties, one per counted plane (the only property names ``SET s += $counters``
 # is ever given: resolvers/quotas.py builds that map from this tuple).
@@ -23,6 +24,19 @@ COUNTERS: tuple[LiteralString, ...] = (
     "quota_pending_spans",
     "quota_versions",
 )
+
+# With the scope node ``s`` locked: raise every counter of ``$added`` when all are known and
+# fit (``fits``), else none. A fragment, so a write statement can raise its own counters
+# (cypher/memory.py ``WRITE_MEMORY``); ``BOUNDS`` are the columns the resolver decides on.
+RAISE: LiteralString = """, all(c IN $added WHERE s[c.counter] IS NOT NULL
+                              AND (c.limit = 0 OR s[c.counter] + c.n <= c.limit)) AS fits
+FOREACH (c IN CASE WHEN fits THEN $added ELSE [] END | SET s[c.counter] = s[c.counter] + c.n)"""
+BOUNDS: LiteralString = """s.quota_notes AS quota_notes,
+       s.quota_document_bytes AS quota_document_bytes, s.quota_chunks AS quota_chunks,
+       s.quota_facts AS quota_facts, s.quota_entities AS quota_entities,
+       s.quota_pending_spans AS quota_pending_spans, s.quota_versions AS quota_versions
+"""
+RAISE_AND_RETURN: LiteralString = "WITH s" + RAISE + "\nRETURN fits, " + BOUNDS
 
 # Takes the scope node's write lock first, so the counters read are the last committed ones
 # and no other counting writer of the scope interleaves until this transaction ends. The
@@ -37,14 +51,22 @@ MERGE (s:Scope {scope_key: $scope_key})
 ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.created_at = $now
 SET s.quota_locked_at = $now
-WITH s, all(c IN $added WHERE s[c.counter] IS NOT NULL
-                              AND (c.limit = 0 OR s[c.counter] + c.n <= c.limit)) AS fits
-FOREACH (c IN CASE WHEN fits THEN $added ELSE [] END | SET s[c.counter] = s[c.counter] + c.n)
-RETURN fits, s.quota_notes AS quota_notes, s.quota_document_bytes AS quota_document_bytes,
-       s.quota_chunks AS quota_chunks, s.quota_facts AS quota_facts,
-       s.quota_entities AS quota_entities, s.quota_pending_spans AS quota_pending_spans,
-       s.quota_versions AS quota_versions
-""",
+"""
+    + RAISE_AND_RETURN,
+)
+
+# The end of a write that created rows (a fact batch): its term statistics (``$changes`` on
+# ``$shard``, cypher/terms.py) and its counters' raise, in one round trip, under the scope
+# lock the write took first (so the scope node exists).
+APPLY_TERMS_RAISE_COUNTERS = Statement(
+    "APPLY_TERMS_RAISE_COUNTERS",
+    """CYPHER 25
+MATCH (s:Scope {scope_key: $scope_key})
+CALL () {"""
+    + APPLY_CHANGES
+    + """}
+"""
+    + RAISE_AND_RETURN,
 )
 
 SET_COUNTERS = Statement(

@@ -13,20 +13,21 @@ from typing import LiteralString
 
 from palimpsest.cypher.executor import Statement
 
-APPLY_TERM_STATS = Statement(
-    "APPLY_TERM_STATS",
-    """
+# Adds ``$changes`` (``StatsDelta.changes``) to shard ``$shard``, in the order given (term
+# order). A fragment, so a write statement can apply its statistics itself (in a
+# ``CALL () { ... }``: cypher/memory.py ``WRITE_MEMORY``).
+APPLY_CHANGES: LiteralString = """
 UNWIND $changes AS d
-MERGE (s:TermStats {scope_key: $scope_key, kind: d.kind, term: d.term, shard: $shard})
-ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
-              s.df = 0, s.len = 0, s.max_tf = 0, s.max_ratio = 0.0, s.bounded = true
-WITH s, d, coalesce(s.max_tf, 0) AS max_tf, coalesce(s.max_ratio, 0.0) AS max_ratio
-SET s.df = s.df + d.df, s.len = s.len + d.len,
-    s.max_tf = CASE WHEN d.max_tf > max_tf THEN d.max_tf ELSE max_tf END,
-    s.max_ratio = CASE WHEN d.max_ratio > max_ratio THEN d.max_ratio ELSE max_ratio END
-RETURN count(s) AS changed
-""",
-)
+MERGE (ts:TermStats {scope_key: $scope_key, kind: d.kind, term: d.term, shard: $shard})
+ON CREATE SET ts.tenant_id = $tenant_id, ts.scope = $scope, ts.owner_id = $owner_id,
+              ts.df = 0, ts.len = 0, ts.max_tf = 0, ts.max_ratio = 0.0, ts.bounded = true
+WITH ts, d, coalesce(ts.max_tf, 0) AS max_tf, coalesce(ts.max_ratio, 0.0) AS max_ratio
+SET ts.df = ts.df + d.df, ts.len = ts.len + d.len,
+    ts.max_tf = CASE WHEN d.max_tf > max_tf THEN d.max_tf ELSE max_tf END,
+    ts.max_ratio = CASE WHEN d.max_ratio > max_ratio THEN d.max_ratio ELSE max_ratio END
+"""
+
+APPLY_TERM_STATS = Statement("APPLY_TERM_STATS", APPLY_CHANGES + "RETURN count(ts) AS changed\n")
 
 # The query terms' statistics per kind and, when ``$speakers``, the speakers the scope knows
 # (kind ``$speaker_kind``, ``len`` 0), in one round trip. The hint keeps the planner off the

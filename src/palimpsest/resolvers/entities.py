@@ -26,6 +26,7 @@ from palimpsest.cypher import entities as q
 from palimpsest.cypher import facts as fq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers import common
 from palimpsest.resolvers.fact_decode import entity_from
 from palimpsest.resolvers.fact_input import VALUE_TYPE
 from palimpsest.resolvers.services import Services
@@ -43,17 +44,21 @@ _POSITION = (paging.Part.TEXT,) * 5
 
 async def resolve(tx: ScopedTx, svc: Services, rows: Sequence[FactRow]) -> list[FactRow]:
     """The rows, each subject and object (``*_norm``) pointed at the entity its name means."""
-    await tx.run(fq.LOCK_SCOPE_FACTS, {"now": svc.clock()})
     names: list[dict[str, Any]] = []
     for row in rows:
         for end in ("subject", "object"):
             n = _name_of(row, end)
             if n is not None:
                 names.append({"i": len(names), **n})
+    if common.FOLDED_WRITES:
+        found = await tx.run(q.LOCK_RESOLVE_ENTITIES, {"now": svc.clock(), "names": names})
+    else:
+        await tx.run(fq.LOCK_SCOPE_FACTS, {"now": svc.clock()})
+        found = await tx.run(q.RESOLVE_ENTITIES, {"names": names}) if names else []
     if not names:
         return list(rows)
     stored: dict[int, str] = {}
-    for r in await tx.run(q.RESOLVE_ENTITIES, {"names": names}):
+    for r in found:
         stored.setdefault(r["i"], r["norm"])  # best rank first, then lowest id
     first: dict[tuple[str, str], str] = {}  # a new name: the batch's first spelling of it
     meant = iter(

@@ -17,7 +17,7 @@ from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.reconcile import Closure, ClosureReason
-from palimpsest.resolvers import closure, dedup, entities, quotas, quotes, term_index
+from palimpsest.resolvers import closure, common, dedup, entities, quotas, quotes, term_index
 from palimpsest.resolvers.closure import OPEN_END, Rules
 from palimpsest.resolvers.common import check_id, fact_stamp
 from palimpsest.resolvers.fact_decode import as_known, fact_from
@@ -167,8 +167,12 @@ async def write_batch(
         by_index[r["index"]].natural_key: by_index[r["index"]] for r in written if r["created"]
     }
     fresh = list(created.values())  # one batch may name one new fact twice
-    await quotas.admit_facts(tx, svc.settings, rows, len(fresh), now)
-    await term_index.apply(tx, svc.settings, "fact", term_index.added([r.terms() for r in fresh]))
+    delta = term_index.added([r.terms() for r in fresh])
+    if common.FOLDED_WRITES:
+        await quotas.admit_written_facts(tx, svc.settings, rows, written, len(fresh), delta)
+    else:
+        await quotas.admit_facts(tx, svc.settings, rows, len(fresh), now)
+        await term_index.apply(tx, svc.settings, "fact", delta)
     done = await closure.close(tx, rows, now) if locked_at else []
     facts = {r["index"]: fact_from(tx.ref.scope, r, reader) for r in written}
     out = (

@@ -18,7 +18,7 @@ from palimpsest.cypher import note_versions as vq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import note_versions, quotas, retention, term_index
+from palimpsest.resolvers import common, note_versions, quotas, retention, term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryEntry
@@ -270,7 +270,6 @@ async def _write(
     extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
     size = len(key.encode()) + len(text.encode()) + len(extra.encode())
     memory_bytes = await _check_quota(tx, svc.settings.max_scope_bytes, key, size, now, stored)
-    await note_versions.keep_past(tx, svc.settings, who, key, now, stored)
     indexed = term_index.row_fields(embedding.text or "")
     params = {
         **indexed,
@@ -289,10 +288,28 @@ async def _write(
         "memory_bytes": memory_bytes,
         "pinned": True if pinned else None,  # absent when unpinned, as on older notes
     }
-    rows = await tx.run(q.UPSERT_MEMORY, params)
-    await term_index.apply(tx, svc.settings, "memory", term_index.replaced(stored, indexed))
-    await quotas.admit(tx, svc.settings, {quotas.Plane.NOTES: 0 if stored["stored"] else 1})
-    return _entry(tx.ref, rows[0], who)
+    delta = term_index.replaced(stored, indexed)
+    notes = {quotas.Plane.NOTES: 0 if stored["stored"] else 1}
+    if not common.FOLDED_WRITES:
+        await note_versions.keep_past(tx, svc.settings, who, key, now, stored)
+        rows = await tx.run(q.UPSERT_MEMORY, params)
+        await term_index.apply(tx, svc.settings, "memory", delta)
+        await quotas.admit(tx, svc.settings, notes)
+        return _entry(tx.ref, rows[0], who)
+    # Versions, the note, its term statistics and the quota counters in one round trip.
+    past, versions = await note_versions.past_params(tx, svc.settings, key, now, stored)
+    created = {**notes, quotas.Plane.VERSIONS: versions}
+    [row] = await tx.run(
+        q.WRITE_MEMORY,
+        {
+            **params,
+            **past,
+            **term_index.change_params(svc.settings, "memory", delta),
+            "added": quotas.raises(svc.settings, created),
+        },
+    )
+    await quotas.settle(tx, svc.settings, created, row)
+    return _entry(tx.ref, row, who)
 
 
 async def _check_quota(

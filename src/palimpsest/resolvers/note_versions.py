@@ -62,6 +62,27 @@ async def keep_past(
     await quotas.admit(tx, settings, {quotas.Plane.VERSIONS: added})
 
 
+async def past_params(
+    tx: ScopedTx, settings: Settings, key: str, now: datetime, lock: Row
+) -> tuple[dict[str, object], int]:
+    """What ``keep_past`` does before a write, as the parameters of a statement that does it
+    itself (cypher/memory.py ``WRITE_MEMORY``), and the versions it adds. Refuses, before
+    anything changes, a write that would take the scope over its version limit."""
+    stored = bool(lock["stored"])
+    count = (
+        await _versions(tx, settings.max_note_versions, lock["note_versions"], 1) if stored else 0
+    )
+    params = {
+        "key": key,
+        "now": now,
+        "close_tombstone": not stored and _last(lock)[1:] == [True],
+        "archive": stored,
+        "note_versions": count + 1 if stored else None,
+        "id": new_id(),
+    }
+    return params, int(stored)
+
+
 async def _versions(tx: ScopedTx, limit: int, counted: int | None, added: int) -> int:
     """The scope's past versions now (its counter, or a count when that is unknown)."""
     if counted is None:

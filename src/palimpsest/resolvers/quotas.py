@@ -20,6 +20,8 @@ from palimpsest.config import Settings
 from palimpsest.cypher import quotas as q
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.errors import QuotaExceeded
+from palimpsest.fulltext import StatsDelta
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.services import utc_now
 from palimpsest.schema.fact_rows import FactRow
 
@@ -78,19 +80,35 @@ async def exact(tx: ScopedTx, plane: Plane) -> int:
 async def admit(tx: ScopedTx, settings: Settings, created: Mapping[Plane, int]) -> None:
     """After a write in ``tx`` that created ``created`` rows (or bytes) per plane: raise the
     scope's counters, or refuse the write when a plane is over its limit."""
-    added = {p: n for p, n in created.items() if n > 0}
-    if not added:
+    raise_ = raises(settings, created)
+    if not raise_:
         return
-    raise_ = [
-        {"counter": PLANES[p].counter, "n": n, "limit": limit_of(settings, p)}
-        for p, n in sorted(added.items())
-    ]
     [bounds] = await tx.run(q.RAISE_COUNTERS, {"now": utc_now(), "added": raise_})
+    await settle(tx, settings, created, bounds)
+
+
+def raises(settings: Settings, created: Mapping[Plane, int]) -> list[dict[str, object]]:
+    """The ``$added`` of ``RAISE_QUOTA_COUNTERS`` (or of a write statement that raises the
+    counters itself, cypher/quotas.py ``RAISE``) for ``created``."""
+    return [
+        {"counter": PLANES[p].counter, "n": n, "limit": limit_of(settings, p)}
+        for p, n in sorted(created.items())
+        if n > 0
+    ]
+
+
+async def settle(
+    tx: ScopedTx, settings: Settings, created: Mapping[Plane, int], bounds: Row
+) -> None:
+    """After the counters' raise (``bounds``: its ``fits`` and ``BOUNDS`` columns): done when
+    it fitted; otherwise count the planes whose bound cannot decide, refuse a write over a
+    limit, and set the counters."""
     if bounds["fits"]:
         return  # every bound known and under its limit: raised in the same statement
     counters: dict[str, int] = {}
-    for plane, n in added.items():
-        counters[PLANES[plane].counter] = await _admit_one(tx, settings, plane, n, bounds)
+    for plane, n in created.items():
+        if n > 0:
+            counters[PLANES[plane].counter] = await _admit_one(tx, settings, plane, n, bounds)
     await tx.run(q.SET_COUNTERS, {"counters": counters})
 
 
@@ -105,6 +123,27 @@ async def admit_facts(
         [row] = await tx.run(q.CREATED_ENTITIES, {"ids": ids, "now": now})
         entities = int(row["created"])
     await admit(tx, settings, {Plane.FACTS: facts, Plane.ENTITIES: entities})
+
+
+async def admit_written_facts(
+    tx: ScopedTx,
+    settings: Settings,
+    rows: Sequence[FactRow],
+    written: Sequence[Row],
+    facts: int,
+    delta: StatsDelta,
+) -> None:
+    """``admit_facts`` and the batch's term statistics (``delta``) in one statement: an
+    entity is new when ``ASSERT_FACTS`` (its ``written`` rows) created it with one of the
+    batch's minted ids, as ``CREATED_QUOTA_ENTITIES`` counts."""
+    minted = {i for r in rows for i in (r.subject_id, r.object_id) if i}
+    made = {r[end]["id"] for r in written for end in ("subject", "object") if r[f"{end}_new"]}
+    created = {Plane.FACTS: facts, Plane.ENTITIES: len(made & minted)}
+    params = term_index.change_params(settings, "fact", delta)
+    added = raises(settings, created)
+    if params["changes"] or added:
+        [bounds] = await tx.run(q.APPLY_TERMS_RAISE_COUNTERS, {**params, "added": added})
+        await settle(tx, settings, created, bounds)
 
 
 async def _admit_one(

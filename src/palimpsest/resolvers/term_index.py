@@ -68,10 +68,16 @@ def removed(rows: Sequence[dict[str, Any]]) -> StatsDelta:
 async def apply(tx: ScopedTx, settings: Settings, kind: str, delta: StatsDelta) -> None:
     """Add ``delta`` to the transaction's scope, on one random shard, in term order. Readers
     sum every shard, so changing the number of shards needs no migration."""
-    changes = delta.changes(kind)
-    if changes:
-        shard = secrets.randbelow(settings.fulltext_stats_shards)
-        await tx.run(q.APPLY_TERM_STATS, {"changes": changes, "shard": shard})
+    params = change_params(settings, kind, delta)
+    if params["changes"]:
+        await tx.run(q.APPLY_TERM_STATS, params)
+
+
+def change_params(settings: Settings, kind: str, delta: StatsDelta) -> dict[str, Any]:
+    """``$changes`` and ``$shard`` for ``APPLY_TERM_STATS``, or for a write statement that
+    applies them itself (cypher/terms.py ``APPLY_CHANGES``)."""
+    shard = secrets.randbelow(settings.fulltext_stats_shards)
+    return {"changes": delta.changes(kind), "shard": shard}
 
 
 async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -> int:

@@ -15,16 +15,15 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow
 from tests.unit.principals import principal
-from tests.unit.recording import NOW, services
+from tests.unit.recording import services
 
 
 def stored(*known: tuple[str, str, str]) -> Any:
     """An answer knowing entities as (type, folded key, stored normalised name)."""
 
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
-        if statement.name == "LOCK_SCOPE_FACTS":
-            return [{"now": NOW}]
-        assert statement.name == "RESOLVE_ENTITIES", statement.name
+        # The scope's fact lock is taken in the statement that resolves the names.
+        assert statement.name == "LOCK_RESOLVE_ENTITIES", statement.name
         return [
             {"i": n["i"], "norm": norm}
             for n in params["names"]
@@ -52,7 +51,7 @@ async def test_a_stored_entity_names_every_spelling_that_folds_to_it(tmp_path: P
     assert row.subject_norm == "ada  lovelace"
     assert row.subject_name == "ADA Lovelace!"  # the written name is kept as given
     assert row.object_norm == "paris"
-    assert recorder.names() == ["LOCK_SCOPE_FACTS", "RESOLVE_ENTITIES"]  # the lock first
+    assert recorder.names() == ["LOCK_RESOLVE_ENTITIES"]  # the lock with the names
 
 
 async def test_a_new_name_takes_the_batchs_first_spelling(tmp_path: Path) -> None:
@@ -69,5 +68,5 @@ async def test_a_literal_value_is_never_resolved(tmp_path: Path) -> None:
     svc, recorder = services(stored(("value", "35", "3,5")), tmp_path)
     [row] = await resolved(svc, [fact("Ada", value="3.5")])
     assert row.object_norm == "3.5"
-    [names] = [c.params["names"] for c in recorder.calls if c.name == "RESOLVE_ENTITIES"]
+    [names] = [c.params["names"] for c in recorder.calls if c.name == "LOCK_RESOLVE_ENTITIES"]
     assert [n["type"] for n in names] == ["person"]

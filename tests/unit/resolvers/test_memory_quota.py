@@ -17,9 +17,9 @@ from palimpsest.resolvers import memory
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 
-# A new note is counted (resolvers/quotas.py): the scope's counters, raised under its lock in
-# one statement when they are known and fit.
-QUOTA = ["RAISE_QUOTA_COUNTERS"]
+# A new note is written, its term statistics changed and the scope's counters raised
+# (resolvers/quotas.py) in one statement, under the scope's lock.
+WRITE = ["WRITE_MEMORY"]
 
 
 def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0) -> Any:
@@ -43,9 +43,11 @@ def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0
                 ]
             case "SCOPE_USAGE":
                 return [{"used": used, "others": others}]
-            case "UPSERT_MEMORY":
+            case "WRITE_MEMORY":
                 return [
-                    {
+                    dict.fromkeys(COUNTERS, 0)
+                    | {
+                        "fits": True,
                         "key": params["key"],
                         "value": params["value"],
                         "expires_at": None,
@@ -61,10 +63,6 @@ def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0
                         "pinned": params["pinned"],
                     }
                 ]
-            case "APPLY_TERM_STATS":
-                return [{"changed": len(params["changes"])}]
-            case "RAISE_QUOTA_COUNTERS":
-                return [dict.fromkeys(COUNTERS, 0) | {"fits": True}]
         raise AssertionError(statement.name)
 
     return answer
@@ -94,16 +92,14 @@ async def test_a_write_within_the_quota_is_upserted_under_the_lock(tmp_path: Pat
     assert recorder.names() == [
         "LOCK_SCOPE_READ_ENTRY",
         "SCOPE_USAGE",
-        "UPSERT_MEMORY",
-        "APPLY_TERM_STATS",
-        *QUOTA,
+        *WRITE,
     ]
     assert len({c.write for c in recorder.calls}) == 1  # one write transaction for all of them
     assert recorder.calls[2].params["bytes"] == len("k") + len('"v"')
     # The bound was unknown: it is set from the sum, expired notes included.
     assert recorder.calls[2].params["memory_bytes"] == 30 + 4
     # The new note's term "v" and the scope's row count change in the same transaction.
-    changes = {(c["kind"], c["term"]): c["df"] for c in recorder.calls[3].params["changes"]}
+    changes = {(c["kind"], c["term"]): c["df"] for c in recorder.calls[2].params["changes"]}
     assert changes == {("memory", ""): 1, ("memory", "v"): 1}
 
 
@@ -113,9 +109,7 @@ async def test_a_write_well_under_the_bound_sums_nothing(tmp_path: Path) -> None
     await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
     assert recorder.names() == [
         "LOCK_SCOPE_READ_ENTRY",
-        "UPSERT_MEMORY",
-        "APPLY_TERM_STATS",
-        *QUOTA,
+        *WRITE,
     ]
     assert recorder.calls[1].params["memory_bytes"] == 40 - 12 + 4
 
@@ -125,7 +119,7 @@ async def test_a_bound_over_the_quota_asks_the_live_notes(tmp_path: Path) -> Non
     script_ = script(used=10, bound=98, stored=0, others=98)
     svc, recorder = services(script_, tmp_path, max_scope_bytes=100)
     await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
-    assert recorder.names()[:3] == ["LOCK_SCOPE_READ_ENTRY", "SCOPE_USAGE", "UPSERT_MEMORY"]
+    assert recorder.names()[:3] == ["LOCK_SCOPE_READ_ENTRY", "SCOPE_USAGE", "WRITE_MEMORY"]
     assert recorder.calls[2].params["memory_bytes"] == 98 + 4
 
 
@@ -134,8 +128,6 @@ async def test_without_a_quota_an_unknown_bound_stays_unknown(tmp_path: Path) ->
     await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
     assert recorder.names() == [
         "LOCK_SCOPE_READ_ENTRY",
-        "UPSERT_MEMORY",
-        "APPLY_TERM_STATS",
-        *QUOTA,
+        *WRITE,
     ]
     assert recorder.calls[1].params["memory_bytes"] is None

@@ -62,7 +62,7 @@ async def test_a_write_over_the_version_limit_is_refused_before_any_write(
         "setting": "PALIMPSEST_MAX_NOTE_VERSIONS",
     }
     assert "ARCHIVE_CURRENT" not in recorder.names()
-    assert "UPSERT_MEMORY" not in recorder.names()
+    assert "WRITE_MEMORY" not in recorder.names()
 
 
 async def test_a_delete_needs_room_for_the_version_and_its_tombstone(tmp_path: Path) -> None:

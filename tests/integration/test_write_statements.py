@@ -1,0 +1,134 @@
+"""Writes in few statements, on the real Neo4j: a key/value write is its lock-and-read and one
+write statement; a fact write runs six statements. Each statement is a driver round trip
+(docs/notes/load.md), so a regression to more of them fails here. The folded statements
+leave a scope exactly as the statements they replace did: notes, versions, tombstones, the
+quota counters and the term statistics."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from neo4j import Driver
+
+from palimpsest.cypher import executor
+from palimpsest.identity import Principal, Scope, resolve_scope
+from palimpsest.resolvers import common, facts, memory
+from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import EntityRef, FactDraft
+from tests.unit.principals import principal
+
+pytestmark = pytest.mark.integration
+
+KV_WRITE = ["LOCK_SCOPE_READ_ENTRY", "WRITE_MEMORY"]
+FACT_WRITE = [
+    "GET_ONTOLOGY",  # the tenant's ontology, read before the write's transaction
+    "LOCK_RESOLVE_ENTITIES",
+    "NEAR_DUPLICATE_FACTS",
+    "KEY_CONFLICTS",
+    "ASSERT_FACTS",
+    "APPLY_TERMS_RAISE_COUNTERS",
+]
+
+
+@pytest.fixture
+def ran(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the scoped statements the executor sends, in order (a background loop's
+    reads of the schema record are unscoped)."""
+    names: list[str] = []
+    run = executor._run
+
+    async def counted(tx: Any, statement: executor.Statement, *args: Any) -> list[executor.Row]:
+        if statement.scoped:
+            names.append(statement.name)
+        return await run(tx, statement, *args)
+
+    monkeypatch.setattr(executor, "_run", counted)
+    return names
+
+
+def fresh() -> Principal:
+    return principal(tenant_id=f"writes-{uuid.uuid4().hex[:8]}", user_id="alice")
+
+
+def draft(subject: str, obj: str) -> FactDraft:
+    return FactDraft(EntityRef("person", subject), "works with", EntityRef("person", obj), None)
+
+
+async def test_a_key_value_write_is_two_statements(svc: Services, ran: list[str]) -> None:
+    who = fresh()
+    # A new scope's first note and first version count what its bounds do not know yet
+    # (resolvers/quotas.py).
+    for _ in range(2):
+        await memory.set_value(svc, who, Scope.USER, "first", "words", None, False, None)
+    ran.clear()
+    await memory.set_value(svc, who, Scope.USER, "k", "first words", None, False, None)
+    assert ran == KV_WRITE  # a new key
+    ran.clear()
+    entry = await memory.set_value(svc, who, Scope.USER, "k", "second words", None, False, None)
+    assert ran == KV_WRITE  # a stored key: its version archived in the same statement
+    assert entry.value == "second words"
+    ran.clear()
+    await memory.increment(svc, who, Scope.USER, "n", 2)
+    assert ran == KV_WRITE
+
+
+async def test_a_fact_write_is_six_statements(svc: Services, ran: list[str]) -> None:
+    who = fresh()
+    await facts.assert_facts(svc, who, Scope.USER, [draft("Bob", "Carol")])
+    ran.clear()
+    [made] = await facts.assert_facts(svc, who, Scope.USER, [draft("Ada", "Grace")])
+    assert made.created
+    assert ran == FACT_WRITE
+
+
+SNAPSHOT = """
+MATCH (s:Scope {scope_key: $k})
+RETURN s {.memory_bytes, .note_versions, .quota_notes, .quota_versions, .quota_facts,
+          .quota_entities} AS scope,
+       COLLECT { MATCH (m:Memory {scope_key: $k})
+                 RETURN [m.key, m.value, m.bytes, m.ft, m.ft_tf, m.ft_len, m.pinned]
+                 ORDER BY m.key } AS notes,
+       COLLECT { MATCH (v:MemoryVersion {scope_key: $k})
+                 RETURN [v.key, v.value, v.deleted, v.expired_at IS NULL, v.ft]
+                 ORDER BY v.key, v.created_at } AS versions,
+       COLLECT { MATCH (t:TermStats {scope_key: $k})
+                 WITH t.kind AS kind, t.term AS term, sum(t.df) AS df, sum(t.len) AS len,
+                      max(t.max_tf) AS max_tf, max(t.max_ratio) AS max_ratio
+                 RETURN [kind, term, df, len, max_tf, max_ratio] ORDER BY kind, term } AS terms,
+       COUNT { MATCH (e:Entity {scope_key: $k}) } AS entities,
+       COLLECT { MATCH ()-[f:FACT {scope_key: $k}]->() RETURN f.text ORDER BY f.text } AS facts
+"""
+
+
+async def write_a_history(svc: Services, who: Principal) -> None:
+    """New keys, overwrites, a delete and a write after it (its tombstone closes), the
+    reducers, and facts, new and asserted again."""
+    for i, text in enumerate(["alpha beta", "beta gamma", "gamma gamma delta"]):
+        await memory.set_value(svc, who, Scope.USER, f"k{i % 2}", text, None, False, None)
+    await memory.delete(svc, who, Scope.USER, "k1")
+    await memory.set_value(svc, who, Scope.USER, "k1", "back again", None, False, None)
+    await memory.increment(svc, who, Scope.USER, "n", 3)
+    await memory.increment(svc, who, Scope.USER, "n", 4)
+    await memory.merge(svc, who, Scope.USER, "m", {"a": 1})
+    await facts.assert_facts(svc, who, Scope.USER, [draft("Ada", "Grace"), draft("Ada", "Alan")])
+    await facts.assert_facts(svc, who, Scope.USER, [draft("Ada", "Grace"), draft("Bob", "Ada")])
+
+
+async def test_folded_writes_leave_the_scope_as_the_statements_they_replace(
+    svc: Services, neo4j_driver: Driver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = []
+    for folded in (True, False):
+        monkeypatch.setattr(common, "FOLDED_WRITES", folded)
+        who = fresh()
+        await write_a_history(svc, who)
+        key = resolve_scope(who, Scope.USER).scope_key
+        [row], _, _ = neo4j_driver.execute_query(SNAPSHOT, k=key)
+        found.append(row.data())
+    assert found[0]["versions"]
+    assert found[0]["terms"]
+    assert found[0]["entities"] == 4
+    assert found[0]["scope"]["quota_notes"] == 5  # an upper bound: a delete leaves it
+    assert found[0] == found[1]
