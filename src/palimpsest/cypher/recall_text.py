@@ -1,13 +1,14 @@
 """The text side of hybrid recall for one scope in one statement (``resolvers/recall_text.py``).
 
 ``READ_TEXT_SIDE`` reads the query terms' statistics (the body of ``READ_TERM_STATS``) and,
-for each kind in ``$held`` whose query terms the scope's statistics count on fewer than
-``$k`` rows together, every row of the scope holding any query term (``$lucene``), with the
-full-text legs' columns (``TERMS_*``) and every such row's cues (``CUES_*``, without the hit
-projection). The resolver then scores them in Python as the legs do. A kind whose terms are
-counted on ``$k`` rows or more is not read (``null``): its leg reads as before. Lucene is
-asked for ``$k`` rows at most; an answer of ``$k`` rows may be cut (the statistics lag), and
-the resolver reads that kind as before too, so the rows held are always all of them.
+for each kind held (``$hold_memory``; ``$kind_memory`` names it; and so on) whose query
+terms the scope's statistics count on fewer than ``$k`` rows together, every row of the
+scope holding any query term (``$lucene``), with the full-text legs' columns (``TERMS_*``)
+and every such row's cues (``CUES_*``, without the hit projection). The resolver then scores
+them in Python as the legs do. A kind whose terms are counted on ``$k`` rows or more is not
+read (``null``): its leg reads as before. Lucene is asked for ``$k`` rows at most; an answer
+of ``$k`` rows may be cut (the statistics lag), and the resolver reads that kind as before
+too, so the rows held are always all of them.
 
 ``HELD_HITS`` then reads what a hit shows of the notes and chunks the held legs kept for
 their pools (what ``CUES_*`` return beside the cues), both kinds in one statement, so the
@@ -36,9 +37,9 @@ def _df(kind: LiteralString) -> LiteralString:
     """The scope's count of rows of ``kind`` holding a query term, at most (the sum of the
     terms' document frequencies; the totals row has the empty term)."""
     return (
-        "reduce(n = 0, s IN stats | n + CASE WHEN s.kind = '"
+        "reduce(n = 0, s IN stats | n + CASE WHEN s.kind = $kind_"
         + kind
-        + "' AND s.term <> '' THEN s.df ELSE 0 END)"
+        + " AND s.term <> '' THEN s.df ELSE 0 END)"
     )
 
 
@@ -46,9 +47,9 @@ def _held(
     kind: LiteralString, search: LiteralString, tail: LiteralString, untimely: LiteralString
 ) -> LiteralString:
     return (
-        "\nOPTIONAL CALL (stats) {\n  WITH stats WHERE '"
+        "\nOPTIONAL CALL (stats) {\n  WITH stats WHERE $hold_"
         + kind
-        + "' IN $held AND 0 < "
+        + " AND 0 < "
         + _df(kind)
         + " < $k\n  CALL () {\n    "
         + search

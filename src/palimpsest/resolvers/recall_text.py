@@ -122,7 +122,8 @@ async def read_text_side(
     params = {
         **base,
         **stats_params(kinds, terms, speakers),
-        "held": list(held),
+        **{f"hold_{k}": k in held for k in fulltext.KINDS},
+        **{f"kind_{k}": k for k in fulltext.KINDS},
         "lucene": fulltext.lucene_terms(tx.ref.scope_key, sorted(set(terms))),
         "k": most,
     }

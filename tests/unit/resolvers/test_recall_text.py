@@ -64,7 +64,7 @@ class Scope1(Rows):
                 )  # fmt: skip
         total = sum(r["df"] for r in rows[1:])
         chunk = None
-        if "chunk" in params["held"] and total > 0 and total - self.lag < params["k"]:
+        if params["hold_chunk"] and total > 0 and total - self.lag < params["k"]:
             lucene = ft.lucene_terms(params["scope_key"], sorted(set(params["terms"][1:])))
             [found] = await super().run(Statement("TERMS_CHUNKS", ""), {**params, "lucene": lucene})
             chunk = {**found, "cues": [CUE for _ in found["ids"]]}
