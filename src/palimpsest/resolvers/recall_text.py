@@ -28,8 +28,10 @@ from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.fulltext import KindStats
 
 # A kind's rows are read with the statistics when its query terms are counted on fewer rows
-# than this together (the reads they spare cost more than the rows the leg would not read).
-HELD_MAX_ROWS = 1000
+# than this together: below it, the round trips spared cost more than the rows read that the
+# leg's own reads would skip. At 1,000, a 680-chunk conversation's searches held most of
+# their rows and cost more CPU than the legs' own reads (docs/notes/search-latency.md).
+HELD_MAX_ROWS = 200
 MAX_SPEAKERS = 1000
 
 # Which rows a read asks for, by the terms a row holds (the Lucene query's own meaning).
