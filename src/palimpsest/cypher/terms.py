@@ -32,10 +32,8 @@ APPLY_TERM_STATS = Statement("APPLY_TERM_STATS", APPLY_CHANGES + "RETURN count(t
 # The query terms' statistics per kind and, when ``$speakers``, the speakers the scope knows
 # (kind ``$speaker_kind``, ``len`` 0), in one round trip. The hint keeps the planner off the
 # index on ``scope_key`` alone, which reads every term the scope has ever seen.
-READ_TERM_STATS = Statement(
-    "READ_TERM_STATS",
-    """CYPHER 25
-CALL () {
+# The body is shared with the text side's one statement (``cypher/recall_text.py``).
+TERM_STATS_ROWS: LiteralString = """CALL () {
   MATCH (s:TermStats {scope_key: $scope_key})
   USING INDEX s:TermStats(scope_key, kind, term)
   WHERE s.kind IN $kinds AND s.term IN $terms
@@ -52,7 +50,13 @@ CALL () {
   ORDER BY term
   LIMIT $limit
 }
-RETURN kind, term, df, len, max_tf, max_ratio, bounded
+"""
+
+READ_TERM_STATS = Statement(
+    "READ_TERM_STATS",
+    "CYPHER 25\n"
+    + TERM_STATS_ROWS
+    + """RETURN kind, term, df, len, max_tf, max_ratio, bounded
 """,
 )
 

@@ -24,6 +24,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -164,26 +165,43 @@ async def _recall(
             timing.observe(stage, ended - started)
 
     async def text_side(tx: Tx) -> list[RankedList]:
+        # The statistics, and each kind's rows where they are few (recall_text), per scope.
+        held = [s for s in sources if not (notes_past and s is pure.Source.NOTES)]
         with timing.timed("stats"):
-            stats = [
-                await legs.read_stats(tx.scoped(r), sources, terms, want_speakers) for r in refs
+            read = [
+                await legs.read_text_side(tx.scoped(r), sources, terms, want_speakers, base, held)
+                for r in refs
             ]
+        stats = [st for st, _ in read]
         if not stats_read.done():  # a retried transaction reads them again
             stats_read.set_result(stats)
         lists: list[RankedList] = []
-        for ref, st in zip(refs, stats, strict=True):
+        for ref, (st, rows) in zip(refs, read, strict=True):
+            mine: list[RankedList] = []
             for source in sources:
                 kind = st.of(source)
                 if terms and notes_past and source is pure.Source.NOTES:
                     work = past.fulltext_leg(tx.scoped(ref), terms, kind, pool, base, lv.k1, lv.b)
                     ranked = await leg(f"fulltext_{source.value}", work)
-                    lists.append(RankedList("fulltext", source, ref, ranked))
+                    mine.append(RankedList("fulltext", source, ref, ranked))
                 elif terms and kind.rows > 0:
                     work = legs.fulltext_leg(
-                        tx.scoped(ref), source, terms, kind, pool, base, lv.k1, lv.b
+                        tx.scoped(ref),
+                        source,
+                        terms,
+                        kind,
+                        pool,
+                        base,
+                        lv.k1,
+                        lv.b,
+                        held=rows.get(source),
                     )
                     ranked = await leg(f"fulltext_{source.value}", work)
-                    lists.append(RankedList("fulltext", source, ref, ranked))
+                    mine.append(RankedList("fulltext", source, ref, ranked))
+            # What a hit shows of the held legs' notes and chunks, in one statement.
+            held_lists = {one.source: one.ranked for one in mine if one.source in rows}
+            shown = await legs.held_hits(tx.scoped(ref), held_lists)
+            lists += [dc_replace(one, ranked=shown.get(one.source, one.ranked)) for one in mine]
         return lists
 
     async def finish(tx: Tx, lists: list[RankedList], question: cues.QuestionCues) -> RecallResult:

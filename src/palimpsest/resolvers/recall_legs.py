@@ -13,11 +13,13 @@ their own, concurrently (the planner in ``recall.py`` decides).
   own count of them) and scored; then the terms whose rows could still reach the pool are
   enumerated too; a row holding only the remaining terms scores below the pool's last score,
   so it cannot enter. On a big scope, where the rarest term alone is held by hundreds of
-  rows or more, the covering read (``_Reader.covering``) first reads the rows holding every
-  query term, then only the rows holding a set of terms that could still reach the pool.
+  rows or more, the covering read (``recall_text.Reader.covering``) first reads the rows
+  holding every query term, then only the rows holding a set of terms that could still reach
+  the pool.
   A term's bound comes from the scope's peaks for it (``fulltext.upper_bound``). Which rows
   are read, and their scores, depend only on the scope. The pool's cues are read once the
-  pool is known.
+  pool is known. Where the text side read a kind's few rows with the statistics
+  (``recall_text.read_text_side``), the leg's reads are answered from them.
 - ``load_hits``: the rows fusion kept, every kind of a scope in one statement.
 
 Legs return their pool's ``Cues`` (observedAt, years, time expressions, speaker,
@@ -27,27 +29,28 @@ validity), so the time window and the boosts need no load: only the top-k is loa
 from __future__ import annotations
 
 import heapq
-import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from palimpsest import fulltext, timerefs
 from palimpsest.cypher import recall as q
+from palimpsest.cypher import recall_text as qt
 from palimpsest.cypher import terms as tq
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.fulltext import KindStats
 from palimpsest.recall import Source
+from palimpsest.resolvers import recall_text as text
 
 MAX_FETCH = 2000
 # The approximate search is asked for at least this many rows, whatever the pool: a larger
 # LIMIT widens its search, so the top of a small pool is closer to an exact scan's
 # (the default of ``recall_ann_floor``).
 ANN_FLOOR = 50
-MAX_SPEAKERS = 1000
+MAX_SPEAKERS = text.MAX_SPEAKERS
 # A full-text leg tries the covering read when its rarest term is held by this many rows of
-# the scope or more (``_Reader.covering``).
+# the scope or more (``recall_text.Reader.covering``).
 COVER_MIN_ROWS = 200
 KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
 
@@ -116,28 +119,43 @@ async def read_stats(
     tx: ScopedTx, sources: Sequence[Source], terms: Sequence[str], speakers: bool
 ) -> ScopeStats:
     kinds = [KIND[s] for s in sources]
-    params = {
-        "kinds": kinds,
-        "terms": [fulltext.TOTALS, *terms],
-        "speakers": speakers,
-        "speaker_kind": fulltext.SPEAKER_KIND,
-        "limit": MAX_SPEAKERS,
+    rows = await tx.run(tq.READ_TERM_STATS, text.stats_params(kinds, terms, speakers))
+    return ScopeStats(*text.parse_stats(rows, kinds))
+
+
+async def read_text_side(
+    tx: ScopedTx,
+    sources: Sequence[Source],
+    terms: Sequence[str],
+    speakers: bool,
+    base: Mapping[str, Any],
+    held: Sequence[Source],
+) -> tuple[ScopeStats, dict[Source, text.Held]]:
+    """The statistics, and the few rows of each kind of ``held`` that hold a query term
+    (``recall_text``), in one statement; without terms or such kinds, the statistics alone."""
+    if not terms or not held or text.HELD_MAX_ROWS <= 0:
+        return await read_stats(tx, sources, terms, speakers), {}
+    kinds = [KIND[s] for s in sources]
+    side = await text.read_text_side(
+        tx, kinds, terms, speakers, base, [KIND[s] for s in held], text.HELD_MAX_ROWS
+    )
+    rows = {s: side.held[KIND[s]] for s in held if KIND[s] in side.held}
+    return ScopeStats(side.kinds, side.speakers), rows
+
+
+async def held_hits(tx: ScopedTx, ranked: Mapping[Source, Ranked]) -> dict[Source, Ranked]:
+    """The pools of held legs (``read_text_side``) with what a hit shows of their notes and
+    chunks (``Ranked.rows``, as the cue reads return it), both kinds in one statement."""
+    notes, chunks = ranked.get(Source.NOTES), ranked.get(Source.DOCUMENTS)
+    params = {"notes": notes.ids if notes else [], "chunks": chunks.ids if chunks else []}
+    if not params["notes"] and not params["chunks"]:
+        return dict(ranked)
+    [row] = await tx.run(qt.HELD_HITS, params)
+    shown = {
+        Source.NOTES: dict(zip(row["note_ids"], row["notes"], strict=True)),
+        Source.DOCUMENTS: dict(zip(row["chunk_ids"], row["chunks"], strict=True)),
     }
-    totals: dict[str, tuple[int, int]] = {}
-    dfs: dict[str, dict[str, int]] = {k: {} for k in kinds}
-    peaks: dict[str, dict[str, tuple[int, float]]] = {k: {} for k in kinds}
-    names: list[str] = []
-    for r in await tx.run(tq.READ_TERM_STATS, params):
-        if r["kind"] == fulltext.SPEAKER_KIND:
-            names.append(r["term"])
-        elif r["term"] == fulltext.TOTALS:
-            totals[r["kind"]] = (int(r["df"]), int(r["len"]))
-        elif int(r["df"]) > 0:
-            dfs[r["kind"]][r["term"]] = int(r["df"])
-            if r["bounded"]:
-                peaks[r["kind"]][r["term"]] = (int(r["max_tf"]), float(r["max_ratio"]))
-    stats = {k: KindStats(*totals.get(k, (0, 0)), dfs[k], peaks[k]) for k in kinds}
-    return ScopeStats(stats, names)
+    return {s: replace(r, rows=shown[s]) if s in shown else r for s, r in ranked.items()}
 
 
 async def vector_leg(
@@ -202,8 +220,10 @@ async def fulltext_leg(
     k1: float,
     b: float,
     cover_min_rows: int = COVER_MIN_ROWS,
+    held: text.Held | None = None,
 ) -> Ranked:
-    """Exact top-``pool`` live rows by scope-local BM25 (ties by id)."""
+    """Exact top-``pool`` live rows by scope-local BM25 (ties by id); with ``held``, the
+    rows of the scope holding a query term are those (``recall_text``), and read no more."""
     statement = LEGS[source].terms
     scorer = fulltext.Scorer.of(terms, stats, k1, b)
     scored: dict[str, tuple[float, bool]] = {}
@@ -222,15 +242,15 @@ async def fulltext_leg(
                 if not _dropped(live, late):
                     filtered_out.add(row_id)
 
-    reader = _Reader(tx, statement, stats, base, take)
+    reader = text.Reader(tx, statement, stats, base, take, held)
     if not await reader.covering(terms, pool, k1, b, scored, cover_min_rows):
         done: set[str] = set()
         batch = fulltext.first_terms(terms, stats, pool)
         while batch:
             lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
-            take(await reader.rows(lucene, _most_holding(batch, stats)))
+            take(await reader.rows(lucene, text.most_holding(batch, stats), text.any_of(batch)))
             done |= set(batch)
-            batch = fulltext.missing_terms(terms, done, stats, k1, b, _threshold(scored, pool))
+            batch = fulltext.missing_terms(terms, done, stats, k1, b, text.best_score(scored, pool))
     # The pool, best first (ties by id), without sorting every row read (tens of thousands on
     # a big scope).
     live = heapq.nsmallest(
@@ -242,105 +262,12 @@ async def fulltext_leg(
         for i, (score, alive) in scored.items()
         if not alive and score >= floor and i not in filtered_out
     }
-    cues, shown = await _cues(tx, source, live)
+    if held is None:
+        cues, shown = await _cues(tx, source, live)
+    else:
+        raw = held.cues()
+        cues, shown = {i: Cues.of(raw.get(i)) for i in live}, {}
     return Ranked(live, {i: scored[i][0] for i in live}, dropped, cues, shown)
-
-
-@dataclass(frozen=True, slots=True)
-class _Reader:
-    """The reads of one full-text leg: rows matching a Lucene query, whole, and the covering
-    read that spares most of a frequent rarest term's rows on a big scope."""
-
-    tx: ScopedTx
-    statement: Statement
-    stats: KindStats
-    base: dict[str, Any]
-    take: Callable[[Row], None]
-
-    async def covering(
-        self,
-        terms: Sequence[str],
-        pool: int,
-        k1: float,
-        b: float,
-        scored: dict[str, tuple[float, bool]],
-        min_rows: int,
-    ) -> bool:
-        """Read every row that could enter the pool in two small reads, when that can be
-        (False: it could not; the rows read so far are scored all the same). The rows holding
-        every term of the seed (``_seed``: the query's terms, or its rarest ones) are read
-        first and scored exactly: the pool's last live score among them is one the true pool
-        reaches, so a row that could still enter holds a whole set of terms whose bounds
-        reach it (``fulltext.covering_sets``), and exactly those rows are read next, less the
-        seed's. Rows, scores and ranks still depend only on the scope. Used when the rarest
-        term is held by ``min_rows`` rows or more (below that, reading them costs less than a
-        round trip)."""
-        df = self.stats.df
-        present = sorted({t for t in terms if df.get(t, 0) > 0})
-        if not 2 <= len(present) <= fulltext.MAX_COVER_TERMS:
-            return False  # one term: its rows are the read; many: too many sets to ask for
-        if min(df[t] for t in present) < min_rows:
-            return False
-        seed = _seed(present, self.stats, pool)
-        if seed is None:
-            return False  # too few rows are likely to hold even the two rarest terms
-        key = self.tx.ref.scope_key
-        self.take(await self.rows(fulltext.lucene_sets(key, [seed]), _most_of([seed], df)))
-        threshold = _threshold(scored, pool)
-        sets = (
-            None
-            if threshold is None
-            else fulltext.covering_sets(present, self.stats, k1, b, threshold)
-        )
-        if not sets:
-            return False
-        if all(set(seed) <= set(s) for s in sets):
-            return True  # only rows holding the seed's terms can enter: all of them are read
-        first = _most_holding(fulltext.first_terms(terms, self.stats, pool), self.stats)
-        if _expected(sets, self.stats) >= first:
-            return False  # reading the rarest terms' rows first would read no more
-        self.take(await self.rows(fulltext.lucene_sets(key, sets, seed), _most_of(sets, df)))
-        return True
-
-    async def rows(self, lucene: str, most: int) -> Row:
-        """Every row of the scope matching ``lucene``, as one record of parallel lists. The
-        limit is the scope's own count of such rows at most (``most``), plus one; a full
-        answer means the statistics lag, so ask again with more until the answer is
-        complete: the cut-off never falls inside the scope."""
-        k = most + 1
-        while True:
-            [found] = await self.tx.run(self.statement, {**self.base, "lucene": lucene, "k": k})
-            if len(found["ids"]) < k:
-                return found
-            k *= 4
-
-
-def _seed(present: Sequence[str], stats: KindStats, pool: int) -> list[str] | None:
-    """The terms whose rows are read first: all of them, or as many of the rarest (which
-    score the most) as a pool's worth of rows likely holds together; None below two."""
-    seed = sorted(present, key=lambda t: (stats.df[t], t))
-    while len(seed) >= 2:
-        if _expected([seed], stats) >= pool:
-            return sorted(seed)
-        seed.pop()  # the most frequent term: the one that adds least to a score
-    return None
-
-
-def _most_holding(batch: Sequence[str], stats: KindStats) -> int:
-    """The scope's own count of rows holding a term of ``batch``, at most."""
-    return sum(stats.df.get(t, 0) for t in batch)
-
-
-def _expected(sets: Sequence[Sequence[str]], stats: KindStats) -> float:
-    """About how many rows of the scope hold a whole set of ``sets``, were terms independent
-    (only to choose the cheaper read; the pool is exact either way)."""
-    n = max(stats.rows, 1)
-    return sum(n * math.prod(stats.df.get(t, 0) / n for t in s) for s in sets)
-
-
-def _most_of(sets: Sequence[Sequence[str]], df: Mapping[str, int]) -> int:
-    """The scope's own count of rows holding a whole set of ``sets``, at most."""
-    return sum(min(df.get(t, 0) for t in s) for s in sets)
 
 
 async def _cues(
@@ -358,12 +285,6 @@ async def _cues(
 def _dropped(live: bool, untimely: bool) -> bool:
     """Dropped by the time view: not live, and (notes) not live for their validity alone."""
     return not live and bool(untimely)
-
-
-def _threshold(scored: dict[str, tuple[float, bool]], pool: int) -> float | None:
-    """The pool's last live score so far (None while fewer live rows were read)."""
-    best = heapq.nlargest(pool, (s for s, alive in scored.values() if alive))
-    return best[-1] if len(best) == pool else None
 
 
 def _columns(rows: list[Row]) -> list[Row]:
