@@ -56,10 +56,22 @@ def scope_of(rows: int) -> list[Row]:
     return [{"kind": "chunk", "term": "", "df": rows, "len": 10 * rows, **NO_PEAKS}]
 
 
+STATS = ("READ_TERM_STATS", "READ_TEXT_SIDE")
+
+
+def stats_read(statement: Statement, rows: list[Row]) -> list[Row]:
+    """The statistics as either statement returns them. ``READ_TEXT_SIDE`` holds no rows
+    here (as for kinds whose query terms the scope counts on many rows): the legs read as
+    they do on a big scope (the held rows are tests/unit/resolvers/test_recall_text.py's)."""
+    if statement.name == "READ_TERM_STATS":
+        return rows
+    return [{"stats": rows, "memory": None, "chunk": None, "fact": None}]
+
+
 def answering(legs: Answer, rows: int = 5000) -> Answer:
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
-        if statement.name == "READ_TERM_STATS":
-            return scope_of(rows)
+        if statement.name in STATS:
+            return stats_read(statement, scope_of(rows))
         if statement.name == "LOAD_HITS":
             return loaded(params["chunks"])
         return legs(statement, params)
@@ -135,7 +147,7 @@ async def test_each_scope_of_a_merged_read_runs_bound_to_its_own_key(tmp_path: P
     svc, recorder = services(answering(legs), tmp_path)
     await rr.recall(svc, principal(), [Scope.USER, Scope.TENANT], request(mode=rr.Mode.HYBRID))
     alice, team = scope_key("acme", Scope.USER, "alice"), scope_key("acme", Scope.TENANT, "acme")
-    for name in ("READ_TERM_STATS", "EXACT_CHUNKS"):
+    for name in ("READ_TEXT_SIDE", "EXACT_CHUNKS"):
         assert {c.params["scope_key"] for c in recorder.calls if c.name == name} == {alice, team}
     # No statistics for the query terms: no full-text enumeration is needed at all.
     assert "TERMS_CHUNKS" not in recorder.names()
@@ -143,11 +155,14 @@ async def test_each_scope_of_a_merged_read_runs_bound_to_its_own_key(tmp_path: P
 
 async def test_full_text_legs_ask_lucene_only_inside_their_own_scope(tmp_path: Path) -> None:
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
-        if statement.name == "READ_TERM_STATS":
-            return [
-                *scope_of(100),
-                {"kind": "chunk", "term": "checkout", "df": 3, "len": 0, **NO_PEAKS},
-            ]
+        if statement.name in STATS:
+            return stats_read(
+                statement,
+                [
+                    *scope_of(100),
+                    {"kind": "chunk", "term": "checkout", "df": 3, "len": 0, **NO_PEAKS},
+                ],
+            )
         if statement.name == "TERMS_CHUNKS":
             return [
                 {
@@ -185,11 +200,14 @@ def hybrid_answer(
     time of the middle one, read with the cues of the full-text pool)."""
 
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
-        if statement.name == "READ_TERM_STATS":
-            return [
-                *scope_of(5000),
-                {"kind": "chunk", "term": "checkout", "df": 3, "len": 0, **NO_PEAKS},
-            ]
+        if statement.name in STATS:
+            return stats_read(
+                statement,
+                [
+                    *scope_of(5000),
+                    {"kind": "chunk", "term": "checkout", "df": 3, "len": 0, **NO_PEAKS},
+                ],
+            )
         if statement.name == "VECTOR_CHUNKS":
             rows = chunk_rows(n, live=n)
             stamps = epoch_ms or [None] * n
@@ -225,7 +243,7 @@ async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k
     # The text side (statistics, then the full-text leg) and the vector side (the vector
     # leg, then the final load of the fused top-k) in one transaction each.
     assert sorted(recorder.transactions) == [
-        ["READ_TERM_STATS", "TERMS_CHUNKS", "CUES_CHUNKS"],
+        ["READ_TEXT_SIDE", "TERMS_CHUNKS", "CUES_CHUNKS"],
         ["VECTOR_CHUNKS", "LOAD_HITS"],
     ]
     assert not any(c.write for c in recorder.calls)
@@ -243,9 +261,7 @@ async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k
 async def test_a_full_text_search_is_one_read_transaction(tmp_path: Path) -> None:
     svc, recorder = services(hybrid_answer(), tmp_path)
     result = await rr.recall(svc, principal(), [Scope.USER], request(2, rr.Mode.FULLTEXT))
-    assert recorder.transactions == [
-        ["READ_TERM_STATS", "TERMS_CHUNKS", "CUES_CHUNKS", "LOAD_HITS"]
-    ]
+    assert recorder.transactions == [["READ_TEXT_SIDE", "TERMS_CHUNKS", "CUES_CHUNKS", "LOAD_HITS"]]
     assert len(result.hits) == 2
 
 
@@ -292,7 +308,7 @@ async def test_kinds_the_scope_holds_no_rows_of_run_no_leg(tmp_path: Path) -> No
     result = await rr.recall(svc, principal(), [Scope.USER], req)
     assert len(result.hits) == 5
     # Its statistics count chunks only: neither notes nor facts are searched or loaded.
-    legs = {c.name for c in recorder.calls} - {"READ_TERM_STATS", "LOAD_HITS"}
+    legs = {c.name for c in recorder.calls} - {"READ_TEXT_SIDE", "LOAD_HITS"}
     assert legs == {"VECTOR_CHUNKS", "TERMS_CHUNKS", "CUES_CHUNKS"}
 
 

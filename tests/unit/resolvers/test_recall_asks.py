@@ -20,6 +20,9 @@ from tests.unit.recording import services
 
 
 def nothing(statement: Statement, params: dict[str, Any]) -> list[Row]:
+    """An empty scope: no rows, no statistics (``READ_TEXT_SIDE`` always answers one row)."""
+    if statement.name == "READ_TEXT_SIDE":
+        return [{"stats": [], "memory": None, "chunk": None, "fact": None}]
     return []
 
 
