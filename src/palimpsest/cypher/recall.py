@@ -107,6 +107,8 @@ def _scored(
 _MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES + _NOTE_ROWS)
 _CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES + _CHUNK_ROWS)
 _FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE, _FACT_CUES)
+# The vector legs' tails, shared with the whole-scope legs (``cypher/recall_whole.py``).
+MEMORY_SCORED, CHUNK_SCORED, FACT_SCORED = _MEMORY_SCORED, _CHUNK_SCORED, _FACT_SCORED
 
 
 def _terms(
