@@ -9,6 +9,7 @@ exact scan's answer; and answer no rows at all whenever the index did not give i
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -31,6 +32,8 @@ from tests.unit.principals import scope_ref
 pytestmark = pytest.mark.integration
 
 DIMS = 384
+EXAMPLES = 30  # per run; run it over several ``--hypothesis-seed`` values for more
+EPS = (DIMS + 8) * 2.0**-23  # the float32 score's bound (cypher/cosine.py)
 KINDS = {
     Source.DOCUMENTS: (wq.WHOLE_CHUNKS, q.EXACT_CHUNKS),
     Source.NOTES: (wq.WHOLE_MEMORY, q.EXACT_MEMORY),
@@ -49,7 +52,18 @@ WITH s, o UNWIND $rows AS r
 CREATE (s)-[:FACT {scope_key: $scope_key, id: r.id, embedding: r.embedding,
                    created_at: datetime()}]->(o)""",
 }
-ERASE = """MATCH (n {scope_key: $scope_key}) DETACH DELETE n"""
+# The scan as it was: the float32 score alone, ties by id.
+FLOAT32_TOP = """MATCH (c:Chunk {scope_key: $scope_key})
+WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
+ORDER BY score DESC, c.id LIMIT $k
+RETURN c.id AS id"""
+# By label, so each read is an index seek (a label-less match scans the whole database).
+ERASE = """CALL () {
+  MATCH (n:Chunk {scope_key: $scope_key}) RETURN n
+  UNION MATCH (n:Memory {scope_key: $scope_key}) RETURN n
+  UNION MATCH (n:Entity {scope_key: $scope_key}) RETURN n
+}
+DETACH DELETE n"""
 BASE = {
     "prefix": "",
     "now": None,
@@ -69,18 +83,54 @@ def unit_vectors(rng: np.random.Generator, n: int, repeats: int) -> np.ndarray:
     return unit
 
 
+def near_ties(
+    rng: np.random.Generator, m: np.ndarray, bits: int, near: int, scale: float
+) -> np.ndarray:
+    """``m`` with adversarial rows: ``bits`` copies of row 0 with a few elements moved by an
+    ulp or two (they round to the same float32 vector), and ``near`` rows within ``scale`` of
+    row 0 (float32 cannot tell their scores apart, or orders them wrongly)."""
+    extra = []
+    for _ in range(bits):
+        v = m[0].copy()
+        for j in rng.choice(DIMS, size=3, replace=False):
+            toward = np.inf if rng.random() < 0.5 else -np.inf
+            for _ in range(int(rng.integers(1, 3))):
+                v[j] = np.nextafter(v[j], toward)
+        extra.append(v)
+    for _ in range(near):
+        v = m[0] + rng.normal(size=DIMS) * scale
+        extra.append(v / np.linalg.norm(v))
+    return np.vstack([m, *[np.asarray([v]) for v in extra]]) if extra else m
+
+
+def exact_score(e: list[float], q: list[float]) -> float:
+    """The exact score (``cypher/cosine.py``): ``(1 + x.q / sqrt(x.x q.q)) / 2`` in double
+    precision, each sum left to right, as Neo4j computes it when it re-scores."""
+    dot = xx = qq = 0.0
+    for a, b in zip(e, q, strict=True):
+        dot = dot + a * b
+    for a in e:
+        xx = xx + a * a
+    for b in q:
+        qq = qq + b * b
+    return (1 + dot / math.sqrt(xx * qq)) / 2
+
+
+def oracle(rows: list[dict[str, Any]], query: list[float], k: int) -> list[tuple[str, float]]:
+    """Every row scored exactly, best first, ties by id; each score checked against numpy's
+    float64 cosine, so the formula is the cosine."""
+    scored = [(exact_score(r["embedding"], query), r["id"]) for r in rows]
+    m, q = np.asarray([r["embedding"] for r in rows]), np.asarray(query)
+    cos = (m @ q) / (np.linalg.norm(m, axis=1) * np.linalg.norm(q))
+    assert [s for s, _ in scored] == pytest.approx(list((1 + cos) / 2), abs=1e-12)
+    return [(i, s) for s, i in sorted(scored, key=lambda p: (-p[0], p[1]))[:k]]
+
+
 def rows_of(m: np.ndarray, prefix: str, live: float) -> list[dict[str, Any]]:
     return [
         {"id": f"{prefix}{i:04d}", "embedding": [float(x) for x in v], "live": i % 7 >= live}
         for i, v in enumerate(m)
     ]
-
-
-def oracle(m: np.ndarray, ids: list[str], query: np.ndarray, k: int) -> list[tuple[str, float]]:
-    """Every row scored (Neo4j's normalised cosine), best first, ties by id."""
-    cos = (m @ query) / (np.linalg.norm(m, axis=1) * np.linalg.norm(query))
-    scored = sorted(((-(1 + c) / 2, i) for c, i in zip(cos, ids, strict=True)))
-    return [(i, -s) for s, i in scored[:k]]
 
 
 def run(driver: Driver, statement: Statement, params: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +161,7 @@ def keys(neo4j_driver: Driver) -> Iterator[list[str]]:
 
 
 @settings(
-    max_examples=6,
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -119,6 +169,10 @@ def keys(neo4j_driver: Driver) -> Iterator[list[str]]:
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 120),
     repeats=st.integers(0, 5),
+    bits=st.integers(0, 6),
+    near=st.integers(0, 40),
+    scale=st.sampled_from([1e-9, 1e-8, 3e-8, 1e-7, 3e-7, 1e-6]),
+    close=st.booleans(),
     k=st.integers(1, 60),
     kind=st.sampled_from(sorted(KINDS, key=str)),
 )
@@ -128,35 +182,65 @@ def test_the_whole_scope_from_the_index_is_the_oracles_top_k(
     seed: int,
     n: int,
     repeats: int,
+    bits: int,
+    near: int,
+    scale: float,
+    close: bool,
     k: int,
     kind: Source,
 ) -> None:
     rng = np.random.default_rng(seed)
     mine, other = f"whole-{uuid.uuid4().hex}", f"whole-{uuid.uuid4().hex}"
     keys += [mine, other]
-    m = unit_vectors(rng, n, min(repeats, n - 1))
-    query = rng.normal(size=DIMS)
+    m = near_ties(rng, unit_vectors(rng, n, min(repeats, n - 1)), bits, near, scale)
+    # A query close to the near-ties puts them at the top, where the cut falls among them.
+    qv = m[0] + rng.normal(size=DIMS) * 0.02 if close else rng.normal(size=DIMS)
+    query = [float(x) for x in qv]
     rows = rows_of(m, mine + "-r", 1)
     with neo4j_driver.session() as session:
         session.run(WRITE[kind], scope_key=mine, rows=rows).consume()
         # Another scope holding the query's own vector: never part of this scope's answer.
-        twin = rows_of(np.asarray([query / np.linalg.norm(query)] * 3), other + "-a", 0)
+        twin = rows_of(np.asarray([qv / np.linalg.norm(qv)] * 3), other + "-a", 0)
         session.run(WRITE[kind], scope_key=other, rows=twin).consume()
         session.run("CALL db.awaitIndexes(120)").consume()
     whole, exact = KINDS[kind]
-    params = {**BASE, "scope_key": mine, "vector": [float(x) for x in query], "k": k}
-    got = run(neo4j_driver, whole, {**params, "n": n + 16})
-    want = oracle(m, [r["id"] for r in rows], query, k)
+    params = {**BASE, "scope_key": mine, "vector": query, "k": k}
+    got = run(neo4j_driver, whole, {**params, "n": len(rows) + 16})
+    want = oracle(rows, query, k)
     assert got["ids"] == [i for i, _ in want]
-    assert got["scores"] == pytest.approx([s for _, s in want], abs=1e-6)
+    assert got["scores"] == pytest.approx([s for _, s in want], abs=EPS)
     scanned = run(neo4j_driver, exact, params)
     assert (got["ids"], got["scores"]) == (scanned["ids"], scanned["scores"])
     assert got["live"] == scanned["live"]
     # Asked for fewer rows than the scope holds: the index's answer cannot be known whole, so
     # the statement answers nothing (and the leg scans), never a partial top-k.
-    if n > 1:
-        short = run(neo4j_driver, whole, {**params, "n": n - 1})
+    if len(rows) > 1:
+        short = run(neo4j_driver, whole, {**params, "n": len(rows) - 1})
         assert short["ids"] == []
+
+
+def test_float32_alone_misorders_what_the_rescore_orders(
+    neo4j_driver: Driver, keys: list[str]
+) -> None:
+    """Rows a float32 step apart: ranked by the index's score alone they come out tied or
+    swapped (the check that this data needs the re-score), both statements order them as the
+    oracle does."""
+    key = f"whole-{uuid.uuid4().hex}"
+    keys.append(key)
+    rng = np.random.default_rng(29)
+    m = near_ties(rng, unit_vectors(rng, 40, 2), 4, 30, 1e-7)
+    qv = m[0] + rng.normal(size=DIMS) * 0.02
+    query = [float(x) for x in qv]
+    rows = rows_of(m, key + "-r", 0)
+    with neo4j_driver.session() as session:
+        session.run(WRITE[Source.DOCUMENTS], scope_key=key, rows=rows).consume()
+        session.run("CALL db.awaitIndexes(120)").consume()
+        float32 = [r["id"] for r in session.run(FLOAT32_TOP, scope_key=key, vector=query, k=20)]
+    want = [i for i, _ in oracle(rows, query, 20)]
+    assert float32 != want
+    params = {**BASE, "scope_key": key, "vector": query, "k": 20}
+    assert run(neo4j_driver, wq.WHOLE_CHUNKS, {**params, "n": 100})["ids"] == want
+    assert run(neo4j_driver, q.EXACT_CHUNKS, params)["ids"] == want
 
 
 def test_a_row_the_index_does_not_hold_makes_the_answer_empty(
@@ -202,8 +286,5 @@ async def test_the_leg_answers_as_the_scan_and_falls_back_when_the_index_is_shor
     assert seen[:2] == ["WHOLE_CHUNKS", "EXACT_CHUNKS"]
     assert set(seen[2:]) <= {"EXACT_CHUNKS"}
     assert (whole.ids, whole.scores) == (scanned.ids, scanned.scores)
-    live = [r for r in rows if r["live"]]
-    want = oracle(
-        np.asarray([r["embedding"] for r in live]), [r["id"] for r in live], np.asarray(query), 20
-    )
+    want = oracle([r for r in rows if r["live"]], query, 20)
     assert whole.ids == [i for i, _ in want]

@@ -8,18 +8,19 @@ its own copy of the vectors and scores them without the store).
 How exactness holds by construction, never by luck: the filtered index is asked for ``$n`` rows
 (at least the scope's row count), and the same statement counts the scope's embedded rows
 (``total``, an index seek on ``scope_key`` and a property-existence check: no vector is read).
-Only when the index answered every one of them (``size(cs) = total``) are they ranked, by the
-index's cosine, ties by id, and the top ``$k`` returned with the leg's usual columns; so the
-answer is the exact top-k of the scope whatever the index's search did, and depends only on the
-scope's rows. Otherwise (a lagging row count, a row the index does not hold, an empty scope) the
-statement answers no rows at all, and the leg falls back to the exact scan.
-
-The index's score is the scan's (the same normalised cosine, ``(1 + cos) / 2``, unquantised).
+Only when the index answered every one of them (``size(found) = total``) are they ranked, by the
+index's score, ties by id, and the exact top ``$k`` taken from them as the exact scan takes
+it (``cypher/cosine.py``: the index's score is float32, so the rows it cannot order for
+certain are re-scored from their stored doubles), with the leg's usual columns; so the answer
+is the exact scan's whatever the index's search did, and depends only on the scope's rows.
+Otherwise (a lagging row count, a row the index does not hold, an empty scope) the statement
+answers no rows at all, and the leg falls back to the exact scan.
 """
 
 from typing import LiteralString
 
 from palimpsest.cypher import recall as q
+from palimpsest.cypher.cosine import exact_top
 from palimpsest.cypher.executor import Statement
 
 
@@ -31,7 +32,7 @@ def _whole(
     index: LiteralString,
 ) -> LiteralString:
     """The head of a whole-scope leg: the count, the index call, the completeness check and
-    the top ``$k`` in rank order (the caller appends the leg's usual tail)."""
+    the exact top ``$k`` in rank order (the caller appends the leg's usual tail)."""
     return (
         "CYPHER 25\nCALL () {\n  MATCH "
         + count
@@ -52,10 +53,8 @@ def _whole(
         + ident
         + "\nWITH total, collect("
         + var
-        + ") AS found, collect(score) AS ranked\nWHERE size(found) = total\n"
-        "UNWIND range(0, size(found) - 1)[0..$k] AS i\nWITH found[i] AS "
-        + var
-        + ", ranked[i] AS score"
+        + ") AS found, collect(score) AS ranked\nWHERE size(found) = total"
+        + exact_top(var, ident)
     )
 
 
