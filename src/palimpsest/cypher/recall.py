@@ -19,6 +19,7 @@ resolver with the scope's own statistics. Every leg re-checks the scope after th
 
 from typing import LiteralString
 
+from palimpsest.cypher.cosine import exact_top
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.facts import FACT_ROW, FACT_VISIBLE
 from palimpsest.cypher.memory import NOTE_VALID
@@ -107,6 +108,8 @@ def _scored(
 _MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES + _NOTE_ROWS)
 _CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES + _CHUNK_ROWS)
 _FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE, _FACT_CUES)
+# The vector legs' tails, shared with the whole-scope legs (``cypher/recall_whole.py``).
+MEMORY_SCORED, CHUNK_SCORED, FACT_SCORED = _MEMORY_SCORED, _CHUNK_SCORED, _FACT_SCORED
 
 
 def _terms(
@@ -222,9 +225,9 @@ RETURN collect(f.id) AS ids"""
     + _FACT_CUES,
 )
 
-# Exact legs: every embedded row of the scope, scored by cosine. The planner uses them for
-# scopes up to ``recall_exact_max_rows`` rows, and when the index returns fewer rows than
-# asked (a scope smaller than the pool, or an ANN short read).
+# Exact legs: every embedded row of the scope, scored by cosine (float32, as the index), the
+# near-ties re-scored from the stored doubles (``cypher/cosine.py``). The planner uses them
+# when the whole-scope legs cannot answer, and when the index returns fewer rows than asked.
 EXACT_CHUNKS = Statement(
     "EXACT_CHUNKS",
     """
@@ -232,7 +235,8 @@ MATCH (c:Chunk {scope_key: $scope_key})
 WHERE c.embedding IS NOT NULL
 WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
 ORDER BY score DESC, c.id
-LIMIT $k"""
+WITH collect(c) AS found, collect(score) AS ranked"""
+    + exact_top("c", "c.id")
     + _CHUNK_SCORED,
 )
 
@@ -247,7 +251,8 @@ WHERE c.embedding IS NOT NULL AND c.index IS NOT NULL
   AND c.version_at <= $known_at AND c.expired_at > $known_at
 WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
 ORDER BY score DESC, c.id
-LIMIT $k"""
+WITH collect(c) AS found, collect(score) AS ranked"""
+    + exact_top("c", "c.id")
     + _scored("c", "c.id", "true", _CHUNK_CUES),
 )
 
@@ -258,7 +263,8 @@ MATCH (m:Memory {scope_key: $scope_key})
 WHERE m.embedding IS NOT NULL
 WITH m, vector.similarity.cosine(m.embedding, $vector) AS score
 ORDER BY score DESC, m.key
-LIMIT $k"""
+WITH collect(m) AS found, collect(score) AS ranked"""
+    + exact_top("m", "m.key")
     + _MEMORY_SCORED,
 )
 
@@ -269,7 +275,8 @@ MATCH ()-[f:FACT {scope_key: $scope_key}]->()
 WHERE f.embedding IS NOT NULL
 WITH f, vector.similarity.cosine(f.embedding, $vector) AS score
 ORDER BY score DESC, f.id
-LIMIT $k"""
+WITH collect(f) AS found, collect(score) AS ranked"""
+    + exact_top("f", "f.id")
     + _FACT_SCORED,
 )
 

@@ -5,9 +5,11 @@ their own, concurrently (the planner in ``recall.py`` decides).
 
 - ``read_stats``: the scope's own term statistics for the query terms (counts and peaks),
   its row count per kind, and the speakers it knows (one statement).
-- ``vector_leg``: scopes up to ``exact_max_rows`` rows are scanned exactly (deterministic,
-  and as cheap as an index call at that size); larger ones use the in-index filtered ANN
-  search, re-run exactly when it reads short, and over-fetch when row filters thin the pool.
+- ``vector_leg``: scopes up to ``exact_max_rows`` rows are ranked exactly: the vector index is
+  asked for the whole scope (``WHOLE_*``, ``cypher/recall_whole.py``: exact only when it
+  answered every embedded row of the scope, checked in the statement), else scanned
+  (``EXACT_*``); larger ones use the in-index filtered ANN search, re-run exactly when it
+  reads short, and over-fetch when row filters thin the pool.
 - ``fulltext_leg``: exact scope-local BM25 top-``pool`` by MaxScore. Rows holding the rarest
   terms are enumerated first (every such row of the scope: the Lucene limit is the scope's
   own count of them) and scored; then the terms whose rows could still reach the pool are
@@ -37,6 +39,7 @@ from typing import Any
 from palimpsest import fulltext, timerefs
 from palimpsest.cypher import recall as q
 from palimpsest.cypher import recall_text as qt
+from palimpsest.cypher import recall_whole as wq
 from palimpsest.cypher import terms as tq
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.fulltext import KindStats
@@ -67,6 +70,14 @@ LEGS: dict[Source, KindLegs] = {
     Source.NOTES: KindLegs(q.VECTOR_MEMORY, q.EXACT_MEMORY, q.TERMS_MEMORY, q.CUES_MEMORY),
     Source.DOCUMENTS: KindLegs(q.VECTOR_CHUNKS, q.EXACT_CHUNKS, q.TERMS_CHUNKS, q.CUES_CHUNKS),
     Source.FACTS: KindLegs(q.VECTOR_FACTS, q.EXACT_FACTS, q.TERMS_FACTS, q.CUES_FACTS),
+}
+
+
+# The whole scope from the vector index: what a small scope's exact leg tries first.
+WHOLE: dict[Source, Statement] = {
+    Source.NOTES: wq.WHOLE_MEMORY,
+    Source.DOCUMENTS: wq.WHOLE_CHUNKS,
+    Source.FACTS: wq.WHOLE_FACTS,
 }
 
 
@@ -168,18 +179,24 @@ async def vector_leg(
     exact_max_rows: int,
     ann_floor: int = ANN_FLOOR,
 ) -> Ranked:
-    legs = LEGS[source]
-    statement = legs.exact if rows_in_scope <= exact_max_rows else legs.ann
+    legs, whole = LEGS[source], WHOLE[source]
+    statement = whole if rows_in_scope <= exact_max_rows else legs.ann
     params = {**base, "vector": vector}
     k = pool
     while True:
         ask = max(k, ann_floor) if statement is legs.ann else k
-        rows = _columns(await tx.run(statement, {**params, "k": ask}))
+        asked = {**params, "k": ask}
+        if statement is whole:  # the whole scope, with room for rows written since the stats
+            asked["n"] = max(ask, rows_in_scope + rows_in_scope // 8 + 16)
+        rows = _columns(await tx.run(statement, asked))
+        if statement is whole and not rows:
+            statement = legs.exact  # the index did not answer every row of the scope
+            continue
         live = [r for r in rows if r["live"]]
         if len(live) >= pool or k >= MAX_FETCH:
             break
         if len(rows) < ask:
-            if statement is legs.exact:
+            if statement is not legs.ann:
                 break
             statement = legs.exact  # fewer rows than asked: small scope or a short ANN read
             continue

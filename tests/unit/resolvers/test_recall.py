@@ -132,12 +132,31 @@ async def test_over_fetch_stops_at_the_cap(tmp_path: Path) -> None:
     assert len(asked) < 6
 
 
-async def test_a_small_scope_is_scanned_exactly_without_the_index(tmp_path: Path) -> None:
+async def test_a_small_scope_is_read_whole_from_the_index(tmp_path: Path) -> None:
     svc, recorder = services(answering(lambda s, p: chunk_rows(3, live=3), rows=3), tmp_path)
     result = await rr.recall(svc, principal(), [Scope.USER], request())
     assert "VECTOR_CHUNKS" not in recorder.names()
-    assert [c.params["k"] for c in recorder.calls if c.name == "EXACT_CHUNKS"] == [20]
+    assert "EXACT_CHUNKS" not in recorder.names()  # the index answered the whole scope
+    [whole] = [c for c in recorder.calls if c.name == "WHOLE_CHUNKS"]
+    assert whole.params["k"] == 20
+    assert whole.params["n"] >= 3 + 16  # the scope's rows, with room for newer ones
     assert len(result.hits) == 3
+
+
+async def test_a_small_scope_the_index_does_not_answer_whole_is_scanned(tmp_path: Path) -> None:
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        if statement.name == "WHOLE_CHUNKS":
+            return [{"ids": [], "scores": [], "live": []}]  # not every row: no rows at all
+        return chunk_rows(3, live=3, prefix="e")
+
+    svc, recorder = services(answering(answer, rows=3), tmp_path)
+    result = await rr.recall(svc, principal(), [Scope.USER], request())
+    assert [c.name for c in recorder.calls if c.name.endswith("_CHUNKS")] == [
+        "WHOLE_CHUNKS",
+        "EXACT_CHUNKS",
+    ]
+    assert [c.params["k"] for c in recorder.calls if c.name == "EXACT_CHUNKS"] == [20]
+    assert [h.id[0] for h in result.hits] == ["e"] * 3
 
 
 async def test_each_scope_of_a_merged_read_runs_bound_to_its_own_key(tmp_path: Path) -> None:
