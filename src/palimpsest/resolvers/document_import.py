@@ -103,9 +103,7 @@ async def import_documents(
     vectors = dict(zip(fresh, await svc.embed(fresh), strict=True))
     now = svc.clock()
     plans = [
-        _plan(
-            ref, who, p, [vectors.get(c.text, NO_VECTOR) for c in p.parsed.chunks], now, svc
-        )
+        _plan(ref, who, p, [vectors.get(c.text, NO_VECTOR) for c in p.parsed.chunks], now, svc)
         for p in parsed
     ]
     written: dict[int, str] = {}  # draft index -> the document it wrote a revision of
