@@ -226,7 +226,15 @@ async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: in
     return await asyncio.gather(*(one(j) for j in jobs))
 
 
-async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) -> Loaded:
+async def ingest(
+    svc: Services,
+    tenant: str,
+    ds: Dataset,
+    progress: Progress,
+    embedder_of: Callable[[Doc], Embedder] | None = None,
+) -> Loaded:
+    """``embedder_of``: the embedder a document's chunks are embedded with (a prototype's
+    hook, ``title_embed``); the service's own when None."""
     loaded = Loaded()
     started = time.perf_counter()
     done = 0
@@ -237,9 +245,10 @@ async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) ->
         nonlocal done
         who = principal(tenant, doc.owner)
         text = units_markdown([line for _, line in doc.units], doc.heading)
+        writer = replace(svc, embedder=embedder_of(doc)) if embedder_of else svc
         try:
             imported = await importer.import_document(
-                svc,
+                writer,
                 who,
                 SCOPE,
                 text,
