@@ -226,7 +226,15 @@ async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: in
     return await asyncio.gather(*(one(j) for j in jobs))
 
 
-async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) -> Loaded:
+async def ingest(
+    svc: Services,
+    tenant: str,
+    ds: Dataset,
+    progress: Progress,
+    embedder_of: Callable[[Doc], Embedder] | None = None,
+) -> Loaded:
+    """``embedder_of``: the embedder a document's chunks are embedded with (a prototype's
+    hook, ``title_embed``); the service's own when None."""
     loaded = Loaded()
     started = time.perf_counter()
     done = 0
@@ -237,9 +245,10 @@ async def ingest(svc: Services, tenant: str, ds: Dataset, progress: Progress) ->
         nonlocal done
         who = principal(tenant, doc.owner)
         text = units_markdown([line for _, line in doc.units], doc.heading)
+        writer = replace(svc, embedder=embedder_of(doc)) if embedder_of else svc
         try:
             imported = await importer.import_document(
-                svc,
+                writer,
                 who,
                 SCOPE,
                 text,
@@ -344,7 +353,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # Off by default too: measure it with PALIMPSEST_RECALL_ENTITY_WEIGHT=0.5.
     "entities": {"entity_weight": 0.0},
 }
-NEIGHBOURS = "neighbours"
+# Levers written at ingest: the dataset is loaded again with each switched off.
+INGEST_ABLATIONS: dict[str, dict[str, Any]] = {
+    "neighbours": {"fulltext_neighbours": False},
+    "fulltext_context": {"fulltext_context": False},
+}
 HEADLINE: dict[str, tuple[str, ...]] = {
     "locomo": ("recall@10", "ndcg@10"),
     "scifact": ("ndcg@10",),
@@ -397,17 +410,19 @@ async def ablation_rankings(
             svc, tenant, ds, loaded, mode, top_k, pool, replace(full, **change)
         )
         progress(f"  without {lever}: {headline(ds, table[f'-{lever}'])}")
-    # The neighbourhood is written at ingest: load the dataset again without it.
-    plain = replace(svc, settings=svc.settings.model_copy(update={"fulltext_neighbours": False}))
-    other = f"{tenant}-plain"
-    progress(f"  loading again without the neighbourhood (tenant {other})")
-    again = Loaded()
-    try:
-        again = await ingest(plain, other, ds, progress)
-        table[f"-{NEIGHBOURS}"] = await answer_all(plain, other, ds, again, mode, top_k, pool, full)
-        progress(f"  without {NEIGHBOURS}: {headline(ds, table[f'-{NEIGHBOURS}'])}")
-    finally:
-        await erase(plain, other, again)
+    for lever, change in INGEST_ABLATIONS.items():
+        if not all(getattr(svc.settings, k) for k in change):
+            continue  # already off: the full ranking is the one without it
+        plain = replace(svc, settings=svc.settings.model_copy(update=change))
+        other = f"{tenant}-no-{lever}"
+        progress(f"  loading again without {lever} (tenant {other})")
+        again = Loaded()
+        try:
+            again = await ingest(plain, other, ds, progress)
+            table[f"-{lever}"] = await answer_all(plain, other, ds, again, mode, top_k, pool, full)
+            progress(f"  without {lever}: {headline(ds, table[f'-{lever}'])}")
+        finally:
+            await erase(plain, other, again)
     return table
 
 

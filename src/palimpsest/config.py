@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     fulltext_stats_shards: int = Field(default=4, ge=1, le=64)
     # Recall levers (docs/reference/recall.md, Levers); a boost of 1.0 switches that boost off.
     fulltext_neighbours: bool = True  # chunk text x2 + previous + next in the full-text index
+    # A chunk's full-text representation also holds its document's title and the headings
+    # above it, each term once (docs/reference/recall.md, Levers; written at ingest).
+    fulltext_context: bool = True
     recall_question_words: bool = True  # drop question words from the full-text query
     recall_speaker_strip: bool = True  # drop known speakers' names from the embedded query
     recall_speaker_boost: float = Field(default=1.1, ge=1.0, le=10.0)

@@ -78,19 +78,31 @@ def bag(text: str) -> Counter[str]:
 
 
 def neighbourhood(
-    own: Counter[str], prev: Counter[str] | None, nxt: Counter[str] | None, on: bool
+    own: Counter[str],
+    prev: Counter[str] | None,
+    nxt: Counter[str] | None,
+    on: bool,
+    context: Counter[str] | None = None,
 ) -> Counter[str]:
     """A chunk's full-text representation (lever 2): its own text twice, the previous and the
     next chunk of its document once each; while there is no next chunk (the last turn of a
     conversation so far), its own text a third time, so appending a turn only swaps that
-    third copy for the new turn. Off: the chunk's own text alone."""
-    if not on:
-        return Counter(own)
-    rep = own + own + (nxt if nxt is not None else own)
-    return rep + prev if prev is not None else rep
+    third copy for the new turn. Off: the chunk's own text alone. ``context`` (the terms of
+    its document's title and the headings above it, ``context_bag``) is added as it is."""
+    rep = own + own + (nxt if nxt is not None else own) if on else Counter(own)
+    if on and prev is not None:
+        rep += prev
+    return rep + context if context else rep
 
 
-def sequence_bags(texts: Sequence[str], on: bool) -> list[Counter[str]]:
+def context_bag(texts: Iterable[str | None]) -> Counter[str]:
+    """The title-and-headings context of a chunk: every distinct term of ``texts`` once."""
+    return Counter(dict.fromkeys(analyze(" ".join(t for t in texts if t)), 1))
+
+
+def sequence_bags(
+    texts: Sequence[str], on: bool, contexts: Sequence[Counter[str] | None] | None = None
+) -> list[Counter[str]]:
     """Representations of chunks in reading order (one document, or one conversation)."""
     own = [bag(t) for t in texts]
     return [
@@ -99,6 +111,7 @@ def sequence_bags(texts: Sequence[str], on: bool) -> list[Counter[str]]:
             own[i - 1] if i > 0 else None,
             own[i + 1] if i + 1 < len(own) else None,
             on,
+            contexts[i] if contexts is not None else None,
         )
         for i in range(len(own))
     ]

@@ -267,3 +267,20 @@ def eval_session_leg(
     from palimpsest_bench import session_leg
 
     print_json(asyncio.run(session_leg.run(dataset.value, data, embed_cache, docs, err)))
+
+
+@eval_app.command("title-embed")
+def eval_title_embed(
+    dataset: Annotated[LegDataset, typer.Argument(help="The dataset to measure it on.")],
+    data: DataDir,
+    embed_cache: EmbedCache = None,
+    docs: Docs = None,
+) -> None:
+    """The bench prototype of the title in the embedded text (issue 28, title context part
+    2): the dataset loaded twice, chunks embedded alone and after "Title: <title>"; hybrid and
+    vector figures of both (docs/notes/recall-quality.md)."""
+    import asyncio
+
+    from palimpsest_bench import title_embed
+
+    print_json(asyncio.run(title_embed.run(dataset.value, data, embed_cache, docs, err)))

@@ -156,6 +156,9 @@ RETURN fresh, c.revision AS revision, old_text
 
 # A chunk set and its reading-order neighbours, each with its own neighbours' text: what a
 # full-text representation is rebuilt from after an edit or an append (``NEXT`` edges).
+# The chunks ``$ids``, their reading-order neighbours and (``$below``) every chunk under them
+# in the tree, each with what its representation quotes: its neighbours' texts, its
+# document's title and the texts of the headings above it.
 READ_CHUNK_CONTEXT = Statement(
     "READ_CHUNK_CONTEXT",
     """
@@ -163,14 +166,26 @@ MATCH (c:Chunk {scope_key: $scope_key})
 WHERE c.id IN $ids AND c.index IS NOT NULL
 OPTIONAL MATCH (p:Chunk {scope_key: $scope_key})-[:NEXT]->(c)
 OPTIONAL MATCH (c)-[:NEXT]->(n:Chunk {scope_key: $scope_key})
-WITH collect(c) + collect(p) + collect(n) AS around
-UNWIND around AS x
+WITH collect(c) AS cs, collect(p) + collect(n) AS around
+WITH cs + around + CASE WHEN $below THEN COLLECT {
+  UNWIND cs AS c
+  MATCH (c)-[:HAS_CHILD {scope_key: $scope_key}]->+(k:Chunk {scope_key: $scope_key})
+  WHERE k.index IS NOT NULL
+  RETURN k
+} ELSE [] END AS all
+UNWIND all AS x
 WITH DISTINCT x
 OPTIONAL MATCH (xp:Chunk {scope_key: $scope_key})-[:NEXT]->(x)
 OPTIONAL MATCH (x)-[:NEXT]->(xn:Chunk {scope_key: $scope_key})
+OPTIONAL MATCH (d:Document {scope_key: $scope_key, id: x.document_id})
 RETURN x.id AS id, x.text AS text, x.ft AS ft, x.ft_tf AS ft_tf, x.speaker AS speaker,
        x.ft_len IS NOT NULL AS indexed, xp.text AS prev, xn.text AS next,
-       x.observed_at AS observed_at
+       x.observed_at AS observed_at, d.title AS title,
+       CASE WHEN $below THEN COLLECT {
+         MATCH (h:Chunk {scope_key: $scope_key})-[:HAS_CHILD {scope_key: $scope_key}]->+(x)
+         WHERE h.type = 'heading'
+         RETURN h.text
+       } ELSE [] END AS headings
 """,
 )
 

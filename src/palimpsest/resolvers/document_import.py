@@ -102,11 +102,8 @@ async def import_documents(
     )
     vectors = dict(zip(fresh, await svc.embed(fresh), strict=True))
     now = svc.clock()
-    neighbours = svc.settings.fulltext_neighbours
     plans = [
-        _plan(
-            ref, who, p, [vectors.get(c.text, NO_VECTOR) for c in p.parsed.chunks], now, neighbours
-        )
+        _plan(ref, who, p, [vectors.get(c.text, NO_VECTOR) for c in p.parsed.chunks], now, svc)
         for p in parsed
     ]
     written: dict[int, str] = {}  # draft index -> the document it wrote a revision of
@@ -187,14 +184,20 @@ def _plan(
     p: _Parsed,
     vectors: list[Vector],
     now: datetime,
-    neighbours: bool,
+    svc: Services,
 ) -> tuple[dict[str, Any], Document]:
     """The statement's parameters, and the document they write."""
     chunks = p.parsed.chunks
-    indexed = term_index.chunk_fields([c.text for c in chunks], neighbours, p.observed)
+    title = p.draft.title or p.parsed.title
+    contexts = None
+    if svc.settings.fulltext_context:
+        tree = [(c.type.value, c.text, c.parent) for c in chunks]
+        contexts = term_index.heading_contexts(title, tree)
+    texts = [c.text for c in chunks]
+    neighbours = svc.settings.fulltext_neighbours
+    indexed = term_index.chunk_fields(texts, neighbours, p.observed, contexts)
     ids = [new_id() for _ in chunks]
     doc_id = new_id()
-    title = p.draft.title or p.parsed.title
     params = {
         **writer_params(who),
         "id": doc_id,

@@ -166,6 +166,12 @@ async def write_revision(
     }
     await quotas.admit(tx, svc.settings, grown)
     touched = set(retext) | {i for pair in link for i in pair}
+    if svc.settings.fulltext_context:
+        # A chunk's representation quotes its title and the headings above it (the chunks
+        # under a retexted or moved one are refreshed with it): a new title, every chunk.
+        touched |= {r["id"] for r in reparent}
+        if title != doc["title"]:
+            touched |= {p.id for p in plan.chunks}
     await term_index.refresh_chunks(tx, svc.settings, sorted(touched))
     return Written(revision, changed)
 

@@ -14,6 +14,7 @@ the representation of the given chunks and of their reading-order neighbours fro
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -24,6 +25,9 @@ from palimpsest.cypher import documents as dq
 from palimpsest.cypher import terms as q
 from palimpsest.cypher.executor import ScopedDatabase, ScopedTx, Statement
 from palimpsest.fulltext import StatsDelta, Stored
+from palimpsest.markdown import ChunkType
+
+HEADING = ChunkType.HEADING.value
 
 
 def row_fields(text: str) -> dict[str, Any]:
@@ -32,15 +36,38 @@ def row_fields(text: str) -> dict[str, Any]:
 
 
 def chunk_fields(
-    texts: Sequence[str], neighbours: bool, observed: datetime | None = None
+    texts: Sequence[str],
+    neighbours: bool,
+    observed: datetime | None = None,
+    contexts: Sequence[Counter[str] | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Representations and cues of a document's chunks, given in reading order, with their
-    time expressions resolved against the document's ``observed`` time."""
-    reps = fulltext.sequence_bags(texts, neighbours)
+    time expressions resolved against the document's ``observed`` time; ``contexts``: each
+    chunk's title-and-headings terms (``heading_contexts``), None when the lever is off."""
+    reps = fulltext.sequence_bags(texts, neighbours, contexts)
     return [
         {**Stored.of(rep).params(), **chunk_cues(text, observed)}
         for text, rep in zip(texts, reps, strict=True)
     ]
+
+
+def heading_contexts(
+    title: str | None, chunks: Sequence[tuple[str, str, int | None]]
+) -> list[Counter[str]]:
+    """Per chunk, given as (type, text, parent index) in reading order, the context its
+    full-text representation carries: the terms of the document's ``title`` and of every
+    heading above it in the chunk tree (a heading's own text is not its context)."""
+    out: list[Counter[str]] = []
+    for _, _, parent in chunks:
+        above: list[str] = []
+        at = parent
+        while at is not None:
+            kind, text, up = chunks[at]
+            if kind == HEADING:
+                above.append(text)
+            at = up
+        out.append(fulltext.context_bag([title, *above]))
+    return out
 
 
 def chunk_cues(text: str, observed: datetime | None) -> dict[str, Any]:
@@ -82,12 +109,15 @@ def change_params(settings: Settings, kind: str, delta: StatsDelta) -> dict[str,
 
 async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -> int:
     """Rebuild the full-text representation of chunks ``ids`` (new or edited, already linked
-    by ``NEXT``) and of their neighbours, set the cues of ``ids``, and apply the difference
-    to the scope's statistics. Returns the number of chunks rewritten."""
+    by ``NEXT``) and of their neighbours (and, with the title-and-headings context on, of the
+    chunks below them in the tree, whose context quotes them), set the cues of ``ids``, and
+    apply the difference to the scope's statistics. Returns the number of chunks rewritten."""
     if not ids:
         return 0
     on = settings.fulltext_neighbours
-    rows = await tx.run(dq.READ_CHUNK_CONTEXT, {"ids": list(ids)})
+    context = settings.fulltext_context
+    params = {"ids": list(ids), "below": context}
+    rows = await tx.run(dq.READ_CHUNK_CONTEXT, params)
     own = set(ids)
     delta = StatsDelta()
     writes: list[dict[str, Any]] = []
@@ -97,6 +127,7 @@ async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -
             fulltext.bag(r["prev"]) if r["prev"] is not None else None,
             fulltext.bag(r["next"]) if r["next"] is not None else None,
             on,
+            fulltext.context_bag([r["title"], *r["headings"]]) if context else None,
         )
         old = fulltext.stored_bag(r["ft"], r["ft_tf"]) if r["indexed"] else None
         props: dict[str, Any] = Stored.of(rep).params()

@@ -31,9 +31,11 @@ async def test_appending_a_turn_reindexes_it_and_the_turn_before(tmp_path: Path)
             assert params["ids"] == ["t3"]
             return [
                 {"id": "t3", "text": TURNS[2], "indexed": False, "speaker": None,
-                 "ft": None, "ft_tf": None, "prev": TURNS[1], "next": None},
+                 "ft": None, "ft_tf": None, "prev": TURNS[1], "next": None, "title": None,
+                 "headings": []},
                 {"id": "t2", "text": TURNS[1], "indexed": True, "speaker": "tomas",
-                 **stored(second_before), "prev": TURNS[0], "next": TURNS[2]},
+                 **stored(second_before), "prev": TURNS[0], "next": TURNS[2], "title": None,
+                 "headings": []},
             ]  # fmt: skip
         return [{"written": 2, "changed": 1}]
 
