@@ -183,7 +183,7 @@ RETURN x.id AS id, x.text AS text, x.ft AS ft, x.ft_tf AS ft_tf, x.speaker AS sp
        x.observed_at AS observed_at, d.title AS title,
        CASE WHEN $below THEN COLLECT {
          MATCH (h:Chunk {scope_key: $scope_key})-[:HAS_CHILD {scope_key: $scope_key}]->+(x)
-         WHERE h.type = 'heading'
+         WHERE h.type = $heading
          RETURN h.text
        } ELSE [] END AS headings
 """,

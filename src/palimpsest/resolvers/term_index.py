@@ -116,7 +116,7 @@ async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -
         return 0
     on = settings.fulltext_neighbours
     context = settings.fulltext_context
-    params = {"ids": list(ids), "below": context}
+    params = {"ids": list(ids), "below": context, "heading": ChunkType.HEADING.value}
     rows = await tx.run(dq.READ_CHUNK_CONTEXT, params)
     own = set(ids)
     delta = StatsDelta()
