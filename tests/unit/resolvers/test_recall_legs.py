@@ -103,12 +103,10 @@ def exhaustive(scope: Rows, terms: list[str], pool: int) -> tuple[list[str], set
     return live, {i for i in order if i in scope.dead and scores[i] >= floor}
 
 
-@settings(deadline=None, max_examples=300)
-@given(st.integers(min_value=0, max_value=100_000))
-def test_the_leg_finds_exactly_the_exhaustive_pool_whatever_order_lucene_answers_in(
-    seed: int,
-) -> None:
-    rng = random.Random(seed)
+def random_scope(
+    rng: random.Random,
+) -> tuple[dict[str, Counter[str]], set[str], list[str], int]:
+    """A random scope's rows (Zipf-like terms), its dead rows, a query's terms and a pool."""
     vocab = [f"w{i}" for i in range(rng.randint(3, 40))]
     weights = [1.0 / (i + 1) for i in range(len(vocab))]
     rows = {
@@ -117,7 +115,16 @@ def test_the_leg_finds_exactly_the_exhaustive_pool_whatever_order_lucene_answers
     }
     dead = {i for i in rows if rng.random() < 0.1}
     terms = list(dict.fromkeys(rng.choices(vocab, k=rng.randint(1, 9))))
-    pool = rng.randint(1, 25)
+    return rows, dead, terms, rng.randint(1, 25)
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.integers(min_value=0, max_value=100_000))
+def test_the_leg_finds_exactly_the_exhaustive_pool_whatever_order_lucene_answers_in(
+    seed: int,
+) -> None:
+    rng = random.Random(seed)
+    rows, dead, terms, pool = random_scope(rng)
     scope = Rows(rows, dead, rng.randrange(1000), peaks=rng.random() < 0.7)
     # The covering read on (from the first row) or off (the rarest-terms-first read alone).
     found = leg(scope, terms, pool, rng.choice([0, 1, 10**9]))

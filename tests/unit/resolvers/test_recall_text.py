@@ -29,6 +29,7 @@ from tests.unit.resolvers.test_recall_legs import (
     Rows,
     big_scope,
     exhaustive,
+    random_scope,
     two_rare_terms_and_a_common_one,
 )
 
@@ -118,15 +119,7 @@ def own_reads(scope: Scope1, terms: list[str], pool: int, cover: int) -> legs.Ra
 @given(st.integers(min_value=0, max_value=100_000))
 def test_the_held_rows_give_exactly_the_pool_of_the_legs_own_reads(seed: int) -> None:
     rng = random.Random(seed)
-    vocab = [f"w{i}" for i in range(rng.randint(3, 40))]
-    weights = [1.0 / (i + 1) for i in range(len(vocab))]
-    rows = {
-        f"r{i:04d}": Counter(rng.choices(vocab, weights, k=rng.randint(1, 14)))
-        for i in range(rng.randint(1, 300))
-    }
-    dead = {i for i in rows if rng.random() < 0.1}
-    terms = list(dict.fromkeys(rng.choices(vocab, k=rng.randint(1, 9))))
-    pool = rng.randint(1, 25)
+    rows, dead, terms, pool = random_scope(rng)
     cover = rng.choice([0, 1, 10**9])
     # Held whole, or not at all (too many rows), or cut at the limit (the statistics lag).
     most = rng.choice([text.HELD_MAX_ROWS, 10**9, rng.randint(1, 60)])
