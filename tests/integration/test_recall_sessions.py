@@ -15,8 +15,8 @@ import pytest
 from palimpsest.identity import Principal, Scope
 from palimpsest.recall import Levers, Source
 from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import Mode, RecallRequest, recall
+from palimpsest.resolvers import recall_asks as asks
+from palimpsest.resolvers.recall import Mode, recall
 from palimpsest.resolvers.recall_hits import Hit
 from palimpsest.resolvers.recall_sessions import SESSION
 from palimpsest.resolvers.services import Services
@@ -46,16 +46,8 @@ async def load(svc: Services, who: Principal, title: str, turns: list[str]) -> N
 
 
 async def ask(svc: Services, who: Principal, levers: Levers, mode: Mode) -> list[Hit]:
-    req = RecallRequest(
-        query=QUESTION,
-        top_k=7,
-        sources=frozenset({Source.DOCUMENTS}),
-        view=time_view(svc, None, None),
-        rrf_k=svc.settings.rrf_k,
-        pool_factor=svc.settings.recall_pool_factor,
-        mode=mode,
-        levers=levers,
-    )
+    asked = asks.request_of(svc, asks.Ask(QUESTION, top_k=7), frozenset({Source.DOCUMENTS}))
+    req = replace(asked, mode=mode, levers=levers)
     return (await recall(svc, who, [Scope.USER], req)).hits
 
 

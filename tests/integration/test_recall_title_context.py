@@ -11,13 +11,15 @@ from dataclasses import replace
 import pytest
 
 from palimpsest.identity import Principal, Scope
-from palimpsest.recall import Levers, Source
+from palimpsest.recall import Source
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import document_revisions, documents
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import Mode, RecallRequest, recall
+from palimpsest.resolvers import recall_asks as asks
+from palimpsest.resolvers.recall import Mode, recall
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
+
+DOCUMENTS = frozenset({Source.DOCUMENTS})
 
 pytestmark = pytest.mark.integration
 
@@ -45,16 +47,9 @@ async def load(
 
 
 async def ask(svc: Services, who: Principal, question: str, mode: Mode) -> list[str]:
-    req = RecallRequest(
-        query=question,
-        top_k=5,
-        sources=frozenset({Source.DOCUMENTS}),
-        view=time_view(svc, None, None),
-        rrf_k=svc.settings.rrf_k,
-        pool_factor=svc.settings.recall_pool_factor,
-        mode=mode,
-        levers=Levers.of(svc.settings),
-    )
+    # The request as the doors build it (the server's ranking settings), in the given mode.
+    asked = asks.request_of(svc, asks.Ask(question, top_k=5), DOCUMENTS)
+    req = replace(asked, mode=mode)
     return [h.text.strip() for h in (await recall(svc, who, [Scope.USER], req)).hits]
 
 
