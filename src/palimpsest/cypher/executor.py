@@ -9,8 +9,8 @@ refuses callers that try to pass them. The unbound handle runs only unscoped sta
 only ``identity.resolve_scope`` makes those.
 
 Logs carry the statement name and parameter *keys*, never values. Driver exceptions are
-translated here into the error tree. The transport is an ``Executor``; tests substitute a
-recording one to exercise resolvers without a server.
+translated into the error tree (``driver_errors``). The transport is an ``Executor``; tests
+substitute a recording one to exercise resolvers without a server.
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC
 from typing import Any, LiteralString, Protocol, TypeVar
 
-import neo4j
 from neo4j import (
     READ_ACCESS,
     WRITE_ACCESS,
@@ -32,36 +30,21 @@ from neo4j import (
     AsyncSession,
     Bookmarks,
 )
-from neo4j.exceptions import (
-    ConstraintError,
-    DriverError,
-    Neo4jError,
-    ServiceUnavailable,
-    SessionExpired,
-)
-from neo4j.graph import Node, Path, Relationship
-from neo4j.time import DateTime
+from neo4j.exceptions import DriverError, Neo4jError
 from prometheus_client import Histogram
 
 from palimpsest.cypher.causal import Causal
 from palimpsest.cypher.causal import current as causal_scope
+from palimpsest.cypher.driver_errors import BOOKMARK_TIMEOUT, code_of, translated, unreached
+from palimpsest.cypher.records import Row as Row  # the rows every statement returns
+from palimpsest.cypher.records import native
 from palimpsest.cypher.slots import Slot, names_dual, params_on, text_on
-from palimpsest.errors import (
-    Conflict,
-    DatabaseFailure,
-    InvalidArgument,
-    PalimpsestError,
-    Unavailable,
-)
 from palimpsest.identity import ScopeRef
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-Row = dict[str, Any]
 # The parameters only a scope-bound handle may set.
 SCOPE_PARAMS = frozenset({"tenant_id", "scope", "owner_id", "scope_key"})
-_INVALID_BOOKMARK = "Neo.ClientError.Transaction.InvalidBookmark"
-_BOOKMARK_TIMEOUT = "Neo.TransientError.Transaction.BookmarkTimeout"
 
 CYPHER_SECONDS = Histogram(
     "palimpsest_cypher_seconds", "Time spent in one Cypher statement", ["statement"]
@@ -266,7 +249,7 @@ class Neo4jExecutor:
                     return await work(once)
                 except (Neo4jError, DriverError) as e:
                     last = attempt + 1 == _AUTO_COMMIT_TRIES
-                    if last or not e.is_retryable() or _code(e) == _BOOKMARK_TIMEOUT:
+                    if last or not e.is_retryable() or code_of(e) == BOOKMARK_TIMEOUT:
                         raise
                 await asyncio.sleep(0.05 * 4**attempt)
             raise AssertionError("unreachable")
@@ -302,7 +285,7 @@ class Neo4jExecutor:
             async with asyncio.timeout(self.bookmark_wait):
                 await _run(session, AWAIT_BOOKMARKS, {})
         except TimeoutError as e:
-            raise _unreached() from e
+            raise unreached() from e
         causal.after(given, (await session.last_bookmarks()).raw_values)
 
     async def ping(self) -> None:
@@ -334,40 +317,6 @@ async def _write_pipelined(
 PIPELINE_BEGIN = True
 
 
-def translated(e: Neo4jError | DriverError) -> PalimpsestError:
-    """The error tree's account of a driver error: by code, never by message text (the
-    message may quote parameters); the driver's code goes into the details."""
-    if isinstance(e, ConstraintError):
-        return Conflict("the write collides with an existing row", driverCode=e.code)
-    if isinstance(e, ServiceUnavailable | SessionExpired):
-        return Unavailable("the database is not reachable; retry shortly")
-    if isinstance(e, Neo4jError):
-        if e.code == _BOOKMARK_TIMEOUT:
-            return _unreached()
-        if e.code == _INVALID_BOOKMARK:
-            return InvalidArgument(
-                "x-palimpsest-bookmark names a transaction this database does not know"
-            )
-        log.error("neo4j error code=%s", e.code)
-        if e.is_retryable():
-            return Unavailable("the database is busy; retry shortly", driverCode=e.code)
-        return DatabaseFailure("the database failed the operation", driverCode=e.code)
-    log.error("neo4j driver error %s", type(e).__name__)
-    return DatabaseFailure("the database failed the operation", driverCode=type(e).__name__)
-
-
-def _unreached() -> Unavailable:
-    return Unavailable(
-        "the database has not reached the state x-palimpsest-bookmark names; retry later, "
-        "or drop the header to read what the database has now",
-        limit="bookmarkWait",
-    )
-
-
-def _code(error: Neo4jError | DriverError) -> str | None:
-    return error.code if isinstance(error, Neo4jError) else None
-
-
 async def _run(
     tx: AsyncManagedTransaction | AsyncSession,
     statement: Statement,
@@ -383,50 +332,6 @@ async def _run(
         text = text_on(text, slot)
     try:
         result = await tx.run(text, args)
-        return [_native(record) for record in await result.fetch(2**31 - 1)]
+        return [native(record) for record in await result.fetch(2**31 - 1)]
     finally:
         CYPHER_SECONDS.labels(statement.name).observe(time.perf_counter() - started)
-
-
-def _native(record: neo4j.Record) -> Row:
-    # Not ``record.data()``: its exporter runs abstract-class checks on every nested value,
-    # which cost more than the query itself for a leg's lists of a thousand rows.
-    return {k: _convert(v) for k, v in zip(record.keys(), record.values(), strict=True)}
-
-
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-
-
-def _convert(value: Any) -> Any:
-    """Driver values as ``record.data()`` gives them (graph types as property maps), with
-    temporal values as ``datetime``, also inside map projections and nested lists (export's
-    ``[key, value]`` pairs); lists of numbers (embeddings) are left alone."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is list:
-        if value and type(value[0]) in _NUMBERS:
-            return value
-        if set(map(type, value)) <= _PLAIN:
-            return value  # a leg's ids or stored terms: tens of thousands of plain values
-        return [_convert(v) for v in value]
-    if kind is dict:
-        return {k: _convert(v) for k, v in value.items()}
-    if isinstance(value, DateTime):
-        # Fixed-offset UTC: a named "UTC" zone written back would compare as a different,
-        # later instant than the same moment with offset Z, breaking half-open intervals.
-        return value.to_native().astimezone(UTC)
-    if isinstance(value, Node):
-        return _convert(dict(value))
-    if isinstance(value, Relationship):
-        ends = [{} if n is None else dict(n) for n in (value.start_node, value.end_node)]
-        return (_convert(ends[0]), type(value).__name__, _convert(ends[1]))
-    if isinstance(value, Path):
-        path = [_convert(value.start_node)]
-        for i, rel in enumerate(value.relationships):
-            path += [type(rel).__name__, _convert(value.nodes[i + 1])]
-        return path
-    return value
-
-
-_NUMBERS = frozenset({int, float})

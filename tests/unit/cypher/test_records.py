@@ -10,7 +10,7 @@ import neo4j
 from neo4j.graph import Graph, Node, Path, Relationship
 from neo4j.time import Date, DateTime
 
-from palimpsest.cypher.executor import _native
+from palimpsest.cypher.records import native
 
 
 def _old(record: neo4j.Record) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def test_rows_are_what_record_data_gave() -> None:
         "nodes": [node],
     }
     record = neo4j.Record(values.items())  # type: ignore[no-untyped-call]
-    row = _native(record)
+    row = native(record)
     assert row == _old(record)
     assert row["at"] == datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
     assert row["map"]["nested"][0]["at"] == datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
