@@ -1,0 +1,187 @@
+"""Benchmarks of recall at scale: latency with its stages, the cost curve with scope size
+(``--growth``), filtered top-10 overlap and ingest throughput; optionally on a Neo4j of the
+bench's own (``--neo4j-home``) for datasets the shared server should not hold."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from palimpsest.cli.apps import err, print_json
+from palimpsest.config import Settings
+from palimpsest_bench.commands.groups import bench_app
+
+BenchChunks = Annotated[int, typer.Option("--chunks", min=1, help="Chunks in the dataset.")]
+BenchQueries = Annotated[int, typer.Option(min=1, help="Measured queries.")]
+
+
+Synthetic = Annotated[
+    bool,
+    typer.Option(
+        "--synthetic-vectors",
+        help="Load the dataset with hash-derived vectors (database speed; timings only).",
+    ),
+]
+
+
+OwnHome = Annotated[
+    Path | None,
+    typer.Option(
+        "--neo4j-home",
+        help="Run on a Neo4j of the bench's own in this home (started if needed, sized for "
+        "--chunks, stopped afterwards), never the shared one; for 1M-chunk datasets.",
+    ),
+]
+OwnBolt = Annotated[int, typer.Option(help="Bolt port of the --neo4j-home server.")]
+OwnHttp = Annotated[int, typer.Option(help="HTTP port of the --neo4j-home server.")]
+KeepRunning = Annotated[
+    bool, typer.Option(help="Leave the --neo4j-home server running afterwards.")
+]
+
+
+def _on_server(
+    home: Path | None, chunks: int, bolt: int, http: int, keep: bool, run: Any
+) -> dict[str, Any]:
+    """Run ``run(settings)`` on the configured Neo4j, or on a server of its own in ``home``
+    (the result then names the server, its memory settings and its size on disk)."""
+    import asyncio
+
+    if home is None:
+        return dict(asyncio.run(run(Settings())))
+    from palimpsest_bench import scale_server
+
+    with scale_server.own_server(Settings(), home, chunks, err, bolt, http, keep) as s:
+        result = dict(asyncio.run(run(s)))
+        result["server"] = {
+            "home": str(s.home),
+            "bolt_port": s.neo4j_bolt_port,
+            "heap": s.neo4j_heap,
+            "pagecache": s.neo4j_pagecache,
+            "disk_bytes": scale_server.disk_bytes(s),
+        }
+        return result
+
+
+class LatencyDataset(StrEnum):
+    LATENCY = "latency"
+    FILTERED = "filtered"
+
+
+@bench_app.command("recall-latency")
+def bench_recall_latency(
+    chunks: BenchChunks = 10_000,
+    queries: BenchQueries = 300,
+    synthetic: Synthetic = False,
+    clients: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Concurrent clients, each one request at a time (2+: the API as a process)."
+        ),
+    ] = 1,
+    workers: Annotated[int, typer.Option(min=1, help="API worker processes (2+ clients).")] = 1,
+    embedding_threads: Annotated[
+        int | None, typer.Option(min=1, help="The model's threads (default: the setting).")
+    ] = None,
+    dataset: Annotated[
+        LatencyDataset,
+        typer.Option(help="latency: one big scope and many small; filtered: filtered-recall's."),
+    ] = LatencyDataset.LATENCY,
+    neo4j_home: OwnHome = None,
+    bolt_port: OwnBolt = 7699,
+    http_port: OwnHttp = 7486,
+    keep_running: KeepRunning = False,
+    growth: Annotated[
+        bool,
+        typer.Option(
+            "--growth",
+            help="The cost curve: one scope per --sizes in one database; p50/p95, the "
+            "dominant stage and the overlap per size, and a PNG of the curve under --out.",
+        ),
+    ] = False,
+    sizes: Annotated[
+        str, typer.Option(help="--growth: scope sizes, comma-separated (1000, 10k, 1M).")
+    ] = "1k,10k,100k,1M",
+    overlap_queries: Annotated[
+        int, typer.Option(min=1, help="--growth: queries per size against the exact oracle.")
+    ] = 30,
+    out: Annotated[Path, typer.Option(help="--growth: folder the PNG is written to.")] = Path(
+        "bench-results"
+    ),
+    tenant: Annotated[
+        str | None, typer.Option(help="--growth: the dataset's tenant (default bench-growth).")
+    ] = None,
+) -> None:
+    """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms),
+    with the time of each stage; or throughput with several clients; or (--growth) the
+    curve of latency with scope size."""
+    from palimpsest_bench import recall_latency
+
+    if growth:
+        from palimpsest_bench import recall_growth
+
+        try:
+            chosen = recall_growth.parse_sizes(sizes)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--sizes") from exc
+
+        def run_growth(s: Settings) -> Any:
+            if embedding_threads is not None:
+                s = s.model_copy(update={"embedding_threads": embedding_threads})
+            return recall_growth.run_growth(
+                s, chosen, queries, min(30, queries), overlap_queries, synthetic, out, err, tenant
+            )
+
+        total = sum(chosen)
+        print_json(_on_server(neo4j_home, total, bolt_port, http_port, keep_running, run_growth))
+        return
+
+    def run(s: Settings) -> Any:
+        if embedding_threads is not None:
+            s = s.model_copy(update={"embedding_threads": embedding_threads})
+        return recall_latency.run_latency(
+            s,
+            chunks,
+            queries,
+            say=err,
+            synthetic=synthetic,
+            clients=clients,
+            dataset_kind=dataset.value,
+            workers=workers,
+        )
+
+    size = chunks + chunks // 9 if dataset is LatencyDataset.FILTERED else chunks
+    print_json(_on_server(neo4j_home, size, bolt_port, http_port, keep_running, run))
+
+
+@bench_app.command("filtered-recall")
+def bench_filtered_recall(
+    chunks: BenchChunks = 10_000,
+    queries: BenchQueries = 50,
+    synthetic: Synthetic = False,
+    neo4j_home: OwnHome = None,
+    bolt_port: OwnBolt = 7699,
+    http_port: OwnHttp = 7486,
+    keep_running: KeepRunning = False,
+) -> None:
+    """Top-10 overlap with an exact in-scope search at 0.01-100 % scope shares."""
+    from palimpsest_bench import recall_bench
+
+    def run(s: Settings) -> Any:
+        return recall_bench.run_filtered(s, chunks, queries, say=err, synthetic=synthetic)
+
+    # 1.111 x N chunks: the five shares add up to 111.11 % of N.
+    size = chunks + chunks // 9
+    print_json(_on_server(neo4j_home, size, bolt_port, http_port, keep_running, run))
+
+
+@bench_app.command("ingest")
+def bench_ingest(chunks: BenchChunks = 2000) -> None:
+    """Chunks per second through import_document against embedding-only throughput."""
+    import asyncio
+
+    from palimpsest_bench import recall_bench
+
+    print_json(asyncio.run(recall_bench.run_ingest(Settings(), chunks, say=err)))
