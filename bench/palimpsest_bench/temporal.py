@@ -83,16 +83,13 @@ from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.temporal_data import (
     SQA_PREDICATE,
     SQA_SUBJECT_TYPE,
-    YAGO_ENTITY_TYPE,
     Tally,
-    YagoProbe,
     any_match,
-    exact_set,
     only_gold,
     ratio,
     read_situatedqa,
-    read_yago11k,
 )
+from palimpsest_bench.yago_data import YAGO_ENTITY_TYPE, YagoProbe, exact_set, read_yago11k
 
 Progress = Callable[[str], None]
 

@@ -1,6 +1,7 @@
-"""The pure half of the temporal harnesses: date rules, reading the dataset files (skipping
-and counting malformed records), load planning and scoring. The mapping and scoring rules are
-described in ``temporal.py``; nothing here touches the database.
+"""The pure half of the temporal harnesses: date rules, reading SituatedQA's files (skipping
+and counting malformed records), load planning and scoring (YAGO11k's half is ``yago_data``).
+The mapping and scoring rules are described in ``temporal.py``; nothing here touches the
+database.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.schema.drafts import EntityRef, FactDraft
-from palimpsest.schema.names import normalise
 from palimpsest.timeparse import parse_time
 from palimpsest_bench.records import (
     Malformed,
@@ -29,7 +29,6 @@ from palimpsest_bench.records import (
     integer,
     optional_text,
     read_jsonl,
-    read_lines,
     text_field,
     text_list,
     wire_date,
@@ -37,7 +36,6 @@ from palimpsest_bench.records import (
 
 SQA_SUBJECT_TYPE = "question"
 SQA_PREDICATE = "answer"
-YAGO_ENTITY_TYPE = "entity"
 
 # -- pure rules ---------------------------------------------------------------------------
 
@@ -76,20 +74,6 @@ def situated_interval(
     raise ValueError(f"empty interval [{valid_at}, {invalid_at})")
 
 
-YagoValidity = tuple[str | None, str | None]
-
-
-def yago_interval(start_year: str, end_year: str, end_open: str | bool) -> YagoValidity | None:
-    """Wire ``(validAt, invalidAt)`` for a YAGO row; ``None`` when the end is unknown."""
-    is_open = end_open is True or str(end_open).strip().lower() == "true"
-    start = f"{int(start_year):04d}" if start_year.strip() else None
-    if is_open:
-        return start, None
-    if not end_year.strip():
-        return None
-    return start, f"{int(end_year) + 1:04d}"
-
-
 def normalize_answer(text: str) -> str:
     """QA answer normalisation (SQuAD/NQ): lower case, no punctuation or articles."""
     lowered = text.lower()
@@ -109,11 +93,6 @@ def only_gold(predicted: Iterable[str], gold: Iterable[str]) -> bool:
     wanted = {normalize_answer(g) for g in gold}
     found = {normalize_answer(p) for p in predicted}
     return bool(found) and found <= wanted
-
-
-def exact_set(predicted: Iterable[str], gold: Iterable[str]) -> bool:
-    """YAGO exact match: the predicted object set is the gold set (empty gold: nothing)."""
-    return {normalise(p) for p in predicted} == {normalise(g) for g in gold}
 
 
 @dataclass(slots=True)
@@ -337,87 +316,3 @@ def read_situatedqa(data: Path, limit: int | None = None) -> tuple[Plan, list[Sq
     plan.malformed.counts.update(malformed.counts)
     rows = read_jsonl(data / "asof.jsonl", plan.malformed, limit)
     return plan, convert(rows, "asof.jsonl", plan.malformed, sqa_query)
-
-
-_YAGO_COLUMNS = ("subject", "relation", "object", "start_year", "end_year", "end_open")
-
-
-def yago_rows(path: Path, malformed: Skipped, limit: int | None = None) -> list[dict[str, str]]:
-    """The rows of a YAGO TSV by header name; a row with another column count is counted."""
-    lines = read_lines(path, malformed, None if limit is None else limit + 1)
-    if not lines:
-        return []
-    header = lines[0].split("\t")
-    rows: list[dict[str, str]] = []
-    for line in lines[1:]:
-        cells = line.split("\t")
-        if len(cells) != len(header):
-            malformed.add(path.name, "wrong number of columns")
-            continue
-        rows.append(dict(zip(header, cells, strict=True)))
-    return rows
-
-
-def _yago_draft(r: dict[str, str]) -> tuple[FactDraft, YagoValidity | None]:
-    for name in _YAGO_COLUMNS:
-        if name not in r:
-            raise Malformed(f"{name}: missing")
-    try:
-        validity = yago_interval(r["start_year"], r["end_year"], r["end_open"])
-    except ValueError as e:
-        raise Malformed("start_year/end_year: not a year") from e
-    valid_at, invalid_at = validity or (None, None)
-    draft = FactDraft(
-        subject=EntityRef(YAGO_ENTITY_TYPE, r["subject"]),
-        predicate=r["relation"],
-        object=EntityRef(YAGO_ENTITY_TYPE, r["object"]),
-        object_value=None,
-        valid_at=wire(valid_at, "valid_at"),
-        invalid_at=wire(invalid_at, "invalid_at"),
-    )
-    return accepted(draft), validity
-
-
-def plan_yago(
-    rows: Iterable[dict[str, str]], malformed: Skipped | None = None
-) -> tuple[list[FactDraft], set[tuple[str, str]]]:
-    """Drafts oldest start first, and the (subject, relation) pairs with unknown validity.
-    Rows that cannot become a fact are counted in ``malformed``."""
-    keyed: list[tuple[tuple[int, int], FactDraft]] = []
-    unknown: set[tuple[str, str]] = set()
-    for draft, validity in convert(rows, "facts.tsv", malformed or Skipped(), _yago_draft):
-        if validity is None:
-            unknown.add((normalise(draft.subject.name), draft.predicate))
-        valid_at = draft.valid_at
-        keyed.append(((0, 0) if valid_at is None else (1, valid_at.year), draft))
-    keyed.sort(key=lambda k: k[0])
-    return [d for _, d in keyed], unknown
-
-
-@dataclass(frozen=True, slots=True)
-class YagoProbe:
-    subject: str
-    relation: str
-    as_of: str  # 1 July of the probe's year
-    gold_objects: list[str]
-
-
-def yago_probe(rec: dict[str, Any]) -> YagoProbe:
-    year = integer(rec, "as_of_year")
-    if not 1 <= year <= 9999:
-        raise Malformed("as_of_year: out of range")
-    return YagoProbe(
-        subject=text_field(rec, "subject"),
-        relation=text_field(rec, "relation"),
-        as_of=year_as_of(year),
-        gold_objects=text_list(rec, "gold_objects"),
-    )
-
-
-def read_yago11k(
-    data: Path, limit: int | None = None
-) -> tuple[list[FactDraft], set[tuple[str, str]], list[YagoProbe], Skipped]:
-    malformed = Skipped()
-    drafts, unknown = plan_yago(yago_rows(data / "facts.tsv", malformed, limit), malformed)
-    rows = read_jsonl(data / "asof_probes.jsonl", malformed, limit)
-    return drafts, unknown, convert(rows, "asof_probes.jsonl", malformed, yago_probe), malformed

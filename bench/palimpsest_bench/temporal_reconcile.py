@@ -25,7 +25,8 @@ from typing import TypeVar
 
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.names import normalise
-from palimpsest_bench.temporal_data import SQA_PREDICATE, SQA_SUBJECT_TYPE, YAGO_ENTITY_TYPE
+from palimpsest_bench.temporal_data import SQA_PREDICATE, SQA_SUBJECT_TYPE
+from palimpsest_bench.yago_data import YAGO_ENTITY_TYPE
 
 T = TypeVar("T")
 

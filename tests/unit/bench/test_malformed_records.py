@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from palimpsest_bench import temporal_data as t
+from palimpsest_bench import yago_data as y
 from palimpsest_bench.recall_data import load_locomo, load_scifact, load_timeqa
 from palimpsest_bench.records import Skipped, read_jsonl
 
@@ -174,7 +175,7 @@ def test_yago11k_skips_and_counts_malformed_rows_and_probes(tmp_path: Path) -> N
             b'"just a string"\n',
         ],
     )
-    drafts, unknown, probes, malformed = t.read_yago11k(tmp_path)
+    drafts, unknown, probes, malformed = y.read_yago11k(tmp_path)
     assert [d.object.name for d in drafts if d.object] == ["Lab_A", "Lab_B"]
     assert unknown == set()
     assert [p.as_of for p in probes] == ["1985-07-01", "1991-07-01"]

@@ -11,6 +11,7 @@ import pytest
 
 from palimpsest.timeparse import parse_time
 from palimpsest_bench import temporal_data as t
+from palimpsest_bench import yago_data as y
 
 
 def holds(valid_at: str | None, invalid_at: str | None, as_of: str) -> bool:
@@ -54,13 +55,13 @@ def test_situated_interval_keeps_order_and_widens_a_one_year_value() -> None:
 
 
 def test_yago_interval_rules() -> None:
-    assert t.yago_interval("1952", "1964", "False") == ("1952", "1965")
-    assert t.yago_interval("1787", "", "True") == ("1787", None)
-    assert t.yago_interval("1787", "", True) == ("1787", None)
-    assert t.yago_interval("", "1990", "False") == (None, "1991")
-    assert t.yago_interval("", "", "False") is None  # unknown end: no validity at all
-    assert t.yago_interval("1850", "", "False") is None
-    valid_at, invalid_at = t.yago_interval("1952", "1964", "False") or (None, None)
+    assert y.yago_interval("1952", "1964", "False") == ("1952", "1965")
+    assert y.yago_interval("1787", "", "True") == ("1787", None)
+    assert y.yago_interval("1787", "", True) == ("1787", None)
+    assert y.yago_interval("", "1990", "False") == (None, "1991")
+    assert y.yago_interval("", "", "False") is None  # unknown end: no validity at all
+    assert y.yago_interval("1850", "", "False") is None
+    valid_at, invalid_at = y.yago_interval("1952", "1964", "False") or (None, None)
     for year, expected in ((1951, False), (1952, True), (1964, True), (1965, False)):
         assert holds(valid_at, invalid_at, t.year_as_of(year)) is expected
 
@@ -80,12 +81,12 @@ def test_only_gold_needs_every_prediction_to_be_gold() -> None:
 
 
 def test_exact_set_match() -> None:
-    assert t.exact_set(["Carolyn_Jones"], ["Carolyn_Jones"])
-    assert t.exact_set(["B", "A"], ["A", "B"])
-    assert t.exact_set([], [])  # nothing held, nothing predicted
-    assert not t.exact_set(["A"], [])
-    assert not t.exact_set(["A"], ["A", "B"])
-    assert not t.exact_set(["A", "C"], ["A"])
+    assert y.exact_set(["Carolyn_Jones"], ["Carolyn_Jones"])
+    assert y.exact_set(["B", "A"], ["A", "B"])
+    assert y.exact_set([], [])  # nothing held, nothing predicted
+    assert not y.exact_set(["A"], [])
+    assert not y.exact_set(["A"], ["A", "B"])
+    assert not y.exact_set(["A", "C"], ["A"])
 
 
 def test_tally_by_type() -> None:
@@ -186,7 +187,7 @@ def test_plan_yago_orders_by_start_and_flags_unknown_validity() -> None:
         {"subject": "Bob", "relation": "owns", "object": "Boat", "start_year": "",
          "end_year": "", "end_open": "False"},
     ]  # fmt: skip
-    drafts, unknown = t.plan_yago(rows)
+    drafts, unknown = y.plan_yago(rows)
     assert [(d.object.name if d.object else None) for d in drafts] == ["Boat", "Lab_A", "Lab_B"]
     assert [(d.valid_at, d.invalid_at) for d in drafts] == [
         (None, None),
