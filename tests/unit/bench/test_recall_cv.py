@@ -6,19 +6,15 @@ import numpy as np
 import pytest
 
 from palimpsest.resolvers.recall_forms import Form
-from palimpsest_bench.recall_cv import (
-    Candidates,
+from palimpsest_bench.recall_cv import Candidates, metrics, ranked, scores, table
+from palimpsest_bench.recall_cv_select import (
     Setting,
     consensus,
     distances,
     folds,
-    metrics,
     nested,
-    ranked,
-    scores,
     select,
     stability,
-    table,
 )
 
 BASE: Setting = {
