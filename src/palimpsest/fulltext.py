@@ -299,16 +299,19 @@ def upper_bound(term: str, stats: KindStats, k1: float, b: float) -> float:
     return bound * (1.0 + 1e-9)  # a hair above: the scorer's floats round differently
 
 
-def first_terms(terms: Iterable[str], stats: KindStats, pool: int) -> list[str]:
-    """The rarest terms whose rows together could fill the pool: enumerated first."""
+def first_terms(terms: Iterable[str], stats: KindStats, pool: int, spare: int = 0) -> list[str]:
+    """The rarest terms whose rows together could fill the pool: enumerated first. Then the
+    next rarest too, while all their rows together stay within ``spare``: MaxScore would
+    mostly ask for them next, and a round trip costs more than that many rows. Which rows
+    can enter the pool does not change (``missing_terms`` still reads what it must)."""
     present = sorted((t for t in terms if stats.df.get(t, 0) > 0), key=lambda t: (stats.df[t], t))
     chosen: list[str] = []
     total = 0
     for term in present:
+        if total >= pool and total + stats.df[term] > spare:
+            break
         chosen.append(term)
         total += stats.df[term]
-        if total >= pool:
-            break
     return chosen
 
 

@@ -14,10 +14,11 @@ their own, concurrently (the planner in ``recall.py`` decides).
   terms are enumerated first (every such row of the scope: the Lucene limit is the scope's
   own count of them) and scored; then the terms whose rows could still reach the pool are
   enumerated too; a row holding only the remaining terms scores below the pool's last score,
-  so it cannot enter. On a big scope, where the rarest term alone is held by hundreds of
-  rows or more, the covering read (``recall_text.Reader.covering``) first reads the rows
-  holding every query term, then only the rows holding a set of terms that could still reach
-  the pool.
+  so it cannot enter (the first read also takes the next rarest terms while their rows are
+  few, ``SPARE_ROWS``: MaxScore mostly asks for them next). On a big scope, where the rarest
+  term alone is held by hundreds of rows or more, the covering read
+  (``recall_text.Reader.covering``) first reads the rows holding every query term, then only
+  the rows holding a set of terms that could still reach the pool.
   A term's bound comes from the scope's peaks for it (``fulltext.upper_bound``). Which rows
   are read, and their scores, depend only on the scope. The pool's cues are read once the
   pool is known. Where the text side read a kind's few rows with the statistics
@@ -55,6 +56,9 @@ MAX_SPEAKERS = text.MAX_SPEAKERS
 # A full-text leg tries the covering read when its rarest term is held by this many rows of
 # the scope or more (``recall_text.Reader.covering``).
 COVER_MIN_ROWS = 200
+# The first read of a full-text leg also takes the next rarest terms while their rows stay
+# within this many in all (``fulltext.first_terms``): one round trip instead of two.
+SPARE_ROWS = 200
 KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
 
 
@@ -238,6 +242,7 @@ async def fulltext_leg(
     b: float,
     cover_min_rows: int = COVER_MIN_ROWS,
     held: text.Held | None = None,
+    spare_rows: int = SPARE_ROWS,
 ) -> Ranked:
     """Exact top-``pool`` live rows by scope-local BM25 (ties by id); with ``held``, the
     rows of the scope holding a query term are those (``recall_text``), and read no more."""
@@ -262,7 +267,7 @@ async def fulltext_leg(
     reader = text.Reader(tx, statement, stats, base, take, held)
     if not await reader.covering(terms, pool, k1, b, scored, cover_min_rows):
         done: set[str] = set()
-        batch = fulltext.first_terms(terms, stats, pool)
+        batch = fulltext.first_terms(terms, stats, pool, spare_rows)
         while batch:
             lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
             take(await reader.rows(lucene, text.most_holding(batch, stats), text.any_of(batch)))

@@ -79,12 +79,23 @@ class Rows:
         ]
 
 
-def leg(scope: Rows, terms: list[str], pool: int, cover_min_rows: int = 0) -> legs.Ranked:
+def leg(
+    scope: Rows, terms: list[str], pool: int, cover_min_rows: int = 0, spare: int = 0
+) -> legs.Ranked:
     ref = resolve_scope(principal(), Scope.USER)
     tx = ScopedTx(scope.run, ref)
     stats = scope.stats()
     work = legs.fulltext_leg(
-        tx, Source.DOCUMENTS, terms, stats, pool, {}, K1, B, cover_min_rows=cover_min_rows
+        tx,
+        Source.DOCUMENTS,
+        terms,
+        stats,
+        pool,
+        {},
+        K1,
+        B,
+        cover_min_rows=cover_min_rows,
+        spare_rows=spare,
     )
     return asyncio.run(work)
 
@@ -126,8 +137,10 @@ def test_the_leg_finds_exactly_the_exhaustive_pool_whatever_order_lucene_answers
     rng = random.Random(seed)
     rows, dead, terms, pool = random_scope(rng)
     scope = Rows(rows, dead, rng.randrange(1000), peaks=rng.random() < 0.7)
-    # The covering read on (from the first row) or off (the rarest-terms-first read alone).
-    found = leg(scope, terms, pool, rng.choice([0, 1, 10**9]))
+    # The covering read on (from the first row) or off (the rarest-terms-first read alone);
+    # the first read taking no more terms than it must, the product's spare rows, or all.
+    spare = rng.choice([0, legs.SPARE_ROWS, rng.randint(1, 100), 10**9])
+    found = leg(scope, terms, pool, rng.choice([0, 1, 10**9]), spare)
     live, dropped = exhaustive(scope, terms, pool)
     assert found.ids == live
     assert found.dropped == dropped
@@ -227,6 +240,21 @@ def test_maxscore_skips_the_rows_of_a_common_term() -> None:
     found = leg(scope, ["common", "rare"], 20, cover_min_rows=10**9)
     assert (found.ids, found.dropped) == exhaustive(scope, ["common", "rare"], 20)
     assert scope.reads == [30]  # only the rare term's rows were enumerated
+
+
+def test_the_first_read_takes_the_next_rarest_terms_while_their_rows_are_few() -> None:
+    # MaxScore alone reads the rare term's rows, then the middling term's (it can still
+    # reach the pool); with rows to spare, both in one read; never the common term's.
+    rows = {f"c{i:04d}": Counter({"common": 1, f"u{i}": 1}) for i in range(1000)}
+    rows |= {f"m{i:04d}": Counter({"common": 1, "mid": 2}) for i in range(100)}
+    rows |= {f"r{i:04d}": Counter({"common": 1, "rare": 1, f"v{i}": 3}) for i in range(30)}
+    terms = ["common", "mid", "rare"]
+    alone, spared = Rows(rows, set(), 5), Rows(rows, set(), 5)
+    for scope, spare in ((alone, 0), (spared, legs.SPARE_ROWS)):
+        found = leg(scope, terms, 20, cover_min_rows=10**9, spare=spare)
+        assert (found.ids, found.dropped) == exhaustive(scope, terms, 20)
+    assert alone.reads == [30, 100]
+    assert spared.reads == [130]
 
 
 def test_the_covering_read_is_dropped_when_the_rarest_terms_rows_are_fewer() -> None:

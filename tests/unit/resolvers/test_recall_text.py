@@ -72,7 +72,9 @@ class Scope1(Rows):
         return [{"stats": rows, "memory": None, "chunk": chunk, "fact": None}]
 
 
-def leg(scope: Scope1, terms: list[str], pool: int, cover: int, most: int) -> legs.Ranked:
+def leg(
+    scope: Scope1, terms: list[str], pool: int, cover: int, most: int, spare: int = 0
+) -> legs.Ranked:
     ref = resolve_scope(principal_(), Scope.USER)
     tx = ScopedTx(scope.run, ref)
 
@@ -97,6 +99,7 @@ def leg(scope: Scope1, terms: list[str], pool: int, cover: int, most: int) -> le
             B,
             cover_min_rows=cover,
             held=side.held.get("chunk"),
+            spare_rows=spare,
         )
 
     return asyncio.run(work())
@@ -106,12 +109,16 @@ def principal_() -> Principal:
     return principal()
 
 
-def own_reads(scope: Scope1, terms: list[str], pool: int, cover: int) -> legs.Ranked:
+def own_reads(
+    scope: Scope1, terms: list[str], pool: int, cover: int, spare: int = 0
+) -> legs.Ranked:
     """The leg with its own reads (the statistics as the fake scope has them)."""
     ref = resolve_scope(principal_(), Scope.USER)
     tx = ScopedTx(scope.run, ref)
     stats = scope.stats()
-    work = legs.fulltext_leg(tx, Source.DOCUMENTS, terms, stats, pool, {}, K1, B, cover)
+    work = legs.fulltext_leg(
+        tx, Source.DOCUMENTS, terms, stats, pool, {}, K1, B, cover, spare_rows=spare
+    )
     return asyncio.run(work)
 
 
@@ -124,11 +131,13 @@ def test_the_held_rows_give_exactly_the_pool_of_the_legs_own_reads(seed: int) ->
     # Held whole, or not at all (too many rows), or cut at the limit (the statistics lag).
     most = rng.choice([text.HELD_MAX_ROWS, 10**9, rng.randint(1, 60)])
     lag = rng.choice([0, 0, 10**9])
+    spare = rng.choice([0, legs.SPARE_ROWS, rng.randint(1, 100)])
     scope = Scope1(rows, dead, rng.randrange(1000), peaks=rng.random() < 0.7, lag=lag)
-    found = leg(scope, terms, pool, cover, most)
+    found = leg(scope, terms, pool, cover, most, spare)
     live, dropped = exhaustive(scope, terms, pool)
     assert found.ids == live
     assert found.dropped == dropped
+    # The leg's own reads, taking no more terms first than they must.
     own = own_reads(Scope1(rows, dead, 0, peaks=scope.peaks), terms, pool, cover)
     assert (found.ids, found.scores, found.dropped) == (own.ids, own.scores, own.dropped)
     if "TERMS_CHUNKS" not in scope.names:  # held: no read, and the cues came with the rows
