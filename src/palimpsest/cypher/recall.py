@@ -30,13 +30,13 @@ _MEMORY_KEPT: LiteralString = (
 # A dated note outside ``$as_of`` is dropped like a fact the time view drops; ``untimely``
 # tells those apart from notes dropped for expiry or prefix, for the time-filter report.
 _MEMORY_TIMELY: LiteralString = "($include_retired OR " + NOTE_VALID + ")"
-_MEMORY_LIVE: LiteralString = _MEMORY_KEPT + " AND " + _MEMORY_TIMELY
-_MEMORY_UNTIMELY: LiteralString = (
+MEMORY_LIVE: LiteralString = _MEMORY_KEPT + " AND " + _MEMORY_TIMELY
+MEMORY_UNTIMELY: LiteralString = (
     ", collect(coalesce(" + _MEMORY_KEPT + " AND NOT " + _MEMORY_TIMELY + ", false)) AS untimely"
 )
 # A current chunk is live unless a ``$known_at`` read asks for a time before its version
 # began; the versions closed since are read by EXACT_CHUNK_VERSIONS (cypher/revisions.py).
-_CHUNK_LIVE: LiteralString = (
+CHUNK_LIVE: LiteralString = (
     "c.index IS NOT NULL AND ($known_at IS NULL OR "
     "coalesce(c.version_at, c.created_at) <= $known_at)"
 )
@@ -81,9 +81,9 @@ def _cues(var: LiteralString, dated: LiteralString) -> LiteralString:
     )
 
 
-_MEMORY_CUES = _cues("m", "(m.valid_at IS NOT NULL OR m.invalid_at IS NOT NULL)")
-_CHUNK_CUES = _cues("c", "false")
-_FACT_CUES = _cues("f", "(f.valid_at IS NOT NULL OR f.invalid_at IS NOT NULL)")
+MEMORY_CUES = _cues("m", "(m.valid_at IS NOT NULL OR m.invalid_at IS NOT NULL)")
+CHUNK_CUES = _cues("c", "false")
+FACT_CUES = _cues("f", "(f.valid_at IS NOT NULL OR f.invalid_at IS NOT NULL)")
 
 
 def _scored(
@@ -105,14 +105,14 @@ def _scored(
     )
 
 
-_MEMORY_SCORED = _scored("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES + _NOTE_ROWS)
-_CHUNK_SCORED = _scored("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES + _CHUNK_ROWS)
-_FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE, _FACT_CUES)
+_MEMORY_SCORED = _scored("m", "m.key", MEMORY_LIVE, MEMORY_UNTIMELY + MEMORY_CUES + _NOTE_ROWS)
+_CHUNK_SCORED = _scored("c", "c.id", CHUNK_LIVE, CHUNK_CUES + _CHUNK_ROWS)
+_FACT_SCORED = _scored("f", "f.id", FACT_VISIBLE, FACT_CUES)
 # The vector legs' tails, shared with the whole-scope legs (``cypher/recall_whole.py``).
 MEMORY_SCORED, CHUNK_SCORED, FACT_SCORED = _MEMORY_SCORED, _CHUNK_SCORED, _FACT_SCORED
 
 
-def _terms(
+def terms_tail(
     var: LiteralString, ident: LiteralString, live: LiteralString, extra: LiteralString = ""
 ) -> LiteralString:
     """The tail of a full-text leg: each row's stored terms, frequencies and length, as one
@@ -152,7 +152,7 @@ TERMS_MEMORY = Statement(
     """CYPHER 25
 MATCH (m:Memory)
   SEARCH m IN (FULLTEXT INDEX memory_terms FOR $lucene LIMIT $k)"""
-    + _terms("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY),
+    + terms_tail("m", "m.key", MEMORY_LIVE, MEMORY_UNTIMELY),
 )
 
 VECTOR_CHUNKS = Statement(
@@ -170,7 +170,7 @@ TERMS_CHUNKS = Statement(
     """CYPHER 25
 MATCH (c:Chunk)
   SEARCH c IN (FULLTEXT INDEX chunk_terms FOR $lucene LIMIT $k)"""
-    + _terms("c", "c.id", _CHUNK_LIVE),
+    + terms_tail("c", "c.id", CHUNK_LIVE),
 )
 
 VECTOR_FACTS = Statement(
@@ -188,7 +188,7 @@ TERMS_FACTS = Statement(
     """CYPHER 25
 MATCH ()-[f:FACT]->()
   SEARCH f IN (FULLTEXT INDEX fact_terms FOR $lucene LIMIT $k)"""
-    + _terms("f", "f.id", FACT_VISIBLE),
+    + terms_tail("f", "f.id", FACT_VISIBLE),
 )
 
 # The cues of the rows a full-text leg kept for its pool, read after scoring: a leg reads
@@ -202,7 +202,7 @@ MATCH (m:Memory {scope_key: $scope_key})
 USING INDEX m:Memory(scope_key, key)
 WHERE m.key IN $ids
 RETURN collect(m.key) AS ids"""
-    + _MEMORY_CUES
+    + MEMORY_CUES
     + _NOTE_ROWS,
 )
 
@@ -212,7 +212,7 @@ CUES_CHUNKS = Statement(
 MATCH (c:Chunk)
 WHERE c.id IN $ids AND c.scope_key = $scope_key
 RETURN collect(c.id) AS ids"""
-    + _CHUNK_CUES
+    + CHUNK_CUES
     + _CHUNK_ROWS,
 )
 
@@ -222,7 +222,7 @@ CUES_FACTS = Statement(
 MATCH ()-[f:FACT]->()
 WHERE f.id IN $ids AND f.scope_key = $scope_key
 RETURN collect(f.id) AS ids"""
-    + _FACT_CUES,
+    + FACT_CUES,
 )
 
 # Exact legs: every embedded row of the scope, scored by cosine (float32, as the index), the
@@ -253,7 +253,7 @@ WITH c, vector.similarity.cosine(c.embedding, $vector) AS score
 ORDER BY score DESC, c.id
 WITH collect(c) AS found, collect(score) AS ranked"""
     + exact_top("c", "c.id")
-    + _scored("c", "c.id", "true", _CHUNK_CUES),
+    + _scored("c", "c.id", "true", CHUNK_CUES),
 )
 
 EXACT_MEMORY = Statement(

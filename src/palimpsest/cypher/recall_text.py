@@ -20,15 +20,15 @@ from typing import LiteralString
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.facts import FACT_VISIBLE
 from palimpsest.cypher.recall import (
-    _CHUNK_CUES,
-    _CHUNK_LIVE,
-    _FACT_CUES,
-    _MEMORY_CUES,
-    _MEMORY_LIVE,
-    _MEMORY_UNTIMELY,
+    CHUNK_CUES,
     CHUNK_HIT,
+    CHUNK_LIVE,
+    FACT_CUES,
+    MEMORY_CUES,
+    MEMORY_LIVE,
+    MEMORY_UNTIMELY,
     NOTE_HIT,
-    _terms,
+    terms_tail,
 )
 from palimpsest.cypher.terms import TERM_STATS_ROWS
 
@@ -72,21 +72,21 @@ READ_TEXT_SIDE = Statement(
         "memory",
         """MATCH (m:Memory)
       SEARCH m IN (FULLTEXT INDEX memory_terms FOR $lucene LIMIT $k)""",
-        _terms("m", "m.key", _MEMORY_LIVE, _MEMORY_UNTIMELY + _MEMORY_CUES),
+        terms_tail("m", "m.key", MEMORY_LIVE, MEMORY_UNTIMELY + MEMORY_CUES),
         ", untimely: untimely",
     )
     + _held(
         "chunk",
         """MATCH (c:Chunk)
       SEARCH c IN (FULLTEXT INDEX chunk_terms FOR $lucene LIMIT $k)""",
-        _terms("c", "c.id", _CHUNK_LIVE, _CHUNK_CUES),
+        terms_tail("c", "c.id", CHUNK_LIVE, CHUNK_CUES),
         "",
     )
     + _held(
         "fact",
         """MATCH ()-[f:FACT]->()
       SEARCH f IN (FULLTEXT INDEX fact_terms FOR $lucene LIMIT $k)""",
-        _terms("f", "f.id", FACT_VISIBLE, _FACT_CUES),
+        terms_tail("f", "f.id", FACT_VISIBLE, FACT_CUES),
         "",
     )
     + "\nRETURN stats, memory, chunk, fact\n",
