@@ -50,6 +50,7 @@ from typing import Any
 from palimpsest import markdown
 from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, Vector
+from palimpsest.embedding_models import embed_queries
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope
 from palimpsest.recall import Levers, Source, parse_window
@@ -163,6 +164,8 @@ class CachedEmbedder:
     """Wraps an embedder with a SQLite cache keyed by model and text; only used on request.
 
     Same vectors as the wrapped model (stored as float32, which is what the model makes).
+    Questions go through the model's query side (``embed_queries``, e5's ``query: `` prefix)
+    and are cached apart from passages: the same words make another vector there.
     """
 
     def __init__(self, inner: Embedder, path: Path) -> None:
@@ -174,11 +177,21 @@ class CachedEmbedder:
         self._lock = threading.Lock()  # embed runs in worker threads; one connection
         self._db.execute("CREATE TABLE IF NOT EXISTS v (key TEXT PRIMARY KEY, vec BLOB)")
 
-    def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.model_name}\x1f{text}".encode()).hexdigest()
+    def _key(self, text: str, side: str) -> str:
+        # Passages keep the key of before, so an existing cache stays valid.
+        name = self.model_name if side == "passage" else f"{self.model_name}\x1f{side}"
+        return hashlib.sha256(f"{name}\x1f{text}".encode()).hexdigest()
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
-        keys = [self._key(t) for t in texts]
+        return self._cached(texts, "passage", self.inner.embed)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        return self._cached(texts, "query", partial(embed_queries, self.inner))
+
+    def _cached(
+        self, texts: Sequence[str], side: str, model: Callable[[list[str]], list[Vector]]
+    ) -> list[Vector]:
+        keys = [self._key(t, side) for t in texts]
         found: dict[str, Vector] = {}
         with self._lock:
             for i in range(0, len(keys), 500):
@@ -189,7 +202,7 @@ class CachedEmbedder:
                     found[key] = Vector(array("f", blob).tolist())
         missing = [i for i, k in enumerate(keys) if k not in found]
         if missing:
-            vectors = self.inner.embed([texts[i] for i in missing])
+            vectors = model([texts[i] for i in missing])
             rows = []
             for i, vec in zip(missing, vectors, strict=True):
                 found[keys[i]] = vec
