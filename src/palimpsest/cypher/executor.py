@@ -45,6 +45,7 @@ from prometheus_client import Histogram
 
 from palimpsest.cypher.causal import Causal
 from palimpsest.cypher.causal import current as causal_scope
+from palimpsest.cypher.quiet_params import quiet
 from palimpsest.cypher.slots import Slot, names_dual, params_on, text_on
 from palimpsest.errors import (
     Conflict,
@@ -382,7 +383,7 @@ async def _run(
         args = params_on(args, slot, dual, dual and names_dual(text))
         text = text_on(text, slot)
     try:
-        result = await tx.run(text, args)
+        result = await tx.run(text, quiet(args))
         return [_native(record) for record in await result.fetch(2**31 - 1)]
     finally:
         CYPHER_SECONDS.labels(statement.name).observe(time.perf_counter() - started)

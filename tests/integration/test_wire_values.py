@@ -1,6 +1,7 @@
-"""Date-times through the short path (cypher/temporal_wire.py) on the real Neo4j: parameters
-arrive as the same instants, and stored values come back as the driver's path would give
-them after ``_convert`` (UTC, microseconds), named zones included."""
+"""Values through the short paths on the real Neo4j (cypher/temporal_wire.py and
+quiet_params.py): date-time parameters arrive as the same instants, stored date-times come
+back as the driver's path would give them after ``_convert`` (UTC, microseconds), named zones
+included, and vector parameters arrive as lists."""
 
 from __future__ import annotations
 
@@ -55,3 +56,15 @@ async def test_stored_values_come_back_in_utc_to_the_microsecond(svc: Services) 
     for name in ("offset", "before_epoch", "named"):
         assert row[name].tzinfo is UTC
     assert row["listed"] == [datetime(1970, 1, 1, tzinfo=UTC)]
+
+
+VECTOR_ECHO = CrossScopeStatement(
+    "TEST_ECHO_VECTOR", "RETURN $v AS v, size($v) AS n, [r IN $rows | r.embedding[1]] AS second"
+)
+
+
+async def test_vector_parameters_arrive_as_lists(svc: Services) -> None:
+    """``quiet_params.Numbers`` (what the executor sends vectors as) packs as a list."""
+    vector = [i / 7 for i in range(384)]
+    [row] = await svc.db.read(VECTOR_ECHO, {"v": vector, "rows": [{"embedding": vector}]})
+    assert row == {"v": vector, "n": 384, "second": [1 / 7]}
