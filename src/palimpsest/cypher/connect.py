@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from neo4j import AsyncGraphDatabase
 
+from palimpsest.cypher import temporal_wire
 from palimpsest.cypher.executor import Database, Neo4jExecutor
 
 
@@ -16,6 +17,7 @@ async def connect(
     uri: str, auth: tuple[str, str], database: str, bookmark_wait: float
 ) -> AsyncIterator[Database]:
     """A ``Database`` on a reachable server (``Unavailable`` if it is not), closed on exit."""
+    temporal_wire.install()  # before the first connection opens
     # Server notifications (e.g. "property not seen yet") would log whole query texts.
     driver = AsyncGraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
     try:

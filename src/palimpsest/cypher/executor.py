@@ -36,6 +36,7 @@ from prometheus_client import Histogram
 from palimpsest.cypher.causal import Causal
 from palimpsest.cypher.causal import current as causal_scope
 from palimpsest.cypher.driver_errors import BOOKMARK_TIMEOUT, code_of, translated, unreached
+from palimpsest.cypher.quiet_params import quiet
 from palimpsest.cypher.records import Row as Row  # the rows every statement returns
 from palimpsest.cypher.records import native
 from palimpsest.cypher.slots import Slot, names_dual, params_on, text_on
@@ -331,7 +332,7 @@ async def _run(
         args = params_on(args, slot, dual, dual and names_dual(text))
         text = text_on(text, slot)
     try:
-        result = await tx.run(text, args)
+        result = await tx.run(text, quiet(args))
         return [native(record) for record in await result.fetch(2**31 - 1)]
     finally:
         CYPHER_SECONDS.labels(statement.name).observe(time.perf_counter() - started)
