@@ -53,7 +53,8 @@ async def search(
     _check_window(limit, offset)
     if query is not None and len(query) > MAX_EMBED_TEXT_CHARS:
         raise InvalidArgument(f"query is longer than {MAX_EMBED_TEXT_CHARS} characters")
-    vector = (await svc.embed([query], stored=False))[0] if query and query.strip() else None
+    # A question, not a stored text: a model with a query side (e5) embeds it there.
+    vector = await svc.embed_question(who, query) if query and query.strip() else None
     db = svc.db.scoped(ref)
     now = svc.clock()
     wanted = offset + limit

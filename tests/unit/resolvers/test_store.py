@@ -4,6 +4,8 @@ never shown, and namespaces are cut to the asked depth."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 
 from palimpsest import namespaces as ns
 from palimpsest.cypher.executor import Row, Statement
+from palimpsest.embedding import Vector
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
 from palimpsest.resolvers import store
@@ -73,6 +76,26 @@ async def test_a_key_outside_the_namespace_tree_is_never_shown(tmp_path: Path) -
     svc, _ = services(lambda s, p: rows, tmp_path)
     found = await store.search(svc, principal(), Scope.USER, ["docs"], None, None, 10, 0)
     assert [n.name for n in found] == ["n00001"]
+
+
+class TwoSided:
+    """A model with a query side (as e5's prefix): questions and passages embed apart."""
+
+    model_name = "two-sided"
+    dimensions = 4
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return [Vector([1.0, 0.0, 0.0, 0.0]) for _ in texts]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
+        return [Vector([0.0, 1.0, 0.0, 0.0]) for _ in texts]
+
+
+async def test_a_ranked_search_embeds_its_query_as_a_question(tmp_path: Path) -> None:
+    svc, recorder = services(lambda s, p: [], tmp_path)
+    svc = dataclasses.replace(svc, embedder=TwoSided())
+    await store.search(svc, principal(), Scope.USER, ["docs"], None, "billing", 5, 0)
+    assert [list(c.params["vector"]) for c in recorder.calls] == [[0.0, 1.0, 0.0, 0.0]]
 
 
 @pytest.mark.parametrize(("limit", "offset"), [(0, 0), (store.MAX_LIMIT + 1, 0), (1, -1)])
