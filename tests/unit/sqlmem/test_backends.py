@@ -353,15 +353,19 @@ def _upper_many(text: str) -> str:
 
 # Work done inside one function call (or between two checks of SQLite's progress handler),
 # which neither the progress handler nor sqlite3_interrupt can stop: each must still end within
-# the limit with a coded error. On SQLite the worker running it is killed at the deadline.
+# the limit with a coded error. On SQLite the worker running it is killed at the deadline. Run
+# to completion, each SQLite case takes well over ten seconds (the values are above the default
+# value limit, hence the test's larger one), so the time bound tells stopped work from
+# unstopped work even on a loaded machine.
+ONE_CALL_VALUE_BYTES = 16 * 1024 * 1024
 PAST_THE_CHECKS = {
     "sqlite": [
-        "SELECT instr(hex(zeroblob(250000)) || 'b', hex(zeroblob(125000)) || 'b')",
-        "SELECT length(replace(hex(zeroblob(250000)), hex(zeroblob(125000)) || 'b', 'x'))",
-        "SELECT instr(zeroblob(500000), CAST(CAST(zeroblob(250000) AS TEXT) || char(1) AS BLOB))",
-        "SELECT hex(zeroblob(100000)) LIKE '%' || hex(zeroblob(4998)) || 'b%'",
-        "SELECT hex(zeroblob(100000)) GLOB '*' || hex(zeroblob(4998)) || 'b*'",
-        _upper_many("hex(zeroblob(500000))"),
+        "SELECT instr(hex(zeroblob(750000)) || 'b', hex(zeroblob(375000)) || 'b')",
+        "SELECT length(replace(hex(zeroblob(750000)), hex(zeroblob(375000)) || 'b', 'x'))",
+        "SELECT instr(zeroblob(1500000), CAST(CAST(zeroblob(750000) AS TEXT) || char(1) AS BLOB))",
+        "SELECT hex(zeroblob(300000)) LIKE '%' || hex(zeroblob(14998)) || 'b%'",
+        "SELECT hex(zeroblob(300000)) GLOB '*' || hex(zeroblob(14998)) || 'b*'",
+        _upper_many("hex(zeroblob(5000000))"),
     ],
     "postgres": [
         "SELECT repeat('a', 500000) LIKE '%' || repeat('a', 250000) || 'b%'",
@@ -372,6 +376,8 @@ PAST_THE_CHECKS = {
         "SELECT length(lpad('x', 260000000, 'é'))",
     ],
 }
+# One instr() call the progress handler cannot stop, within the default value limit.
+SQLITE_ONE_CALL = "SELECT instr(hex(zeroblob(250000)) || 'b', hex(zeroblob(125000)) || 'b')"
 
 
 @pytest.mark.parametrize("case", range(6))
@@ -379,12 +385,14 @@ def test_work_inside_one_call_ends_within_the_limit(
     make_store: MakeStore, scopes: Scopes, case: int
 ) -> None:
     store, alice = make_store(), scopes("alice")
-    backend = "sqlite" if type(store).__name__ == "SqliteStore" else "postgres"
+    backend = "sqlite" if isinstance(store, SqliteStore) else "postgres"
+    if backend == "sqlite":
+        store = make_store(max_value_bytes=ONE_CALL_VALUE_BYTES)
     started = time.monotonic()
     with pytest.raises((QuotaExceeded, InvalidArgument)) as caught:
         store.query_sync(alice, PAST_THE_CHECKS[backend][case], None)
     elapsed = time.monotonic() - started
-    assert elapsed < 1.5, f"took {elapsed:.1f} s under a 0.3 s limit"
+    assert elapsed < 5, f"took {elapsed:.1f} s under a 0.3 s limit"
     assert caught.value.code in ("QUOTA_EXCEEDED", "INVALID_ARGUMENT")
     # The store still answers at once afterwards (a killed worker was replaced).
     assert store.query_sync(alice, "SELECT 1", None).rows == [[1]]
@@ -399,7 +407,7 @@ def test_a_write_stopped_inside_one_call_changes_nothing(
     # SQLite: one instr() call its progress handler cannot stop (the worker is killed);
     # PostgreSQL: a long statement its timeout stops (the one-call builders are refused).
     slow = (
-        "INSERT INTO notes (body) " + PAST_THE_CHECKS["sqlite"][0]
+        "INSERT INTO notes (body) " + SQLITE_ONE_CALL
         if isinstance(store, SqliteStore)
         else "INSERT INTO notes (body) SELECT count(*) FROM generate_series(1, 1000000000000)"
     )
