@@ -33,15 +33,10 @@ chunk per unit, in order, with the expected text, and maps chunk ids to unit ids
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import math
-import sqlite3
-import threading
 import time
 import uuid
-from array import array
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -49,8 +44,7 @@ from typing import Any
 
 from palimpsest import markdown
 from palimpsest.config import Settings
-from palimpsest.embedding import Embedder, Vector
-from palimpsest.embedding_models import embed_queries
+from palimpsest.embedding import Embedder
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope
 from palimpsest.recall import Levers, Source, parse_window
@@ -63,7 +57,9 @@ from palimpsest.runtime import open_services as services
 from palimpsest.timeparse import parse_optional
 from palimpsest_bench import harvest_ingest
 from palimpsest_bench.common import principal
+from palimpsest_bench.embed_cache import CachedEmbedder
 from palimpsest_bench.recall_data import LOADERS, Dataset, Doc, Query, units_markdown
+from palimpsest_bench.recall_metrics import dedupe, mean_metrics, score
 
 Progress = Callable[[str], None]
 
@@ -82,139 +78,6 @@ INGEST_CONCURRENCY = 2  # overlap one document's database write with the next on
 QUERY_CONCURRENCY = 8
 DELETE_CONCURRENCY = 8
 VIAS = ("import", "harvest")
-
-
-# -- metrics (pure) -------------------------------------------------------------------------
-
-
-def dedupe(ranked: Iterable[str]) -> list[str]:
-    """Keep the first occurrence of each id (several chunks of one document count once)."""
-    return list(dict.fromkeys(ranked))
-
-
-def hit_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
-    """1.0 when any relevant id is in the top ``k`` (LoCoMo's recall@k), else 0.0."""
-    wanted = set(relevant)
-    return 1.0 if any(r in wanted for r in ranked[:k]) else 0.0
-
-
-def recall_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
-    """The share of relevant ids found in the top ``k`` (BEIR's recall@k); 0.0 if none."""
-    wanted = set(relevant)
-    if not wanted:
-        return 0.0
-    return len(wanted.intersection(ranked[:k])) / len(wanted)
-
-
-def ndcg_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
-    """Binary-gain nDCG@k (log2 discount, ranks from 1): BEIR's metric for 0/1 qrels."""
-    wanted = set(relevant)
-    if not wanted:
-        return 0.0
-    dcg = sum(1.0 / math.log2(i + 2) for i, r in enumerate(ranked[:k]) if r in wanted)
-    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(wanted), k)))
-    return dcg / ideal
-
-
-def mrr_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
-    """1 / rank of the first relevant id within the top ``k``, else 0.0."""
-    wanted = set(relevant)
-    for i, r in enumerate(ranked[:k], start=1):
-        if r in wanted:
-            return 1.0 / i
-    return 0.0
-
-
-METRICS: dict[str, Callable[[Sequence[str], Iterable[str]], float]] = {
-    "hit@5": lambda r, g: hit_at_k(r, g, 5),
-    "hit@10": lambda r, g: hit_at_k(r, g, 10),
-    "recall@100": lambda r, g: recall_at_k(r, g, 100),
-    "ndcg@10": lambda r, g: ndcg_at_k(r, g, 10),
-    "mrr@10": lambda r, g: mrr_at_k(r, g, 10),
-}
-# Which metric each dataset reports, under which name.
-REPORTED: dict[str, dict[str, str]] = {
-    "locomo": {
-        "recall@5": "hit@5",
-        "recall@10": "hit@10",
-        "ndcg@10": "ndcg@10",
-        "mrr@10": "mrr@10",
-    },
-    "scifact": {"ndcg@10": "ndcg@10", "recall@100": "recall@100"},
-    "timeqa": {"ndcg@10": "ndcg@10", "mrr@10": "mrr@10"},
-}
-
-
-def score(dataset: str, ranked: Sequence[str], relevant: Iterable[str]) -> dict[str, float]:
-    gold = list(relevant)
-    return {name: METRICS[metric](ranked, gold) for name, metric in REPORTED[dataset].items()}
-
-
-def mean_metrics(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    """Average each metric over ``rows`` (rounded to 4 places); empty when there are none."""
-    if not rows:
-        return {}
-    return {name: round(sum(r[name] for r in rows) / len(rows), 4) for name in rows[0]}
-
-
-# -- an opt-in embedding cache (for repeated tuning runs only) -----------------------------
-
-
-class CachedEmbedder:
-    """Wraps an embedder with a SQLite cache keyed by model and text; only used on request.
-
-    Same vectors as the wrapped model (stored as float32, which is what the model makes).
-    Questions go through the model's query side (``embed_queries``, e5's ``query: `` prefix)
-    and are cached apart from passages: the same words make another vector there.
-    """
-
-    def __init__(self, inner: Embedder, path: Path) -> None:
-        self.inner = inner
-        self.model_name = inner.model_name
-        self.dimensions = inner.dimensions
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False)
-        self._lock = threading.Lock()  # embed runs in worker threads; one connection
-        self._db.execute("CREATE TABLE IF NOT EXISTS v (key TEXT PRIMARY KEY, vec BLOB)")
-
-    def _key(self, text: str, side: str) -> str:
-        # Passages keep the key of before, so an existing cache stays valid.
-        name = self.model_name if side == "passage" else f"{self.model_name}\x1f{side}"
-        return hashlib.sha256(f"{name}\x1f{text}".encode()).hexdigest()
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        return self._cached(texts, "passage", self.inner.embed)
-
-    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
-        return self._cached(texts, "query", partial(embed_queries, self.inner))
-
-    def _cached(
-        self, texts: Sequence[str], side: str, model: Callable[[list[str]], list[Vector]]
-    ) -> list[Vector]:
-        keys = [self._key(t, side) for t in texts]
-        found: dict[str, Vector] = {}
-        with self._lock:
-            for i in range(0, len(keys), 500):
-                part = keys[i : i + 500]
-                marks = ",".join("?" * len(part))
-                sql = f"SELECT key, vec FROM v WHERE key IN ({marks})"  # noqa: S608 - '?' only
-                for key, blob in self._db.execute(sql, part):
-                    found[key] = Vector(array("f", blob).tolist())
-        missing = [i for i, k in enumerate(keys) if k not in found]
-        if missing:
-            vectors = model([texts[i] for i in missing])
-            rows = []
-            for i, vec in zip(missing, vectors, strict=True):
-                found[keys[i]] = vec
-                rows.append((keys[i], array("f", vec).tobytes()))
-            with self._lock:
-                self._db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)", rows)
-                self._db.commit()
-        return [found[k] for k in keys]
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 # -- running against the database ---------------------------------------------------------

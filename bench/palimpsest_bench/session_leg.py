@@ -47,22 +47,21 @@ from palimpsest.resolvers.recall import MAX_POOL, Hit, Mode, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import principal
+from palimpsest_bench.embed_cache import CachedEmbedder
 from palimpsest_bench.recall_data import LOADERS, Dataset, Query
 from palimpsest_bench.recall_eval import (
     DATASETS,
     DEFAULT_TOP_K,
     SCOPE,
-    CachedEmbedder,
     Loaded,
-    dedupe,
     erase,
     ingest,
     request,
-    score,
     subsample,
     summarise,
 )
 from palimpsest_bench.recall_folds import ALL, fold_table, holds
+from palimpsest_bench.recall_metrics import dedupe, score
 
 SCOPE_CHUNKS = Statement(
     "BENCH_SESSION_LEG_CHUNKS",

@@ -25,20 +25,20 @@ from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, Vector
 from palimpsest.resolvers.recall import Mode
 from palimpsest.runtime import open_services
+from palimpsest_bench.embed_cache import CachedEmbedder
 from palimpsest_bench.recall_data import LOADERS, Doc
 from palimpsest_bench.recall_eval import (
     DEFAULT_TOP_K,
-    CachedEmbedder,
     Loaded,
     Progress,
     answer_all,
     erase,
     ingest,
-    score,
     subsample,
     summarise,
 )
 from palimpsest_bench.recall_folds import ALL, fold_table, holds
+from palimpsest_bench.recall_metrics import score
 
 VARIANT = "title embedded"
 

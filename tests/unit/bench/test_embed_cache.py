@@ -8,7 +8,7 @@ from pathlib import Path
 
 from palimpsest.embedding import Vector
 from palimpsest.embedding_models import embed_queries
-from palimpsest_bench.recall_eval import CachedEmbedder
+from palimpsest_bench.embed_cache import CachedEmbedder
 
 
 class TwoSided:

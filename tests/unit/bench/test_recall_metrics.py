@@ -18,7 +18,8 @@ from palimpsest_bench.recall_data import (
     units_markdown,
     wire_time,
 )
-from palimpsest_bench.recall_eval import (
+from palimpsest_bench.recall_eval import summarise
+from palimpsest_bench.recall_metrics import (
     dedupe,
     hit_at_k,
     mean_metrics,
@@ -26,7 +27,6 @@ from palimpsest_bench.recall_eval import (
     ndcg_at_k,
     recall_at_k,
     score,
-    summarise,
 )
 
 
