@@ -54,8 +54,9 @@ def scale_settings(
             f"the scale server must not use ports {sorted(TAKEN_BOLT | TAKEN_HTTP)} "
             "(the shared server's and bench faults')"
         )
-    heap, pagecache = memory_for(chunks, (source or Settings()).embedding_dimensions)
-    return (source or Settings()).model_copy(
+    base = source or Settings()
+    heap, pagecache = memory_for(chunks, base.embedding_dimensions)
+    return base.model_copy(
         update={
             "home": home,
             "neo4j_managed": True,
@@ -66,6 +67,9 @@ def scale_settings(
             "neo4j_heap": heap,
             "neo4j_pagecache": pagecache,
             "rate_limit_per_second": 0,
+            # Scale is measured here, not quotas: a scope of N content chunks also holds
+            # a root chunk per document, so the default per-scope limit refuses a 1M scope.
+            "max_scope_chunks": max(base.max_scope_chunks, 2 * chunks),
         }
     )
 

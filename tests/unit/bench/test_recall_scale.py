@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from palimpsest.config import Settings
 from palimpsest_bench import recall_latency as lat
 from palimpsest_bench import recall_load as d
 from palimpsest_bench import scale_server as srv
@@ -79,6 +80,12 @@ def test_the_scale_server_never_takes_the_shared_ports(tmp_path: Path) -> None:
     assert (s.neo4j_bolt_port, s.neo4j_http_port, s.home) == (7699, 7486, tmp_path)
     assert s.neo4j_password is None  # its own generated password
     assert s.neo4j_uri is None
+
+
+def test_the_scale_server_lets_a_scope_hold_the_whole_dataset(tmp_path: Path) -> None:
+    # A 1M-chunk scope holds a root chunk per document beyond its 1M content chunks.
+    assert srv.scale_settings(tmp_path, 1_000_000).max_scope_chunks >= 2_000_000
+    assert srv.scale_settings(tmp_path, 1000).max_scope_chunks == Settings().max_scope_chunks
 
 
 def test_scale_server_memory_grows_with_the_dataset() -> None:
