@@ -225,11 +225,12 @@ IMPORT_DOCUMENT_REVISIONS = Statement(
     "UNWIND $rows AS r CREATE (d:DocumentRevision) SET d = r.props, " + _stamp("d"),
 )
 
+# An entity's second label is its type's (``fact_input.type_label``, computed by the caller).
 IMPORT_ENTITIES = Statement(
     "IMPORT_ENTITIES",
-    """
+    """CYPHER 25
 UNWIND $rows AS r
-CREATE (e:Entity) SET e = r.props, """
+CREATE (e:Entity) SET e = r.props, e:$(r.label), """
     + _stamp("e")
     + """
 WITH e, r
@@ -264,18 +265,18 @@ IMPORT_SPANS = Statement(
 # created when missing; the person's sources are added to whatever fact is there.
 IMPORT_TENANT_FACTS = Statement(
     "IMPORT_TENANT_FACTS",
-    """
+    """CYPHER 25
 UNWIND $rows AS r
 OPTIONAL MATCH ()-[old:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->()
 WITH r, old IS NULL AS fresh
 MERGE (s:Entity {scope_key: $scope_key, type: r.subject.type,
                  normalized_name: r.subject.normalized_name})
-ON CREATE SET s = r.subject, """
+ON CREATE SET s = r.subject, s:$(r.subject_label), """
     + _stamp("s")
     + """
 MERGE (o:Entity {scope_key: $scope_key, type: r.object.type,
                  normalized_name: r.object.normalized_name})
-ON CREATE SET o = r.object, """
+ON CREATE SET o = r.object, o:$(r.object_label), """
     + _stamp("o")
     + """
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->(o)

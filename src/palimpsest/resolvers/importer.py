@@ -24,6 +24,7 @@ from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.export import FORMAT, VERSION, loads
+from palimpsest.resolvers.fact_input import type_label
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem.core import dump
 
@@ -223,7 +224,14 @@ class _Loader:
         await self.person.write(q.IMPORT_DOCUMENT_REVISIONS, {"rows": rows})
 
     async def entities(self, batch: list[Record]) -> None:
-        rows = [{"props": r["props"], "mentions": r["mentions"]} for r in batch]
+        rows = [
+            {
+                "props": r["props"],
+                "mentions": r["mentions"],
+                "label": type_label(r["props"]["type"]),
+            }
+            for r in batch
+        ]
         await self.person.write(q.IMPORT_ENTITIES, {"rows": rows})
 
     async def facts(self, batch: list[Record]) -> None:
@@ -251,6 +259,8 @@ class _Loader:
                 "props": r["props"],
                 "subject": r["subject"],
                 "object": r["object"],
+                "subject_label": type_label(r["subject"]["type"]),
+                "object_label": type_label(r["object"]["type"]),
                 "sources": r["sources"],
                 "writer_key": key if r["written"] else None,
                 "writer_id": self.refs.user_id if r["written"] else None,
