@@ -114,6 +114,29 @@ RETURN e.id AS cursor, """
     + """} AS mention ORDER BY mention.chunk_id } AS mentions""",
 )
 
+# Entities a merge set aside (``merge_id``, ``merged_into``) keep their names; they have no
+# relationship (the merge moved every fact and mention onto the kept entity).
+EXPORT_MERGED_ENTITIES = Statement(
+    "EXPORT_MERGED_ENTITIES",
+    """
+MATCH (e:MergedEntity {scope_key: $scope_key}) WHERE e.id > $after
+WITH e ORDER BY e.id LIMIT $limit
+RETURN e.id AS cursor, """
+    + _props("e")
+    + " AS props",
+)
+
+# The merge records, undone ones included: who merged what, when, and what unmerge needs.
+EXPORT_ENTITY_MERGES = Statement(
+    "EXPORT_ENTITY_MERGES",
+    """
+MATCH (r:EntityMerge {scope_key: $scope_key}) WHERE r.id > $after
+WITH r ORDER BY r.id LIMIT $limit
+RETURN r.id AS cursor, """
+    + _props("r")
+    + " AS props",
+)
+
 EXPORT_FACTS = Statement(
     "EXPORT_FACTS",
     """
@@ -238,6 +261,18 @@ UNWIND r.mentions AS m
 MATCH (c:Chunk {scope_key: $scope_key, id: m.chunk_id})
 CREATE (c)-[x:MENTIONS]->(e) SET x = m.props, x.scope_key = $scope_key
 """,
+)
+
+# Properties only, like the export: the facts and mentions name them by id in their stacks.
+IMPORT_MERGED_ENTITIES = Statement(
+    "IMPORT_MERGED_ENTITIES",
+    "CYPHER 25 UNWIND $rows AS r CREATE (e:MergedEntity) SET e = r.props, e:$(r.label), "
+    + _stamp("e"),
+)
+
+IMPORT_ENTITY_MERGES = Statement(
+    "IMPORT_ENTITY_MERGES",
+    "UNWIND $rows AS r CREATE (x:EntityMerge) SET x = r.props, " + _stamp("x"),
 )
 
 IMPORT_FACTS = Statement(
