@@ -90,7 +90,7 @@ def test_export_and_import_keep_every_revision_and_the_history(
     assert [i["revision"] for i in before["history"]] == [5, 4, 3, 2, 1]
     lines = ok(gql(EXPORT, who))["exportMe"]["lines"]
     kinds = [orjson.loads(line)["kind"] for line in lines]
-    assert orjson.loads(lines[0])["minor"] == 2
+    assert orjson.loads(lines[0])["minor"] >= 2  # revision records came in minor 2
     assert kinds.count("document_revision") == 5
     assert kinds.count("chunk_version") > 0
 

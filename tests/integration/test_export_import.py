@@ -41,6 +41,8 @@ WRITTEN_BY = """MATCH (m:Memory {scope_key: $k, writer_key: $k}) WHERE m.writer_
 RETURN count(m)"""
 TENANT_WRITTEN_BY = "MATCH ()-[f:FACT {scope_key: $k, writer_id: $w}]->() RETURN count(f)"
 TENANT_WRITER = "MATCH ()-[f:FACT {scope_key: $k, writer_key: $w}]->() RETURN count(f)"
+UNLABELLED = """MATCH (e:Entity) WHERE e.scope_key IN [$k, $t]
+  AND NOT any(label IN labels(e) WHERE label STARTS WITH 'Type_') RETURN count(e)"""
 
 
 def kinds(lines: list[str]) -> dict[str, int]:
@@ -102,6 +104,8 @@ def test_export_then_import_into_the_emptied_scopes_reproduces_the_person(
     written_tenant = count(neo4j_driver, TENANT_WRITTEN_BY, k=alice.tenant_key, w=alice.user)
     assert written_tenant == count(neo4j_driver, TENANT_WRITER, k=alice.tenant_key, w=alice.key)
     assert written_tenant >= 1
+    # Entities get their type's label again (fact_input.type_label), as a write gives it.
+    assert count(neo4j_driver, UNLABELLED, k=alice.key, t=alice.tenant_key) == 0
     assert loaded["records"] == {k: v for k, v in counted.items() if k not in ("header", "end")}
     again = ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"]
     assert again[1:] == lines[1:]

@@ -114,6 +114,29 @@ RETURN e.id AS cursor, """
     + """} AS mention ORDER BY mention.chunk_id } AS mentions""",
 )
 
+# Entities a merge set aside (``merge_id``, ``merged_into``) keep their names; they have no
+# relationship (the merge moved every fact and mention onto the kept entity).
+EXPORT_MERGED_ENTITIES = Statement(
+    "EXPORT_MERGED_ENTITIES",
+    """
+MATCH (e:MergedEntity {scope_key: $scope_key}) WHERE e.id > $after
+WITH e ORDER BY e.id LIMIT $limit
+RETURN e.id AS cursor, """
+    + _props("e")
+    + " AS props",
+)
+
+# The merge records, undone ones included: who merged what, when, and what unmerge needs.
+EXPORT_ENTITY_MERGES = Statement(
+    "EXPORT_ENTITY_MERGES",
+    """
+MATCH (r:EntityMerge {scope_key: $scope_key}) WHERE r.id > $after
+WITH r ORDER BY r.id LIMIT $limit
+RETURN r.id AS cursor, """
+    + _props("r")
+    + " AS props",
+)
+
 EXPORT_FACTS = Statement(
     "EXPORT_FACTS",
     """
@@ -225,11 +248,12 @@ IMPORT_DOCUMENT_REVISIONS = Statement(
     "UNWIND $rows AS r CREATE (d:DocumentRevision) SET d = r.props, " + _stamp("d"),
 )
 
+# An entity's second label is its type's (``fact_input.type_label``, computed by the caller).
 IMPORT_ENTITIES = Statement(
     "IMPORT_ENTITIES",
-    """
+    """CYPHER 25
 UNWIND $rows AS r
-CREATE (e:Entity) SET e = r.props, """
+CREATE (e:Entity) SET e = r.props, e:$(r.label), """
     + _stamp("e")
     + """
 WITH e, r
@@ -237,6 +261,18 @@ UNWIND r.mentions AS m
 MATCH (c:Chunk {scope_key: $scope_key, id: m.chunk_id})
 CREATE (c)-[x:MENTIONS]->(e) SET x = m.props, x.scope_key = $scope_key
 """,
+)
+
+# Properties only, like the export: the facts and mentions name them by id in their stacks.
+IMPORT_MERGED_ENTITIES = Statement(
+    "IMPORT_MERGED_ENTITIES",
+    "CYPHER 25 UNWIND $rows AS r CREATE (e:MergedEntity) SET e = r.props, e:$(r.label), "
+    + _stamp("e"),
+)
+
+IMPORT_ENTITY_MERGES = Statement(
+    "IMPORT_ENTITY_MERGES",
+    "UNWIND $rows AS r CREATE (x:EntityMerge) SET x = r.props, " + _stamp("x"),
 )
 
 IMPORT_FACTS = Statement(
@@ -264,18 +300,18 @@ IMPORT_SPANS = Statement(
 # created when missing; the person's sources are added to whatever fact is there.
 IMPORT_TENANT_FACTS = Statement(
     "IMPORT_TENANT_FACTS",
-    """
+    """CYPHER 25
 UNWIND $rows AS r
 OPTIONAL MATCH ()-[old:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->()
 WITH r, old IS NULL AS fresh
 MERGE (s:Entity {scope_key: $scope_key, type: r.subject.type,
                  normalized_name: r.subject.normalized_name})
-ON CREATE SET s = r.subject, """
+ON CREATE SET s = r.subject, s:$(r.subject_label), """
     + _stamp("s")
     + """
 MERGE (o:Entity {scope_key: $scope_key, type: r.object.type,
                  normalized_name: r.object.normalized_name})
-ON CREATE SET o = r.object, """
+ON CREATE SET o = r.object, o:$(r.object_label), """
     + _stamp("o")
     + """
 MERGE (s)-[f:FACT {scope_key: $scope_key, natural_key: r.props.natural_key}]->(o)

@@ -1,16 +1,21 @@
 """Export of everything one person owns (right of access), as JSON Lines.
 
-The format (``palimpsest-export``, version 1, minor 2) is one JSON object per line:
+The format (``palimpsest-export``, version 1, minor 3) is one JSON object per line:
 
-- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 2,
+- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 3,
   "tenant", "user", "exported_at"}`` (minor 1 added ``memory_version``, minor 2
-  ``chunk_version`` and ``document_revision``; files without them read the same);
+  ``chunk_version`` and ``document_revision``, minor 3 ``merged_entity`` and
+  ``entity_merge``; files without them read the same);
 - one record per row, in this order, each with the row's own properties (``props``, every
   property but embeddings and the scope stamps, so provenance travels with the row):
   ``memory``; ``memory_version`` (past versions and tombstones of notes); ``document``;
   ``chunk`` (+ ``parent_id``, ``next_id``: the tree and reading order); ``chunk_version``
   (closed chunk versions, tree and order in their props); ``document_revision``; ``entity``
-  (+ ``mentions``: ``[{chunk_id, props}]``); ``fact`` (+ ``subject_id``,
+  (+ ``mentions``: ``[{chunk_id, props}]``); ``merged_entity`` (an entity a merge set aside:
+  its names, ``merged_into`` and ``merge_id`` in ``props``; it has no mention or fact);
+  ``entity_merge`` (a merge record, undone ones too: ``keep_id``, ``merged_ids``,
+  ``added_aliases``, times and provenance, so ``unmerge`` works after an import; the facts
+  and mentions it moved carry its id in their stacks); ``fact`` (+ ``subject_id``,
   ``object_id``, ``sources``: a list of props); ``span`` (pending spans); ``tenant_fact``
   (a fact of the tenant scope the person attests or wrote without a source: ``props``,
   ``subject``, ``object``, ``written`` (true for a sourceless fact of theirs) and only the
@@ -39,7 +44,9 @@ from palimpsest.resolvers.services import Services
 
 FORMAT = "palimpsest-export"
 VERSION = 1
-MINOR = 2  # additions older files lack: 1 memory_version; 2 chunk_version, document_revision
+# Additions older files lack: 1 memory_version; 2 chunk_version, document_revision;
+# 3 merged_entity, entity_merge.
+MINOR = 3
 PAGE = 500
 # Both embedding slots' vectors and fingerprints (cypher/slots.py, cypher/embedding_slots.py).
 VECTORS = ["embedding", "embedding_b", "embedding_of", "embedding_b_of"]
@@ -91,18 +98,7 @@ async def export_lines(svc: Services, refs: PersonRefs, now: datetime) -> AsyncI
     yield dumps(header)
     count = 0
     person = svc.db.scoped(refs.person)
-    readers: list[tuple[Statement, Callable[[Row], Record]]] = [
-        (q.EXPORT_MEMORY, _plain("memory")),
-        (q.EXPORT_MEMORY_VERSIONS, _plain("memory_version")),
-        (q.EXPORT_DOCUMENTS, _plain("document")),
-        (q.EXPORT_CHUNKS, _chunk),
-        (q.EXPORT_CHUNK_VERSIONS, _plain("chunk_version")),
-        (q.EXPORT_DOCUMENT_REVISIONS, _plain("document_revision")),
-        (q.EXPORT_ENTITIES, _entity),
-        (q.EXPORT_FACTS, _fact),
-        (q.EXPORT_SPANS, _plain("span")),
-    ]
-    for statement, shape in readers:
+    for statement, shape in READERS:
         async for row in _pages(person, statement, {"skip": SKIP}):
             count += 1
             yield dumps(shape(row))
@@ -174,6 +170,24 @@ def _tenant_fact(row: Row) -> Record:
         "object": _props(row["object"]),
         "sources": [_props(x) for x in row["sources"]],
     }
+
+
+# The person's rows, kind by kind, in file order: what a record names by id comes before it
+# (chunks before the entities they mention, the kept entity before the merged ones and the
+# merge record).
+READERS: tuple[tuple[Statement, Callable[[Row], Record]], ...] = (
+    (q.EXPORT_MEMORY, _plain("memory")),
+    (q.EXPORT_MEMORY_VERSIONS, _plain("memory_version")),
+    (q.EXPORT_DOCUMENTS, _plain("document")),
+    (q.EXPORT_CHUNKS, _chunk),
+    (q.EXPORT_CHUNK_VERSIONS, _plain("chunk_version")),
+    (q.EXPORT_DOCUMENT_REVISIONS, _plain("document_revision")),
+    (q.EXPORT_ENTITIES, _entity),
+    (q.EXPORT_MERGED_ENTITIES, _plain("merged_entity")),
+    (q.EXPORT_ENTITY_MERGES, _plain("entity_merge")),
+    (q.EXPORT_FACTS, _fact),
+    (q.EXPORT_SPANS, _plain("span")),
+)
 
 
 def dumps(record: Record) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from palimpsest.cypher import erasure as eq
@@ -24,6 +25,7 @@ from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.export import FORMAT, VERSION, loads
+from palimpsest.resolvers.fact_input import type_label
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem.core import dump
 
@@ -83,6 +85,7 @@ def check_export(lines: Iterable[str]) -> Record:
                 raise InvalidArgument(f"the end record counts {record.get('records')}, not {count}")
             ended = True
         elif kind in KINDS:
+            check_record(number, record)
             count += 1
         else:
             raise InvalidArgument(f"line {number}: unknown record kind {kind!r}")
@@ -91,6 +94,46 @@ def check_export(lines: Iterable[str]) -> Record:
     if not isinstance(header.get("tenant"), str) or not isinstance(header.get("user"), str):
         raise InvalidArgument("the header must name the tenant and the user")
     return header
+
+
+# What a record of these kinds must hold, beyond parsing: the fields import and unmerge read
+# (string fields, a list of strings, a datetime). A record without them is refused with the
+# rest of the file, before anything is written.
+_STR = "a string"
+_STRS = "a list of strings"
+_TIME = "a datetime"
+FIELDS: dict[str, dict[str, str]] = {
+    "merged_entity": {
+        "id": _STR,
+        "type": _STR,
+        "name": _STR,
+        "normalized_name": _STR,
+        "merged_into": _STR,
+        "merge_id": _STR,
+    },
+    "entity_merge": {"id": _STR, "keep_id": _STR, "merged_ids": _STRS, "created_at": _TIME},
+}
+
+
+def check_record(number: int, record: Record) -> None:
+    """A merge record holds the properties unmerge reads (``FIELDS``)."""
+    fields = FIELDS.get(record["kind"])
+    if fields is None:
+        return
+    props = record.get("props")
+    if not isinstance(props, dict):
+        raise InvalidArgument(f"line {number}: a {record['kind']} record needs props")
+    for name, wanted in fields.items():
+        if not _is(props.get(name), wanted):
+            raise InvalidArgument(f"line {number}: {record['kind']} props.{name} must be {wanted}")
+
+
+def _is(value: Any, wanted: str) -> bool:
+    if wanted == _STRS:
+        return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+    if wanted == _TIME:
+        return isinstance(value, datetime)
+    return isinstance(value, str) and bool(value)
 
 
 async def _require_empty(svc: Services, refs: PersonRefs) -> None:
@@ -120,6 +163,8 @@ class _Loader:
             "chunk_version": self.chunk_versions,
             "document_revision": self.document_revisions,
             "entity": self.entities,
+            "merged_entity": self.merged_entities,
+            "entity_merge": self.entity_merges,
             "fact": self.facts,
             "span": self.spans,
             "tenant_fact": self.tenant_facts,
@@ -223,8 +268,23 @@ class _Loader:
         await self.person.write(q.IMPORT_DOCUMENT_REVISIONS, {"rows": rows})
 
     async def entities(self, batch: list[Record]) -> None:
-        rows = [{"props": r["props"], "mentions": r["mentions"]} for r in batch]
+        rows = [
+            {
+                "props": r["props"],
+                "mentions": r["mentions"],
+                "label": type_label(r["props"]["type"]),
+            }
+            for r in batch
+        ]
         await self.person.write(q.IMPORT_ENTITIES, {"rows": rows})
+
+    async def merged_entities(self, batch: list[Record]) -> None:
+        rows = [{"props": r["props"], "label": type_label(r["props"]["type"])} for r in batch]
+        await self.person.write(q.IMPORT_MERGED_ENTITIES, {"rows": rows})
+
+    async def entity_merges(self, batch: list[Record]) -> None:
+        rows = [{"props": r["props"]} for r in batch]
+        await self.person.write(q.IMPORT_ENTITY_MERGES, {"rows": rows})
 
     async def facts(self, batch: list[Record]) -> None:
         vectors = await self._embedded(batch, lambda r: r["props"]["text"])
@@ -251,6 +311,8 @@ class _Loader:
                 "props": r["props"],
                 "subject": r["subject"],
                 "object": r["object"],
+                "subject_label": type_label(r["subject"]["type"]),
+                "object_label": type_label(r["object"]["type"]),
                 "sources": r["sources"],
                 "writer_key": key if r["written"] else None,
                 "writer_id": self.refs.user_id if r["written"] else None,
@@ -287,6 +349,8 @@ KINDS = frozenset(
         "chunk_version",
         "document_revision",
         "entity",
+        "merged_entity",
+        "entity_merge",
         "fact",
         "span",
         "tenant_fact",

@@ -42,3 +42,33 @@ def test_a_whole_file_is_checked_before_anything_is_loaded() -> None:
     ):
         with pytest.raises(InvalidArgument):
             check_export(broken)
+
+
+def _merge_file(kind: str, props: object) -> list[str]:
+    return [HEADER, dumps({"kind": kind, "props": props}), dumps({"kind": "end", "records": 1})]
+
+
+def test_merge_records_must_hold_what_unmerge_reads() -> None:
+    at = datetime(2026, 12, 2, tzinfo=UTC)
+    merge = {"id": "m1", "keep_id": "k", "merged_ids": ["a"], "created_at": at, "undone_at": None}
+    aside = {
+        "id": "a",
+        "type": "person",
+        "name": "Bob",
+        "normalized_name": "bob",
+        "merged_into": "k",
+        "merge_id": "m1",
+    }
+    assert check_export(_merge_file("entity_merge", merge))["user"] == "u"
+    assert check_export(_merge_file("merged_entity", aside))["user"] == "u"
+    for kind, props in (
+        ("entity_merge", {**merge, "id": None}),
+        ("entity_merge", {**merge, "merged_ids": "a"}),
+        ("entity_merge", {**merge, "merged_ids": []}),
+        ("entity_merge", {**merge, "created_at": "2026-12-02"}),
+        ("merged_entity", {k: v for k, v in aside.items() if k != "merged_into"}),
+        ("merged_entity", {**aside, "merge_id": ""}),
+        ("merged_entity", [1]),
+    ):
+        with pytest.raises(InvalidArgument, match=f"line 2: {kind}|line 2: a {kind}"):
+            check_export(_merge_file(kind, props))
