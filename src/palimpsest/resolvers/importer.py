@@ -136,6 +136,12 @@ def _is(value: Any, wanted: str) -> bool:
     return isinstance(value, str) and bool(value)
 
 
+def _label_of(props: Record) -> str:
+    """An entity's type label; a hand-edited record without a type gets ``Type_Other``."""
+    kind = props.get("type")
+    return type_label(kind if isinstance(kind, str) else "")
+
+
 async def _require_empty(svc: Services, refs: PersonRefs) -> None:
     [left] = await svc.db.scoped(refs.person).read(eq.PERSON_LEFT)
     on_disk = any(d.key == refs.person.scope_key for d in await svc.sql.databases())
@@ -272,14 +278,14 @@ class _Loader:
             {
                 "props": r["props"],
                 "mentions": r["mentions"],
-                "label": type_label(r["props"]["type"]),
+                "label": _label_of(r["props"]),
             }
             for r in batch
         ]
         await self.person.write(q.IMPORT_ENTITIES, {"rows": rows})
 
     async def merged_entities(self, batch: list[Record]) -> None:
-        rows = [{"props": r["props"], "label": type_label(r["props"]["type"])} for r in batch]
+        rows = [{"props": r["props"], "label": _label_of(r["props"])} for r in batch]
         await self.person.write(q.IMPORT_MERGED_ENTITIES, {"rows": rows})
 
     async def entity_merges(self, batch: list[Record]) -> None:
@@ -311,8 +317,8 @@ class _Loader:
                 "props": r["props"],
                 "subject": r["subject"],
                 "object": r["object"],
-                "subject_label": type_label(r["subject"]["type"]),
-                "object_label": type_label(r["object"]["type"]),
+                "subject_label": _label_of(r["subject"]),
+                "object_label": _label_of(r["object"]),
                 "sources": r["sources"],
                 "writer_key": key if r["written"] else None,
                 "writer_id": self.refs.user_id if r["written"] else None,

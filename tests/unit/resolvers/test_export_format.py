@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from palimpsest.errors import InvalidArgument
+from palimpsest.resolvers import importer
 from palimpsest.resolvers.export import dumps, loads
 from palimpsest.resolvers.importer import check_export
 
@@ -72,3 +73,9 @@ def test_merge_records_must_hold_what_unmerge_reads() -> None:
     ):
         with pytest.raises(InvalidArgument, match=f"line 2: {kind}|line 2: a {kind}"):
             check_export(_merge_file(kind, props))
+
+
+def test_an_entity_record_without_a_type_gets_the_shared_label() -> None:
+    # A hand-edited file: the import labels the entity rather than failing mid-write.
+    assert importer._label_of({"type": "open source project"}) == "Type_OpenSourceProject"
+    assert importer._label_of({}) == importer._label_of({"type": None}) == "Type_Other"
