@@ -222,7 +222,8 @@ SET s.old_model = null, s.old_dimensions = null, s.migration_started_at = null,
 )
 
 # ``reembed --abort``: the target becomes the aborted model, whose vectors and indexes are
-# then removed (the active model is not touched); writes stop embedding with it at once.
+# then removed (the active model is not touched); with no target, each server's follow task
+# stops embedding writes with it at its next read.
 ABORT = _make(
     "ABORT_EMBEDDING_MIGRATION",
     """
