@@ -2,7 +2,9 @@
 
 ``--model NAME`` builds the new model's vectors beside the active ones, in batches, until
 none is missing (a killed run resumes: progress is in the database); ``--cutover`` switches
-recall; ``--drop-old`` removes the old vectors and indexes. Each prints a JSON summary.
+recall; ``--drop-old`` removes the old vectors and indexes; ``--abort`` gives up a migration
+that is building (its vectors and indexes removed, the active model kept). Each prints a JSON
+summary.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ async def run(
     batch: int,
     cutover: bool = False,
     drop_old: bool = False,
+    abort: bool = False,
     say: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     from palimpsest.runtime import open_services
@@ -44,6 +47,8 @@ async def run(
             await reembed.cutover(svc)
         if drop_old:
             await reembed.drop_old(svc, batch, say, progress)
+        if abort:
+            await reembed.abort(svc, batch, progress)
         state = await reembed.read_state(svc.db)
         status = reembed.EmbeddingStatus(state, await reembed.counts(svc.db, state))
         return progress.summary(state, status)

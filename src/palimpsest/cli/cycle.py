@@ -75,17 +75,32 @@ def reembed(
     drop_old: Annotated[
         bool, typer.Option(help="Remove the old model's vectors and indexes after a cutover.")
     ] = False,
+    abort: Annotated[
+        bool,
+        typer.Option(
+            help="Give up a migration that is building: remove its vectors and indexes, keep "
+            "the active model."
+        ),
+    ] = False,
 ) -> None:
     """Migrate to another embedding model without a new database; resumable. Prints JSON."""
     import asyncio
 
     from palimpsest import logs, reembedder
 
-    if model is None and not cutover and not drop_old:
-        raise typer.BadParameter("give --model NAME, --cutover or --drop-old")
+    if abort and (model is not None or cutover or drop_old):
+        raise typer.BadParameter("--abort goes alone")
+    if model is None and not cutover and not drop_old and not abort:
+        raise typer.BadParameter("give --model NAME, --cutover, --drop-old or --abort")
     settings = Settings()
     logs.configure(settings.log_level)
     result = reembedder.run(
-        settings, model=model, batch=batch, cutover=cutover, drop_old=drop_old, say=err
+        settings,
+        model=model,
+        batch=batch,
+        cutover=cutover,
+        drop_old=drop_old,
+        abort=abort,
+        say=err,
     )
     print_json(asyncio.run(result))

@@ -174,18 +174,21 @@ RETURN s.embedding_model AS model, s.embedding_dimensions AS dimensions,
        s.embedding_slot AS slot,
        s.target_model AS target_model, s.target_dimensions AS target_dimensions,
        s.old_model AS old_model, s.old_dimensions AS old_dimensions,
+       s.aborted_model AS aborted_model, s.aborted_dimensions AS aborted_dimensions,
        s.migration_started_at AS started_at, s.cutover_at AS cutover_at
 """
 
 READ_STATE = _make("READ_EMBEDDING_STATE", "MATCH (s:SchemaInfo {id: $info})" + _STATE)
 
-# A migration starts only from the steady state (no target, no old slot left), or resumes
-# for the same model; anything else changes nothing and answers the state for the refusal.
+# A migration starts only from the steady state (no target, no old slot left, no aborted
+# one's vectors still being removed), or resumes for the same model; anything else changes
+# nothing and answers the state for the refusal.
 START = _make(
     "START_EMBEDDING_MIGRATION",
     """
 MATCH (s:SchemaInfo {id: $info})
-WITH s, s.target_model IS NULL AND s.old_model IS NULL AND s.embedding_model <> $model AS fresh
+WITH s, s.target_model IS NULL AND s.old_model IS NULL AND s.aborted_model IS NULL
+        AND s.embedding_model <> $model AS fresh
 SET s.target_model = CASE WHEN fresh THEN $model ELSE s.target_model END,
     s.target_dimensions = CASE WHEN fresh THEN $dimensions ELSE s.target_dimensions END,
     s.migration_started_at = CASE WHEN fresh THEN datetime() ELSE s.migration_started_at END
@@ -214,6 +217,30 @@ MATCH (s:SchemaInfo {id: $info})
 WHERE s.old_model = $model
 SET s.old_model = null, s.old_dimensions = null, s.migration_started_at = null,
     s.cutover_at = null
+"""
+    + _STATE,
+)
+
+# ``reembed --abort``: the target becomes the aborted model, whose vectors and indexes are
+# then removed (the active model is not touched); with no target, each server's follow task
+# stops embedding writes with it at its next read.
+ABORT = _make(
+    "ABORT_EMBEDDING_MIGRATION",
+    """
+MATCH (s:SchemaInfo {id: $info})
+WHERE s.target_model = $model
+SET s.aborted_model = s.target_model, s.aborted_dimensions = s.target_dimensions,
+    s.target_model = null, s.target_dimensions = null
+"""
+    + _STATE,
+)
+
+FORGET_ABORTED = _make(
+    "FORGET_ABORTED_EMBEDDING",
+    """
+MATCH (s:SchemaInfo {id: $info})
+WHERE s.aborted_model = $model
+SET s.aborted_model = null, s.aborted_dimensions = null, s.migration_started_at = null
 """
     + _STATE,
 )

@@ -36,15 +36,18 @@ class EmbeddingPlane:
     missing: Int64 = strawberry.field(
         description="active - target while building (what a cutover waits for); else 0."
     )
-    old: Int64 = strawberry.field(description="Rows still holding the old model's vector.")
+    old: Int64 = strawberry.field(
+        description="Rows still holding the old model's vector (or, aborting, the aborted one's)."
+    )
 
 
 @strawberry.type(description="The database's embedding models and their vectors.")
 class EmbeddingStatus:
     state: str = strawberry.field(
         description="steady (one model), building (a migration fills the target's vectors; "
-        "recall reads the active model) or cutover (recall reads the new model; the old "
-        "vectors wait for `reembed --drop-old`)."
+        "recall reads the active model), cutover (recall reads the new model; the old "
+        "vectors wait for `reembed --drop-old`) or aborting (`reembed --abort` removes the "
+        "given-up target's vectors, counted in `old`; recall and writes as steady)."
     )
     active: EmbeddingModel
     target: EmbeddingModel | None

@@ -21,7 +21,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher import embedding_slots as q
 from palimpsest.cypher.executor import Database, Neo4jExecutor
-from palimpsest.cypher.slots import Slot
+from palimpsest.cypher.slots import Slot, other
 from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.embedding_models import ActiveEmbedder
 from palimpsest.errors import Conflict, InvalidArgument, PalimpsestError
@@ -34,6 +34,7 @@ from palimpsest.schema.indexes import vector_options
 log = logging.getLogger(__name__)
 Say = Callable[[str], None]
 AWAIT_INDEXES_SECONDS = 300
+LEFTOVER_BATCH = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class PlaneCount:
     plane: str
     active: int  # rows with a vector of the active model
     target: int  # of those, rows with a fresh vector of the target model (building)
-    old: int  # rows still holding the old model's vector (cutover)
+    old: int  # rows still holding the old model's vector (cutover) or the aborted one's
     missing: int  # active - target while building (what a cutover waits for), else 0
 
 
@@ -59,6 +60,8 @@ class Progress:
     planes: dict[str, int] = field(default_factory=dict)
     cleared: int = 0
     removed: int = 0
+    aborted: str | None = None  # the model a ``--abort`` gave up
+    target_removed: int = 0
     embed_seconds: float = 0.0
     started: float = field(default_factory=time.monotonic)
 
@@ -68,7 +71,7 @@ class Progress:
 
     def summary(self, state: EmbeddingState, status: EmbeddingStatus) -> dict[str, Any]:
         seconds = time.monotonic() - self.started
-        return {
+        out: dict[str, Any] = {
             "model": self.model,
             "state": state.state,
             "embedded": dict(self.planes),
@@ -80,6 +83,9 @@ class Progress:
             "embedSeconds": round(self.embed_seconds, 3),
             "missing": {p.plane: p.missing for p in status.planes},
         }
+        if self.aborted:
+            out |= {"aborted": self.aborted, "targetRemoved": self.target_removed}
+        return out
 
 
 async def read_state(db: Database) -> EmbeddingState:
@@ -95,7 +101,7 @@ async def counts(db: Database, state: EmbeddingState) -> tuple[PlaneCount, ...]:
         row = rows[0] if rows else {"a": 0, "b": 0, "b_beside_a": 0, "a_beside_b": 0}
         active, other = (row["a"], row["b"]) if a_active else (row["b"], row["a"])
         target = (row["b_beside_a"] if a_active else row["a_beside_b"]) if state.target else 0
-        old = other if state.old else 0
+        old = other if state.old or state.aborted else 0
         missing = active - target if state.target else 0
         found.append(PlaneCount(plane, active=active, target=target, old=old, missing=missing))
     return tuple(found)
@@ -113,6 +119,9 @@ async def status(svc: Services, who: Principal) -> EmbeddingStatus:
 async def start(svc: Services, name: str, dims: int) -> EmbeddingState:
     """Record the migration to ``name`` (or find it recorded: a resumed run) and make the
     target slot's indexes for its dimension. Another migration in progress is refused."""
+    before = await read_state(svc.db)
+    if before.state == "steady":  # what a late write left after an abort is no new vector
+        await empty_slot(svc.db, other(before.active.slot), LEFTOVER_BATCH)
     state = decode_state(
         (await svc.db.write(q.START, {"info": q.INFO_ID, "model": name, "dimensions": dims}))[0]
     )
@@ -122,6 +131,12 @@ async def start(svc: Services, name: str, dims: int) -> EmbeddingState:
         raise Conflict(
             f"the old model {state.old.model} is still kept: run `palimpsest reembed "
             "--drop-old` before another migration",
+            state=state.state,
+        )
+    if state.aborted is not None:
+        raise Conflict(
+            f"the aborted migration to {state.aborted.model} is still being removed: run "
+            "`palimpsest reembed --abort` to finish it first",
             state=state.state,
         )
     if state.target is None or state.target.model != name or state.target.dimensions != dims:
@@ -204,16 +219,48 @@ async def drop_old(svc: Services, batch: int, say: Say, progress: Progress) -> E
     if state.old is None:
         raise Conflict("there is no old model to drop", state=state.state)
     await fill(svc, state.active.slot, svc.embedder, batch, say, progress)
-    for plane in q.PLANES:
-        while removed := (await svc.db.write(q.DROP[(plane, state.old.slot)], {"batch": batch}))[0][
-            "removed"
-        ]:
-            progress.removed += removed
-    for statement in q.DROP_INDEXES[state.old.slot]:
-        await svc.db.write(statement)
+    progress.removed += await empty_slot(svc.db, state.old.slot, batch)
     return decode_state(
         (await svc.db.write(q.FORGET_OLD, {"info": q.INFO_ID, "model": state.old.model}))[0]
     )
+
+
+async def abort(svc: Services, batch: int, progress: Progress) -> EmbeddingState:
+    """Give up a migration that is building: the record first (writes stop embedding with
+    the target model once each server has read it), then the target slot's vectors and
+    indexes. A killed run leaves the state ``aborting``, and running it again finishes."""
+    state = await read_state(svc.db)
+    if state.target is not None:
+        params = {"info": q.INFO_ID, "model": state.target.model}
+        rows = await svc.db.write(q.ABORT, params)
+        state = decode_state(rows[0]) if rows else await read_state(svc.db)
+    if state.old is not None:  # recall reads the new model: there is no way back from here
+        raise Conflict(
+            f"the migration from {state.old.model} is cut over and cannot be aborted: "
+            "finish it with `palimpsest reembed --drop-old`",
+            state=state.state,
+        )
+    if state.aborted is None:
+        raise Conflict("no migration is building: there is nothing to abort", state=state.state)
+    # A server that has not yet read the abort still writes target vectors: let every
+    # follow task see it before the slot is emptied behind them.
+    await asyncio.sleep(svc.settings.embedding_follow_seconds)
+    progress.aborted = state.aborted.model
+    progress.target_removed += await empty_slot(svc.db, state.aborted.slot, batch)
+    params = {"info": q.INFO_ID, "model": state.aborted.model}
+    return decode_state((await svc.db.write(q.FORGET_ABORTED, params))[0])
+
+
+async def empty_slot(db: Database, slot: Slot, batch: int) -> int:
+    """Remove ``slot``'s vectors (and every fingerprint), a batch at a time, then its vector
+    indexes; answers the rows changed. Resumable: a second run finds what the first left."""
+    removed = 0
+    for plane in q.PLANES:
+        while done := (await db.write(q.DROP[(plane, slot)], {"batch": batch}))[0]["removed"]:
+            removed += done
+    for statement in q.DROP_INDEXES[slot]:
+        await db.write(statement)
+    return removed
 
 
 def use_slot(db: Database, slot: Slot, dual: bool = False) -> None:
@@ -230,7 +277,8 @@ async def follow(
     """At once and then every ``embedding_follow_seconds``, take up the database's state: its
     active model and slot (a cutover made by another process), and (``dual``: a process that
     writes rows) while a migration builds its target model, loaded once, so writes embed with
-    both. Runs until cancelled."""
+    both; after an abort (or a drop) they embed with the active model alone again and the
+    model no longer held is let go. Runs until cancelled."""
     loaded = {active.model_name: active.current}
 
     async def load(model: ModelSlot) -> Embedder:
@@ -252,7 +300,10 @@ async def follow(
                 log.info("embedding model switched to %s", state.active.model)
             target = state.target
             active.target = (target.slot, await load(target)) if target and dual else None
-            use_slot(db, state.active.slot, dual=state.state != "steady")
+            held = {m.model for m in state.models} | {active.model_name}
+            for name in [n for n in loaded if n not in held]:
+                del loaded[name]  # an aborted or dropped model: its memory back
+            use_slot(db, state.active.slot, dual=state.state in ("building", "cutover"))
         except PalimpsestError as e:
             log.warning("embedding state not read: %s", e.code)
         await asyncio.sleep(settings.embedding_follow_seconds)

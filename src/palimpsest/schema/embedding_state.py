@@ -2,7 +2,8 @@
 
 ``steady``: one model, in the active slot. ``building``: a migration fills the other slot with
 ``target`` (recall still reads the active one). ``cutover``: recall reads the new model; the
-old one's vectors are kept until ``reembed --drop-old``.
+old one's vectors are kept until ``reembed --drop-old``. ``aborting``: ``reembed --abort`` is
+removing the abandoned target's vectors (``aborted``); recall and writes are as in ``steady``.
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ class EmbeddingState:
     active: ModelSlot
     target: ModelSlot | None
     old: ModelSlot | None
+    aborted: ModelSlot | None
     started_at: datetime | None
     cutover_at: datetime | None
 
     @property
     def state(self) -> str:
-        return "building" if self.target else "cutover" if self.old else "steady"
+        if self.target:
+            return "building"
+        return "cutover" if self.old else "aborting" if self.aborted else "steady"
 
     @property
     def models(self) -> tuple[ModelSlot, ...]:
@@ -40,15 +44,18 @@ class EmbeddingState:
 
 def decode_state(row: dict[str, Any]) -> EmbeddingState:
     slot = parse(row["slot"])
-    target = old = None
+    target = old = aborted = None
     if row["target_model"] is not None:
         target = ModelSlot(row["target_model"], int(row["target_dimensions"]), other(slot))
     if row["old_model"] is not None:
         old = ModelSlot(row["old_model"], int(row["old_dimensions"]), other(slot))
+    if row.get("aborted_model") is not None:
+        aborted = ModelSlot(row["aborted_model"], int(row["aborted_dimensions"]), other(slot))
     return EmbeddingState(
         active=ModelSlot(row["model"], int(row["dimensions"]), slot),
         target=target,
         old=old,
+        aborted=aborted,
         started_at=row["started_at"],
         cutover_at=row["cutover_at"],
     )
