@@ -59,13 +59,14 @@ CALL (n) {
   WHERE e.alias_keys IS NOT NULL AND n.key IN e.alias_keys
   RETURN e, 2 AS rank
 }
-RETURN n.i AS i, e.normalized_name AS norm, e.id AS id, rank
-"""
+RETURN n.i AS i, e.normalized_name AS norm, e.id AS id, rank"""
 
-RESOLVE_ENTITIES = Statement("RESOLVE_ENTITIES", _RESOLVE + "ORDER BY i, rank, id\n")
+RESOLVE_ENTITIES = Statement("RESOLVE_ENTITIES", _RESOLVE + "\nORDER BY i, rank, id\n")
 
 # The scope's fact lock (cypher/facts.py ``LOCK_SCOPE_FACTS``) and the names resolved under
-# it, in one round trip: the rows of ``RESOLVE_ENTITIES`` (none when no name is stored).
+# it, in one round trip: the rows of ``RESOLVE_ENTITIES`` (none when no name is stored), then
+# one last row (``i`` null) listing which of the batch's natural keys (``$keys``) a stored
+# fact holds, read under the lock: the others cannot conflict (``resolvers.entities.Proof``).
 LOCK_RESOLVE_ENTITIES = Statement(
     "LOCK_RESOLVE_ENTITIES",
     "CYPHER 25"
@@ -73,8 +74,14 @@ LOCK_RESOLVE_ENTITIES = Statement(
     + """WITH now
 CALL () {"""
     + _RESOLVE
-    + """}
-RETURN i, norm, id, rank
+    + """, null AS stored_keys
+  UNION ALL
+  UNWIND $keys AS k
+  OPTIONAL MATCH ()-[f:FACT {scope_key: $scope_key, natural_key: k}]->()
+  WITH collect(f.natural_key) AS stored_keys
+  RETURN null AS i, null AS norm, null AS id, null AS rank, stored_keys
+}
+RETURN i, norm, id, rank, stored_keys
 ORDER BY i, rank, id
 """,
 )

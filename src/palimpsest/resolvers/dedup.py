@@ -23,12 +23,21 @@ from palimpsest.resolvers.fact_input import VALUE_TYPE, type_label
 from palimpsest.schema.fact_rows import FactRow, near_duplicate_params
 
 
-async def merge_into_kept(tx: ScopedTx, rows: Sequence[FactRow], threshold: float) -> list[FactRow]:
-    """The rows, each near-duplicate pointed at the fact it duplicates (``merged`` true)."""
-    params = near_duplicate_params([r for r in rows if not r.key_given])
-    if not params:
+async def merge_into_kept(
+    tx: ScopedTx,
+    rows: Sequence[FactRow],
+    threshold: float,
+    new_subjects: frozenset[int] = frozenset(),
+) -> list[FactRow]:
+    """The rows, each near-duplicate pointed at the fact it duplicates (``merged`` true).
+
+    ``new_subjects``: the indexes of rows whose subject is known to be no stored entity, so
+    no stored fact can be theirs (they may still duplicate an earlier row of the batch)."""
+    asked = [r for r in rows if not r.key_given and r.index not in new_subjects]
+    if not any(not r.key_given for r in rows):
         return list(rows)
-    found = await tx.run(q.NEAR_DUPLICATE_FACTS, {"facts": params})
+    params = near_duplicate_params(asked)
+    found = await tx.run(q.NEAR_DUPLICATE_FACTS, {"facts": params}) if params else []
     stored: dict[int, list[Row]] = {}
     for c in found:
         stored.setdefault(c["index"], []).append(c)

@@ -42,36 +42,65 @@ LIST_NAME = "entityDuplicates"
 _POSITION = (paging.Part.TEXT,) * 5
 
 
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """What the statement that resolved a batch's names proved absent from the scope, so the
+    write can skip the reads that would find nothing (``facts.write_batch``).
+
+    ``unstored_keys``: natural keys no stored fact holds (a key among them cannot conflict);
+    ``new_subjects``: the indexes of rows whose subject no stored entity is (no stored fact
+    can near-duplicate them). Empty when nothing was proved: the reads run as before."""
+
+    unstored_keys: frozenset[str] = frozenset()
+    new_subjects: frozenset[int] = frozenset()
+
+
 async def resolve(tx: ScopedTx, svc: Services, rows: Sequence[FactRow]) -> list[FactRow]:
     """The rows, each subject and object (``*_norm``) pointed at the entity its name means."""
+    resolved, _ = await resolve_proving(tx, svc, rows)
+    return resolved
+
+
+async def resolve_proving(
+    tx: ScopedTx, svc: Services, rows: Sequence[FactRow]
+) -> tuple[list[FactRow], Proof]:
+    """``resolve``, and what its statement proved absent (``Proof``)."""
     names: list[dict[str, Any]] = []
     for row in rows:
         for end in ("subject", "object"):
             n = _name_of(row, end)
             if n is not None:
                 names.append({"i": len(names), **n})
+    keys = sorted({r.natural_key for r in rows})
     if common.FOLDED_WRITES:
-        found = await tx.run(q.LOCK_RESOLVE_ENTITIES, {"now": svc.clock(), "names": names})
+        params = {"now": svc.clock(), "names": names, "keys": keys}
+        found = await tx.run(q.LOCK_RESOLVE_ENTITIES, params)
     else:
         await tx.run(fq.LOCK_SCOPE_FACTS, {"now": svc.clock()})
         found = await tx.run(q.RESOLVE_ENTITIES, {"names": names}) if names else []
-    if not names:
-        return list(rows)
     stored: dict[int, str] = {}
+    held: list[str] | None = None  # the batch's keys a stored fact holds, when read
     for r in found:
-        stored.setdefault(r["i"], r["norm"])  # best rank first, then lowest id
+        if r["i"] is None:
+            held = r["stored_keys"]
+        else:
+            stored.setdefault(r["i"], r["norm"])  # best rank first, then lowest id
     first: dict[tuple[str, str], str] = {}  # a new name: the batch's first spelling of it
     meant = iter(
         [stored.get(n["i"]) or first.setdefault((n["type"], n["key"]), n["norm"]) for n in names]
     )
-    out = []
+    out, new_subjects, at = [], set(), 0
     for row in rows:
         if row.subject_key is not None:
-            row = replace(row, subject_norm=next(meant))
+            if at not in stored:
+                new_subjects.add(row.index)
+            row, at = replace(row, subject_norm=next(meant)), at + 1
         if row.object_key is not None:
-            row = replace(row, object_norm=next(meant))
+            row, at = replace(row, object_norm=next(meant)), at + 1
         out.append(row)
-    return out
+    if held is None:  # not read (the old steps): nothing proved
+        return out, Proof()
+    return out, Proof(frozenset(keys) - frozenset(held), frozenset(new_subjects))
 
 
 def _name_of(row: FactRow, end: str) -> dict[str, Any] | None:

@@ -149,11 +149,13 @@ async def write_batch(
     ``stamp`` is the writer's provenance and key (``common.fact_stamp``). With ``rules``,
     single-valued facts close what they replace (``resolvers.closure``) in this transaction.
     Names are first resolved to the entities they mean (``resolvers.entities``)."""
-    rows = await entities.resolve(tx, svc, rows)
+    rows, proof = await entities.resolve_proving(tx, svc, rows)
     locked_at, rows = await closure.prepare(tx, svc, rules, rows)
     now = locked_at or svc.clock()
-    rows = await dedup.merge_into_kept(tx, rows, svc.settings.dedup_cosine)
-    clashes = await tx.run(q.KEY_CONFLICTS, {"facts": fact_params(rows)})
+    rows = await dedup.merge_into_kept(tx, rows, svc.settings.dedup_cosine, proof.new_subjects)
+    # A key no stored fact holds cannot name a different one (a merged row's key may be).
+    unproved = [r for r in rows if r.natural_key not in proof.unstored_keys]
+    clashes = await tx.run(q.KEY_CONFLICTS, {"facts": fact_params(unproved)}) if unproved else []
     if clashes:
         keys = ", ".join(sorted({c["natural_key"] for c in clashes}))
         raise Conflict(f"natural key already names a different fact: {keys}")
