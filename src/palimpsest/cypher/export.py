@@ -28,35 +28,47 @@ def _stamp(v: LiteralString) -> LiteralString:
     )
 
 
+def _rows(label: LiteralString, v: LiteralString, key: LiteralString) -> LiteralString:
+    """One page of a scope's ``label`` nodes by ``key``, each with its own properties."""
+    return (
+        "\nMATCH ("
+        + v
+        + ":"
+        + label
+        + " {scope_key: $scope_key}) WHERE "
+        + v
+        + "."
+        + key
+        + " > $after\nWITH "
+        + v
+        + " ORDER BY "
+        + v
+        + "."
+        + key
+        + " LIMIT $limit\nRETURN "
+        + v
+        + "."
+        + key
+        + " AS cursor, "
+        + _props(v)
+        + " AS props"
+    )
+
+
 EXPORT_MEMORY = Statement(
     "EXPORT_MEMORY",
-    """
-MATCH (m:Memory {scope_key: $scope_key}) WHERE m.key > $after
-WITH m ORDER BY m.key LIMIT $limit
-RETURN m.key AS cursor, """
-    + _props("m")
-    + " AS props",
+    _rows("Memory", "m", "key"),
 )
 
 # Past versions and tombstones of notes, in a stable order (their ids).
 EXPORT_MEMORY_VERSIONS = Statement(
     "EXPORT_MEMORY_VERSIONS",
-    """
-MATCH (v:MemoryVersion {scope_key: $scope_key}) WHERE v.id > $after
-WITH v ORDER BY v.id LIMIT $limit
-RETURN v.id AS cursor, """
-    + _props("v")
-    + " AS props",
+    _rows("MemoryVersion", "v", "id"),
 )
 
 EXPORT_DOCUMENTS = Statement(
     "EXPORT_DOCUMENTS",
-    """
-MATCH (d:Document {scope_key: $scope_key}) WHERE d.id > $after
-WITH d ORDER BY d.id LIMIT $limit
-RETURN d.id AS cursor, """
-    + _props("d")
-    + " AS props",
+    _rows("Document", "d", "id"),
 )
 
 EXPORT_CHUNKS = Statement(
@@ -118,23 +130,13 @@ RETURN e.id AS cursor, """
 # relationship (the merge moved every fact and mention onto the kept entity).
 EXPORT_MERGED_ENTITIES = Statement(
     "EXPORT_MERGED_ENTITIES",
-    """
-MATCH (e:MergedEntity {scope_key: $scope_key}) WHERE e.id > $after
-WITH e ORDER BY e.id LIMIT $limit
-RETURN e.id AS cursor, """
-    + _props("e")
-    + " AS props",
+    _rows("MergedEntity", "e", "id"),
 )
 
 # The merge records, undone ones included: who merged what, when, and what unmerge needs.
 EXPORT_ENTITY_MERGES = Statement(
     "EXPORT_ENTITY_MERGES",
-    """
-MATCH (r:EntityMerge {scope_key: $scope_key}) WHERE r.id > $after
-WITH r ORDER BY r.id LIMIT $limit
-RETURN r.id AS cursor, """
-    + _props("r")
-    + " AS props",
+    _rows("EntityMerge", "r", "id"),
 )
 
 EXPORT_FACTS = Statement(
@@ -153,12 +155,7 @@ RETURN f.id AS cursor, """
 
 EXPORT_SPANS = Statement(
     "EXPORT_SPANS",
-    """
-MATCH (p:PendingSpan {scope_key: $scope_key}) WHERE p.id > $after
-WITH p ORDER BY p.id LIMIT $limit
-RETURN p.id AS cursor, """
-    + _props("p")
-    + " AS props",
+    _rows("PendingSpan", "p", "id"),
 )
 
 # The person's share of the tenant scope: facts they attest (with their own sources only)
