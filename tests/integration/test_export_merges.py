@@ -124,7 +124,7 @@ def test_merges_survive_export_and_import_and_unmerge_exactly(
 
     lines = ok(gql(EXPORT, member))["exportMe"]["lines"]
     kinds = kinds_of(lines)
-    assert orjson.loads(lines[0])["minor"] == 3
+    assert orjson.loads(lines[0])["minor"] >= 3  # merge records came in minor 3
     assert (kinds.count("merged_entity"), kinds.count("entity_merge")) == (1, 2)
     # Records point at rows written before them: the kept entity, then who was set aside.
     assert kinds.index("entity") < kinds.index("merged_entity") < kinds.index("entity_merge")

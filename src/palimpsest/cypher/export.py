@@ -112,6 +112,9 @@ RETURN cursor, """
     + " AS props",
 )
 
+# A chunk closed by a revision keeps its mention edges (it is relabelled in place) and a merge
+# moves them with the rest: ``version_mentions`` name the version by what keys it in the file
+# (document, id, the revision it began at); the present's ``mentions`` stay as they were.
 EXPORT_ENTITIES = Statement(
     "EXPORT_ENTITIES",
     """
@@ -123,7 +126,14 @@ RETURN e.id AS cursor, """
   COLLECT { MATCH (c:Chunk {scope_key: $scope_key})-[m:MENTIONS {scope_key: $scope_key}]->(e)
             RETURN {chunk_id: c.id, props: """
     + _props("m")
-    + """} AS mention ORDER BY mention.chunk_id } AS mentions""",
+    + """} AS mention ORDER BY mention.chunk_id } AS mentions,
+  COLLECT { MATCH (v:ChunkVersion {scope_key: $scope_key})-[m:MENTIONS {scope_key: $scope_key}]->(e)
+            RETURN {document_id: v.document_id, chunk_id: v.id, from_revision: v.from_revision,
+                    props: """
+    + _props("m")
+    + """} AS mention
+            ORDER BY mention.document_id, mention.chunk_id, mention.from_revision
+  } AS version_mentions""",
 )
 
 # Entities a merge set aside (``merge_id``, ``merged_into``) keep their names; they have no
@@ -246,6 +256,8 @@ IMPORT_DOCUMENT_REVISIONS = Statement(
 )
 
 # An entity's second label is its type's (``fact_input.type_label``, computed by the caller).
+# Its mentions go onto the chunks and closed versions written before it (the caller gives a
+# file of minor 3 or older, which has none, empty ``version_mentions``).
 IMPORT_ENTITIES = Statement(
     "IMPORT_ENTITIES",
     """CYPHER 25
@@ -254,9 +266,17 @@ CREATE (e:Entity) SET e = r.props, e:$(r.label), """
     + _stamp("e")
     + """
 WITH e, r
-UNWIND r.mentions AS m
-MATCH (c:Chunk {scope_key: $scope_key, id: m.chunk_id})
-CREATE (c)-[x:MENTIONS]->(e) SET x = m.props, x.scope_key = $scope_key
+CALL (e, r) {
+  UNWIND r.mentions AS m
+  MATCH (c:Chunk {scope_key: $scope_key, id: m.chunk_id})
+  CREATE (c)-[x:MENTIONS]->(e) SET x = m.props, x.scope_key = $scope_key
+}
+CALL (e, r) {
+  UNWIND r.version_mentions AS m
+  MATCH (v:ChunkVersion {scope_key: $scope_key, document_id: m.document_id, id: m.chunk_id,
+                         from_revision: m.from_revision})
+  CREATE (v)-[x:MENTIONS]->(e) SET x = m.props, x.scope_key = $scope_key
+}
 """,
 )
 

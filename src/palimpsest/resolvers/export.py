@@ -1,17 +1,20 @@
 """Export of everything one person owns (right of access), as JSON Lines.
 
-The format (``palimpsest-export``, version 1, minor 3) is one JSON object per line:
+The format (``palimpsest-export``, version 1, minor 4) is one JSON object per line:
 
-- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 3,
+- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 4,
   "tenant", "user", "exported_at"}`` (minor 1 added ``memory_version``, minor 2
   ``chunk_version`` and ``document_revision``, minor 3 ``merged_entity`` and
-  ``entity_merge``; files without them read the same);
+  ``entity_merge``, minor 4 an entity's ``version_mentions``; files without them read the
+  same);
 - one record per row, in this order, each with the row's own properties (``props``, every
   property but embeddings and the scope stamps, so provenance travels with the row):
   ``memory``; ``memory_version`` (past versions and tombstones of notes); ``document``;
   ``chunk`` (+ ``parent_id``, ``next_id``: the tree and reading order); ``chunk_version``
   (closed chunk versions, tree and order in their props); ``document_revision``; ``entity``
-  (+ ``mentions``: ``[{chunk_id, props}]``); ``merged_entity`` (an entity a merge set aside:
+  (+ ``mentions``: ``[{chunk_id, props}]``, from current chunks, and ``version_mentions``:
+  ``[{document_id, chunk_id, from_revision, props}]``, from closed chunk versions, which keep
+  the mentions they had and which a merge moves); ``merged_entity`` (an entity a merge set aside:
   its names, ``merged_into`` and ``merge_id`` in ``props``; it has no mention or fact);
   ``entity_merge`` (a merge record, undone ones too: ``keep_id``, ``merged_ids``,
   ``added_aliases``, times and provenance, so ``unmerge`` works after an import; the facts
@@ -45,8 +48,8 @@ from palimpsest.resolvers.services import Services
 FORMAT = "palimpsest-export"
 VERSION = 1
 # Additions older files lack: 1 memory_version; 2 chunk_version, document_revision;
-# 3 merged_entity, entity_merge.
-MINOR = 3
+# 3 merged_entity, entity_merge; 4 an entity's version_mentions.
+MINOR = 4
 PAGE = 500
 # Both embedding slots' vectors and fingerprints (cypher/slots.py, cypher/embedding_slots.py).
 VECTORS = ["embedding", "embedding_b", "embedding_of", "embedding_b_of"]
@@ -148,7 +151,13 @@ def _chunk(row: Row) -> Record:
 
 def _entity(row: Row) -> Record:
     mentions = [{"chunk_id": m["chunk_id"], "props": _props(m["props"])} for m in row["mentions"]]
-    return {"kind": "entity", "props": _props(row["props"]), "mentions": mentions}
+    versions = [{**m, "props": _props(m["props"])} for m in row["version_mentions"]]
+    return {
+        "kind": "entity",
+        "props": _props(row["props"]),
+        "mentions": mentions,
+        "version_mentions": versions,
+    }
 
 
 def _fact(row: Row) -> Record:

@@ -116,7 +116,10 @@ FIELDS: dict[str, dict[str, str]] = {
 
 
 def check_record(number: int, record: Record) -> None:
-    """A merge record holds the properties unmerge reads (``FIELDS``)."""
+    """A merge record holds the properties unmerge reads (``FIELDS``); an entity's
+    ``version_mentions`` name their versions."""
+    if record["kind"] == "entity":
+        _check_version_mentions(number, record.get("version_mentions", []))
     fields = FIELDS.get(record["kind"])
     if fields is None:
         return
@@ -126,6 +129,27 @@ def check_record(number: int, record: Record) -> None:
     for name, wanted in fields.items():
         if not _is(props.get(name), wanted):
             raise InvalidArgument(f"line {number}: {record['kind']} props.{name} must be {wanted}")
+
+
+def _check_version_mentions(number: int, mentions: Any) -> None:
+    """Each names a closed version by its document, id and first revision, with props: one
+    without would be dropped without a word, or fail the import halfway."""
+    if not isinstance(mentions, list):
+        raise InvalidArgument(f"line {number}: entity version_mentions must be a list")
+    for i, m in enumerate(mentions):
+        revision = m.get("from_revision") if isinstance(m, dict) else None
+        if not (
+            isinstance(m, dict)
+            and _is(m.get("document_id"), _STR)
+            and _is(m.get("chunk_id"), _STR)
+            and isinstance(revision, int)
+            and not isinstance(revision, bool)
+            and isinstance(m.get("props"), dict)
+        ):
+            raise InvalidArgument(
+                f"line {number}: entity version_mentions[{i}] needs document_id, chunk_id, "
+                "from_revision and props"
+            )
 
 
 def _is(value: Any, wanted: str) -> bool:
@@ -278,6 +302,7 @@ class _Loader:
             {
                 "props": r["props"],
                 "mentions": r["mentions"],
+                "version_mentions": r.get("version_mentions", []),
                 "label": _label_of(r["props"]),
             }
             for r in batch

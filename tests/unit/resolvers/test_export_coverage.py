@@ -21,5 +21,5 @@ def test_every_label_of_a_person_is_exported() -> None:
 
 def test_every_exported_kind_is_imported() -> None:
     row = dict.fromkeys(("parent_id", "next_id", "subject_id", "object_id"))
-    row |= {"props": [], "mentions": [], "sources": []}
+    row |= {"props": [], "mentions": [], "version_mentions": [], "sources": []}
     assert {shape(row)["kind"] for _, shape in READERS} <= KINDS

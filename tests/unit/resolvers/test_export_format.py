@@ -79,3 +79,29 @@ def test_an_entity_record_without_a_type_gets_the_shared_label() -> None:
     # A hand-edited file: the import labels the entity rather than failing mid-write.
     assert importer._label_of({"type": "open source project"}) == "Type_OpenSourceProject"
     assert importer._label_of({}) == importer._label_of({"type": None}) == "Type_Other"
+
+
+def _entity_file(version_mentions: object) -> list[str]:
+    entity: dict[str, object] = {"kind": "entity", "props": {"id": "e"}, "mentions": []}
+    if version_mentions is not None:
+        entity["version_mentions"] = version_mentions
+    return [HEADER, dumps(entity), dumps({"kind": "end", "records": 1})]
+
+
+def test_a_version_mention_must_name_its_closed_version() -> None:
+    # Import matches the version by (document, id, first revision): one naming none would
+    # be dropped silently, so the file is refused before anything is written.
+    named = {"document_id": "d", "chunk_id": "c", "from_revision": 1, "props": {"start": 0}}
+    assert check_export(_entity_file(None))["user"] == "u"  # minor 3 and older
+    assert check_export(_entity_file([named]))["user"] == "u"
+    for broken in (
+        {"a": named},
+        [{k: v for k, v in named.items() if k != "document_id"}],
+        [{**named, "chunk_id": ""}],
+        [{**named, "from_revision": "1"}],
+        [{**named, "from_revision": True}],
+        [{**named, "props": None}],
+        [named, "c"],
+    ):
+        with pytest.raises(InvalidArgument, match="line 2: entity version_mentions"):
+            check_export(_entity_file(broken))
