@@ -37,7 +37,7 @@ check: lint
 
 lint: $(BIN)/palimpsest
 	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff format --check src tests bench docs
 	$(BIN)/mypy
 
 neo4j-start: install
