@@ -15,6 +15,7 @@ import pytest
 from neo4j import Driver, GraphDatabase
 
 from palimpsest.config import Settings
+from palimpsest.cypher import executor
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local.graphiql import install_assets
@@ -156,3 +157,19 @@ def no_cross_scope_relationships(neo4j_driver: Driver) -> Iterator[None]:
     yield
     records, _, _ = neo4j_driver.execute_query(CROSS_SCOPE_EDGES)
     assert records[0]["n"] == 0
+
+
+@pytest.fixture
+def ran(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the scoped statements the executor sends, in order (a background loop's
+    reads of the schema record are unscoped)."""
+    names: list[str] = []
+    run = executor._run
+
+    async def counted(tx: Any, statement: executor.Statement, *args: Any) -> list[executor.Row]:
+        if statement.scoped:
+            names.append(statement.name)
+        return await run(tx, statement, *args)
+
+    monkeypatch.setattr(executor, "_run", counted)
+    return names

@@ -8,11 +8,9 @@ earlier fact of its own batch."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 
-from palimpsest.cypher import executor
 from palimpsest.errors import Conflict
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers import facts
@@ -21,20 +19,6 @@ from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def ran(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    names: list[str] = []
-    run = executor._run
-
-    async def counted(tx: Any, statement: executor.Statement, *args: Any) -> list[executor.Row]:
-        if statement.scoped:
-            names.append(statement.name)
-        return await run(tx, statement, *args)
-
-    monkeypatch.setattr(executor, "_run", counted)
-    return names
 
 
 def fresh() -> Principal:

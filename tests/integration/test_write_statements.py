@@ -7,12 +7,10 @@ versions, tombstones, the quota counters and the term statistics."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 from neo4j import Driver
 
-from palimpsest.cypher import executor
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import common, facts, memory
 from palimpsest.resolvers.services import Services
@@ -35,22 +33,6 @@ FACT_REWRITE = [
     "KEY_CONFLICTS",
     "ASSERT_FACTS",
 ]
-
-
-@pytest.fixture
-def ran(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the scoped statements the executor sends, in order (a background loop's
-    reads of the schema record are unscoped)."""
-    names: list[str] = []
-    run = executor._run
-
-    async def counted(tx: Any, statement: executor.Statement, *args: Any) -> list[executor.Row]:
-        if statement.scoped:
-            names.append(statement.name)
-        return await run(tx, statement, *args)
-
-    monkeypatch.setattr(executor, "_run", counted)
-    return names
 
 
 def fresh() -> Principal:
