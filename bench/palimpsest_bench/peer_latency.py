@@ -39,7 +39,7 @@ from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local.neo4j.manager import credentials
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
-from palimpsest_bench import recall_eval
+from palimpsest_bench import recall_eval, recall_ingest
 from palimpsest_bench.recall_bench import TOP_K, Progress, latency_stats, stderr
 from palimpsest_bench.recall_data import Dataset, Doc, Query, load_locomo, locomo_line
 from palimpsest_bench.recall_latency import StageLog, stage_summary
@@ -190,7 +190,7 @@ async def run_peer(
     peer = Peer.new()
     async with open_services(settings) as svc:
         say(f"loading {sum(len(d.units) for d in ds.docs)} turns into {tenant} ...")
-        loaded = await recall_eval.ingest(svc, tenant, ds, say)
+        loaded = await recall_ingest.ingest(svc, tenant, ds, say)
         driver = GraphDatabase.driver(settings.bolt_uri, auth=credentials(settings))
         try:
             say(f"loading the peer's {peer.label} and its indexes ...")
@@ -216,7 +216,7 @@ async def run_peer(
                 await asyncio.to_thread(peer.drop, driver)
             finally:
                 driver.close()
-                await recall_eval.erase(svc, tenant, loaded)
+                await recall_ingest.erase(svc, tenant, loaded)
     return {
         "benchmark": "peer-latency",
         "dataset": ds.name,
@@ -234,7 +234,7 @@ def _interleaved(
     retriever: HybridRetriever,
     token: str,
     ds: Dataset,
-    loaded: recall_eval.Loaded,
+    loaded: recall_ingest.Loaded,
     queries: int,
     warmup: int,
     say: Progress,

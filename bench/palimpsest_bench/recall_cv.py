@@ -220,7 +220,7 @@ async def run_cv(
     """Capture every question once, then the grid, the folds and the stability table.
     ``real``: the top-10 of each question of ``ds.queries`` at the settings (the check)."""
     from palimpsest_bench.recall_eval import HEADLINE_CATEGORIES, QUERY_CONCURRENCY
-    from palimpsest_bench.recall_eval import gather_limited as limited
+    from palimpsest_bench.recall_ingest import gather_limited as limited
 
     s = svc.settings
     pool = s.recall_pool_factor * K

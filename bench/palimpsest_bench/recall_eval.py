@@ -32,24 +32,18 @@ chunk per unit, in order, with the expected text, and maps chunk ids to unit ids
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from palimpsest import markdown
 from palimpsest.config import Settings
-from palimpsest.embedding import Embedder
-from palimpsest.errors import InvalidArgument, QuotaExceeded
-from palimpsest.identity import Scope
+from palimpsest.errors import InvalidArgument
 from palimpsest.recall import Levers, Source, parse_window
-from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
@@ -58,12 +52,10 @@ from palimpsest.timeparse import parse_optional
 from palimpsest_bench import harvest_ingest
 from palimpsest_bench.common import principal
 from palimpsest_bench.embed_cache import CachedEmbedder
-from palimpsest_bench.recall_data import LOADERS, Dataset, Doc, Query, units_markdown
+from palimpsest_bench.recall_data import LOADERS, Dataset, Query
+from palimpsest_bench.recall_ingest import SCOPE, Loaded, Progress, erase, gather_limited, ingest
 from palimpsest_bench.recall_metrics import dedupe, mean_metrics, score
 
-Progress = Callable[[str], None]
-
-SCOPE = Scope.USER
 DATASETS = ("locomo", "scifact", "timeqa")
 HEADLINE_CATEGORIES = frozenset({"1", "2", "3", "4"})
 LOCOMO_CATEGORIES = {
@@ -74,90 +66,11 @@ LOCOMO_CATEGORIES = {
     "5": "adversarial",
 }
 DEFAULT_TOP_K = {"locomo": 10, "scifact": 100, "timeqa": 10}
-INGEST_CONCURRENCY = 2  # overlap one document's database write with the next one's embedding
 QUERY_CONCURRENCY = 8
-DELETE_CONCURRENCY = 8
 VIAS = ("import", "harvest")
 
 
 # -- running against the database ---------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Loaded:
-    unit_of_chunk: dict[str, str] = field(default_factory=dict)  # chunk id -> unit id
-    unit_of_document: dict[str, str] = field(default_factory=dict)  # document id -> unit id
-    documents: list[tuple[str, str]] = field(default_factory=list)  # (owner, document id)
-    chunks: int = 0
-    refused: int = 0  # documents import_document refused (too large, say): skipped, counted
-
-
-async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: int) -> list[Any]:
-    gate = asyncio.Semaphore(limit)
-
-    async def one(job: Callable[[], Awaitable[Any]]) -> Any:
-        async with gate:
-            return await job()
-
-    return await asyncio.gather(*(one(j) for j in jobs))
-
-
-async def ingest(
-    svc: Services,
-    tenant: str,
-    ds: Dataset,
-    progress: Progress,
-    embedder_of: Callable[[Doc], Embedder] | None = None,
-) -> Loaded:
-    """``embedder_of``: the embedder a document's chunks are embedded with (a prototype's
-    hook, ``title_embed``); the service's own when None."""
-    loaded = Loaded()
-    started = time.perf_counter()
-    done = 0
-    total = sum(len(d.units) + (d.heading is not None) for d in ds.docs)
-    step = max(1, len(ds.docs) // 20)
-
-    async def one(doc: Doc) -> None:
-        nonlocal done
-        who = principal(tenant, doc.owner)
-        text = units_markdown([line for _, line in doc.units], doc.heading)
-        writer = replace(svc, embedder=embedder_of(doc)) if embedder_of else svc
-        try:
-            imported = await importer.import_document(
-                writer,
-                who,
-                SCOPE,
-                text,
-                doc.title,
-                None,
-                parse_optional(doc.observed_at, "observed_at"),
-            )
-        except (InvalidArgument, QuotaExceeded):
-            loaded.refused += 1
-            return
-        chunks = list(imported.chunks)
-        if doc.heading is not None:
-            head = chunks.pop(0)
-            if head.type != markdown.ChunkType.HEADING.value:
-                raise RuntimeError(f"document {doc.title!r} did not start with its heading")
-            loaded.unit_of_chunk[head.id] = doc.units[0][0]
-        if [c.text.strip() for c in chunks] != [line for _, line in doc.units]:
-            raise RuntimeError(f"document {doc.title!r} did not parse one chunk per unit")
-        for chunk, (unit, _) in zip(chunks, doc.units, strict=True):
-            loaded.unit_of_chunk[chunk.id] = unit
-        loaded.unit_of_document[imported.summary.id] = doc.units[0][0]
-        loaded.documents.append((doc.owner, imported.summary.id))
-        loaded.chunks += len(imported.chunks)
-        done += 1
-        if done % step == 0 or done == len(ds.docs):
-            rate = loaded.chunks / max(time.perf_counter() - started, 1e-9)
-            progress(
-                f"  imported {done}/{len(ds.docs)} documents, "
-                f"{loaded.chunks}/{total} chunks ({rate:.0f} chunks/s)"
-            )
-
-    await gather_limited([partial(one, d) for d in ds.docs], INGEST_CONCURRENCY)
-    return loaded
 
 
 def request(
@@ -198,14 +111,6 @@ async def ranked_units(
     if ds.by_document:
         return dedupe(loaded.unit_of_document[h.document_id or ""] for h in result.hits)
     return [loaded.unit_of_chunk[h.id] for h in result.hits]
-
-
-async def erase(svc: Services, tenant: str, loaded: Loaded) -> None:
-    async def one(owner: str, doc_id: str) -> None:
-        await docs.delete_document(svc, principal(tenant, owner), SCOPE, doc_id)
-
-    jobs = [partial(one, o, d) for o, d in loaded.documents]
-    await gather_limited(jobs, DELETE_CONCURRENCY)
 
 
 # Query-time levers, each removed in turn by ``--ablate`` (the neighbourhood lever is an

@@ -52,15 +52,12 @@ from palimpsest_bench.recall_data import LOADERS, Dataset, Query
 from palimpsest_bench.recall_eval import (
     DATASETS,
     DEFAULT_TOP_K,
-    SCOPE,
-    Loaded,
-    erase,
-    ingest,
     request,
     subsample,
     summarise,
 )
 from palimpsest_bench.recall_folds import ALL, fold_table, holds
+from palimpsest_bench.recall_ingest import SCOPE, Loaded, erase, ingest
 from palimpsest_bench.recall_metrics import dedupe, score
 
 SCOPE_CHUNKS = Statement(

@@ -29,15 +29,12 @@ from palimpsest_bench.embed_cache import CachedEmbedder
 from palimpsest_bench.recall_data import LOADERS, Doc
 from palimpsest_bench.recall_eval import (
     DEFAULT_TOP_K,
-    Loaded,
-    Progress,
     answer_all,
-    erase,
-    ingest,
     subsample,
     summarise,
 )
 from palimpsest_bench.recall_folds import ALL, fold_table, holds
+from palimpsest_bench.recall_ingest import Loaded, Progress, erase, ingest
 from palimpsest_bench.recall_metrics import score
 
 VARIANT = "title embedded"
