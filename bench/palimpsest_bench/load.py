@@ -32,6 +32,7 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest_bench import load_profile as prof
+from palimpsest_bench import load_readers as readers
 from palimpsest_bench.load_figures import Results, summary
 from palimpsest_bench.recall_load import cpu_steal_seconds
 from palimpsest_bench.served import ApiProcess, free_port
@@ -307,7 +308,7 @@ def run(
         profiler = None
         if profile is not None:
             pids = [a.process.pid for a in apis if a.process is not None]
-            cpu = prof.CpuReader(prof.process_groups(settings, pids))
+            cpu = readers.CpuReader(prof.process_groups(settings, pids))
             say(f"profile: idle CPU for {profile.idle_seconds:g}s ...")
             idle_before = asyncio.run(prof.idle_rate(cpu, profile.idle_seconds))
             # Replica 0's statements: with replicas, the others ran the same mix.
@@ -372,7 +373,7 @@ async def _seed_all(url: str, tokens: list[str], rng: random.Random) -> None:
 async def _slices(
     url: str,
     tokens: list[str],
-    cpu: prof.CpuReader,
+    cpu: readers.CpuReader,
     profile: prof.Profile,
     idle: dict[str, float],
     rng: random.Random,

@@ -4,126 +4,19 @@ minute and per operation (Neo4j's net of its idle rate), and the statement histo
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Iterable
 from typing import Any
 
 import pytest
 
 from palimpsest_bench import load_profile as prof
+from palimpsest_bench import load_readers as readers
 from palimpsest_bench.load_figures import Results, summary
-
-TICKS = 100.0
-
-
-def stat_line(pid: int, name: str, ppid: int, utime: int, stime: int) -> str:
-    # The real layout: pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
-    # majflt cmajflt utime stime cutime cstime ...
-    return f"{pid} ({name}) S {ppid} 1 1 0 -1 0 0 0 0 0 {utime} {stime} 7 7 20 0 1 0\n"
-
-
-class FakeProc:
-    """A process table: pid -> (name, parent, utime ticks, stime ticks)."""
-
-    def __init__(self, table: dict[int, tuple[str, int, int, int]]) -> None:
-        self.table = table
-
-    def stat(self, pid: int) -> str | None:
-        if pid not in self.table:
-            return None
-        name, ppid, u, s = self.table[pid]
-        return stat_line(pid, name, ppid, u, s)
-
-    def pids(self) -> Iterable[int]:
-        return [*self.table, 99999]  # one that vanished between listing and reading
-
-    def add(self, pid: int, ticks: int) -> None:
-        name, ppid, u, s = self.table[pid]
-        self.table[pid] = (name, ppid, u + ticks, s)
-
-
-def test_a_stat_line_is_read_after_the_last_parenthesis_of_the_name() -> None:
-    line = stat_line(7, "uvicorn (worker) x", 3, utime=250, stime=50)
-    assert prof.parse_stat(line, TICKS) == (3, 3.0)
-
-
-def test_each_group_sums_its_trees_but_not_another_groups_root() -> None:
-    proc = FakeProc(
-        {
-            10: ("python", 1, 100, 0),  # the generator
-            20: ("uvicorn", 10, 300, 100),  # the API, started by the generator
-            21: ("uvicorn", 20, 50, 50),  # its worker
-            22: ("python", 21, 10, 0),  # the worker's child
-            30: ("java", 1, 1000, 500),  # Neo4j
-            40: ("other", 1, 9999, 0),  # not ours
-        }
-    )
-    reader = prof.CpuReader({"generator": [10], "api": [20], "neo4j": [30]}, proc, TICKS)
-    assert reader.read() == {"generator": 1.0, "api": 5.1, "neo4j": 15.0}
-
-
-def test_a_group_whose_process_is_gone_reads_zero() -> None:
-    reader = prof.CpuReader({"neo4j": [], "api": [5]}, FakeProc({}), TICKS)
-    assert reader.read() == {"neo4j": 0.0, "api": 0.0}
-
-
-def test_the_kernels_own_table_is_read_for_this_process() -> None:
-    if not os.path.exists("/proc/self/stat"):
-        pytest.skip("no /proc here")
-    reader = prof.CpuReader({"generator": [os.getpid()]})
-    first = reader.read()["generator"]
-    sum(i * i for i in range(300_000))  # spend some CPU
-    assert reader.read()["generator"] >= first > 0
-
-
-METRICS = """\
-# HELP palimpsest_cypher_seconds Time spent in one Cypher statement
-# TYPE palimpsest_cypher_seconds histogram
-palimpsest_cypher_seconds_bucket{{le="0.005",statement="GET_MEMORY"}} {g5}
-palimpsest_cypher_seconds_bucket{{le="0.01",statement="GET_MEMORY"}} {g10}
-palimpsest_cypher_seconds_bucket{{le="+Inf",statement="GET_MEMORY"}} {gn}
-palimpsest_cypher_seconds_count{{statement="GET_MEMORY"}} {gn}
-palimpsest_cypher_seconds_sum{{statement="GET_MEMORY"}} {gsum}
-palimpsest_cypher_seconds_bucket{{le="0.005",statement="UPSERT_MEMORY"}} 0.0
-palimpsest_cypher_seconds_bucket{{le="0.01",statement="UPSERT_MEMORY"}} 0.0
-palimpsest_cypher_seconds_bucket{{le="+Inf",statement="UPSERT_MEMORY"}} 4.0
-palimpsest_cypher_seconds_count{{statement="UPSERT_MEMORY"}} 4.0
-palimpsest_cypher_seconds_sum{{statement="UPSERT_MEMORY"}} 0.2
-# HELP palimpsest_graphql_operation_seconds GraphQL operation time
-# TYPE palimpsest_graphql_operation_seconds histogram
-palimpsest_graphql_operation_seconds_bucket{{field="memory",le="+Inf"}} {gn}
-palimpsest_graphql_operation_seconds_count{{field="memory"}} {gn}
-palimpsest_graphql_operation_seconds_sum{{field="memory"}} {osum}
-"""
-
-
-def metrics(g5: int, g10: int, gn: int, gsum: float, osum: float) -> str:
-    return METRICS.format(g5=g5, g10=g10, gn=gn, gsum=gsum, osum=osum)
-
-
-def histograms(text: str) -> dict[str, prof.Series]:
-    return prof.parse_histograms(text, prof.STATEMENT_METRIC, "statement")
-
-
-def test_a_window_of_the_histograms_counts_what_ran_between_two_scrapes() -> None:
-    before = histograms(metrics(g5=10, g10=10, gn=10, gsum=0.02, osum=0.05))
-    # 100 more reads: 90 under 5 ms, 6 more under 10 ms, 4 slower; 0.5 s in all. No upserts.
-    after = histograms(metrics(g5=100, g10=106, gn=110, gsum=0.52, osum=1.0))
-    assert prof.histogram_window(before, after) == {
-        "GET_MEMORY": {"n": 100, "mean_ms": 5.0, "p95_le_ms": 10.0},
-    }
-    # From nothing (the first scrape of a fresh server) every series counts whole; a 95th
-    # percentile past the last finite bound has none.
-    assert prof.histogram_window({}, before)["UPSERT_MEMORY"] == {
-        "n": 4,
-        "mean_ms": 50.0,
-        "p95_le_ms": None,
-    }
+from tests.unit.bench.fake_proc import TICKS, FakeProc, histograms, metrics
 
 
 def mark(at: float, api: float, neo4j: float, text: str | None = None) -> prof.Mark:
     statements = histograms(text) if text else None
-    operations = prof.parse_histograms(text, prof.OPERATION_METRIC, "field") if text else None
+    operations = readers.parse_histograms(text, readers.OPERATION_METRIC, "field") if text else None
     return prof.Mark(
         at, {"api": api, "neo4j": neo4j, "generator": at / 100}, statements, operations
     )
@@ -176,7 +69,7 @@ def test_idle_cpu_never_makes_neo4j_negative() -> None:
 
 def test_an_operation_alone_costs_its_slices_cpu_over_its_requests() -> None:
     proc = FakeProc({20: ("uvicorn", 1, 0, 0), 30: ("java", 1, 0, 0), 10: ("py", 1, 0, 0)})
-    reader = prof.CpuReader({"api": [20], "neo4j": [30], "generator": [10]}, proc, TICKS)
+    reader = readers.CpuReader({"api": [20], "neo4j": [30], "generator": [10]}, proc, TICKS)
     cost = {"kv_read": (1, 2), "recall": (5, 3)}  # ticks (10 ms) of API and Neo4j a request
 
     async def send(op: str) -> bool:
@@ -221,7 +114,7 @@ def test_the_profile_lands_under_the_keys_the_acceptance_check_reads() -> None:
         results.latencies.setdefault(op, []).append(5.0)
         results.timeline.append((due, 5.0, True, op))
     out = summary(results, 120.0, 1.0, 120.0)
-    profiler = prof.Profiler(prof.CpuReader({}, FakeProc({}), TICKS), None)
+    profiler = prof.Profiler(readers.CpuReader({}, FakeProc({}), TICKS), None)
     profiler.marks = [mark(0.0, 0.0, 0.0), mark(60.0, 0.6, 0.6), mark(120.0, 1.8, 1.8)]
     slices = {
         "kv_read": prof.slice_figures({}, {"api": 0.1, "neo4j": 0.1}, 100, 5.0, {}),
