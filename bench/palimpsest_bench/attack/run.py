@@ -17,9 +17,9 @@ import random
 import re
 import secrets
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -27,7 +27,7 @@ from graphql import build_client_schema, get_introspection_query
 
 from palimpsest.identity import Scope
 from palimpsest.identity.tokens import TokenKeys, mint
-from palimpsest_bench.attack import matrix, plant
+from palimpsest_bench.attack import findings, matrix, plant
 from palimpsest_bench.attack.generate import Field, Values, fields_of, fresh_id
 from palimpsest_bench.attack.matrix import Member, Plane
 from palimpsest_bench.attack.plant import Garden
@@ -35,36 +35,12 @@ from palimpsest_bench.attack.probe_placement import Consolidate
 from palimpsest_bench.attack.probes import run_probes
 from palimpsest_bench.wire import Reply, WireClient
 
-CANARY = re.compile(rb"cnry[0-9a-f]{20}")
 DESTRUCTIVE = re.compile(r"delete|erase|forget|purge|drop|remove|^set", re.IGNORECASE)
 # Fields that erase everything the caller owns, by design: they run as a bystander (the same
 # claims for a user with nothing planted), so the census still proves nobody else lost a row.
 SELF_ERASING = frozenset({"eraseMe"})
-MAX_FINDINGS = 25
 PAIR_ATTEMPTS = 3
 Say = Callable[[str], None]
-
-
-@dataclass
-class Tally:
-    requests: int = 0
-    leaks: int = 0
-    internal: int = 0
-    untyped_5xx: int = 0
-    uncoded_errors: int = 0
-    foreign_id_mismatches: int = 0
-    destroyed: int = 0
-    reach_disagreements: int = 0
-    pairs: int = 0
-    unstable_pairs: int = 0
-    seen: set[str] = field(default_factory=set)
-    codes: Counter[str] = field(default_factory=Counter)
-    field_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-    findings: list[dict[str, Any]] = field(default_factory=list)
-
-    def note(self, finding: str, **detail: Any) -> None:
-        if len(self.findings) < MAX_FINDINGS:
-            self.findings.append({"finding": finding, **detail})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +72,7 @@ class Attack:
         self.bystanders: dict[Member, str] = {}
         self.visible: dict[Member, frozenset[str]] = {}
         self.all_canaries: frozenset[str] = frozenset()
-        self.tally = Tally()
+        self.tally = findings.Tally()
         self.fields: list[Field] = []
 
     # -- set-up -------------------------------------------------------------------------
@@ -241,7 +217,7 @@ class Attack:
         swap = {
             p: fresh_id() if len(p) == 32 else f"missing/{secrets.token_hex(6)}" for p in picked
         }
-        missing_vars = orjson.loads(_replace(orjson.dumps(foreign_vars), swap))
+        missing_vars = orjson.loads(findings.replace_ids(orjson.dumps(foreign_vars), swap))
         names_f = {p: f"<id{i}>" for i, p in enumerate(picked)}
         names_m = {swap[p]: f"<id{i}>" for i, p in enumerate(picked)}
         # Other principals write into shared scopes meanwhile, so a missing-id reply before and
@@ -253,13 +229,13 @@ class Attack:
             after = await self.send(client, job, missing_vars)
             if before is None or foreign is None or after is None:
                 return
-            masked_m, masked_after = _mask(before, names_m), _mask(after, names_m)
+            masked_m, masked_after = findings.mask(before, names_m), findings.mask(after, names_m)
             if masked_m == masked_after:
                 break
         else:
             self.tally.unstable_pairs += 1
             return
-        masked_f = _mask(foreign, names_f)
+        masked_f = findings.mask(foreign, names_f)
         if masked_f != masked_m:
             self.tally.foreign_id_mismatches += 1
             self.tally.note(
@@ -316,7 +292,7 @@ class Attack:
 
     def check(self, job: Job, reply: Reply) -> bytes | None:
         t, where = self.tally, {"who": job.member.name, "field": job.field.name, "scope": job.scope}
-        found = {c.decode() for c in CANARY.findall(reply.body)} & self.all_canaries
+        found = {c.decode() for c in findings.CANARY.findall(reply.body)} & self.all_canaries
         forbidden = found - self.visible[job.member]
         t.seen |= found - forbidden
         if forbidden:
@@ -354,7 +330,7 @@ class Attack:
             for obj in self.garden.objects:
                 if obj.kind in ("chunk", "entity"):
                     continue
-                query, variables = _census_query(obj)
+                query, variables = findings.census_query(obj)
                 scope = obj.identity[1]
                 reply = await client.post_graphql(
                     query, {**variables, "s": scope.value}, self.tokens[by_owner[obj.canary]]
@@ -373,39 +349,6 @@ def _bystander(user: str | None) -> str | None:
 def _describe(c: plant.Canary) -> str:
     where = "" if c.kind == "provenance" else f" in {c.identity[1].value}"
     return f"{c.kind} of {c.writer.name}{where}"
-
-
-def _census_query(obj: plant.Planted) -> tuple[str, dict[str, Any]]:
-    match obj.kind:
-        case "key":
-            return "query($s: Scope!, $k: String!) { memory(scope: $s, key: $k) { value } }", {
-                "k": obj.ref
-            }
-        case "document":
-            q = "query($s: Scope!, $i: ID!) { document(scope: $s, id: $i) { markdown } }"
-            return q, {"i": obj.ref}
-        case "fact":
-            return "query($s: Scope!, $i: ID!) { fact(scope: $s, id: $i) { text } }", {"i": obj.ref}
-        case _:
-            q = (
-                "query($s: Scope!, $q: String!, $a: JSON) "
-                "{ sqlQuery(scope: $s, statement: $q, args: $a) { rows } }"
-            )
-            return q, {"q": "SELECT body FROM vault WHERE body = ?", "a": [obj.canary]}
-
-
-def _replace(data: bytes, swap: dict[str, str]) -> bytes:
-    for old, new in swap.items():
-        data = data.replace(old.encode(), new.encode())
-    return data
-
-
-TIMESTAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
-
-
-def _mask(body: bytes, names: dict[str, str]) -> bytes:
-    """Ids by their position in the request; write times, which differ between two calls."""
-    return TIMESTAMP.sub(b"<time>", _replace(body, names))
 
 
 async def run_attack(
