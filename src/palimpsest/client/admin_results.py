@@ -54,6 +54,7 @@ class EmbeddingStatus:
     active: EmbeddingModel
     target: EmbeddingModel | None
     old: EmbeddingModel | None
+    aborted: EmbeddingModel | None  # the given-up target, while aborting
     planes: list[EmbeddingPlane]
     started_at: datetime | None
     cutover_at: datetime | None

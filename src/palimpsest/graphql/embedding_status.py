@@ -52,6 +52,9 @@ class EmbeddingStatus:
     active: EmbeddingModel
     target: EmbeddingModel | None
     old: EmbeddingModel | None
+    aborted: EmbeddingModel | None = strawberry.field(
+        description="While aborting, the given-up target whose vectors are being removed."
+    )
     planes: list[EmbeddingPlane]
     started_at: datetime | None
     cutover_at: datetime | None
@@ -84,6 +87,7 @@ class EmbeddingStatusQuery:
             active=active,
             target=EmbeddingModel.of(s.target),
             old=EmbeddingModel.of(s.old),
+            aborted=EmbeddingModel.of(s.aborted),
             planes=planes,
             started_at=s.started_at,
             cutover_at=s.cutover_at,
