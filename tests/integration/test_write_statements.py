@@ -7,12 +7,13 @@ versions, tombstones, the quota counters and the term statistics."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import pytest
 from neo4j import Driver
 
-from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import common, facts, memory
+from palimpsest.identity import Principal, Role, Scope, resolve_scope
+from palimpsest.resolvers import common, facts, memory, ontology
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
@@ -74,6 +75,37 @@ async def test_a_new_fact_is_four_statements_and_a_stored_one_five(
     [again] = await facts.assert_facts(svc, who, Scope.USER, [draft("Ada", "Grace")])
     assert not again.created
     assert ran == FACT_REWRITE  # nothing new: no statistics, no counters
+
+
+# A single-valued predicate: the write closes what it replaces, at the time of the lock the
+# names were resolved under (never a second lock).
+ONTOLOGY = "status: confirmed\n\n## person\nsingle: works with\n"
+SINGLE_WRITE = [
+    "GET_ONTOLOGY",
+    "LOCK_RESOLVE_ENTITIES",
+    "NEAR_DUPLICATE_FACTS",  # the subject is stored
+    "ASSERT_FACTS",
+    "APPLY_TERMS_RAISE_COUNTERS",
+    "CLOSURE_TIMELINES",
+    "CLOSE_FACTS",
+    "FACTS_BY_ID",  # the closed facts as the answer shows them
+]
+
+
+async def test_a_closing_write_takes_the_fact_lock_once(svc: Services, ran: list[str]) -> None:
+    who = fresh()
+    admin = replace(who, roles=frozenset({Role.ADMIN}))
+    await ontology.set_ontology(svc, admin, ONTOLOGY)
+    [first] = await facts.assert_facts(svc, who, Scope.USER, [draft("Ada", "Grace")])
+    ran.clear()
+    [second] = await facts.assert_facts(svc, who, Scope.USER, [draft("Ada", "Alan")])
+    assert ran == SINGLE_WRITE
+    [closed] = second.closed
+    assert closed.fact.id == first.fact.id
+    assert closed.invalid_at == second.fact.valid_at  # closed where its replacement starts
+    assert first.fact.valid_at is not None  # unobserved: valid from its write's lock
+    assert second.fact.valid_at is not None
+    assert second.fact.valid_at >= first.fact.valid_at
 
 
 SNAPSHOT = """

@@ -81,7 +81,7 @@ CALL () {"""
   WITH collect(f.natural_key) AS stored_keys
   RETURN null AS i, null AS norm, null AS id, null AS rank, stored_keys
 }
-RETURN i, norm, id, rank, stored_keys
+RETURN i, norm, id, rank, stored_keys, now
 ORDER BY i, rank, id
 """,
 )

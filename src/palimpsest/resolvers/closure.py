@@ -45,22 +45,20 @@ async def load_rules(svc: Services, who: Principal) -> Rules:
     return Rules(parse_ontology(rows[0]["markdown"]) if rows else None)
 
 
-async def prepare(
-    tx: ScopedTx, svc: Services, rules: Rules | None, rows: Sequence[FactRow]
+def prepare(
+    rules: Rules | None, rows: Sequence[FactRow], locked_at: datetime
 ) -> tuple[datetime | None, list[FactRow]]:
-    """Mark the single-valued rows and take the scope's lock when there are any.
+    """Mark the single-valued rows of a batch resolved under the scope's fact lock.
 
-    Returns the write's time, taken under the lock and never before the last closing write
-    of the scope, so transaction time only moves forward (None when nothing is
-    single-valued), and the rows marked. A single-valued fact without ``valid_at`` is valid
-    from its ``observed_at``, else from the write's time: it is stored so, so that its reads
-    agree with the timeline."""
+    ``locked_at`` is the lock's time (``entities.resolve_proving``), never before the last
+    closing write of the scope, so transaction time only moves forward. Returns it as the
+    write's time when a row is single-valued (else None), and the rows marked. A
+    single-valued fact without ``valid_at`` is valid from its ``observed_at``, else from the
+    write's time: it is stored so, so that its reads agree with the timeline."""
     groups = [(row, rules.spellings(row) if rules else None) for row in rows]
     if not any(spellings for _, spellings in groups):
         return None, list(rows)
-    [lock] = await tx.run(q.LOCK_SCOPE_FACTS, {"now": svc.clock()})
-    now: datetime = lock["now"]
-    return now, [_single(row, spellings, now) for row, spellings in groups]
+    return locked_at, [_single(row, spellings, locked_at) for row, spellings in groups]
 
 
 def _single(row: FactRow, spellings: frozenset[str] | None, now: datetime) -> FactRow:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from palimpsest import paging
@@ -55,16 +56,24 @@ class Proof:
     new_subjects: frozenset[int] = frozenset()
 
 
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A batch's rows resolved under the scope's fact lock: the rows, what the statement
+    proved (``Proof``), and the lock's time (never before the scope's last closing write),
+    which a closure in the same transaction writes at instead of locking again."""
+
+    rows: list[FactRow]
+    proof: Proof
+    locked_at: datetime
+
+
 async def resolve(tx: ScopedTx, svc: Services, rows: Sequence[FactRow]) -> list[FactRow]:
     """The rows, each subject and object (``*_norm``) pointed at the entity its name means."""
-    resolved, _ = await resolve_proving(tx, svc, rows)
-    return resolved
+    return (await resolve_proving(tx, svc, rows)).rows
 
 
-async def resolve_proving(
-    tx: ScopedTx, svc: Services, rows: Sequence[FactRow]
-) -> tuple[list[FactRow], Proof]:
-    """``resolve``, and what its statement proved absent (``Proof``)."""
+async def resolve_proving(tx: ScopedTx, svc: Services, rows: Sequence[FactRow]) -> Resolved:
+    """``resolve``, what its statement proved absent (``Proof``) and the lock's time."""
     names: list[dict[str, Any]] = []
     for row in rows:
         for end in ("subject", "object"):
@@ -76,13 +85,15 @@ async def resolve_proving(
         params = {"now": svc.clock(), "names": names, "keys": keys}
         found = await tx.run(q.LOCK_RESOLVE_ENTITIES, params)
     else:
-        await tx.run(fq.LOCK_SCOPE_FACTS, {"now": svc.clock()})
+        [lock] = await tx.run(fq.LOCK_SCOPE_FACTS, {"now": svc.clock()})
         found = await tx.run(q.RESOLVE_ENTITIES, {"names": names}) if names else []
+        found = [*found, {"i": None, "stored_keys": None, "now": lock["now"]}]
     stored: dict[int, str] = {}
     held: list[str] | None = None  # the batch's keys a stored fact holds, when read
+    locked_at: datetime | None = None
     for r in found:
         if r["i"] is None:
-            held = r["stored_keys"]
+            held, locked_at = r["stored_keys"], r["now"]
         else:
             stored.setdefault(r["i"], r["norm"])  # best rank first, then lowest id
     first: dict[tuple[str, str], str] = {}  # a new name: the batch's first spelling of it
@@ -98,9 +109,11 @@ async def resolve_proving(
         if row.object_key is not None:
             row, at = replace(row, object_norm=next(meant)), at + 1
         out.append(row)
+    assert locked_at is not None  # the lock's row comes whatever the batch holds
     if held is None:  # not read (the old steps): nothing proved
-        return out, Proof()
-    return out, Proof(frozenset(keys) - frozenset(held), frozenset(new_subjects))
+        return Resolved(out, Proof(), locked_at)
+    proof = Proof(frozenset(keys) - frozenset(held), frozenset(new_subjects))
+    return Resolved(out, proof, locked_at)
 
 
 def _name_of(row: FactRow, end: str) -> dict[str, Any] | None:

@@ -149,8 +149,9 @@ async def write_batch(
     ``stamp`` is the writer's provenance and key (``common.fact_stamp``). With ``rules``,
     single-valued facts close what they replace (``resolvers.closure``) in this transaction.
     Names are first resolved to the entities they mean (``resolvers.entities``)."""
-    rows, proof = await entities.resolve_proving(tx, svc, rows)
-    locked_at, rows = await closure.prepare(tx, svc, rules, rows)
+    resolved = await entities.resolve_proving(tx, svc, rows)
+    proof = resolved.proof
+    locked_at, rows = closure.prepare(rules, resolved.rows, resolved.locked_at)
     now = locked_at or svc.clock()
     rows = await dedup.merge_into_kept(tx, rows, svc.settings.dedup_cosine, proof.new_subjects)
     # A key no stored fact holds cannot name a different one (a merged row's key may be).

@@ -1,31 +1,22 @@
-"""Closure on write (``resolvers.closure``) on a recording executor: which rows are
-single-valued, when the scope's lock is taken, and what a single-valued row is valid from."""
+"""Closure on write (``resolvers.closure``): which rows are single-valued, the write's time
+they take (the fact lock's, taken when the batch's names were resolved), and what a
+single-valued row is valid from."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
-from palimpsest.identity import Scope, resolve_scope
 from palimpsest.ontology import parse_ontology
 from palimpsest.resolvers import closure
 from palimpsest.resolvers.fact_input import prepare
-from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow
-from tests.unit.principals import principal
-from tests.unit.recording import NOW, services
+from tests.unit.recording import NOW
 
 LOCKED = NOW + timedelta(seconds=5)  # the lock's time: never before the scope's last close
 ONTOLOGY = "status: confirmed\n\n## person\nsingle: lives in\nsame: lives in = resides in\n"
-
-
-def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
-    assert statement.name == "LOCK_SCOPE_FACTS", statement.name
-    return [{"now": LOCKED}]
 
 
 def rows(*predicates: str, **changes: Any) -> list[FactRow]:
@@ -38,39 +29,30 @@ def rows(*predicates: str, **changes: Any) -> list[FactRow]:
 RULES = closure.Rules(parse_ontology(ONTOLOGY))
 
 
-async def test_nothing_single_valued_takes_no_lock_and_changes_no_row(tmp_path: Path) -> None:
-    svc, recorder = services(answer, tmp_path)
+def test_nothing_single_valued_takes_no_time_and_changes_no_row() -> None:
     given = rows("likes", "visited")
     for rules in (None, closure.Rules(None), RULES):
-        now, out = await prepared(svc, rules, given)
+        now, out = closure.prepare(rules, given, LOCKED)
         assert now is None
         assert out == given
-    assert recorder.calls == []
 
 
-async def test_a_single_valued_row_is_marked_and_valid_from_its_observation(
-    tmp_path: Path,
-) -> None:
-    svc, recorder = services(answer, tmp_path)
+def test_a_single_valued_row_is_marked_and_valid_from_its_observation() -> None:
     seen = NOW - timedelta(days=3)
     given = rows("resides in", "likes", observed_at=seen)
-    now, [single, many] = await prepared(svc, RULES, given)
+    now, [single, many] = closure.prepare(RULES, given, LOCKED)
     assert now == LOCKED
-    assert recorder.names() == ["LOCK_SCOPE_FACTS"]
     assert single.single_spellings == ("lives in", "resides in")
     assert single.valid_at == seen
     assert many == replace(given[1], single_spellings=None)
     assert given[0].valid_at is None  # the input rows are never changed
 
 
-async def test_an_unobserved_single_valued_row_is_valid_from_the_lock_unless_it_ended_first(
-    tmp_path: Path,
-) -> None:
-    svc, _ = services(answer, tmp_path)
-    _, [row] = await prepared(svc, RULES, rows("lives in"))
+def test_an_unobserved_single_valued_row_is_valid_from_the_lock_unless_it_ended_first() -> None:
+    _, [row] = closure.prepare(RULES, rows("lives in"), LOCKED)
     assert row.valid_at == LOCKED
     ended = rows("lives in", invalid_at=NOW)
-    _, [row] = await prepared(svc, RULES, ended)
+    _, [row] = closure.prepare(RULES, ended, LOCKED)
     assert row.valid_at is None  # a start after its end would be an empty interval
 
 
@@ -78,11 +60,3 @@ def test_a_draft_ontology_makes_nothing_single_valued() -> None:
     draft = closure.Rules(parse_ontology(ONTOLOGY.replace("confirmed", "draft")))
     assert draft.spellings(rows("lives in")[0]) is None
     assert RULES.spellings(rows("lives in")[0]) == frozenset({"lives in", "resides in"})
-
-
-async def prepared(
-    svc: Services, rules: closure.Rules | None, given: list[FactRow]
-) -> tuple[datetime | None, list[FactRow]]:
-    """``closure.prepare`` inside a write transaction of the caller's USER scope."""
-    ref = resolve_scope(principal(), Scope.USER)
-    return await svc.db.scoped(ref).write_tx(lambda tx: closure.prepare(tx, svc, rules, given))

@@ -15,7 +15,10 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow
 from tests.unit.principals import principal
-from tests.unit.recording import services
+from tests.unit.recording import NOW, services
+
+# The row the statement ends with: the lock's time (the batch's keys not read here).
+LOCKED_ROW: Row = {"i": None, "stored_keys": None, "now": NOW}
 
 
 def stored(*known: tuple[str, str, str]) -> Any:
@@ -24,12 +27,13 @@ def stored(*known: tuple[str, str, str]) -> Any:
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         # The scope's fact lock is taken in the statement that resolves the names.
         assert statement.name == "LOCK_RESOLVE_ENTITIES", statement.name
-        return [
+        found: list[Row] = [
             {"i": n["i"], "norm": norm}
             for n in params["names"]
             for etype, key, norm in known
             if (n["type"], n["key"]) == (etype, key)
         ]
+        return [*found, LOCKED_ROW]
 
     return answer
 

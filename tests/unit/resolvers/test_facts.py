@@ -32,8 +32,8 @@ def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         raise Stop
     if statement.name == "CHUNK_TEXTS":
         return [{"id": CHUNK, "text": TEXT, "document_id": "d" * 32}]
-    if statement.name == "LOCK_SCOPE_FACTS":
-        return [{"now": NOW}]
+    if statement.name == "LOCK_RESOLVE_ENTITIES":  # the lock's time; no stored entity
+        return [{"i": None, "stored_keys": None, "now": NOW}]
     return []  # no ontology, no stored entity, no near-duplicate, no key conflict
 
 
