@@ -159,6 +159,45 @@ def test_a_truncated_or_foreign_file_changes_nothing(
     assert people.count(neo4j_driver, people.ROWS_OF_KEY, key=alice.key) == 0
 
 
+def _damaged(lines: list[str], kind: str, damage: Callable[[dict[str, Any]], None]) -> list[str]:
+    """The export with its first ``kind`` record changed by ``damage``."""
+    at = next(i for i, line in enumerate(lines) if orjson.loads(line)["kind"] == kind)
+    record = orjson.loads(lines[at])
+    damage(record)
+    return [*lines[:at], orjson.dumps(record).decode(), *lines[at + 1 :]]
+
+
+LATE_DAMAGES: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
+    "fact subject_id": ("fact", lambda r: r.pop("subject_id")),
+    "fact props.note": ("fact", lambda r: r["props"].update(note={"nested": 1})),
+    "tenant_fact subject.normalized_name": (
+        "tenant_fact",
+        lambda r: r["subject"].pop("normalized_name"),
+    ),
+    "sql_row values": ("sql_row", lambda r: r["values"].pop()),
+}
+
+
+def test_a_damaged_record_after_valid_ones_changes_nothing(
+    gql: Gql, solo: dict[str, Any], settings: Settings, tmp_path: Path, neo4j_driver: Driver
+) -> None:
+    # Memories, documents, chunks and entities come first in the file: the damaged record
+    # is refused in the first pass, before any of them is written.
+    alice = solo["alice"]
+    lines = ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"]
+    ok(gql(ERASE_USER, solo["admin"], u=alice.user))
+    for field, (kind, damage) in LATE_DAMAGES.items():
+        path = tmp_path / f"{field}.jsonl"
+        path.write_text("\n".join(_damaged(lines, kind, damage)) + "\n")
+        with pytest.raises(InvalidArgument, match=rf"^line \d+: {field} must be"):
+            asyncio.run(import_from_file(settings, path))
+        assert people.count(neo4j_driver, people.ROWS_OF_KEY, key=alice.key) == 0
+        assert not any(f.exists() for f in alice.sql_files(settings))
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("\n".join(lines) + "\n")
+    assert asyncio.run(import_from_file(settings, whole))["records"]["sql_row"] == 2
+
+
 def test_export_me_is_bounded_and_needs_a_user(
     gql: Gql, solo: dict[str, Any], token: Callable[..., str], settings: Settings
 ) -> None:

@@ -1,18 +1,18 @@
 """Import of an export (``resolvers/export.py``) into the person's empty scopes.
 
 Operator tooling (``palimpsest import FILE``), never an API field. The file is read twice: a
-first pass checks every line, the header and the trailer's count, so a truncated or foreign
-file changes nothing; the second writes, in batches, into the tenant and user the header
-names. The person's USER scope and SQL database must be empty; tenant facts are shared and
-are matched by natural key. Embeddings are computed again (chunks, embedded entries, facts).
-Ids, times and provenance are kept, so exporting again gives the same records.
+first pass checks every line, the header, the trailer's count and each record's shape
+(``import_check``), so a truncated, foreign or damaged file changes nothing; the second
+writes, in batches, into the tenant and user the header names. The person's USER scope and
+SQL database must be empty; tenant facts are shared and are matched by natural key.
+Embeddings are computed again (chunks, embedded entries, facts). Ids, times and provenance
+are kept, so exporting again gives the same records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from palimpsest.cypher import erasure as eq
@@ -26,6 +26,7 @@ from palimpsest.identity.scopes import PersonRefs, person_refs
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.export import FORMAT, VERSION, loads
 from palimpsest.resolvers.fact_input import type_label
+from palimpsest.resolvers.import_check import check_record
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem.core import dump
 
@@ -94,70 +95,6 @@ def check_export(lines: Iterable[str]) -> Record:
     if not isinstance(header.get("tenant"), str) or not isinstance(header.get("user"), str):
         raise InvalidArgument("the header must name the tenant and the user")
     return header
-
-
-# What a record of these kinds must hold, beyond parsing: the fields import and unmerge read
-# (string fields, a list of strings, a datetime). A record without them is refused with the
-# rest of the file, before anything is written.
-_STR = "a string"
-_STRS = "a list of strings"
-_TIME = "a datetime"
-FIELDS: dict[str, dict[str, str]] = {
-    "merged_entity": {
-        "id": _STR,
-        "type": _STR,
-        "name": _STR,
-        "normalized_name": _STR,
-        "merged_into": _STR,
-        "merge_id": _STR,
-    },
-    "entity_merge": {"id": _STR, "keep_id": _STR, "merged_ids": _STRS, "created_at": _TIME},
-}
-
-
-def check_record(number: int, record: Record) -> None:
-    """A merge record holds the properties unmerge reads (``FIELDS``); an entity's
-    ``version_mentions`` name their versions."""
-    if record["kind"] == "entity":
-        _check_version_mentions(number, record.get("version_mentions", []))
-    fields = FIELDS.get(record["kind"])
-    if fields is None:
-        return
-    props = record.get("props")
-    if not isinstance(props, dict):
-        raise InvalidArgument(f"line {number}: a {record['kind']} record needs props")
-    for name, wanted in fields.items():
-        if not _is(props.get(name), wanted):
-            raise InvalidArgument(f"line {number}: {record['kind']} props.{name} must be {wanted}")
-
-
-def _check_version_mentions(number: int, mentions: Any) -> None:
-    """Each names a closed version by its document, id and first revision, with props: one
-    without would be dropped without a word, or fail the import halfway."""
-    if not isinstance(mentions, list):
-        raise InvalidArgument(f"line {number}: entity version_mentions must be a list")
-    for i, m in enumerate(mentions):
-        revision = m.get("from_revision") if isinstance(m, dict) else None
-        if not (
-            isinstance(m, dict)
-            and _is(m.get("document_id"), _STR)
-            and _is(m.get("chunk_id"), _STR)
-            and isinstance(revision, int)
-            and not isinstance(revision, bool)
-            and isinstance(m.get("props"), dict)
-        ):
-            raise InvalidArgument(
-                f"line {number}: entity version_mentions[{i}] needs document_id, chunk_id, "
-                "from_revision and props"
-            )
-
-
-def _is(value: Any, wanted: str) -> bool:
-    if wanted == _STRS:
-        return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
-    if wanted == _TIME:
-        return isinstance(value, datetime)
-    return isinstance(value, str) and bool(value)
 
 
 def _label_of(props: Record) -> str:

@@ -31,14 +31,15 @@ def test_datetimes_and_nested_values_round_trip() -> None:
 
 
 def test_a_whole_file_is_checked_before_anything_is_loaded() -> None:
-    good = [HEADER, dumps({"kind": "memory", "props": {}}), dumps({"kind": "end", "records": 1})]
+    memory = dumps({"kind": "memory", "props": {"key": "k"}})
+    good = [HEADER, memory, dumps({"kind": "end", "records": 1})]
     assert check_export(good)["user"] == "u"
     for broken in (
         good[:-1],
         [good[1], *good],
         [HEADER.replace('"version":1', '"version":2'), *good[1:]],
         [*good[:-1], dumps({"kind": "end", "records": 2})],
-        [*good, dumps({"kind": "memory", "props": {}})],
+        [*good, memory],
         [HEADER, "[1, 2]", *good[1:]],
     ):
         with pytest.raises(InvalidArgument):
