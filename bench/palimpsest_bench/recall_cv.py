@@ -219,8 +219,8 @@ async def run_cv(
 ) -> dict[str, Any]:
     """Capture every question once, then the grid, the folds and the stability table.
     ``real``: the top-10 of each question of ``ds.queries`` at the settings (the check)."""
+    from palimpsest_bench.common import gather_limited as limited
     from palimpsest_bench.recall_eval import HEADLINE_CATEGORIES, QUERY_CONCURRENCY
-    from palimpsest_bench.recall_ingest import gather_limited as limited
 
     s = svc.settings
     pool = s.recall_pool_factor * K

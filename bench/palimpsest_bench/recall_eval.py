@@ -50,10 +50,10 @@ from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
 from palimpsest.timeparse import parse_optional
 from palimpsest_bench import harvest_ingest
-from palimpsest_bench.common import principal
+from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.embed_cache import CachedEmbedder
 from palimpsest_bench.recall_data import LOADERS, Dataset, Query
-from palimpsest_bench.recall_ingest import SCOPE, Loaded, Progress, erase, gather_limited, ingest
+from palimpsest_bench.recall_ingest import SCOPE, Loaded, Progress, erase, ingest
 from palimpsest_bench.recall_metrics import dedupe, mean_metrics, score
 
 DATASETS = ("locomo", "scifact", "timeqa")

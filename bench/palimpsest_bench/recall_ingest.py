@@ -7,12 +7,10 @@ parse and maps chunk and document ids back to the dataset's unit ids (``recall_e
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
 
 from palimpsest import markdown
 from palimpsest.embedding import Embedder
@@ -22,7 +20,7 @@ from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.services import Services
 from palimpsest.timeparse import parse_optional
-from palimpsest_bench.common import principal
+from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.recall_data import Dataset, Doc, units_markdown
 
 SCOPE = Scope.USER
@@ -38,16 +36,6 @@ class Loaded:
     documents: list[tuple[str, str]] = field(default_factory=list)  # (owner, document id)
     chunks: int = 0
     refused: int = 0  # documents import_document refused (too large, say): skipped, counted
-
-
-async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: int) -> list[Any]:
-    gate = asyncio.Semaphore(limit)
-
-    async def one(job: Callable[[], Awaitable[Any]]) -> Any:
-        async with gate:
-            return await job()
-
-    return await asyncio.gather(*(one(j) for j in jobs))
 
 
 async def ingest(
