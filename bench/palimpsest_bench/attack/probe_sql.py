@@ -8,7 +8,9 @@ Each case runs against a live server over GraphQL and reports ``passed`` with it
 - ``built_values``: the other builders of big values (``zeroblob``, ``randomblob``, ``repeat``,
   ``lpad``, a huge recursive CTE or ``generate_series``) and work inside one call (``instr`` or
   ``replace`` with a long needle, ``LIKE``/``GLOB`` with a long computed pattern, 2,000
-  ``upper()`` of 1 MB in one row), one at a time, same rule.
+  ``upper()`` of 1 MB in one row), one at a time, same rule; a case that ended late is asked
+  again, up to three times in all (``retried`` counts them), so a call the machine's load
+  delayed is told from one that outlives the limit.
 - ``catalog_oracle``: casts and functions that look names up in the catalogs, asked about the
   other tenant's SQL scope (written first, so its schema and role exist) and about a scope that
   exists nowhere; passes when the two answers are the same.
@@ -35,6 +37,7 @@ _CODED = frozenset({"INVALID_ARGUMENT", "QUOTA_EXCEEDED"})
 # Work built in one call may also finish under the limit on a fast machine: rows then, no
 # bypass; a call that outlives the limit is one.
 _ENDED = _CODED | {"rows"}
+_ATTEMPTS = 3  # for a case that ended late: see ``_built``
 QUERY = (
     "query($s: Scope!, $q: String!, $a: JSON) "
     "{ sqlQuery(scope: $s, statement: $q, args: $a) { rows } }"
@@ -138,11 +141,22 @@ async def _printf(client: httpx.AsyncClient, token: str) -> dict[str, Any]:
 
 
 async def _built(client: httpx.AsyncClient, token: str) -> dict[str, Any]:
-    answers = [await _ends(client, token, sql) for sql in BUILT]
+    answers, retried = [], 0
+    for sql in BUILT:
+        answer = await _ends(client, token, sql)
+        # A bounded call that a starved machine answered late ends in time when asked again;
+        # a call that outlives the limit by its nature outlives it every time.
+        for _ in range(_ATTEMPTS - 1):
+            if _ended([answer], _ENDED):
+                break
+            retried += 1
+            answer = await _ends(client, token, sql)
+        answers.append(answer)
     return {
         "passed": _ended(answers, _ENDED),
         "max_s": round(max(s for s, _ in answers), 3),
         "cases": len(answers),
+        "retried": retried,
         "codes": sorted({_code(a) for _, a in answers}),
     }
 
