@@ -1,0 +1,104 @@
+"""Mentions follow a chunk's revisions (docs/reference/documents.md, Mentions across
+revisions), on the real Neo4j through GraphQL.
+
+An edit leaves the old text's mentions, with their old offsets, on the closed version; the
+current chunk keeps those whose marked text is still there, at its new place, and drops the
+others.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from neo4j import Driver
+
+from tests.integration.conftest import Gql
+from tests.integration.test_entities import ALL, assert_facts, ok, works
+
+pytestmark = pytest.mark.integration
+
+IMPORT = """mutation($m: String!, $path: String!) {
+  importDocument(scope: USER, markdown: $m, path: $path)
+  { summary { id revision } chunks { id text } } }"""
+UPDATE = """mutation($id: ID!, $t: String!, $r: Int!) {
+  updateChunk(scope: USER, id: $id, text: $t, revision: $r) { id revision text } }"""
+# Every mention edge of one chunk id: on the current chunk (revision null) or on a closed
+# version (the revision it began at), with the text its offsets cut out of that node's text.
+MENTIONS = """
+MATCH (c {id: $c})-[m:MENTIONS]->(e:Entity) WHERE e.tenant_id = $t
+RETURN CASE WHEN c:ChunkVersion THEN c.from_revision END AS revision, e.name AS name,
+       m.start AS start, m.end AS end, substring(c.text, m.start, m.end - m.start) AS cut
+ORDER BY revision, name, start"""
+
+T1 = "Ada Lovelace met Bob Smith.\n"
+T2 = "Yesterday Bob Smith met Grace.\n"
+DOC1 = f"# Notes\n\n{T1}\nA closing line.\n"
+DOC2 = f"# Notes\n\n{T2}\nA closing line.\n"
+# Both ends of a fact mention the chunk at its source span.
+FIRST = [
+    ("Acme", 0, 12, "Ada Lovelace"),
+    ("Ada Lovelace", 0, 12, "Ada Lovelace"),
+    ("Bob Smith", 17, 26, "Bob Smith"),
+    ("Initech", 17, 26, "Bob Smith"),
+]
+FOLLOWED = [("Bob Smith", 10, 19, "Bob Smith"), ("Initech", 10, 19, "Bob Smith")]
+
+
+@pytest.fixture
+def tenant_id() -> str:
+    return f"rm-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def member(token: Callable[..., str], tenant_id: str) -> str:
+    return token(tenant_id, "alice", "planner", memory_scopes=ALL, sql_scopes=ALL)
+
+
+def world(gql: Gql, who: str) -> tuple[str, str, str]:
+    """A document whose paragraph two sourced facts mention: its path, id and paragraph id."""
+    path = f"/notes/{uuid.uuid4().hex[:8]}"
+    doc = ok(gql(IMPORT, who, m=DOC1, path=path))["importDocument"]
+    [para] = [c["id"] for c in doc["chunks"] if c["text"] == T1]
+    assert_facts(
+        gql,
+        who,
+        works("Ada Lovelace", "Acme", source={"chunkId": para, "start": 0, "end": 12}),
+        works("Bob Smith", "Initech", source={"chunkId": para, "start": 17, "end": 26}),
+    )
+    return path, doc["summary"]["id"], para
+
+
+def mentions(driver: Driver, tenant_id: str, chunk_id: str) -> dict[int | None, list[Any]]:
+    """The chunk's mentions by node: None for the current chunk, else a version's revision."""
+    records, _, _ = driver.execute_query(MENTIONS, c=chunk_id, t=tenant_id)
+    out: dict[int | None, list[Any]] = {}
+    for r in records:
+        out.setdefault(r["revision"], []).append((r["name"], r["start"], r["end"], r["cut"]))
+    return out
+
+
+def edit(gql: Gql, who: str, door: str, path: str, para: str) -> None:
+    if door == "updateChunk":
+        assert ok(gql(UPDATE, who, id=para, t=T2, r=1))["updateChunk"]["text"] == T2
+    else:
+        [kept] = [
+            c
+            for c in ok(gql(IMPORT, who, m=DOC2, path=path))["importDocument"]["chunks"]
+            if c["text"] == T2
+        ]
+        assert kept["id"] == para  # an edited paragraph keeps its id
+
+
+@pytest.mark.parametrize("door", ["updateChunk", "reimport"])
+def test_an_edit_leaves_old_mentions_on_the_version_and_follows_the_new_text(
+    gql: Gql, member: str, neo4j_driver: Driver, tenant_id: str, door: str
+) -> None:
+    path, _, para = world(gql, member)
+    assert mentions(neo4j_driver, tenant_id, para) == {None: FIRST}
+    edit(gql, member, door, path, para)
+    # Ada's quote is gone from the text: the current chunk no longer mentions her (nor Acme,
+    # which her fact's span named); Bob's moved with his name.
+    assert mentions(neo4j_driver, tenant_id, para) == {None: FOLLOWED, 1: FIRST}
