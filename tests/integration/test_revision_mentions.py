@@ -3,20 +3,25 @@ revisions), on the real Neo4j through GraphQL.
 
 An edit leaves the old text's mentions, with their old offsets, on the closed version; the
 current chunk keeps those whose marked text is still there, at its new place, and drops the
-others.
+others. A restore gives each restored chunk the mentions its restored version had.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from neo4j import Driver
 
+from palimpsest.config import Settings
+from palimpsest.portability import import_from_file
 from tests.integration.conftest import Gql
 from tests.integration.test_entities import ALL, assert_facts, ok, works
+from tests.integration.test_export_version_mentions import ERASE_ME, EXPORT, stored, write
 
 pytestmark = pytest.mark.integration
 
@@ -25,6 +30,9 @@ IMPORT = """mutation($m: String!, $path: String!) {
   { summary { id revision } chunks { id text } } }"""
 UPDATE = """mutation($id: ID!, $t: String!, $r: Int!) {
   updateChunk(scope: USER, id: $id, text: $t, revision: $r) { id revision text } }"""
+RESTORE = """mutation($id: ID!, $r: Int!) { restoreDocument(scope: USER, id: $id, revision: $r)
+  { summary { revision } chunks { id text } } }"""
+DELETE = "mutation($id: ID!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"
 # Every mention edge of one chunk id: on the current chunk (revision null) or on a closed
 # version (the revision it began at), with the text its offsets cut out of that node's text.
 MENTIONS = """
@@ -37,6 +45,7 @@ T1 = "Ada Lovelace met Bob Smith.\n"
 T2 = "Yesterday Bob Smith met Grace.\n"
 DOC1 = f"# Notes\n\n{T1}\nA closing line.\n"
 DOC2 = f"# Notes\n\n{T2}\nA closing line.\n"
+DROPPED = "# Notes\n\nA closing line.\n"
 # Both ends of a fact mention the chunk at its source span.
 FIRST = [
     ("Acme", 0, 12, "Ada Lovelace"),
@@ -71,6 +80,10 @@ def world(gql: Gql, who: str) -> tuple[str, str, str]:
     return path, doc["summary"]["id"], para
 
 
+def likes(person: str, company: str) -> dict[str, Any]:
+    return {**works(person, company), "predicate": "likes"}
+
+
 def mentions(driver: Driver, tenant_id: str, chunk_id: str) -> dict[int | None, list[Any]]:
     """The chunk's mentions by node: None for the current chunk, else a version's revision."""
     records, _, _ = driver.execute_query(MENTIONS, c=chunk_id, t=tenant_id)
@@ -102,3 +115,63 @@ def test_an_edit_leaves_old_mentions_on_the_version_and_follows_the_new_text(
     # Ada's quote is gone from the text: the current chunk no longer mentions her (nor Acme,
     # which her fact's span named); Bob's moved with his name.
     assert mentions(neo4j_driver, tenant_id, para) == {None: FOLLOWED, 1: FIRST}
+
+
+def test_a_restore_gives_an_edited_chunk_its_old_mentions_back(
+    gql: Gql, member: str, neo4j_driver: Driver, tenant_id: str
+) -> None:
+    path, doc_id, para = world(gql, member)
+    edit(gql, member, "updateChunk", path, para)
+    restored = ok(gql(RESTORE, member, id=doc_id, r=1))["restoreDocument"]
+    assert restored["summary"]["revision"] == 3
+    assert para in {c["id"] for c in restored["chunks"]}
+    # Revision 1's mentions, once each (Bob's followed mention is the same one), and every
+    # version keeps its own.
+    assert mentions(neo4j_driver, tenant_id, para) == {None: FIRST, 1: FIRST, 2: FOLLOWED}
+
+
+@pytest.mark.parametrize("drop", ["reimport", "delete"])
+def test_a_restore_gives_a_dropped_chunk_its_old_mentions_back(
+    gql: Gql,
+    member: str,
+    token: Callable[..., str],
+    neo4j_driver: Driver,
+    tenant_id: str,
+    drop: str,
+) -> None:
+    # Carol's world in her own scope stays as it is whatever Alice restores.
+    carol = token(tenant_id, "carol", "planner", memory_scopes=ALL, sql_scopes=ALL)
+    _, _, hers = world(gql, carol)
+    theirs = mentions(neo4j_driver, tenant_id, hers)
+    path, doc_id, para = world(gql, member)
+    # Facts without a source keep the entities when a delete withdraws the sourced ones.
+    assert_facts(gql, member, likes("Ada Lovelace", "Acme"), likes("Bob Smith", "Initech"))
+    if drop == "reimport":
+        chunks = ok(gql(IMPORT, member, m=DROPPED, path=path))["importDocument"]["chunks"]
+        assert para not in {c["id"] for c in chunks}
+    else:
+        ok(gql(DELETE, member, id=doc_id))
+    assert mentions(neo4j_driver, tenant_id, para) == {1: FIRST}
+    restored = ok(gql(RESTORE, member, id=doc_id, r=1))["restoreDocument"]
+    assert [c["id"] for c in restored["chunks"] if c["text"] == T1] == [para]
+    assert mentions(neo4j_driver, tenant_id, para) == {None: FIRST, 1: FIRST}
+    assert mentions(neo4j_driver, tenant_id, hers) == theirs
+
+
+def test_the_mentions_of_every_version_survive_export_and_import(
+    gql: Gql,
+    member: str,
+    neo4j_driver: Driver,
+    tenant_id: str,
+    settings: Settings,
+    tmp_path: Path,
+) -> None:
+    path, doc_id, para = world(gql, member)
+    edit(gql, member, "reimport", path, para)
+    ok(gql(RESTORE, member, id=doc_id, r=1))
+    before = stored(neo4j_driver, tenant_id)
+    lines = ok(gql(EXPORT, member))["exportMe"]["lines"]
+    assert ok(gql(ERASE_ME, member))["eraseMe"]["status"] == "DONE"
+    asyncio.run(import_from_file(settings, write(tmp_path, lines)))
+    assert stored(neo4j_driver, tenant_id) == before
+    assert mentions(neo4j_driver, tenant_id, para) == {None: FIRST, 1: FIRST, 2: FOLLOWED}

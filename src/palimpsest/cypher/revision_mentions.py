@@ -44,3 +44,23 @@ SET n = x.props, n.scope_key = $scope_key
 RETURN count(n) AS mentions
 """,
 )
+
+# The restored chunks take the mentions of the version of revision ``$restored`` each one
+# restores (a mention the chunk already has at the same place is not drawn twice).
+RESTORE_VERSION_MENTIONS = Statement(
+    "RESTORE_VERSION_MENTIONS",
+    """
+MATCH (v:ChunkVersion {scope_key: $scope_key, document_id: $id})
+WHERE v.from_revision <= $restored AND v.to_revision > $restored AND v.id IN $ids
+MATCH (c:Chunk {scope_key: $scope_key, id: v.id})
+WHERE c.index IS NOT NULL
+MATCH (v)-[m:MENTIONS {scope_key: $scope_key}]->(e:Entity {scope_key: $scope_key})
+WHERE NOT EXISTS {
+  MATCH (c)-[x:MENTIONS {scope_key: $scope_key}]->(e)
+  WHERE coalesce(x.start, -1) = coalesce(m.start, -1) AND coalesce(x.end, -1) = coalesce(m.end, -1)
+}
+CREATE (c)-[n:MENTIONS]->(e)
+SET n = properties(m)
+RETURN count(n) AS restored
+""",
+)

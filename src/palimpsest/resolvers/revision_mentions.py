@@ -4,7 +4,8 @@ revisions): the past keeps its own mentions, the present follows its text.
 An edit copies the chunk's mentions onto the closed version it writes (offsets into the old
 text) and moves the current chunk's to where the text they mark now lies, dropping those
 whose text is gone (``mention_places``). Mentions are drawn where they always were (a fact's
-source, the consolidator's extractors); an edit draws none for a name it adds.
+source, the consolidator's extractors); an edit draws none for a name it adds. A restore
+gives each restored chunk the mentions of the version it restores.
 """
 
 from __future__ import annotations
@@ -53,3 +54,11 @@ async def carry(tx: ScopedTx, doc_id: str, revision: int, edits: Sequence[Edit])
     if moved:
         replaced = [{"id": i, "mentions": kept[i]} for i in sorted(moved)]
         await tx.run(q.REPLACE_MENTIONS, {"rows": replaced})
+
+
+async def restore(tx: ScopedTx, doc_id: str, restored: int, ids: Sequence[str]) -> None:
+    """After a revision equal to ``restored`` was written: each chunk of ``ids`` that
+    revision's version restores takes that version's mentions (the version keeps them)."""
+    if ids:
+        params = {"id": doc_id, "restored": restored, "ids": sorted(set(ids))}
+        await tx.run(q.RESTORE_VERSION_MENTIONS, params)
