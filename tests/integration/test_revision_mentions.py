@@ -3,7 +3,9 @@ revisions), on the real Neo4j through GraphQL.
 
 An edit leaves the old text's mentions, with their old offsets, on the closed version; the
 current chunk keeps those whose marked text is still there, at its new place, and drops the
-others. A restore gives each restored chunk the mentions its restored version had.
+others, for a fact's source span and for a name the consolidator's extractor found alike. A
+restore gives each restored chunk the mentions its restored version had. ``graphRecall``,
+which finds chunks by their mentions, sees the same.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from neo4j import Driver
 
 from palimpsest.config import Settings
 from palimpsest.portability import import_from_file
+from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
-from tests.integration.test_entities import ALL, assert_facts, ok, works
+from tests.integration.cycle import HARVEST, drain
+from tests.integration.test_entities import ALL, assert_facts, entities, ok, works
 from tests.integration.test_export_version_mentions import ERASE_ME, EXPORT, stored, write
 
 pytestmark = pytest.mark.integration
@@ -32,6 +36,8 @@ UPDATE = """mutation($id: ID!, $t: String!, $r: Int!) {
   updateChunk(scope: USER, id: $id, text: $t, revision: $r) { id revision text } }"""
 RESTORE = """mutation($id: ID!, $r: Int!) { restoreDocument(scope: USER, id: $id, revision: $r)
   { summary { revision } chunks { id text } } }"""
+GRAPH = """query($ids: [ID!]) { graphRecall(scope: USER, seedIds: $ids, hops: 0)
+  { chunks { id } } }"""
 DELETE = "mutation($id: ID!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"
 # Every mention edge of one chunk id: on the current chunk (revision null) or on a closed
 # version (the revision it began at), with the text its offsets cut out of that node's text.
@@ -80,6 +86,13 @@ def world(gql: Gql, who: str) -> tuple[str, str, str]:
     return path, doc["summary"]["id"], para
 
 
+def chunks_naming(gql: Gql, who: str, name: str) -> list[str]:
+    """The chunks ``graphRecall`` finds by their mentions of the person ``name`` alone."""
+    [person] = [e for e in entities(gql, who, "person") if e["name"] == name]
+    found = ok(gql(GRAPH, who, ids=[person["id"]]))["graphRecall"]["chunks"]
+    return [c["id"] for c in found]
+
+
 def likes(person: str, company: str) -> dict[str, Any]:
     return {**works(person, company), "predicate": "likes"}
 
@@ -111,10 +124,13 @@ def test_an_edit_leaves_old_mentions_on_the_version_and_follows_the_new_text(
 ) -> None:
     path, _, para = world(gql, member)
     assert mentions(neo4j_driver, tenant_id, para) == {None: FIRST}
+    assert chunks_naming(gql, member, "Ada Lovelace") == [para]
     edit(gql, member, door, path, para)
     # Ada's quote is gone from the text: the current chunk no longer mentions her (nor Acme,
     # which her fact's span named); Bob's moved with his name.
     assert mentions(neo4j_driver, tenant_id, para) == {None: FOLLOWED, 1: FIRST}
+    assert chunks_naming(gql, member, "Ada Lovelace") == []
+    assert chunks_naming(gql, member, "Bob Smith") == [para]
 
 
 def test_a_restore_gives_an_edited_chunk_its_old_mentions_back(
@@ -152,9 +168,11 @@ def test_a_restore_gives_a_dropped_chunk_its_old_mentions_back(
     else:
         ok(gql(DELETE, member, id=doc_id))
     assert mentions(neo4j_driver, tenant_id, para) == {1: FIRST}
+    assert chunks_naming(gql, member, "Ada Lovelace") == []
     restored = ok(gql(RESTORE, member, id=doc_id, r=1))["restoreDocument"]
     assert [c["id"] for c in restored["chunks"] if c["text"] == T1] == [para]
     assert mentions(neo4j_driver, tenant_id, para) == {None: FIRST, 1: FIRST}
+    assert chunks_naming(gql, member, "Ada Lovelace") == [para]
     assert mentions(neo4j_driver, tenant_id, hers) == theirs
 
 
@@ -175,3 +193,17 @@ def test_the_mentions_of_every_version_survive_export_and_import(
     asyncio.run(import_from_file(settings, write(tmp_path, lines)))
     assert stored(neo4j_driver, tenant_id) == before
     assert mentions(neo4j_driver, tenant_id, para) == {None: FIRST, 1: FIRST, 2: FOLLOWED}
+
+
+async def test_a_turns_extracted_mentions_follow_its_edit(
+    gql: Gql, member: str, neo4j_driver: Driver, tenant_id: str, svc: Services
+) -> None:
+    assert_facts(gql, member, works("Ada Lovelace", "Acme"))
+    spans = [{"text": "I met Ada Lovelace.", "speaker": "Bob", "sourceId": "1"}]
+    [turn] = ok(gql(HARVEST, member, spans=spans, gen=1))["harvest"]["spanIds"]
+    assert (await drain(svc, tenant_id, "alice")).consolidated == 1
+    said = [("Ada Lovelace", 11, 23, "Ada Lovelace"), ("Bob", 0, 3, "Bob")]
+    assert mentions(neo4j_driver, tenant_id, turn) == {None: said}
+    ok(gql(UPDATE, member, id=turn, t="Bob: Yesterday I met Ada.", r=1))
+    # The speaker's place was not touched; Ada's full name is gone from the turn.
+    assert mentions(neo4j_driver, tenant_id, turn) == {None: [("Bob", 0, 3, "Bob")], 1: said}
