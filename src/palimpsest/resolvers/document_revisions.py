@@ -18,7 +18,7 @@ from palimpsest.cypher import revisions as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import retention
+from palimpsest.resolvers import retention, revision_mentions
 from palimpsest.resolvers.common import check_id, provenance_from
 from palimpsest.resolvers.revision_write import Written as Written
 from palimpsest.resolvers.revision_write import lock as lock
@@ -216,7 +216,8 @@ async def restore(
     svc: Services, who: Principal, scope: Scope, doc_id: str, revision: int
 ) -> Document:
     """Write a new revision equal to revision ``revision`` (of a live or a deleted document);
-    chunks that are the same keep their ids, restored ones get their old ids back."""
+    chunks that are the same keep their ids, restored ones get their old ids and mentions
+    back."""
     ref = resolve_scope(who, scope)
     check_id(doc_id, "id")
     db = svc.db.scoped(ref)
@@ -251,7 +252,7 @@ async def restore(
             for r in rows
         ]
         vectors = {r["chunk"]["text"]: r["embedding"] for r in rows if r["embedding"]}
-        return await write_revision(
+        written = await write_revision(
             tx,
             svc,
             who,
@@ -263,6 +264,8 @@ async def restore(
             head["path"],
             always=True,
         )
+        await revision_mentions.restore(tx, doc_id, revision, list(index))
+        return written
 
     await db.write_tx(work)
     found = await read_revision(svc, who, scope, doc_id, None, None)

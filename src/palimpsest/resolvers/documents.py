@@ -17,7 +17,7 @@ from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import Row, ScopedTx, Tx
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import document_revisions, quotas, term_index
+from palimpsest.resolvers import document_revisions, quotas, revision_mentions, term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import Withdrawn, holder_scopes, withdraw_all
@@ -123,6 +123,8 @@ async def update_chunk(
             head = {"title": doc["title"], "path": doc["path"], "preamble": doc["preamble"]}
             bump = {**params, **head, "id": doc["id"], "revision": following}
             await tx.run(rq.BUMP_DOCUMENT, {**bump, "deleted": False, "changed": 1})
+            edit = revision_mentions.Edit(chunk_id, rows[0]["old_text"] or "", text)
+            await revision_mentions.carry(tx, doc["id"], following, [edit])
             delta = len(text.encode()) - len((rows[0]["old_text"] or "").encode())
             await tx.run(qq.ADD_DOCUMENT_BYTES, {"id": doc["id"], "delta": delta})
             grown = {

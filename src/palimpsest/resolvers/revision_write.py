@@ -19,7 +19,7 @@ from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.embedding import Vector
 from palimpsest.errors import Conflict
 from palimpsest.identity import Principal
-from palimpsest.resolvers import quotas, term_index
+from palimpsest.resolvers import quotas, revision_mentions, term_index
 from palimpsest.resolvers.common import new_id, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import forget_terms
@@ -92,6 +92,7 @@ async def write_revision(
     placed: list[dict[str, Any]] = []
     reparent: list[dict[str, Any]] = []
     retext: list[str] = []
+    edits: list[revision_mentions.Edit] = []
     for p, t, span in zip(plan.chunks, targets, spans, strict=True):
         place = {
             "index": p.index,
@@ -123,6 +124,7 @@ async def write_revision(
         if old is None:
             created.append({"id": p.id, "props": content | place, "embedding": vector})
         else:
+            edits.append(revision_mentions.Edit(p.id, old.content.text, t.content.text))
             edited.append(
                 {
                     "id": p.id,
@@ -136,6 +138,7 @@ async def write_revision(
             reparent.append({"id": p.id, "parent_id": p.parent_id, "position": p.position})
     if edited:
         await tx.run(q.EDIT_CHUNKS, {**params, "rows": edited})
+        await revision_mentions.carry(tx, doc_id, revision, edits)
     if created:
         await tx.run(q.CREATE_CHUNKS, {**params, "rows": created})
     if placed:
