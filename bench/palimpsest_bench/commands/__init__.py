@@ -5,10 +5,20 @@ from __future__ import annotations
 
 import typer
 
-from palimpsest_bench.commands import benches, evals, peer, scale
+from palimpsest_bench.commands import benches, evals, peer, postings, scale
 from palimpsest_bench.commands.groups import bench_app, eval_app
 
-__all__ = ["bench_app", "benches", "eval_app", "evals", "main", "peer", "register", "scale"]
+__all__ = [
+    "bench_app",
+    "benches",
+    "eval_app",
+    "evals",
+    "main",
+    "peer",
+    "postings",
+    "register",
+    "scale",
+]
 
 
 def register(app: typer.Typer) -> None:
