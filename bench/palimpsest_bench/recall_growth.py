@@ -7,7 +7,8 @@ once (``ensure_loaded``), so adding a larger size later loads only that scope. P
 scope's own queries through GraphQL over HTTP interleaved with the raw work
 (``recall_latency.sequential_run``: p50/p95, stage timings), the stage that dominates, and the
 filtered top-10 overlap against the exact oracle at default settings
-(``recall_bench.scope_overlap``). The curve is written as a PNG (``growth_plot``).
+(``recall_bench.scope_overlap``) and the rows the index cannot reach (``ann_reach``). The
+curve is written as a PNG (``growth_plot``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.runtime import open_services
-from palimpsest_bench import recall_bench, recall_latency
+from palimpsest_bench import ann_reach, recall_bench, recall_latency
 from palimpsest_bench.common import HashEmbedder
 from palimpsest_bench.recall_bench import Progress, stderr
 from palimpsest_bench.recall_load import (
@@ -37,6 +38,8 @@ DEFAULT_SIZES = (1_000, 10_000, 100_000, 1_000_000)
 # The stages a search spends its time in, one level down from the whole resolver: the
 # statistics read, the query's embedding, each leg, fusion and the final load.
 LEAF_STAGES = ("stats", "embedding", "fusion", "load")
+# Rows per size asked for by their own vector (``ann_reach``): the index's unreachable rows.
+REACH_SAMPLE = 2000
 
 
 def growth_plan(
@@ -145,6 +148,7 @@ async def run_growth(
             texts = [gen.query() for _ in range(overlap_queries)]
             vectors = await judge.embed(texts)
             quality = await recall_bench.scope_overlap(judge, p, texts, vectors)
+            reach = await ann_reach.unreachable(svc.db.scoped(p.ref), REACH_SAMPLE)
             by_size[label(p.chunks)] = {
                 "scope_chunks": p.chunks,
                 "p50": figures["p50"],
@@ -156,6 +160,7 @@ async def run_growth(
                 "dominant_stage": dominant_stage(figures["stages"]),
                 "stages": figures["stages"],
                 **quality,
+                **reach,
                 "overlap_seconds": round(time.perf_counter() - started, 1),
                 "load_avg_before": figures["load_avg_before"],
                 "load_avg_after": figures["load_avg_after"],

@@ -63,6 +63,9 @@ def test_growth_prints_one_entry_per_size_and_writes_the_curve(tmp_path: Path) -
         assert row["exact_by"] == "cypher"
         assert row["overlap"] == 1.0
         assert row["overlap_hybrid"] == 1.0
+        # Every row of a scope this small is probed, and each comes back for its own vector.
+        assert row["reach_sample"] == size
+        assert row["unreachable_rows"] == 0
     assert out["dataset"]["tenant"] == tenant
     assert out["dataset"]["chunks"] == sum(SIZES)
     png = Path(out["plot"])
