@@ -142,7 +142,7 @@ class Settings(BaseSettings):
     recall_exact_max_rows: int = Field(default=2000, ge=0, le=1_000_000)
     # Larger scopes ask the approximate index for at least this many rows: a wider search,
     # closer to the exact top (docs/notes/search-latency.md: overlap against latency at 1M rows).
-    recall_ann_floor: int = Field(default=50, ge=1, le=2000)
+    recall_ann_floor: int = Field(default=100, ge=1, le=2000)
 
     # Key/value quotas; 0 switches a limit off.
     max_value_bytes: int = Field(default=256 * 1024, ge=0)

@@ -53,7 +53,7 @@ class Levers:
     time_when_boost: float = 1.0
     time_span_boost: float = 1.0  # off: it lowered TimeQA dev (docs/notes/recall-quality.md)
     exact_max_rows: int = 2000
-    ann_floor: int = 50
+    ann_floor: int = 100
     absent_at_depth: bool = True
     session_prior: float = 0.0  # 0: off (``recall_sessions``)
     question_forms: bool = False  # per-form weights (``resolvers/recall_forms``)

@@ -51,7 +51,7 @@ MAX_FETCH = 2000
 # The approximate search is asked for at least this many rows, whatever the pool: a larger
 # LIMIT widens its search, so the top of a small pool is closer to an exact scan's
 # (the default of ``recall_ann_floor``).
-ANN_FLOOR = 50
+ANN_FLOOR = 100
 MAX_SPEAKERS = text.MAX_SPEAKERS
 # A full-text leg tries the covering read when its rarest term is held by this many rows of
 # the scope or more (``recall_text.Reader.covering``).
@@ -204,7 +204,7 @@ async def vector_leg(
                 break
             statement = legs.exact  # fewer rows than asked: small scope or a short ANN read
             continue
-        k = min(k * 4, MAX_FETCH)  # filters thinned a full page: over-fetch
+        k = min(ask * 4, MAX_FETCH)  # filters thinned a full page: over-fetch past it
     kept = live[:pool]
     cosine = {r["id"]: 2.0 * float(r["score"]) - 1.0 for r in kept}
     cues = {r["id"]: Cues.of(r.get("cues")) for r in kept}

@@ -23,12 +23,21 @@ FULLTEXT_OPTIONS = {
 }
 
 
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 200
+
+
 def vector_options(dimensions: int) -> dict[str, Any]:
     return {
         "indexConfig": {
             "vector.dimensions": dimensions,
             "vector.similarity_function": "cosine",
             "vector.quantization.type": "none",
+            # A denser graph than Lucene's defaults (16, 100): with them a few rows in a
+            # hundred were reachable by no search, not even for their own vector, so a wider
+            # search could not find them (docs/notes/search-latency.md, index options).
+            "vector.hnsw.m": HNSW_M,
+            "vector.hnsw.ef_construction": HNSW_EF_CONSTRUCTION,
         }
     }
 

@@ -99,7 +99,7 @@ async def test_a_short_index_read_falls_back_to_an_exact_scan(tmp_path: Path) ->
     result = await rr.recall(svc, principal(), [Scope.USER], request())
     legs = [c for c in recorder.calls if c.name.endswith("_CHUNKS") and "LOAD" not in c.name]
     assert [c.name for c in legs] == ["VECTOR_CHUNKS", "EXACT_CHUNKS"]
-    assert legs[0].params["k"] == rr.ANN_FLOOR  # the ANN search is asked for 50
+    assert legs[0].params["k"] == rr.ANN_FLOOR  # the ANN search is asked for the floor
     assert legs[1].params["k"] == 20  # the exact scan for the pool, 2 x topK
     assert [h.id[0] for h in result.hits] == ["e"] * 5  # the exact answer replaced the short one
     alice = scope_key("acme", Scope.USER, "alice")
@@ -115,7 +115,7 @@ async def test_filters_that_thin_a_full_page_make_the_leg_over_fetch(tmp_path: P
     result = await rr.recall(svc, principal(), [Scope.USER], request())
     legs = [c for c in recorder.calls if c.name == "VECTOR_CHUNKS"]
     assert len(legs) == len([c for c in recorder.calls if "_CHUNKS" in c.name])  # no exact scan
-    assert [c.params["k"] for c in legs] == [rr.ANN_FLOOR, 80]  # pool 20 x 4
+    assert [c.params["k"] for c in legs] == [rr.ANN_FLOOR, 4 * rr.ANN_FLOOR]  # past the page
     assert len(result.hits) == 10
     assert all(h.vector_rank is not None for h in result.hits)
 
