@@ -306,7 +306,7 @@ def test_the_reference_pages_example_runs(
     script = page.split("```python\n", 1)[1].split("```", 1)[0]
     env = {
         **os.environ,
-        "PALIMPSEST_URL": live_server_url,
+        "PALIMPSEST_SERVER_URL": live_server_url,
         "PALIMPSEST_RUN_TOKEN": token(tenant, "docs-mcp"),
     }
     done = subprocess.run(

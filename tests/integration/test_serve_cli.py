@@ -62,7 +62,8 @@ def test_serve_announces_urls_token_and_password_only_once_listening(settings: S
                 break
         text = "".join(lines)
         assert f"GraphiQL: http://127.0.0.1:{port}/graphql" in text
-        token = text.split("agent dev-agent):\n", 1)[1].split("\n", 1)[0]
+        token = text.split("development token (", 1)[1].split("):\n", 1)[1].split("\n", 1)[0]
+        assert "agent dev-agent; lives 1 hour, until " in text
         me = httpx.post(
             f"http://127.0.0.1:{port}/graphql",
             json={"query": "{ me { tenant user } }"},

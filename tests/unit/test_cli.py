@@ -9,6 +9,7 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -87,3 +88,19 @@ def test_a_missing_file_is_one_line(tmp_path: Path) -> None:
         PALIMPSEST_TOKEN_PUBLIC_KEY_FILE=str(tmp_path / "absent.pem"),
     )
     assert "absent.pem" in one_line_failure(done)
+
+
+def test_a_minted_token_lives_as_long_as_asked_up_to_90_days(tmp_path: Path) -> None:
+    days_90 = 90 * 24 * 3600
+    done = run(
+        "token", "mint", "--tenant", "t", "--ttl", str(days_90), PALIMPSEST_HOME=str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    claims = jwt.decode(done.stdout.strip(), options={"verify_signature": False})
+    assert claims["exp"] - claims["iat"] == days_90
+    longer = run(
+        "token", "mint", "--tenant", "t", "--ttl", str(days_90 + 1), PALIMPSEST_HOME=str(tmp_path)
+    )
+    assert longer.returncode == 2  # a usage error, as for --ttl 0
+    assert "--ttl" in longer.stderr
+    assert longer.stdout == ""

@@ -1,12 +1,16 @@
-"""Documentation that cannot drift: the settings table, the licence, the docs' operations."""
+"""Documentation that cannot drift: the settings table, the licence, the docs' operations, the
+MCP tool table, and which examples run."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from palimpsest.config import Settings
+from tests.docs_examples import RUNNABLE_LANGUAGES, code_blocks, example_pages, runnable_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -50,3 +54,95 @@ def test_license_file_matches_pyproject() -> None:
     assert "Apache License" in text
     assert "Version 2.0, January 2004" in text
     assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text
+
+
+# --- The MCP tool table and the agents page against the server's own tool list ---------------
+
+TOOL_ROW = re.compile(r"^\| `(\w+)` \| (.*?) \| (✓?) ?\| (✓?) ?\| (✓?) ?\| (.*) \|$", re.M)
+
+
+def _listed_tools() -> list[Any]:
+    from palimpsest.mcp import build_server
+
+    async def no_caller(_: Any) -> Any:
+        raise AssertionError("listing the tools calls nothing")
+
+    return asyncio.run(build_server(no_caller).list_tools())
+
+
+def _tool_table() -> dict[str, tuple[set[str], tuple[bool, bool, bool], set[str]]]:
+    page = (DOCS / "reference" / "mcp.md").read_text()
+    rows = TOOL_ROW.findall(page)
+    assert rows, "docs/reference/mcp.md has no tool table"
+    return {
+        name: (
+            set(re.findall(r"`(\w+)", fields)),
+            (r == "✓", d == "✓", i == "✓"),
+            set(re.findall(r"`(\w+)`", keys)),
+        )
+        for name, fields, r, d, i, keys in rows
+    }
+
+
+def test_the_mcp_tool_table_is_the_servers_tool_list() -> None:
+    table = _tool_table()
+    tools = _listed_tools()
+    assert sorted(table) == sorted(t.name for t in tools)
+    for tool in tools:
+        _, hints, keys = table[tool.name]
+        a = tool.annotations
+        assert a is not None, tool.name
+        assert hints == (
+            bool(a.read_only_hint),
+            bool(a.destructive_hint),
+            bool(a.idempotent_hint),
+        ), f"{tool.name}: R, D, I in the table differ from the tool's hints"
+        assert tool.output_schema is not None, tool.name
+        assert keys == set(tool.output_schema["properties"]), f"{tool.name}: result keys"
+
+
+def test_the_mcp_tool_table_names_real_graphql_fields() -> None:
+    from palimpsest.graphql.schema import build_schema
+
+    schema = build_schema()._schema
+    roots = [schema.query_type, schema.mutation_type]
+    known = {name for root in roots if root is not None for name in root.fields}
+    for tool, (fields, _, _) in _tool_table().items():
+        assert fields, tool
+        assert fields <= known, f"{tool}: {sorted(fields - known)} is no root field"
+
+
+def test_the_agents_page_names_every_tool() -> None:
+    page = (DOCS / "agents.md").read_text()
+    mcp = page.split("## MCP: plugging an agent in", 1)[1].split("\n- ", 1)[0]
+    named = set(re.findall(r"`(\w+)`", mcp))
+    assert sorted(t.name for t in _listed_tools() if t.name not in named) == []
+
+
+# --- Which examples run (tests/docs_examples.py; docs/examples.md, "Running the examples") ----
+
+
+def test_every_python_and_shell_example_says_whether_it_runs() -> None:
+    unmarked = [
+        block.where
+        for page in example_pages()
+        for block in code_blocks(page)
+        if block.language in RUNNABLE_LANGUAGES and block.mark is None
+    ]
+    assert unmarked == [], "mark each: <!-- example: run | run by tests/... | not run: why -->"
+
+
+def test_an_example_run_by_its_own_test_names_a_test_that_reads_its_page() -> None:
+    for page in example_pages():
+        for block in code_blocks(page):
+            mark = block.mark
+            if mark is None or mark["test"] is None:
+                continue
+            test = ROOT / mark["test"]
+            assert test.is_file(), f"{block.where} names {mark['test']}, which does not exist"
+            assert page.name in test.read_text(), f"{mark['test']} never reads {page.name}"
+
+
+def test_the_suite_has_examples_to_run() -> None:
+    # A mark mistyped everywhere would leave the integration test nothing to run.
+    assert sum(len(runnable_blocks(page)) for page in example_pages()) >= 6

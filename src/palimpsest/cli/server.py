@@ -11,6 +11,7 @@ import typer
 from palimpsest.cli.apps import app, err, graphiql_app, neo4j_app, postgres_app, token_app
 from palimpsest.config import Settings
 from palimpsest.identity import Role, Scope
+from palimpsest.identity.lifetimes import DEFAULT_TTL_SECONDS, MAX_MINTED_TTL_SECONDS
 
 
 @app.command()
@@ -138,7 +139,14 @@ def token_mint(
     sql_scope: Annotated[
         list[Scope] | None, typer.Option(help="SQL grant (repeat); unset means defaults.")
     ] = None,
-    ttl: Annotated[int, typer.Option(min=1, help="Lifetime in seconds.")] = 3600,
+    ttl: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=MAX_MINTED_TTL_SECONDS,
+            help="Lifetime in seconds (at most 90 days: a token cannot be revoked alone).",
+        ),
+    ] = DEFAULT_TTL_SECONDS,
 ) -> None:
     """Print a signed run token (only the token) on stdout."""
     flags = ((Role.ADMIN, admin), (Role.OPERATOR, operator), (Role.CONSOLIDATOR, consolidator))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Callable
 
 import uvicorn
@@ -10,6 +11,7 @@ import uvicorn
 from palimpsest.app import create_app
 from palimpsest.cli.apps import err
 from palimpsest.config import Settings
+from palimpsest.identity.lifetimes import DEFAULT_TTL_SECONDS, lifetime
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.local.graphiql import install_assets
@@ -45,8 +47,20 @@ def announce(settings: Settings) -> None:
     """What a person needs once the API listens: URLs, a token, where the password is."""
     err(f"GraphiQL: http://{settings.host}:{settings.port}/graphql")
     if settings.token_secret is None and settings.token_public_key_file is None:
-        token = mint(load_keys(settings), tenant="dev", user="dev-user", agent="dev-agent")
-        err(f"development token (tenant dev, user dev-user, agent dev-agent):\n{token}")
+        issued = int(time.time())
+        token = mint(
+            load_keys(settings),
+            tenant="dev",
+            user="dev-user",
+            agent="dev-agent",
+            ttl_seconds=DEFAULT_TTL_SECONDS,
+            now=issued,
+        )
+        lives = lifetime(DEFAULT_TTL_SECONDS, issued + DEFAULT_TTL_SECONDS)
+        err(
+            f"development token (tenant dev, user dev-user, agent dev-agent; lives {lives}; "
+            f"a longer one: palimpsest token mint --ttl SECONDS):\n{token}"
+        )
     if _managed(settings):
         where = (
             "PALIMPSEST_NEO4J_PASSWORD"

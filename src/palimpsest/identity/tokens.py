@@ -18,6 +18,7 @@ import jwt
 
 from palimpsest.config import Settings
 from palimpsest.errors import Unauthenticated
+from palimpsest.identity.lifetimes import DEFAULT_TTL_SECONDS
 from palimpsest.identity.names import user_id_fault
 from palimpsest.identity.principal import Principal, Role, Scope
 
@@ -86,7 +87,7 @@ def mint(
     memory_scopes: Iterable[Scope] | None = None,
     sql_scopes: Iterable[Scope] | None = None,
     isolated: bool = False,
-    ttl_seconds: int = 3600,
+    ttl_seconds: int = DEFAULT_TTL_SECONDS,
     now: float | None = None,
 ) -> str:
     """Sign a run token (development and tests; production tokens come from the runtime)."""
