@@ -8,9 +8,9 @@ backslash, a control or invisible character (NUL included), a character that com
 normalisation turns into ``.``, ``/``, ``\\`` or ``%`` (a fullwidth solidus, a one-dot leader),
 a slash lookalike (a division or fraction slash), an empty segment, a name of only dots and
 white space (``...``, ``.. ``, a single space: what some systems read as ``..`` or as nothing),
-a name that begins or ends with white space, and a path over ``MAX_PATH_CHARS``. The texts follow the Anthropic SDK's local memory tool
-(``BetaLocalFilesystemMemoryTool`` in ``anthropic.lib.tools._beta_builtin_memory_tool``), so a
-model sees what it was trained on.
+a name that begins or ends with white space, and a path over ``MAX_PATH_CHARS``. The texts
+follow the Anthropic SDK's local memory tool (``BetaLocalFilesystemMemoryTool`` in
+``anthropic.lib.tools._beta_builtin_memory_tool``), so a model sees what it was trained on.
 """
 
 from __future__ import annotations

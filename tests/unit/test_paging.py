@@ -111,10 +111,11 @@ def test_the_edges_of_the_time_range_decode_in_utc() -> None:
         assert (found, found.tzinfo) == (want, UTC)
 
 
-@pytest.mark.parametrize(
-    "count",
-    [str(2**63), "9" * 30, "\u00b2", "1\u00b2", "\u0661", "-1", "+1", "01", " 1", "1\n", "", 7, True],
-)
+NOT_COUNTS: list[object] = [str(2**63), "9" * 30, "\u00b2", "1\u00b2", "\u0661", "12\u00b3"]
+NOT_COUNTS += ["-1", "+1", "01", " 1", "1\n", "", 7, True]
+
+
+@pytest.mark.parametrize("count", NOT_COUNTS)
 def test_counts_are_ascii_decimals_within_64_bits(count: object) -> None:
     cursor = raw_cursor({"l": "documentHistory", "p": [count]})
     with pytest.raises(InvalidArgument, match="after: not a cursor of documentHistory"):
