@@ -6,10 +6,11 @@ anything is read or written, every path that could mean something outside the tr
 something other than what it shows: ``.``/``..`` segments, percent-encoded characters, a
 backslash, a control or invisible character (NUL included), a character that compatibility
 normalisation turns into ``.``, ``/``, ``\\`` or ``%`` (a fullwidth solidus, a one-dot leader),
-a slash lookalike (a division or fraction slash), an empty segment, and a path over
-``MAX_PATH_CHARS``. The texts follow the Anthropic SDK's local memory tool
-(``BetaLocalFilesystemMemoryTool`` in ``anthropic.lib.tools._beta_builtin_memory_tool``), so a
-model sees what it was trained on.
+a slash lookalike (a division or fraction slash), an empty segment, a name of only dots and
+white space (``...``, ``.. ``, a single space: what some systems read as ``..`` or as nothing),
+a name that begins or ends with white space, and a path over ``MAX_PATH_CHARS``. The texts
+follow the Anthropic SDK's local memory tool (``BetaLocalFilesystemMemoryTool`` in
+``anthropic.lib.tools._beta_builtin_memory_tool``), so a model sees what it was trained on.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def canonical(path: str) -> str:
         raise InvalidArgument(f"Path {shown(path)} would escape /memories directory")
     if any(not s for s in segments):
         raise InvalidArgument(f"Path {shown(path)} has an empty segment")
+    if any(not s.replace(".", "").strip() for s in segments):
+        raise InvalidArgument(f"Path {shown(path)} has a name of only dots and spaces")
+    if any(s != s.strip() for s in segments):
+        raise InvalidArgument(f"Path {shown(path)} has a name that begins or ends with a space")
     if any(len(s) > MAX_SEGMENT_CHARS for s in segments):
         raise InvalidArgument(
             f"Path {shown(path)} has a name over {MAX_SEGMENT_CHARS} characters",

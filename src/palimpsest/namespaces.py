@@ -28,7 +28,12 @@ _UNESCAPED = re.compile(r"%([0-9A-F]{2})")
 _FILTER_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
 _OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
 _NON_FINITE = {"Infinity": math.inf, "-Infinity": -math.inf, "NaN": math.nan}
-MAX_LABELS = 64
+# Every namespace a note key can hold is searchable: a label and its "/" take two bytes at
+# least, so no key of values.MAX_KEY_BYTES holds more labels than this.
+MAX_LABELS = values.MAX_KEY_BYTES // 2
+# orjson writes a float from 1e16 up in exponent form ("1e+16"), which no integer's digits
+# are a part of: an equality on an integer that large gets no needle.
+_PLAIN_INTEGERS = 10**16
 
 
 def escape(text: str) -> str:
@@ -120,6 +125,8 @@ def needles(filter_: Mapping[str, Any]) -> list[str]:
     """
     found = []
     for key, wanted in filter_.items():
+        if type(wanted) is int and abs(wanted) >= _PLAIN_INTEGERS:  # a float may equal it
+            continue
         if isinstance(wanted, str | bool | int):  # null also matches a missing field
             try:
                 text = values.encode(wanted)

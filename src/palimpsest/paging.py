@@ -6,6 +6,10 @@ nothing else: the scope a page reads from always comes from the token, so a curs
 another scope (or another caller) only says where to start inside the caller's own rows.
 A cursor that does not decode, belongs to another list or holds a position of the wrong
 shape is an ``INVALID_ARGUMENT``; it is never ignored, which would silently restart the list.
+Decoding is the one place a cursor is parsed, for GraphQL and MCP alike, and it is strict: a
+position the database could not compare (a count past 64 bits, a digit of another script, an
+instant outside years 1-9999 in UTC) is refused here, with the same message as any forgery,
+never passed on to fail later as ``INTERNAL``.
 
 Each resolver reads ``limit + 1`` rows after the position: the extra row, never returned,
 says whether another page follows.
@@ -18,7 +22,7 @@ import binascii
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
@@ -30,8 +34,14 @@ T = TypeVar("T")
 U = TypeVar("U")
 DEFAULT_LIMIT = 100
 MAX_CURSOR = 2048  # characters; positions are a few short values
-_ID = re.compile(r"^[0-9a-f]{32}$")
-_BASE64URL = re.compile(r"^[A-Za-z0-9_-]+$")
+MAX_COUNT = 2**63 - 1  # the largest integer the database stores
+_ID = re.compile(r"[0-9a-f]{32}")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+_COUNT = re.compile(r"0|[1-9][0-9]{0,18}")
+# What ``datetime.isoformat`` writes, and no other spelling; ASCII digits only.
+_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{6})?[+-][0-9]{2}:[0-9]{2}"
+)
 
 
 class Part(Enum):
@@ -41,6 +51,7 @@ class Part(Enum):
     TEXT = "text"  # any string (keys, names)
     TIME = "time"  # an ISO 8601 timestamp with offset
     TIME_OR_NULL = "time?"
+    COUNT = "count"  # a decimal string of ASCII digits, 0 to MAX_COUNT (revision numbers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +86,7 @@ def decode(cursor: str | None, list_name: str, parts: Sequence[Part]) -> list[An
     refused = InvalidArgument(
         f"after: not a cursor of {list_name}; pass the `cursor` of the previous page"
     )
-    if not 0 < len(cursor) <= MAX_CURSOR or not _BASE64URL.match(cursor):
+    if not 0 < len(cursor) <= MAX_CURSOR or not _BASE64URL.fullmatch(cursor):
         raise refused
     try:
         body = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
@@ -88,7 +99,7 @@ def decode(cursor: str | None, list_name: str, parts: Sequence[Part]) -> list[An
         raise refused
     try:
         return [_check(part, value) for part, value in zip(parts, values, strict=True)]
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         raise refused from e
 
 
@@ -107,12 +118,17 @@ def _check(part: Part, value: Any) -> Any:
     if not isinstance(value, str):
         raise TypeError(part.value)
     if part is Part.ID:
-        if not _ID.match(value):
+        if not _ID.fullmatch(value):
             raise ValueError(part.value)
         return value
     if part is Part.TEXT:
         return value
-    parsed = datetime.fromisoformat(value)
-    if parsed.tzinfo is None:
+    if part is Part.COUNT:
+        if not _COUNT.fullmatch(value) or int(value) > MAX_COUNT:
+            raise ValueError(part.value)
+        return int(value)
+    if not _TIME.fullmatch(value):
         raise ValueError(part.value)
-    return parsed
+    # In UTC, so an instant past 9999-12-31 (a valid text with a negative offset) overflows
+    # here, not in the driver.
+    return datetime.fromisoformat(value).astimezone(UTC)

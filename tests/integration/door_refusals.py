@@ -4,6 +4,8 @@ code both doors must give, and GLOBAL without admin derived from each good call.
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 from tests.integration.door_cases import ANSWERS, Kind, Refusal
@@ -17,6 +19,19 @@ def _r(kind: Kind, name: str, query: str, tool: str, args: dict[str, Any], code:
 
 
 LONG_TITLE = "t" * 600
+
+
+def forged(list_name: str, *position: Any) -> str:
+    """A cursor spelled like the server's, naming a position it never wrote."""
+    raw = json.dumps({"l": list_name, "p": list(position)}).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+# Positions the database could not take: strict parsing refuses them at the door (issue 46).
+PAST_64_BITS = forged("documentHistory", str(2**63))
+SUPERSCRIPT = forged("documentHistory", "\u00b2")
+PAST_9999 = forged("memoryHistory", "9999-12-31T23:59:59-12:00")
+BEYOND_INT = str(2**64)
 # fmt: off
 REFUSALS: list[Refusal] = [
     _r("bad", "a blank key", 'mutation { memorySet(scope: USER, key: "", value: 1) { key } }',
@@ -75,6 +90,25 @@ REFUSALS: list[Refusal] = [
        "sql_query", {"statement": "DELETE FROM d"}, BAD),
     _r("bad", "no statements", "mutation { sqlExec(scope: USER, statements: []) { results"
        " { rowsAffected } } }", "sql_exec", {"statements": []}, BAD),
+    _r("bad", "a history cursor past 64 bits",
+       f'{{ documentHistory(scope: USER, id: "<doc>", after: "{PAST_64_BITS}") {{ hasMore }} }}',
+       "document_history", {"id": "<doc>", "after": PAST_64_BITS}, BAD),
+    _r("bad", "a history cursor with a superscript digit",
+       f'{{ documentHistory(scope: USER, id: "<doc>", after: "{SUPERSCRIPT}") {{ hasMore }} }}',
+       "document_history", {"id": "<doc>", "after": SUPERSCRIPT}, BAD),
+    _r("bad", "a memory history cursor past year 9999",
+       f'{{ memoryHistory(scope: USER, key: "plants/ficus", after: "{PAST_9999}")'
+       " { hasMore } }", "memory_history", {"key": "plants/ficus", "after": PAST_9999}, BAD),
+    _r("bad", "a chunk revision past 64 bits",
+       f'mutation {{ updateChunk(scope: USER, id: "<chunk-1>", text: "x", revision: {BEYOND_INT})'
+       " { id } }",
+       "chunk_update", {"id": "<chunk-1>", "text": "x", "revision": 2**64}, BAD),
+    _r("bad", "true as a revision",
+       'mutation { restoreDocument(scope: USER, id: "<doc>", revision: true) { markdown } }',
+       "restore_document", {"id": "<doc>", "revision": True}, BAD),
+    _r("bad", "an argument the operation does not take",
+       '{ document(scope: USER, id: "<doc>", owner: "doors-carol") { markdown } }',
+       "document_get", {"id": "<doc>", "owner": "doors-carol"}, BAD),
     # Another user's ids answer like missing ones; a scope out of reach is FORBIDDEN.
     _r("foreign", "AGENT without an agent",
        'mutation { memorySet(scope: AGENT, key: "k", value: 1) { key } }',

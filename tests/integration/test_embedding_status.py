@@ -4,10 +4,12 @@ vectors per plane; anyone else, a tenant admin included, is refused and learns n
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from palimpsest.config import Settings
+from palimpsest.identity import Scope
 from tests.integration.conftest import Gql
 
 pytestmark = pytest.mark.integration
@@ -41,3 +43,22 @@ def test_anyone_but_the_operator_is_refused(
     [error] = body["errors"]
     assert error["extensions"]["code"] == "FORBIDDEN"
     assert "embedding" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "grant",
+    [{"isolated": True}, {"memory_scopes": [Scope.USER]}, {"memory_scopes": [Scope.TENANT]}],
+    ids=["isolated", "user-only", "tenant-only"],
+)
+def test_an_operator_token_without_global_is_refused_like_any_global_read(
+    gql: Gql, token: Callable[..., str], tenant: str, grant: dict[str, Any]
+) -> None:
+    # Platform-wide counts are a GLOBAL read: an isolated operator, or one whose token grants
+    # less than GLOBAL, is refused them as it is refused `recall(scope: GLOBAL)`.
+    who = token(tenant, "op", operator=True, **grant)
+    body = gql(STATUS, who)
+    assert body["data"] is None, body
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "FORBIDDEN"
+    recall = gql('{ recall(scope: GLOBAL, query: "x") { scopes } }', who)
+    assert recall["errors"][0]["extensions"]["code"] == "FORBIDDEN"

@@ -224,3 +224,43 @@ def test_export_me_is_bounded_and_needs_a_user(
     with pytest.raises(QuotaExceeded) as refused:
         asyncio.run(export_with_limit(full - 1))
     assert refused.value.details == {"limit": "exportMaxBytes", "quota": full - 1}
+
+
+FOREIGN_WRITER = """CALL () {
+  MATCH (n {scope_key: $k}) WHERE n.writer_id IS NOT NULL OR n.writer_key IS NOT NULL
+  RETURN n.writer_id AS id, n.writer_key AS key
+  UNION ALL MATCH ()-[n:FACT {scope_key: $k}]->()
+  WHERE n.writer_id IS NOT NULL OR n.writer_key IS NOT NULL
+  RETURN n.writer_id AS id, n.writer_key AS key
+}
+RETURN count(CASE WHEN id <> $w OR key <> $k OR id IS NULL OR key IS NULL THEN 1 END)"""
+OWN_WRITER = """CALL () {
+  MATCH (n {scope_key: $k, writer_id: $w, writer_key: $k}) RETURN n
+  UNION ALL MATCH ()-[n:FACT {scope_key: $k, writer_id: $w, writer_key: $k}]->() RETURN n
+} RETURN count(n)"""
+
+
+def test_an_import_takes_the_writer_from_the_importer_not_the_file(
+    gql: Gql, solo: dict[str, Any], settings: Settings, tmp_path: Path, neo4j_driver: Driver
+) -> None:
+    # Like the scope stamps: a file that names another writer on the person's own rows
+    # (a hand-edited or a forged one) is imported as written by the person it is imported to.
+    alice = solo["alice"]
+    lines = ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"]
+    written = count(neo4j_driver, OWN_WRITER, k=alice.key, w=alice.user)
+    assert written > 0
+    ok(gql(ERASE_USER, solo["admin"], u=alice.user))
+    forged = []
+    for line in lines:
+        record = orjson.loads(line)
+        props = record.get("props")
+        if isinstance(props, dict) and "writer_id" in props:
+            props.update(writer_id="mallory", writer_key="f" * 32)
+        forged.append(orjson.dumps(record).decode())
+    assert forged != lines
+    path = tmp_path / "forged-writer.jsonl"
+    path.write_text("\n".join(forged) + "\n")
+    asyncio.run(import_from_file(settings, path))
+    assert count(neo4j_driver, FOREIGN_WRITER, k=alice.key, w=alice.user) == 0
+    assert count(neo4j_driver, OWN_WRITER, k=alice.key, w=alice.user) == written
+    assert ok(gql(EXPORT_ME, alice.token))["exportMe"]["lines"][1:] == lines[1:]

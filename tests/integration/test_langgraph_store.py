@@ -112,6 +112,25 @@ def test_filters_run_on_the_server(open_store: Opener, gql: Gql) -> None:
     assert [(i.key, i.namespace) for i in found] == [("k22", ("f", "n1")), ("k28", ("f", "n1"))]
 
 
+def test_an_integer_filter_finds_a_stored_float_of_its_value(open_store: Opener) -> None:
+    store, _ = open_store()
+    store.put(("big",), "float", {"n": 1e16})
+    store.put(("big",), "int", {"n": 10**16})
+    store.put(("big",), "other", {"n": 10**16 + 2})
+    found = store.search(("big",), filter={"n": 10**16}, limit=10)
+    assert sorted(i.key for i in found) == ["float", "int"]
+    assert [i.key for i in store.search(("big",), filter={"n": 1e16}, limit=10)] != []
+
+
+def test_every_namespace_that_can_be_written_can_be_searched(open_store: Opener) -> None:
+    store, _ = open_store()
+    deep = tuple(f"{i % 10}" for i in range(65))
+    store.put(deep, "k", {"v": 1})
+    assert [i.key for i in store.search(deep)] == ["k"]
+    assert [i.namespace for i in store.search(deep[:1])] == [deep]
+    assert deep in store.list_namespaces(prefix=deep)
+
+
 def test_bad_arguments_are_coded_refusals(open_store: Opener, gql: Gql) -> None:
     store, minted = open_store()
     store.put(("b",), "k", {"v": 1})

@@ -160,6 +160,12 @@ BAD_PATHS = [
     "/memories//a.md",
     "/memories/" + "a" * 600,
     "/memories/" + "a" * 300 + "/b.md",
+    # Names of only dots and spaces, or with a space at an end (issue 46, item 12).
+    "/memories/.. ",
+    "/memories/...",
+    "/memories/ ",
+    "/memories/... /a.md",
+    "/memories/notes.md ",
 ]
 
 

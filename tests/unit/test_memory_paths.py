@@ -42,6 +42,15 @@ TEXT = "# Notes\n\nalpha\nbeta\nalpha beta\n\ngamma"
         ("/memories//a", "empty segment"),
         ("/memories/" + "a" * 256, "over 255"),
         ("/memories/" + "a/" * 300, "the limit is 512"),
+        ("/memories/.. ", "only dots and spaces"),
+        ("/memories/.. /x", "only dots and spaces"),
+        ("/memories/...", "only dots and spaces"),
+        ("/memories/a/ ", "only dots and spaces"),
+        ("/memories/ . ", "only dots and spaces"),
+        ("/memories/\u3000", "only dots and spaces"),
+        ("/memories/ notes.md", "begins or ends with a space"),
+        ("/memories/notes.md\u00a0", "begins or ends with a space"),
+        ("/memories/a /b", "begins or ends with a space"),
     ],
 )
 def test_refused_paths_name_the_reason(path: str, words: str) -> None:
@@ -60,6 +69,8 @@ def test_refused_paths_name_the_reason(path: str, words: str) -> None:
         ("/memories/cafe\u0301.md", "/memories/caf\u00e9.md"),
         ("/memories/a b/.hidden", "/memories/a b/.hidden"),
         ("/memories/100%.md", "/memories/100%.md"),
+        ("/memories/...md", "/memories/...md"),
+        ("/memories/to do. notes", "/memories/to do. notes"),
     ],
 )
 def test_accepted_paths_are_canonical(path: str, expected: str) -> None:
@@ -75,6 +86,7 @@ def test_no_accepted_path_leaves_the_tree(tail: str) -> None:
     seen = unicodedata.normalize("NFKC", path)
     assert seen == "/memories" or seen.startswith("/memories/")
     assert not {".", ".."} & set(seen.split("/"))
+    assert all(s.replace(".", "").strip() for s in seen.split("/")[2:])
     assert "\\" not in seen
     assert "\x00" not in seen
 

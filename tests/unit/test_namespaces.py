@@ -92,3 +92,21 @@ def test_the_prefilter_never_drops_a_note_that_passes(value: Any, filter_: Any) 
 def test_needles_are_the_canonical_text_of_scalar_equalities() -> None:
     wanted = {"user.name": "O'Brien", "on": True, "n": 3, "x": 1.5, "t": ["a"], "r": {"$gt": 1}}
     assert ns.needles(ns.check_filter(wanted)) == ['"name":"O\'Brien"', '"on":true', '"n":3']
+
+
+@pytest.mark.parametrize("stored", [1e16, -1e16, 1e22, 2.0**60, 1e15, 123.0])
+def test_an_integer_equality_finds_a_stored_float_of_the_same_value(stored: float) -> None:
+    wanted = {"x": int(stored)}
+    assert ns.passes({"x": stored}, wanted)
+    text = values.encode({"x": stored})
+    assert all(n in text for n in ns.needles(ns.check_filter(wanted))), text
+
+
+def test_every_namespace_a_key_can_hold_is_searchable() -> None:
+    # "ns/" + "a/" per label + "/k": the deepest namespace a key holds, and one label more.
+    deepest = ("a",) * ((values.MAX_KEY_BYTES - 5) // 2)
+    values.check_key(ns.note_key(deepest, "k"))
+    with pytest.raises(InvalidArgument):
+        values.check_key(ns.note_key((*deepest, "a"), "k"))
+    assert ns.check_labels(deepest) == deepest
+    assert ns.check_labels(("a",) * 65) == ("a",) * 65

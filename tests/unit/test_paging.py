@@ -81,3 +81,58 @@ def test_limits_outside_the_range_are_refused(limit: int) -> None:
     with pytest.raises(InvalidArgument, match="between 1 and 1000"):
         paging.check_limit(limit, 1000)
     assert paging.check_limit(1000, 1000) == 1000
+
+
+@pytest.mark.parametrize(
+    "time",
+    [
+        "9999-12-31T23:59:59-12:00",  # past 9999-12-31 in UTC
+        "0001-01-01T00:00:00+05:00",  # before 0001-01-01 in UTC
+        "2020-01-0\u00b2T00:00:00+00:00",  # a superscript two
+        "2020-01-0\u0662T00:00:00+00:00",  # an Arabic-Indic two
+        "2020-01-01 00:00:00+00:00",  # not the spelling cursors are written in
+        "2020-01-01T00:00:00Z",
+        "+2020-01-01T00:00:00+00:00",
+        "2020-01-01T00:00:00+00:00\n",
+    ],
+)
+def test_times_outside_the_range_or_the_spelling_are_refused(time: str) -> None:
+    cursor = raw_cursor({"l": "facts", "p": [None, time, ID]})
+    with pytest.raises(InvalidArgument, match="after: not a cursor of facts"):
+        paging.decode(cursor, "facts", FACT)
+
+
+def test_the_edges_of_the_time_range_decode_in_utc() -> None:
+    for text, want in [
+        ("9999-12-31T23:59:59.999999+00:00", datetime(9999, 12, 31, 23, 59, 59, 999999, UTC)),
+        ("0001-01-01T05:00:00+05:00", datetime(1, 1, 1, tzinfo=UTC)),
+    ]:
+        [found] = paging.decode(raw_cursor({"l": "m", "p": [text]}), "m", (Part.TIME,)) or []
+        assert (found, found.tzinfo) == (want, UTC)
+
+
+NOT_COUNTS: list[object] = [str(2**63), "9" * 30, "\u00b2", "1\u00b2", "\u0661", "12\u00b3"]
+NOT_COUNTS += ["-1", "+1", "01", " 1", "1\n", "", 7, True]
+
+
+@pytest.mark.parametrize("count", NOT_COUNTS)
+def test_counts_are_ascii_decimals_within_64_bits(count: object) -> None:
+    cursor = raw_cursor({"l": "documentHistory", "p": [count]})
+    with pytest.raises(InvalidArgument, match="after: not a cursor of documentHistory"):
+        paging.decode(cursor, "documentHistory", (Part.COUNT,))
+
+
+def test_a_count_round_trips_up_to_the_largest_stored_integer() -> None:
+    for n in (0, 1, paging.MAX_COUNT):
+        cursor = paging.encode("documentHistory", [str(n)])
+        assert paging.decode(cursor, "documentHistory", (Part.COUNT,)) == [n]
+
+
+@pytest.mark.parametrize("tail", ["\n", " ", "=", "\u00e9"])
+def test_a_cursor_or_an_id_with_anything_after_it_is_refused(tail: str) -> None:
+    good = paging.encode("facts", [None, "2020-01-01T00:00:00+00:00", ID])
+    assert paging.decode(good, "facts", FACT) is not None
+    with pytest.raises(InvalidArgument):
+        paging.decode(good + tail, "facts", FACT)
+    with pytest.raises(InvalidArgument):
+        paging.decode(raw_cursor({"l": "f", "p": [ID + tail]}), "f", (Part.ID,))

@@ -19,6 +19,7 @@ of a stored quota, ...) is raised at once, and so is a timeout while a response 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from palimpsest.errors import (
 )
 
 BOOKMARK_HEADER = "X-Palimpsest-Bookmark"
+_SECONDS = re.compile(r"[0-9]{1,10}")  # ASCII delta-seconds; more digits is no sane wait
 ERRORS: Mapping[str, type[PalimpsestError]] = {
     ErrorCode.UNAUTHENTICATED: Unauthenticated,
     ErrorCode.FORBIDDEN: Forbidden,
@@ -87,15 +89,16 @@ def error_from(payload: Mapping[str, Any]) -> PalimpsestError:
 
 
 def retry_after(value: str | None, now: float) -> float | None:
-    """``Retry-After`` in seconds: delta-seconds or an HTTP date; None when absent or bad."""
+    """``Retry-After`` in seconds: delta-seconds or an HTTP date; None when absent or bad
+    (the policy's backoff applies then): a header is the server's hint, never a failure."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if _SECONDS.fullmatch(value):
         return float(value)
     try:
         return max(0.0, parsedate_to_datetime(value).timestamp() - now)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
 
 
@@ -124,7 +127,11 @@ class Rules:
         except ValueError:
             body = None
         errors = body.get("errors") if isinstance(body, dict) else None
-        if errors:
+        if response.is_redirect or 300 <= response.status_code < 400:
+            # The client follows no redirect (the token stays with the URL it was given), so
+            # a 3xx is never the answer, whatever its body says.
+            error = self._status_error(response)
+        elif errors:
             error = error_from(errors[0])
         elif response.status_code >= 400 or not isinstance(body, dict):
             error = self._status_error(response)
@@ -157,6 +164,12 @@ class Rules:
             return Unavailable(f"the server answered HTTP {status}", status=status)
         if status == 401:
             return Unauthenticated("the server refused the token (HTTP 401)")
+        if 300 <= status < 400:
+            return DatabaseFailure(
+                f"the server answered a redirect (HTTP {status}), which the client does not "
+                "follow: give it the server's own URL",
+                status=status,
+            )
         return DatabaseFailure(f"unexpected answer: HTTP {status}", status=status)
 
 

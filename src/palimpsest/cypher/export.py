@@ -3,7 +3,9 @@
 Readers page by a stable key (``> $after``, ``LIMIT $limit``) and return each row's own
 properties as ``[key, value]`` pairs, leaving out ``$skip`` (embeddings, recomputed on import,
 and the scope stamps, which the importing scope sets). Writers set those pairs back and stamp
-the scope from the handle, so an import lands in exactly the scope it was given.
+the scope from the handle, so an import lands in exactly the scope it was given; a row of the
+person's own scope takes its writer from the handle too (``_own``), so a file cannot name
+another writer.
 """
 
 from typing import LiteralString
@@ -25,6 +27,23 @@ def _stamp(v: LiteralString) -> LiteralString:
         + ".owner_id = $owner_id, "
         + v
         + ".scope_key = $scope_key"
+    )
+
+
+def _own(v: LiteralString) -> LiteralString:
+    """The scope stamps of a row of the person's own scope, and its writer: the person the
+    handle names, never the file's (a row that names no writer keeps none)."""
+    return (
+        _stamp(v)
+        + "\nSET "
+        + v
+        + ".writer_id = CASE WHEN "
+        + v
+        + ".writer_id IS NULL THEN null ELSE $owner_id END, "
+        + v
+        + ".writer_key = CASE WHEN "
+        + v
+        + ".writer_key IS NULL THEN null ELSE $scope_key END"
     )
 
 
@@ -204,24 +223,24 @@ RETURN f.id AS cursor, """
 IMPORT_MEMORY = Statement(
     "IMPORT_MEMORY",
     "UNWIND $rows AS r CREATE (m:Memory) SET m = r.props, m.embedding = r.embedding, "
-    "m += coalesce(r.embedding_dual, {}), " + _stamp("m"),
+    "m += coalesce(r.embedding_dual, {}), " + _own("m"),
 )
 
 IMPORT_MEMORY_VERSIONS = Statement(
     "IMPORT_MEMORY_VERSIONS",
     "UNWIND $rows AS r CREATE (v:MemoryVersion) SET v = r.props, v.embedding = r.embedding, "
-    "v += coalesce(r.embedding_dual, {}), " + _stamp("v"),
+    "v += coalesce(r.embedding_dual, {}), " + _own("v"),
 )
 
 IMPORT_DOCUMENTS = Statement(
     "IMPORT_DOCUMENTS",
-    "UNWIND $rows AS r CREATE (d:Document) SET d = r.props, " + _stamp("d"),
+    "UNWIND $rows AS r CREATE (d:Document) SET d = r.props, " + _own("d"),
 )
 
 IMPORT_CHUNKS = Statement(
     "IMPORT_CHUNKS",
     "UNWIND $rows AS r CREATE (c:Chunk) SET c = r.props, c.embedding = r.embedding, "
-    "c += coalesce(r.embedding_dual, {}), " + _stamp("c"),
+    "c += coalesce(r.embedding_dual, {}), " + _own("c"),
 )
 
 # After every chunk exists: the tree, the roots and reading order, as import draws them.
@@ -247,12 +266,12 @@ FOREACH (_ IN CASE WHEN d IS NULL OR c.index IS NOT NULL THEN [] ELSE [1] END |
 IMPORT_CHUNK_VERSIONS = Statement(
     "IMPORT_CHUNK_VERSIONS",
     "UNWIND $rows AS r CREATE (v:ChunkVersion) SET v = r.props, v.embedding = r.embedding, "
-    "v += coalesce(r.embedding_dual, {}), " + _stamp("v"),
+    "v += coalesce(r.embedding_dual, {}), " + _own("v"),
 )
 
 IMPORT_DOCUMENT_REVISIONS = Statement(
     "IMPORT_DOCUMENT_REVISIONS",
-    "UNWIND $rows AS r CREATE (d:DocumentRevision) SET d = r.props, " + _stamp("d"),
+    "UNWIND $rows AS r CREATE (d:DocumentRevision) SET d = r.props, " + _own("d"),
 )
 
 # An entity's second label is its type's (``fact_input.type_label``, computed by the caller).
@@ -263,7 +282,7 @@ IMPORT_ENTITIES = Statement(
     """CYPHER 25
 UNWIND $rows AS r
 CREATE (e:Entity) SET e = r.props, e:$(r.label), """
-    + _stamp("e")
+    + _own("e")
     + """
 WITH e, r
 CALL (e, r) {
@@ -284,12 +303,12 @@ CALL (e, r) {
 IMPORT_MERGED_ENTITIES = Statement(
     "IMPORT_MERGED_ENTITIES",
     "CYPHER 25 UNWIND $rows AS r CREATE (e:MergedEntity) SET e = r.props, e:$(r.label), "
-    + _stamp("e"),
+    + _own("e"),
 )
 
 IMPORT_ENTITY_MERGES = Statement(
     "IMPORT_ENTITY_MERGES",
-    "UNWIND $rows AS r CREATE (x:EntityMerge) SET x = r.props, " + _stamp("x"),
+    "UNWIND $rows AS r CREATE (x:EntityMerge) SET x = r.props, " + _own("x"),
 )
 
 IMPORT_FACTS = Statement(
@@ -300,17 +319,17 @@ MATCH (s:Entity {scope_key: $scope_key, id: r.subject_id})
 MATCH (o:Entity {scope_key: $scope_key, id: r.object_id})
 CREATE (s)-[f:FACT]->(o) SET f = r.props, f.embedding = r.embedding,
     f += coalesce(r.embedding_dual, {}), """
-    + _stamp("f")
+    + _own("f")
     + """
 WITH f, r
 UNWIND r.sources AS x
 CREATE (y:Source) SET y = x, y.fact_id = f.id, """
-    + _stamp("y"),
+    + _own("y"),
 )
 
 IMPORT_SPANS = Statement(
     "IMPORT_SPANS",
-    "UNWIND $rows AS r CREATE (p:PendingSpan) SET p = r.props, " + _stamp("p"),
+    "UNWIND $rows AS r CREATE (p:PendingSpan) SET p = r.props, " + _own("p"),
 )
 
 # Tenant facts are shared: entities and the fact are found by their natural keys and only

@@ -24,6 +24,14 @@ INSTANT_HELP = (
 )
 
 
+def _int64(value: object) -> int:
+    # Strict like GraphQL's Int (docs/security.md, Strict parsing): no boolean, string or
+    # fraction becomes a number, and nothing past 64 bits reaches the database.
+    if type(value) is not int or not -(2**63) <= value < 2**63:
+        raise InvalidArgument("an Int64 is a JSON integer from -2^63 to 2^63-1")
+    return value
+
+
 def _instant(value: object) -> datetime:
     # graphql-core keeps this error as the cause of the variable's (or literal's) error, so
     # the error layer gives it INVALID_ARGUMENT and the message names the variable and path.
@@ -36,7 +44,7 @@ SCALAR_MAP: dict[object, ScalarDefinition] = {
     Int64: strawberry.scalar(
         name="Int64",
         serialize=int,
-        parse_value=int,
+        parse_value=_int64,
         description="A signed 64-bit integer, sent as a JSON number (row ids, counts, bytes).",
     ),
     Instant: strawberry.scalar(

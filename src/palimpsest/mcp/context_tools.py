@@ -10,12 +10,13 @@ from pydantic import Field
 
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS
+from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import context as ops
 from palimpsest.timeparse import parse_optional
 
 Budget = Annotated[
-    int,
+    Int32,
     Field(
         description="The most tokens the block may hold, by the embedding model's tokenizer "
         "(the server caps it; 2000 by default)."

@@ -16,6 +16,7 @@ from palimpsest.identity import Scope
 from palimpsest.markdown import MAX_DOCUMENT_BYTES
 from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
+from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import document_import, documents
 from palimpsest.resolvers import document_revisions as ops
@@ -23,7 +24,7 @@ from palimpsest.schema.models import Document
 from palimpsest.timeparse import parse_optional
 
 DocId = Annotated[str, Field(description="The document id (import_document answers it).")]
-Revision = Annotated[int, Field(description="A revision number, from 1.")]
+Revision = Annotated[Int32, Field(description="A revision number, from 1.")]
 _MIB = MAX_DOCUMENT_BYTES // (1024 * 1024)
 
 
@@ -145,7 +146,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ctx: Context,
         id: Annotated[str, Field(description="The chunk id (document_get lists them).")],
         text: Annotated[str, Field(description="The chunk's new text.")],
-        revision: Annotated[int, Field(description="The chunk's revision you last read.")],
+        revision: Annotated[Int32, Field(description="The chunk's revision you last read.")],
         scope: ScopeArg = Scope.USER,
     ) -> ChunkResult:
         svc, who = await caller(ctx)
@@ -179,7 +180,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ctx: Context,
         id: DocId,
         scope: ScopeArg = Scope.USER,
-        revision: Annotated[int | None, Field(description="A revision number, from 1.")] = None,
+        revision: Annotated[Int32 | None, Field(description="A revision number, from 1.")] = None,
         known_at: TimeArg = None,
     ) -> DocumentResult:
         svc, who = await caller(ctx)

@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Annotated, Any, TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from palimpsest import paging
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import fact_json, plain
+from palimpsest.mcp.strict_args import Int32, ToolInput
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import facts as fact_ops
 from palimpsest.resolvers import ontology
@@ -22,22 +23,22 @@ from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 from palimpsest.timeparse import parse_optional
 
 FactId = Annotated[str, Field(description="A fact id (assert_facts and facts answer them).")]
-Limit = Annotated[int, Field(description=f"Page size, at most {fact_ops.MAX_LIST_LIMIT}.")]
+Limit = Annotated[Int32, Field(description=f"Page size, at most {fact_ops.MAX_LIST_LIMIT}.")]
 After = Annotated[str | None, Field(description="The cursor of the previous page.")]
 
 
-class Entity(BaseModel):
+class Entity(ToolInput):
     type: str = Field(description="Entity type, e.g. person, service, city.")
     name: str = Field(description="Entity name as written; matching ignores case and spacing.")
 
 
-class Source(BaseModel):
+class Source(ToolInput):
     chunk_id: str = Field(description="A document chunk id in the same scope.")
-    start: int = Field(description="Start offset of the quoted span in the chunk's text.")
-    end: int = Field(description="End offset (exclusive).")
+    start: Int32 = Field(description="Start offset of the quoted span in the chunk's text.")
+    end: Int32 = Field(description="End offset (exclusive).")
 
 
-class FactItem(BaseModel):
+class FactItem(ToolInput):
     subject: Entity
     predicate: str = Field(description="A short verb phrase, e.g. 'works at', 'lives in'.")
     object: Entity | None = Field(default=None, description="The object entity, or use value.")

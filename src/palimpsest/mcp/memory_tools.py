@@ -12,6 +12,7 @@ from pydantic import Field
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import writes
 from palimpsest.mcp.render import plain
+from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg
 from palimpsest.resolvers import memory_files as ops
 
@@ -52,12 +53,13 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         command: CommandName,
         path: Text = None,
         view_range: Annotated[
-            list[int] | None, Field(description="view: [start, end], 1-based; end -1: to the end.")
+            list[Int32] | None,
+            Field(description="view: [start, end], 1-based; end -1: to the end."),
         ] = None,
         file_text: Text = None,
         old_str: Text = None,
         new_str: Text = None,
-        insert_line: Annotated[int | None, Field(description="insert: after this line.")] = None,
+        insert_line: Annotated[Int32 | None, Field(description="insert: after this line.")] = None,
         insert_text: Text = None,
         old_path: Text = None,
         new_path: Text = None,

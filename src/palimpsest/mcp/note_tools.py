@@ -16,6 +16,7 @@ from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
+from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import memory, note_versions
 from palimpsest.timeparse import parse_optional as parse
@@ -56,7 +57,8 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         value: Annotated[Any, Field(description="Any JSON value except null.")],
         scope: ScopeArg = Scope.USER,
         ttl_seconds: Annotated[
-            int | None, Field(ge=0, description="Forget after this many seconds (0/none: never).")
+            Int32 | None,
+            Field(ge=0, description="Forget after this many seconds (0/none: never)."),
         ] = None,
         pinned: Annotated[
             bool | None,

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from palimpsest.mcp.strict_args import Int32, ToolInput
 
 
-class LegWeights(BaseModel):
+class LegWeights(ToolInput):
     vector: float | None = Field(default=None, description="The vector leg's weight, 0-100.")
     fulltext: float | None = Field(default=None, description="The full-text leg's weight, 0-100.")
 
@@ -31,5 +33,5 @@ Weights = Annotated[
     LegWeights | None, Field(description="Weights of the vector and full-text legs.")
 ]
 PerDocument = Annotated[
-    int | None, Field(description="At most this many hits per document (1-50). Default off.")
+    Int32 | None, Field(description="At most this many hits per document (1-50). Default off.")
 ]

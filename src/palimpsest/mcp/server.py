@@ -2,9 +2,10 @@
 
 Errors keep the API's codes. A refusal (``PalimpsestError``) comes back as a tool error whose
 text starts with the code and whose structured content is ``{"error": {"code", "message",
-...details}}``; arguments that do not fit the tool's schema are ``INVALID_ARGUMENT`` naming the
-fields; anything unexpected is ``INTERNAL`` with a request id that is also logged, and nothing
-else of it leaves the server. Messages are logged by code only, never with arguments.
+...details}}``; arguments that do not fit the tool's schema, parsed strictly and with no
+argument it does not name (``strict_args``), are ``INVALID_ARGUMENT`` naming the fields;
+anything unexpected is ``INTERNAL`` with a request id that is also logged, and nothing else of
+it leaves the server. Messages are logged by code only, never with arguments.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from palimpsest.mcp import (
     memory_tools,
     note_tools,
     sql_tools,
+    strict_args,
     tools,
     work_tools,
 )
@@ -86,6 +88,8 @@ def build_server(caller: Caller, lifespan: Lifespan | None = None) -> MemoryServ
     )
     for plane in planes:
         plane.register(server, caller)
+    for tool in server._tool_manager.list_tools():
+        strict_args.harden(tool)
     return server
 
 

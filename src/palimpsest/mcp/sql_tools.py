@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Annotated, Any, TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
+from palimpsest.mcp.strict_args import ToolInput
 from palimpsest.mcp.tools import Caller, ScopeArg
 from palimpsest.resolvers import sql
 from palimpsest.sqlmem import Statement
@@ -25,7 +26,7 @@ SqlArgs = Annotated[
 ]
 
 
-class SqlStatement(BaseModel):
+class SqlStatement(ToolInput):
     statement: str = Field(description="One DDL/DML statement (CREATE TABLE, INSERT, UPDATE...).")
     args: SqlArgs = None
 

@@ -7,19 +7,20 @@ from __future__ import annotations
 from typing import Annotated, Any, TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from palimpsest.identity import Scope
 from palimpsest.mcp.fact_tools import FactItem
 from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
+from palimpsest.mcp.strict_args import Int32, ToolInput
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import harvest as harvest_ops
 from palimpsest.resolvers import pending
 from palimpsest.timeparse import parse_optional
 
 
-class Span(BaseModel):
+class Span(ToolInput):
     text: str = Field(description="The evicted text, as it stood in the context.")
     speaker: str | None = Field(default=None, description="Who said it, e.g. a name.")
     role: str | None = Field(default=None, description="user, assistant, tool...")
@@ -68,7 +69,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ctx: Context,
         spans: Annotated[list[Span], Field(description="1-1000 spans, at most 1 MiB in all.")],
         compaction_generation: Annotated[
-            int, Field(ge=0, description="Which distillation of this run evicted them.")
+            Int32, Field(ge=0, description="Which distillation of this run evicted them.")
         ],
     ) -> HarvestResult:
         svc, who = await caller(ctx)

@@ -154,12 +154,8 @@ async def history(
     ref = resolve_scope(who, scope)
     check_id(doc_id, "id")
     paging.check_limit(limit, MAX_HISTORY_LIMIT)
-    position = paging.decode(after, HISTORY_NAME, (paging.Part.TEXT,))
-    before = 2**62
-    if position:
-        if not str(position[0]).isdigit():
-            raise InvalidArgument("after is not a cursor of this list")
-        before = int(position[0])
+    position = paging.decode(after, HISTORY_NAME, (paging.Part.COUNT,))
+    before = int(position[0]) if position else paging.MAX_COUNT
     params = {"id": doc_id, "before": before, "limit": limit + 1}
     rows = await svc.db.scoped(ref).read(q.LIST_REVISIONS, params)
     if not rows:

@@ -26,7 +26,8 @@ from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.embedding_models import ActiveEmbedder
 from palimpsest.errors import Conflict, InvalidArgument, PalimpsestError
 from palimpsest.identity import permissions
-from palimpsest.identity.principal import Principal
+from palimpsest.identity.principal import Principal, Scope
+from palimpsest.identity.scopes import resolve_scope
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.embedding_state import EmbeddingState, ModelSlot, decode_state
 from palimpsest.schema.indexes import vector_options
@@ -108,10 +109,14 @@ async def counts(db: Database, state: EmbeddingState) -> tuple[PlaneCount, ...]:
 
 
 async def status(svc: Services, who: Principal) -> EmbeddingStatus:
-    """``embeddingStatus``: the platform operator's view of the models and their counts."""
+    """``embeddingStatus``: the platform operator's view of the models and their counts.
+
+    The counts span every tenant, so they take what any GLOBAL read takes: besides the role,
+    a token neither isolated nor granted less than GLOBAL (fail closed, as ``resolve_scope``)."""
     permissions.require(
         permissions.platform_operator(who), "only the platform operator reads embedding status"
     )
+    resolve_scope(who, Scope.GLOBAL)
     state = await read_state(svc.db)
     return EmbeddingStatus(state, await counts(svc.db, state))
 

@@ -7,7 +7,15 @@ from email.utils import formatdate
 import httpx
 import pytest
 
-from palimpsest.client.transport import BOOKMARK_HEADER, Retry, RetryPolicy, Rules, retry_after
+from palimpsest.client.transport import (
+    BOOKMARK_HEADER,
+    AsyncTransport,
+    Retry,
+    RetryPolicy,
+    Rules,
+    Transport,
+    retry_after,
+)
 from palimpsest.errors import (
     Conflict,
     DatabaseFailure,
@@ -89,3 +97,57 @@ def test_retry_after_as_an_http_date() -> None:
 def test_a_bad_policy_is_refused() -> None:
     with pytest.raises(ValueError, match="tries"):
         RetryPolicy(tries=0)
+
+
+@pytest.mark.parametrize(
+    "value", ["\u00b2", "1\u00b2", "\u0663", "9" * 400, "-1", "1.5", "Mon, 99 Foo 2020", "Fri,"]
+)
+def test_a_malformed_retry_after_is_tolerated_as_absent(value: str) -> None:
+    assert retry_after(value, 0.0) is None
+    # As the bytes a server sends: httpx decodes them for the header's str.
+    headers = [(b"Retry-After", value.encode())]
+    busy = Rules("t").settle(httpx.Response(503, json=error("UNAVAILABLE"), headers=headers), 0)
+    assert isinstance(busy, Retry)
+    assert busy.wait == RetryPolicy().backoff
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308, 300, 304])
+def test_a_redirect_is_an_error_even_with_a_json_answer(status: int) -> None:
+    response = answer(status, {"data": {"x": 1}}, Location="https://elsewhere.invalid/graphql")
+    with pytest.raises(DatabaseFailure, match=f"HTTP {status}") as raised:
+        Rules("t").settle(response, 0)
+    assert raised.value.details == {"status": status}
+    with pytest.raises(DatabaseFailure, match="redirect"):
+        Rules("t").settle(answer(status, error("FORBIDDEN")), 0)
+
+
+def _replies(*responses: httpx.Response) -> httpx.MockTransport:
+    queue = list(responses)
+    return httpx.MockTransport(lambda _: queue.pop(0))
+
+
+def _flaky() -> tuple[httpx.Response, httpx.Response]:
+    busy = httpx.Response(503, json=error("UNAVAILABLE"), headers=[(b"Retry-After", "²".encode())])
+    return busy, httpx.Response(200, json={"data": {"x": 1}})
+
+
+async def test_both_flavours_retry_past_a_malformed_retry_after_and_refuse_a_redirect() -> None:
+    policy = RetryPolicy(backoff=0)
+
+    def moved() -> httpx.Response:
+        return httpx.Response(302, json={"data": {"x": 2}}, headers={"Location": "/elsewhere"})
+
+    sync = Transport(
+        "http://s", "t", policy=policy, http=httpx.Client(transport=_replies(*_flaky()))
+    )
+    assert sync.post("{ x }", {}) == {"x": 1}
+    sync = Transport("http://s", "t", policy=policy, http=httpx.Client(transport=_replies(moved())))
+    with pytest.raises(DatabaseFailure, match="redirect"):
+        sync.post("{ x }", {})
+    flaky = httpx.AsyncClient(transport=_replies(*_flaky()))
+    assert await AsyncTransport("http://s", "t", policy=policy, http=flaky).post("{ x }", {}) == {
+        "x": 1
+    }
+    redirected = httpx.AsyncClient(transport=_replies(moved()))
+    with pytest.raises(DatabaseFailure, match="redirect"):
+        await AsyncTransport("http://s", "t", policy=policy, http=redirected).post("{ x }", {})
