@@ -33,7 +33,7 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[asks.Ask]:
         seen.append(ask)
         return RecallResult(hits=[], sources_applied=True, time_filter=None, scopes=[ask.scope])
 
-    monkeypatch.setattr(ctx.asks, "search", search)
+    monkeypatch.setattr(asks, "search", search)
     monkeypatch.setattr(ctx, "count_tokens", lambda _e, texts: [len(t.split()) for t in texts])
     return seen
 
