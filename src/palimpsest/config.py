@@ -89,6 +89,10 @@ class Settings(BaseSettings):
     rrf_fulltext_weight: float = Field(default=1.0, ge=0.0, le=10.0)
     # The largest ``budgetTokens`` one ``context`` call may ask for (docs/reference/context.md).
     context_max_budget_tokens: int = Field(default=16_000, ge=1, le=200_000)
+    # The floor on the cosine of ``context``'s search hits when a call names none (recall's
+    # ``minScore``). Measured for the default model (docs/notes/context.md): another model's
+    # cosines sit elsewhere, so it is a setting.
+    context_min_score: float = Field(default=0.3, ge=-1.0, le=1.0)
     # A row one leg returned and the other leg over the same rows did not is ranked just past
     # that leg's pool there, not nowhere (docs/reference/recall.md). Off: plain RRF, where a
     # row listed by both legs, however deep, outranks the top of one leg.

@@ -5,6 +5,10 @@ given, each whole if it fits, else its longest run of whole sentences that fits,
 it, and goes on with the next piece (a later, shorter one may still fit). Nothing is ever cut
 inside a sentence. Tokens come from ``count`` (the embedding model's tokenizer), and the
 block as a whole is counted again at the end, so ``tokens`` is the block's own count.
+
+Each piece is one line, whatever its body holds: a backslash is written ``\\\\``, a line feed
+``\\n``, a carriage return ``\\r``, and every other character ``str.splitlines`` breaks on as
+``\\uXXXX``, so the block's lines are its pieces, one for one.
 """
 
 from __future__ import annotations
@@ -18,6 +22,14 @@ SEPARATOR = "\n"
 # A sentence ends at ., ! or ? (closing quotes and brackets included) before white space, or
 # at a line break: a list item or a heading is a sentence of its own.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]\u201d\u2019]*\s+|\n+")
+_ESCAPES = str.maketrans(
+    {
+        "\\": "\\\\",
+        "\n": "\\n",
+        "\r": "\\r",
+        **{c: f"\\u{ord(c):04x}" for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"},
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,5 +111,10 @@ def _settle(taken: list[Packed], budget: int, count: Count, truncated: bool) -> 
         truncated = True
 
 
+def one_line(body: str) -> str:
+    """``body`` stripped, on one line: backslashes and line breaks escaped."""
+    return body.strip().translate(_ESCAPES)
+
+
 def _line(cite: str, body: str) -> str:
-    return f"{cite} {body.strip()}"
+    return f"{cite} {one_line(body)}"

@@ -411,3 +411,57 @@ def test_the_cli_prints_the_same_block(live_server_url: str, gql: Gql, world: Wo
     assert pinned.returncode == 0, pinned.stderr
     assert ok(gql(GET, world.grace, k="core/shell"))["memory"]["pinned"] is True
     ok(gql(SET, world.grace, k="core/shell", v="Unpinned again.", p=False))
+
+
+FLOORED = """query($q: String!, $b: Int!, $min: Float) {
+  context(scope: USER, query: $q, budgetTokens: $b, minScore: $min) {
+    text tokens truncated items { kind source scope id tokens cut } } }"""
+
+
+def test_a_question_about_nothing_held_packs_no_hits_above_the_floor(
+    gql: Gql, world: World, settings: Settings
+) -> None:
+    """Before the floor, 2,000 tokens packed the whole scope for a question it holds nothing
+    about (issue 45 item 5); the pinned notes still come, they are not hits."""
+    q = "When is the dentist appointment?"
+    block = ok(gql(FLOORED, world.grace, q=q, b=2000))["context"]
+    check_block(block, 2000, count(settings))
+    assert {i["kind"] for i in block["items"]} == {"PINNED"}
+    unfloored = ok(gql(FLOORED, world.grace, q=q, b=2000, min=-1.0))["context"]
+    assert sum(i["kind"] == "HIT" for i in unfloored["items"]) > 10
+    # A question the handbook answers keeps its hits above the default floor.
+    asked = ok(gql(FLOORED, world.grace, q="How does the COBOL compiler read the deck?", b=2000))
+    assert any(i["source"] == "DOCUMENTS" for i in asked["context"]["items"])
+
+
+@pytest.mark.parametrize("floor", [1.5, -2.0])
+def test_a_bad_min_score_is_refused_and_nothing_is_written(
+    gql: Gql, world: World, neo4j_driver: Driver, floor: float
+) -> None:
+    before = _fingerprint(neo4j_driver, world.tenant)
+    body = gql(FLOORED, world.grace, q="Grace Hopper", b=200, min=floor)
+    assert body["data"] is None
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "INVALID_ARGUMENT"
+    assert "minScore" in error["message"]
+    assert _fingerprint(neo4j_driver, world.tenant) == before
+
+
+def test_a_piece_with_line_breaks_is_one_escaped_line(
+    gql: Gql, token: Callable[..., str], settings: Settings
+) -> None:
+    who = token(f"ctx-lines-{uuid.uuid4().hex[:8]}", "dora", "planner")
+    ok(gql(SET, who, k="core/steps", v="Dora's steps:\n- boil water\n- add C:\\tea", p=True))
+    kettle = (
+        "# Kettle\n\nDora boils water in the kettle,\nthen adds the tea.\n\n"
+        "```\nboil()\nbrew()\n```\n"
+    )
+    ok(gql(IMPORT, who, m=kettle))
+    block = ok(gql(FLOORED, who, q="How does Dora make tea in the kettle?", b=2000))["context"]
+    check_block(block, 2000, count(settings))
+    lines = block["text"].split("\n")
+    assert lines[0] == "[note:core/steps] Dora's steps:\\n- boil water\\n- add C:\\\\tea"
+    assert any(
+        line.endswith(" Dora boils water in the kettle,\\nthen adds the tea.") for line in lines
+    )
+    assert any("boil()\\nbrew()" in line for line in lines), lines

@@ -95,6 +95,36 @@ async def test_turns_and_compressions_are_banked_and_recalled(
     assert provider.pending() == 0
 
 
+async def test_the_same_words_later_in_the_run_are_a_span_of_their_own(
+    live_server_url: str,
+    token: Callable[..., str],
+    svc: Services,
+    tmp_path: Path,
+    clients: list[Client],
+) -> None:
+    run = new_run(token, agent="hermes")
+    clients.append(run.client(live_server_url))
+    provider = PalimpsestMemoryProvider(clients[-1])
+    manager = manager_of(provider, tmp_path)
+    turns = [
+        ("Shall I book the dentist for Tuesday?", "Yes."),
+        ("And the car service on Friday?", "Yes."),
+    ]
+    banked = []
+    for user, assistant in turns:
+        manager.sync_all(user, assistant, session_id="hermes-session-1")
+        assert manager.flush_pending(timeout=60)
+        banked.append((provider.last.accepted, provider.last.duplicates))
+    assert banked == [(2, 0), (2, 0)]
+    history = [
+        {"role": r, "content": t} for u, a in turns for r, t in (("user", u), ("assistant", a))
+    ]
+    manager.on_pre_compress(history)
+    assert (provider.last.accepted, provider.last.duplicates) == (0, 4)
+    assert await consolidated(svc, run) == 4
+    manager.shutdown_all()
+
+
 async def test_an_unreachable_server_spools_and_the_next_call_sends(
     live_server_url: str,
     token: Callable[..., str],

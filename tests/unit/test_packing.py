@@ -87,3 +87,17 @@ def test_a_tokenizer_that_does_not_add_up_loses_pieces_from_the_end() -> None:
 def test_an_empty_budget_packs_nothing() -> None:
     block = pack([FACT], 1, words)
     assert (block.text, block.tokens, block.truncated, block.packed) == ("", 0, True, ())
+
+
+def test_a_piece_with_line_breaks_stays_one_line_escaped() -> None:
+    body = "# Manual\n\n- step one\r\n- step two\u2028C:\\temp\\new\x85end"
+    block = pack([Piece("[chunk:c1]", body), FACT], 1000, words)
+    assert block.text.splitlines() == [p.line for p in block.packed]
+    assert block.packed[0].line == (
+        "[chunk:c1] # Manual\\n\\n- step one\\r\\n- step two\\u2028C:\\\\temp\\\\new\\u0085end"
+    )
+    # A cut piece is escaped the same way: its first sentences, on one line.
+    cut = pack([Piece("[note:a]", "First line.\nSecond line goes on.")], 3, words)
+    assert cut.text == "[note:a] First line."
+    two = pack([Piece("[note:a]", "A list:\n- one\n- two and more")], 5, words)
+    assert two.text == "[note:a] A list:\\n- one"

@@ -284,3 +284,26 @@ def eval_title_embed(
     from palimpsest_bench import title_embed
 
     print_json(asyncio.run(title_embed.run(dataset.value, data, embed_cache, docs, err)))
+
+
+@eval_app.command("context-floor")
+def eval_context_floor(
+    data: DataDir,
+    conversations: Annotated[int, typer.Option(min=1, help="Conversations imported.")] = 2,
+    questions: Annotated[int, typer.Option(min=1, help="Questions per conversation.")] = 50,
+    stride: Annotated[int, typer.Option(min=1, help="Every Nth question of 1-4.")] = 3,
+    budget: Annotated[int, typer.Option(min=1, help="The block's budgetTokens.")] = 2000,
+    floor: Annotated[
+        list[float] | None, typer.Option(help="A minScore to try (repeat; default a sweep).")
+    ] = None,
+) -> None:
+    """LoCoMo: `context`'s block per minScore: precision (evidence lines over lines), recall
+    of the evidence turns, and the lines packed for another conversation's questions."""
+    from palimpsest_bench import context_floor
+
+    floors = tuple(floor) if floor else context_floor.FLOORS
+    print_json(
+        context_floor.run(
+            Settings(), data, conversations, questions, stride, budget, floors, say=err
+        )
+    )

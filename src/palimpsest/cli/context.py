@@ -26,13 +26,23 @@ def context(
     ] = None,
     as_of: TimeOpt = None,
     known_at: TimeOpt = None,
+    min_score: Annotated[
+        float | None,
+        typer.Option(help="Leave out hits whose cosine is below this, -1 to 1 (server default)."),
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the block and its items.")] = False,
 ) -> None:
     """Print the packed memory block for QUERY: pinned notes, facts about the entities it
     names, then recall hits, each line citing its id; tokens and truncation on stderr."""
     with _client() as client:
         block = client.context(
-            scope, query, budget_tokens=budget, also_scopes=also, as_of=as_of, known_at=known_at
+            scope,
+            query,
+            budget_tokens=budget,
+            also_scopes=also,
+            as_of=as_of,
+            known_at=known_at,
+            min_score=min_score,
         )
     if json:  # the MCP tool's shape, as before: kind and source in lower case
         items = [

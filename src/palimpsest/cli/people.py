@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -25,7 +25,10 @@ from palimpsest.identity import Scope
 from palimpsest.values import plain
 
 if TYPE_CHECKING:  # the quick looks never load the core or the driver
+    from rich.table import Table
+
     from palimpsest.client import Client
+    from palimpsest.client.recall_results import RecallHit
     from palimpsest.identity import Principal
     from palimpsest.resolvers.services import Services
 
@@ -222,16 +225,35 @@ def memory_search(
     top_k: Annotated[int, typer.Option(min=1)] = 10,
 ) -> None:
     """Search notes, facts and documents of a scope; a table on stderr, JSON hits on stdout."""
-    from rich.table import Table
-
     with _client() as client:
         result = client.search(scope, query, top_k=top_k)
-    table = Table("score", "kind", "key / document", "text")
-    for h in result.hits:
-        where = h.key or h.document_id or (h.fact.id if h.fact else h.id)
-        table.add_row(f"{h.score:.4f}", h.kind.value.lower(), where, _short(h.text))
-    _stderr_console().print(table)
+    _stderr_console().print(hits_table(result.hits))
     print_json([{**plain(h), "kind": h.kind.value.lower()} for h in result.hits])
+
+
+def hits_table(hits: Sequence[RecallHit]) -> Table:
+    """The hits with what tells a good one from a bad one: the fused score only orders them
+    (every score is near 1/(k + rank)), the cosine and each leg's rank say how well it
+    matched."""
+    from rich.table import Table
+
+    table = Table("score", "cosine", "vector #", "full-text #", "kind", "key / document", "text")
+    for h in hits:
+        where = h.key or h.document_id or (h.fact.id if h.fact else h.id)
+        table.add_row(
+            f"{h.score:.4f}",
+            "-" if h.cosine is None else f"{h.cosine:.3f}",
+            _rank(h.vector_rank),
+            _rank(h.fulltext_rank),
+            h.kind.value.lower(),
+            where,
+            _short(h.text),
+        )
+    return table
+
+
+def _rank(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)
 
 
 def _client() -> Client:

@@ -180,6 +180,7 @@ class AsyncClient:
         also_scopes: Sequence[Scope | str] | None = None,
         as_of: When | None = None,
         known_at: When | None = None,
+        min_score: float | None = None,
     ) -> ContextBlock:
         return await self.call(
             op.CONTEXT,
@@ -189,6 +190,7 @@ class AsyncClient:
             also_scopes=also_scopes,
             as_of=as_of,
             known_at=known_at,
+            min_score=min_score,
         )
 
     async def memory_file(

@@ -179,7 +179,7 @@ CONTEXT = Operation[ContextBlock](
     "query",
     "context",
     "scope: Scope!, query: String!, budgetTokens: Int!, alsoScopes: [Scope!], asOf: Instant, "
-    "knownAt: Instant",
+    "knownAt: Instant, minScore: Float",
     ContextBlock,
 )
 MEMORY_FILE = Operation[MemoryFileAnswer](

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import Annotated
 
 import strawberry
 from strawberry import ID
@@ -47,7 +48,8 @@ class ContextItem:
 
 @strawberry.type(
     description="Pinned notes, then facts about the entities the query names, then recall "
-    "hits: one line each, starting with the id it cites, e.g. `[note:key]`."
+    "hits: one line each, starting with the id it cites, e.g. `[note:key]`; a line break "
+    "inside a piece is written `\\n` (a backslash `\\\\`), so lines and items match one for one."
 )
 class ContextBlock:
     text: str
@@ -60,12 +62,25 @@ class ContextBlock:
     items: list[ContextItem]
 
 
+ContextMinScoreArg = Annotated[
+    float | None,
+    strawberry.argument(
+        description="A floor on the search hits' cosine, in [-1, 1], as recall's `minScore`: "
+        "a hit with a lower cosine is left out; one with no cosine stays only if its "
+        "full-text rank is within the search's topK. Pinned notes and facts about named "
+        "entities are not hits and always come. Default: the server's "
+        "PALIMPSEST_CONTEXT_MIN_SCORE; -1 keeps every hit with a cosine."
+    ),
+]
+
+
 @strawberry.type
 class ContextQuery:
     @strawberry.field(
         description="The block of memory for the next turn, within `budgetTokens`: the "
         "pinned notes of the scopes, the current facts (as of `asOf`/`knownAt`) about the "
-        "entities `query` names, then the best search hits. `alsoScopes` as in recall.",
+        "entities `query` names, then the best search hits above `minScore`. `alsoScopes` as "
+        "in recall.",
         metadata=costs(Searches(default_sources=3)),
     )
     async def context(
@@ -77,6 +92,7 @@ class ContextQuery:
         also_scopes: list[Scope] | None = None,
         as_of: Instant | None = None,
         known_at: Instant | None = None,
+        min_score: ContextMinScoreArg = None,
     ) -> ContextBlock:
         c = info.context
         block = await ops.context(
@@ -88,6 +104,7 @@ class ContextQuery:
             also_scopes or (),
             as_of,
             known_at,
+            min_score,
         )
         return ContextBlock(
             text=block.text,

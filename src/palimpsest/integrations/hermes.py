@@ -6,8 +6,9 @@
 ``prefetch`` answers the server's packed, cited ``context`` block for the user's message.
 After each turn ``sync_turn`` banks the user's and the assistant's messages; before a
 compression ``on_pre_compress`` banks the messages about to be summarised (generation: the
-provider's count of compressions). A message is keyed by its role and text, so a turn banked
-by ``sync_turn`` and again at compression is one span.
+provider's count of compressions). A message is keyed by its place in the run and its text
+(``positions.py``): a turn banked by ``sync_turn`` and again at compression is one span, and a
+later message with the same text (a second "Yes.") is a span of its own.
 
 Hermes catches a provider's exceptions and only logs them, so a failure to bank cannot stop
 it. The provider therefore never relies on raising: spans the server did not take are written
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +33,16 @@ from agent.memory_provider import MemoryProvider
 
 from palimpsest.client import Client, Scope, SpanInput
 from palimpsest.errors import InvalidArgument, PalimpsestError, Unavailable
-from palimpsest.integrations.banking import Banked, bank, content_text, message_key
+from palimpsest.integrations.banking import Banked, bank, content_text
+from palimpsest.integrations.positions import Message, Positions, key
 from palimpsest.integrations.spool import Spool
 
 log = logging.getLogger(__name__)
 ROLES = ("user", "assistant", "tool")  # system prompts are not dialogue
 
 
-def message_span(message: dict[str, Any]) -> SpanInput | None:
-    """One OpenAI-style message as a span, or None for one with nothing to remember."""
+def dialogue(message: dict[str, Any]) -> Message | None:
+    """One OpenAI-style message as (role, text), or None for one with nothing to remember."""
     role = str(message.get("role") or "")
     if role not in ROLES:
         return None
@@ -49,7 +53,12 @@ def message_span(message: dict[str, Any]) -> SpanInput | None:
     text = "\n".join(p for p in parts if p.strip())
     if not text.strip():
         return None
-    return SpanInput(text=text, speaker=role, role=role, source_id=message_key(role, text))
+    return role, text
+
+
+def message_span(message: Message, source_id: str) -> SpanInput:
+    role, text = message
+    return SpanInput(text=text, speaker=role, role=role, source_id=source_id)
 
 
 class PalimpsestMemoryProvider(MemoryProvider):  # type: ignore[misc]
@@ -64,6 +73,9 @@ class PalimpsestMemoryProvider(MemoryProvider):  # type: ignore[misc]
         self.session_id = ""
         self.compressions = 0
         self.last = Banked()
+        self.positions = Positions()
+        # sync_turn runs on Hermes's worker thread, on_pre_compress on the agent's.
+        self._placing = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -103,13 +115,25 @@ class PalimpsestMemoryProvider(MemoryProvider):  # type: ignore[misc]
     ) -> None:
         turn = [{"role": "user", "content": user_content}]
         turn.append({"role": "assistant", "content": assistant_content})
-        self._bank([s for s in map(message_span, turn) if s is not None], 0)
+        found = [m for m in map(dialogue, turn) if m is not None]
+        with self._placing:
+            labels = self.positions.turn(found)
+        self._bank(self._spans(found, labels), 0)
 
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
-        self.compressions += 1
-        spans = [s for s in map(message_span, messages) if s is not None]
-        self._bank(spans, self.compressions)
+        found = [m for m in map(dialogue, messages) if m is not None]
+        with self._placing:
+            self.compressions += 1
+            generation = self.compressions
+            labels = self.positions.compressed(found)
+        self._bank(self._spans(found, labels), generation)
         return ""
+
+    def _spans(self, found: Sequence[Message], labels: Sequence[str]) -> list[SpanInput]:
+        return [
+            message_span(m, key(self.session_id, label, *m))
+            for m, label in zip(found, labels, strict=True)
+        ]
 
     def shutdown(self) -> None:
         try:
@@ -143,4 +167,4 @@ class PalimpsestMemoryProvider(MemoryProvider):  # type: ignore[misc]
         return json.dumps({"error": f"palimpsest has no tool {tool_name}"})
 
 
-__all__ = ["PalimpsestMemoryProvider", "message_span"]
+__all__ = ["PalimpsestMemoryProvider", "dialogue", "message_span"]

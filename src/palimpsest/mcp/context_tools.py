@@ -24,6 +24,17 @@ Budget = Annotated[
 ]
 
 
+MinScore = Annotated[
+    float | None,
+    Field(
+        description="Only hits that match well: leave out search hits whose cosine is below "
+        "this (-1 to 1; a hit with no cosine stays only if its full-text rank is within the "
+        "search's top_k). Pinned notes and facts about named entities always come. Default: "
+        "the server's floor; -1 keeps every hit with a cosine."
+    ),
+]
+
+
 class ContextResult(TypedDict):
     """The block of text, its tokens, whether something did not fit, and its pieces in order
     (kind pinned, fact or hit; source; scope; the id it cites; tokens; cut)."""
@@ -61,7 +72,8 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         description="Memory for your next turn in one block of text within a token budget: "
         "your pinned core notes first, then the current facts about the people and things "
         "the query names, then the best recall hits. Each line starts with the id it cites "
-        "([note:key], [fact:id], [chunk:id]); `truncated` says something did not fit.",
+        "([note:key], [fact:id], [chunk:id]), a line break inside a piece written \\n; "
+        "hits below `min_score` are left out; `truncated` says something did not fit.",
         annotations=READS,
     )
     async def context(
@@ -74,6 +86,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ] = None,
         as_of: TimeArg = None,
         known_at: TimeArg = None,
+        min_score: MinScore = None,
     ) -> ContextResult:
         svc, who = await caller(ctx)
         block = await ops.context(
@@ -85,5 +98,6 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
             also_scopes or (),
             parse_optional(as_of, "as_of"),
             parse_optional(known_at, "known_at"),
+            min_score,
         )
         return block_json(block)

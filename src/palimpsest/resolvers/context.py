@@ -1,10 +1,14 @@
 """``context``: the one call a runtime makes per turn (docs/reference/context.md).
 
 For a query and a token budget it packs, in this order, the pinned notes of the scopes, the
-current facts about the entities the query names, and the best ``search`` hits, each piece
-citing the id it came from (``packing.py``). Scopes are resolved first, exactly as recall
-resolves them (``scope`` then ``alsoScopes``, each read in its own scope only); the hits come
-from the recall core (``recall_asks.search``), never from a second assembly of recall.
+current facts about the entities the query names, and the best ``search`` hits above a floor
+on their cosine (recall's ``minScore``), each piece citing the id it came from
+(``packing.py``). Without the floor a question about nothing the scope holds packed the whole
+scope into a large budget: the search always answers its topK.
+
+Scopes are resolved first, exactly as recall resolves them (``scope`` then ``alsoScopes``,
+each read in its own scope only); the hits come from the recall core
+(``recall_asks.search``), never from a second assembly of recall.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import note_versions
 from palimpsest.resolvers import recall_asks as asks
+from palimpsest.resolvers import recall_controls as controls
 from palimpsest.resolvers.fact_decode import fact_from
 from palimpsest.resolvers.fact_input import VALUE_TYPE
 from palimpsest.resolvers.facts import TimeView, time_view
@@ -76,13 +81,20 @@ async def context(
     also_scopes: Sequence[Scope] = (),
     as_of: datetime | None = None,
     known_at: datetime | None = None,
+    min_score: float | None = None,
 ) -> ContextBlock:
+    """``min_score``: recall's floor on the search hits (None: ``context_min_score``)."""
     refs = [resolve_scope(who, s) for s in dict.fromkeys([scope, *also_scopes])]
     cap = svc.settings.context_max_budget_tokens
     if not 1 <= budget_tokens <= cap:
         raise InvalidArgument(f"budgetTokens must be between 1 and {cap}", limit=cap)
     if not query.strip() or len(query) > MAX_QUERY_CHARS:
         raise InvalidArgument(f"query must be 1-{MAX_QUERY_CHARS} characters")
+    floor = asks.Controls(
+        min_score=svc.settings.context_min_score if min_score is None else min_score,
+        fulltext_within=asks.DEFAULT_TOP_K,
+    )
+    controls.check(floor, None)  # refused before anything is read, not inside the gather
     view = time_view(svc, as_of, known_at)
     names = sorted(extractors.candidates(query))
     ask = asks.Ask(
@@ -91,6 +103,7 @@ async def context(
         top_k_for(budget_tokens),
         when=asks.When(as_of=as_of, known_at=known_at),
         also_scopes=also_scopes,
+        controls=floor,
     )
     # The reads are independent: run at once, packed in the order pinned, facts, hits.
     *parts, hits = await asyncio.gather(

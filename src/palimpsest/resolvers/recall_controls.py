@@ -64,6 +64,10 @@ class Controls:
     recency_half_life: str | None = None
     weights: LegWeights | None = None
     max_per_document: int | None = None
+    # The full-text rank within which a hit with no cosine passes ``min_score`` (None: topK).
+    # No door takes it: ``context`` asks for many hits to fill its budget and counts a rank
+    # within recall's default topK as word evidence, not one within its own topK.
+    fulltext_within: int | None = None
 
     @classmethod
     def of(
@@ -86,6 +90,7 @@ class Applied:
     half_life: timedelta | None = None
     reference: datetime | None = None  # the recency reference; None: the query time
     max_per_document: int | None = None
+    fulltext_within: int | None = None  # see ``Controls``
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +130,7 @@ def check(c: Controls, reference: datetime | None) -> Applied:
             f"maxPerDocument (max_per_document) must be between 1 and {MAX_PER_DOCUMENT}"
         )
     half_life = parse_half_life(c.recency_half_life)
-    return Applied(c.min_score, half_life, reference if half_life else None, n)
+    return Applied(c.min_score, half_life, reference if half_life else None, n, c.fulltext_within)
 
 
 def parse_half_life(text: str | None) -> timedelta | None:
@@ -176,13 +181,16 @@ def floor(hits: Sequence[Hit], a: Applied, top_k: int) -> list[Hit]:
     """The hits that pass ``minScore``, each with its verdict in ``explain.floor``."""
     if a.min_score is None:
         return list(hits)
+    within = top_k if a.fulltext_within is None else a.fulltext_within
     kept: list[Hit] = []
     for hit in hits:
         if hit.cosine is not None:
             by = "cosine" if hit.cosine >= a.min_score else None
         else:
             by = (
-                "fulltext" if hit.fulltext_rank is not None and hit.fulltext_rank <= top_k else None
+                "fulltext"
+                if hit.fulltext_rank is not None and hit.fulltext_rank <= within
+                else None
             )
         if by is not None:
             if hit.explain is not None:

@@ -144,6 +144,13 @@ def test_min_score_floors_the_cosine_and_keeps_no_cosine_rows_by_their_fulltext_
     assert [h.explain.floor for h in kept if h.explain] == ["cosine", "fulltext"]
 
 
+def test_context_counts_the_fulltext_rank_within_its_own_bound_not_the_top_k() -> None:
+    """``context`` asks for up to 50 hits; a no-cosine row stands on a rank within 10."""
+    applied = rc.check(rc.Controls(min_score=0.5, fulltext_within=2), None)
+    words, deep = hit("words", fulltext_rank=2), hit("deep", fulltext_rank=3)
+    assert [h.id for h in rc.floor([words, deep], applied, top_k=50)] == ["words"]
+
+
 async def test_max_per_document_caps_each_document_and_leaves_other_rows_alone(
     tmp_path: Path,
 ) -> None:
