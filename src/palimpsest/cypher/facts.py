@@ -221,6 +221,45 @@ LIMIT $limit
 """,
 )
 
+# ``LIST_FACTS`` of one subject named as a write names it (cypher/entities.py
+# ``RESOLVE_ENTITIES``): in each type (or the one asked), the entity whose normalised name is
+# the name, else whose folded name (``$subject_key``) is, else one of whose aliases folds the
+# same (a merged-away spelling is an alias of the kept entity); lowest id first.
+LIST_SUBJECT_FACTS = Statement(
+    "LIST_SUBJECT_FACTS",
+    """
+CALL () {
+  MATCH (e:Entity {scope_key: $scope_key, normalized_name: $subject_norm})
+  WHERE $subject_type IS NULL OR e.type = $subject_type
+  RETURN e, 0 AS rank
+  UNION
+  MATCH (e:Entity {scope_key: $scope_key, name_key: $subject_key})
+  WHERE $subject_type IS NULL OR e.type = $subject_type
+  RETURN e, 1 AS rank
+  UNION
+  MATCH (e:Entity {scope_key: $scope_key})
+  WHERE e.alias_keys IS NOT NULL AND $subject_key IN e.alias_keys
+    AND ($subject_type IS NULL OR e.type = $subject_type)
+  RETURN e, 2 AS rank
+}
+WITH e ORDER BY rank, e.id
+WITH e.type AS type, collect(e)[0] AS s
+MATCH (s)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
+WHERE ($predicate IS NULL OR f.predicate = $predicate)
+  AND """
+    + FACT_VISIBLE
+    + """
+  AND """
+    + _AFTER_FACT
+    + """
+RETURN"""
+    + FACT_COLUMNS
+    + """
+ORDER BY f.valid_at, f.created_at, f.id
+LIMIT $limit
+""",
+)
+
 GET_FACT = Statement(
     "GET_FACT",
     """
