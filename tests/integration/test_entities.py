@@ -232,14 +232,10 @@ SUBJECT_FACTS = (
     " name: $name}) { items { id subject { id } } } }"
 )
 NAMED = "query($name: String!) { entities(scope: USER, name: $name) { items { id } } }"
-GRAPH = (
-    "query($q: String!) { graphRecall(scope: USER, query: $q, hops: 0) { seeds { id } } }"
-)
+GRAPH = "query($q: String!) { graphRecall(scope: USER, query: $q, hops: 0) { seeds { id } } }"
 
 
-def test_merged_away_spellings_and_aliases_name_the_entity_on_read(
-    gql: Gql, member: str
-) -> None:
+def test_merged_away_spellings_and_aliases_name_the_entity_on_read(gql: Gql, member: str) -> None:
     written = assert_facts(gql, member, works("Robert Smith", "Acme"), works("Bob Smith", "Globex"))
     robert, bob = (w["fact"]["subject"]["id"] for w in written)
     ok(gql(MERGE, member, keep=robert, merge=[bob]))

@@ -183,6 +183,26 @@ def test_equal_starts_keep_the_newer_observation(gql: Gql, org: dict[str, str]) 
     assert cities(gql, who, asOf="2024") == ["Porto"]
 
 
+@pytest.mark.parametrize("order", ["bounded first", "open first"])
+def test_a_bounded_value_inside_a_dated_start_keeps_its_interval(
+    gql: Gql, org: dict[str, str], order: str
+) -> None:
+    who = org["member"]
+    bounded = lives("Lisbon", "2019-01-15", invalidAt="2019-08-01")
+    open_ = lives("Porto", "2019")  # since some time in 2019
+    for item in (bounded, open_) if order == "bounded first" else (open_, bounded):
+        assert assert_one(gql, who, item)["closed"] == []
+    assert cities(gql, who, asOf="2019-03") == ["Lisbon"]
+    assert cities(gql, who, asOf="2019-09") == ["Porto"]
+    assert cities(gql, who) == ["Porto"]
+    # Each keeps the interval its writer stated; the open one reads from the bounded one's end.
+    stated = {
+        (f["object"]["name"], f["validAt"][:10], (f["invalidAt"] or "")[:10])
+        for f in ok(gql(FACTS, who, retired=True))["facts"]["items"]
+    }
+    assert stated == {("Lisbon", "2019-01-15", "2019-08-01"), ("Porto", "2019-01-01", "")}
+
+
 def test_a_fact_without_valid_at_starts_at_its_observation(gql: Gql, org: dict[str, str]) -> None:
     who = org["member"]
     assert_one(gql, who, lives("Lisbon", "2020"))

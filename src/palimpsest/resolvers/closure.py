@@ -87,9 +87,19 @@ async def close(tx: ScopedTx, rows: Sequence[FactRow], now: datetime) -> list[re
     ]
     found = await tx.run(q.CLOSURE_TIMELINES, {"groups": groups})
     timelines: dict[int, list[reconcile.Stated]] = {}
+    current: dict[str, datetime | None] = {}  # each fact's stored held_from
     for r in found:
         timelines.setdefault(r["group"], []).append(_stated(r))
+        current[r["id"]] = r["held_from"]
     done = [c for timeline in timelines.values() for c in reconcile.closures(timeline)]
+    held = [
+        {"id": fact_id, "held_from": start}
+        for timeline in timelines.values()
+        for fact_id, start in reconcile.held_from(timeline).items()
+        if current[fact_id] is None or start > current[fact_id]
+    ]
+    if held:
+        await tx.run(q.HOLD_FACTS_FROM, {"held": held, "now": now})
     if done:
         closures = [
             {"id": c.fact_id, "by_id": c.by_id, "invalid_at": c.invalid_at, "reason": c.reason}
