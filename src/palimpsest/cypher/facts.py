@@ -419,6 +419,17 @@ RETURN g.group AS group, f.id AS id, o.type AS object_type, o.normalized_name AS
 """,
 )
 
+# The (subject, predicate) timelines of stored facts: what an import closes over.
+FACT_TIMELINE_KEYS = Statement(
+    "FACT_TIMELINE_KEYS",
+    """
+UNWIND $ids AS id
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, id: id}]->(:Entity)
+RETURN DISTINCT s.type AS subject_type, s.normalized_name AS subject_norm,
+       f.predicate AS predicate
+""",
+)
+
 # A fact holds only from a later instant than its start (``palimpsest.reconcile.held_from``):
 # a new version of its start, as ``CLOSE_FACTS`` keeps those of its end.
 HOLD_FACTS_FROM = Statement(

@@ -72,13 +72,39 @@ def _single(row: FactRow, spellings: frozenset[str] | None, now: datetime) -> Fa
     return replace(row, single_spellings=tuple(sorted(spellings)), valid_at=valid_at)
 
 
+Timeline = tuple[str, str, tuple[str, ...]]  # (subject type, normalised name, spellings)
+
+
 async def close(tx: ScopedTx, rows: Sequence[FactRow], now: datetime) -> list[reconcile.Closure]:
     """Compute and write the closures of every timeline the batch touched."""
-    keys: dict[tuple[str, str, tuple[str, ...]], int] = {}
-    for row in rows:
-        if row.single_spellings:
-            key = (row.subject_type, row.subject_norm, row.single_spellings)
-            keys.setdefault(key, len(keys))
+    return await close_timelines(
+        tx,
+        [(r.subject_type, r.subject_norm, r.single_spellings) for r in rows if r.single_spellings],
+        now,
+    )
+
+
+async def close_stored(
+    tx: ScopedTx, rules: Rules, fact_ids: Sequence[str], now: datetime
+) -> list[reconcile.Closure]:
+    """``close`` for stored facts (an import's): the timelines of those whose predicate is
+    single-valued for their subject's type. The caller holds the scope's fact lock."""
+    if rules.ontology is None or not fact_ids:
+        return []
+    found = await tx.run(q.FACT_TIMELINE_KEYS, {"ids": list(fact_ids)})
+    keys = []
+    for r in found:
+        spellings = rules.ontology.single_spellings(r["subject_type"], r["predicate"])
+        if spellings:
+            keys.append((r["subject_type"], r["subject_norm"], tuple(sorted(spellings))))
+    return await close_timelines(tx, keys, now)
+
+
+async def close_timelines(
+    tx: ScopedTx, timelines: Sequence[Timeline], now: datetime
+) -> list[reconcile.Closure]:
+    """Compute and write the closures of the given timelines."""
+    keys = {key: i for i, key in enumerate(dict.fromkeys(timelines))}
     if not keys:
         return []
     groups = [
