@@ -101,10 +101,10 @@ async def close_stored(
 
 
 async def close_timelines(
-    tx: ScopedTx, timelines: Sequence[Timeline], now: datetime
+    tx: ScopedTx, wanted: Sequence[Timeline], now: datetime
 ) -> list[reconcile.Closure]:
-    """Compute and write the closures of the given timelines."""
-    keys = {key: i for i, key in enumerate(dict.fromkeys(timelines))}
+    """Compute and write the closures of the ``wanted`` timelines."""
+    keys = {key: i for i, key in enumerate(dict.fromkeys(wanted))}
     if not keys:
         return []
     groups = [
@@ -122,7 +122,7 @@ async def close_timelines(
         {"id": fact_id, "held_from": start}
         for timeline in timelines.values()
         for fact_id, start in reconcile.held_from(timeline).items()
-        if current[fact_id] is None or start > current[fact_id]
+        if (stored := current[fact_id]) is None or start > stored
     ]
     if held:
         await tx.run(q.HOLD_FACTS_FROM, {"held": held, "now": now})
