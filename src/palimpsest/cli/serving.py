@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Callable
 
@@ -29,6 +30,8 @@ def serve_api(settings: Settings) -> None:
         from palimpsest.local import postgres as postgres_local
 
         postgres_local.start(settings, say=err)
+    # The app's start-up would refuse the same in uvicorn's lifespan, as a traceback.
+    asyncio.run(_check_model(settings))
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
     config = uvicorn.Config(
         create_app(settings), host=settings.host, port=settings.port, log_level="warning"
@@ -39,6 +42,18 @@ def serve_api(settings: Settings) -> None:
     finally:
         if _managed(settings) and neo4j_local.status(settings).running:
             err("Neo4j keeps running; stop it with `palimpsest neo4j stop`")
+
+
+async def _check_model(settings: Settings) -> None:
+    """The configured embedding model is one the database holds (``schema.check_model``)."""
+    from palimpsest.cypher.connect import connect
+    from palimpsest.local.neo4j import credentials
+    from palimpsest.schema.indexes import preflight_model
+
+    auth = credentials(settings)
+    wait = settings.bookmark_wait_seconds
+    async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
+        await preflight_model(db, settings.embedding_model, settings.embedding_dimensions)
 
 
 def announce(settings: Settings) -> None:
