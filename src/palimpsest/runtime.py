@@ -20,7 +20,7 @@ from palimpsest.embedding_models import ActiveEmbedder
 from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers.reembed import Follower, use_slot
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.indexes import apply_schema
+from palimpsest.schema.indexes import apply_schema, preflight_model
 from palimpsest.sqlmem import SqlStore
 from palimpsest.sqlmem.sqlite.store import SqliteStore
 
@@ -64,6 +64,16 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
             with contextlib.suppress(asyncio.CancelledError):
                 await following
             sql.close()
+
+
+async def check_configured_model(settings: Settings) -> None:
+    """Refuse, before anything is written or started, an embedding model the database does
+    not hold (``schema.indexes.check_model``): ``serve`` says it in one line instead of
+    uvicorn's lifespan traceback."""
+    auth = credentials(settings)
+    wait = settings.bookmark_wait_seconds
+    async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
+        await preflight_model(db, settings.embedding_model, settings.embedding_dimensions)
 
 
 def open_sql_store(settings: Settings) -> SqlStore:

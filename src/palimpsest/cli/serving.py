@@ -15,6 +15,7 @@ from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.local.graphiql import install_assets
 from palimpsest.ports import require_free
+from palimpsest.runtime import check_configured_model
 
 
 def _managed(settings: Settings) -> bool:
@@ -31,7 +32,7 @@ def serve_api(settings: Settings) -> None:
 
         postgres_local.start(settings, say=err)
     # The app's start-up would refuse the same in uvicorn's lifespan, as a traceback.
-    asyncio.run(_check_model(settings))
+    asyncio.run(check_configured_model(settings))
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
     config = uvicorn.Config(
         create_app(settings), host=settings.host, port=settings.port, log_level="warning"
@@ -42,18 +43,6 @@ def serve_api(settings: Settings) -> None:
     finally:
         if _managed(settings) and neo4j_local.status(settings).running:
             err("Neo4j keeps running; stop it with `palimpsest neo4j stop`")
-
-
-async def _check_model(settings: Settings) -> None:
-    """The configured embedding model is one the database holds (``schema.check_model``)."""
-    from palimpsest.cypher.connect import connect
-    from palimpsest.local.neo4j import credentials
-    from palimpsest.schema.indexes import preflight_model
-
-    auth = credentials(settings)
-    wait = settings.bookmark_wait_seconds
-    async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
-        await preflight_model(db, settings.embedding_model, settings.embedding_dimensions)
 
 
 def announce(settings: Settings) -> None:
