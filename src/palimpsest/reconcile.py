@@ -12,7 +12,7 @@ closure point is the minimum over a set that only grows, loading the same facts 
 gives the same timeline.
 
 A start written as a date without a time names a period, not an instant (docs/decisions/
-0009-a-bounded-value-inside-a-dated-start.md): the server keeps instants, so a start at
+0009-dated-starts-name-a-period.md): the server keeps instants, so a start at
 midnight UTC on 1 January reads as that year, on the 1st of a month as that month, at any
 other midnight as that day (``period_end``). When another value's stated end falls inside that
 period (after its first instant, before the fact's own stated end), the two do not close each
