@@ -10,17 +10,27 @@ facts, never of their arrival. A fact's end only ever moves earlier: an end its 
 gave, or one set by a supersession or retraction, is never moved later. Because every
 closure point is the minimum over a set that only grows, loading the same facts in any order
 gives the same timeline.
+
+A start written as a date without a time names a period, not an instant (docs/decisions/
+0009-dated-starts-name-a-period.md): the server keeps instants, so a start at
+midnight UTC on 1 January reads as that year, on the 1st of a month as that month, at any
+other midnight as that day (``period_end``). When another value's stated end falls inside that
+period (after its first instant, before the fact's own stated end), the two do not close each
+other: the stated, bounded one keeps its interval, and the fact holds only from that end
+(``held_from``, the latest such end). Both are properties of the set of facts, and a
+``held_from`` only ever moves later, so the timeline still does not depend on arrival order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _LATEST = datetime.max.replace(tzinfo=UTC)
+_MIDNIGHT = datetime.min.time()
 
 
 class ClosureReason(StrEnum):
@@ -58,12 +68,56 @@ class Closure:
     same_start: bool = False
 
 
+def period_end(start: datetime) -> datetime | None:
+    """The end of the period a start at midnight UTC names (a year from 1 January, a month
+    from the 1st, else a day); None for a start with a time of day."""
+    if start.utcoffset() != timedelta(0) or start.timetz().replace(tzinfo=None) != _MIDNIGHT:
+        return None
+    try:
+        if start.month == 1 and start.day == 1:
+            return start.replace(year=start.year + 1)
+        if start.day == 1:
+            return start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+        return start + timedelta(days=1)
+    except (ValueError, OverflowError):
+        return _LATEST  # the last period there is
+
+
+def _inside(bounded: Stated, dated: Stated) -> bool:
+    """Does ``bounded``'s stated end fall inside the period ``dated``'s start names (and
+    before ``dated``'s own stated end), for another value? Then neither closes the other."""
+    end = bounded.stated_end
+    if end is None or bounded.object_key == dated.object_key:
+        return False
+    until = period_end(dated.start)
+    return until is not None and dated.start < end <= until and end < (dated.stated_end or _LATEST)
+
+
+def _apart(a: Stated, b: Stated) -> bool:
+    return _inside(a, b) or _inside(b, a)
+
+
+def held_from(timeline: Iterable[Stated]) -> dict[str, datetime]:
+    """The facts that hold only from later than their start: the latest stated end of another
+    value inside the period their start names (``_inside``)."""
+    facts = list(timeline)
+    out: dict[str, datetime] = {}
+    for dated in facts:
+        ends = [b.stated_end for b in facts if b.stated_end is not None and _inside(b, dated)]
+        if ends:
+            out[dated.id] = max(ends)
+    return out
+
+
 def closures(timeline: Iterable[Stated]) -> list[Closure]:
     """The closures that make ``timeline`` hold one value at every instant."""
     ranked = sorted(timeline, key=Stated.rank)
     out: list[Closure] = []
     for i, fact in enumerate(ranked):
-        closer = next((g for g in ranked[i + 1 :] if g.object_key != fact.object_key), None)
+        closer = next(
+            (g for g in ranked[i + 1 :] if g.object_key != fact.object_key and not _apart(fact, g)),
+            None,
+        )
         if closer is None:
             continue
         if fact.end is not None and fact.end <= closer.start:

@@ -1,10 +1,10 @@
 """``palimpsest reembed``: a model migration run from the command line (``resolvers.reembed``).
 
 ``--model NAME`` builds the new model's vectors beside the active ones, in batches, until
-none is missing (a killed run resumes: progress is in the database); ``--cutover`` switches
-recall; ``--drop-old`` removes the old vectors and indexes; ``--abort`` gives up a migration
-that is building (its vectors and indexes removed, the active model kept). Each prints a JSON
-summary.
+none is missing (a killed run resumes: progress is in the database); ``--cutover`` embeds
+any row still missing one, then switches recall; ``--drop-old`` removes the old vectors and
+indexes; ``--abort`` gives up a migration that is building (its vectors and indexes removed,
+the active model kept). Each prints a JSON summary.
 """
 
 from __future__ import annotations
@@ -44,6 +44,20 @@ async def run(
             say(f"reembed: {model} ({embedder.dimensions} dimensions), batches of {batch}")
             await reembed.fill(svc, state.target.slot, embedder, batch, say, progress)
         if cutover:
+            state = await reembed.read_state(svc.db)
+            missing = sum(p.missing for p in await reembed.counts(svc.db, state))
+            if state.target is not None and missing:
+                # Rows a process wrote before it read the migration's start: embedded here,
+                # as ``--drop-old`` embeds those written before a cutover was read.
+                target = state.target
+                if model != target.model:
+                    embedder = await anyio.to_thread.run_sync(
+                        lambda: load_model(
+                            target.model, settings.model_dir, settings.embedding_threads
+                        )
+                    )
+                say(f"reembed: {missing} rows lack a vector of {target.model}, embedding them")
+                await reembed.fill(svc, target.slot, embedder, batch, say, progress)
             await reembed.cutover(svc)
         if drop_old:
             await reembed.drop_old(svc, batch, say, progress)

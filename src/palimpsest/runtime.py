@@ -18,9 +18,9 @@ from palimpsest.cypher.connect import connect
 from palimpsest.embedding import QueryVectors, load_embedder
 from palimpsest.embedding_models import ActiveEmbedder
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers.reembed import follow, use_slot
+from palimpsest.resolvers.reembed import Follower, use_slot
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.indexes import apply_schema
+from palimpsest.schema.indexes import apply_schema, preflight_model
 from palimpsest.sqlmem import SqlStore
 from palimpsest.sqlmem.sqlite.store import SqliteStore
 
@@ -45,17 +45,35 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
             )
         )
         embedder = ActiveEmbedder(loaded)
-        following = asyncio.create_task(follow(db, embedder, settings, dual))
+        follower = Follower(db, embedder, settings, dual)
+        following = asyncio.create_task(follower.run())
         sql = await anyio.to_thread.run_sync(open_sql_store, settings)
         size = settings.embedding_cache_size
         questions = QueryVectors(size) if size else None
         try:
-            yield Services(db, embedder, settings, sql, questions=questions)
+            yield Services(
+                db,
+                embedder,
+                settings,
+                sql,
+                questions=questions,
+                embedding_state=follower.fresh if dual else None,
+            )
         finally:
             following.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await following
             sql.close()
+
+
+async def check_configured_model(settings: Settings) -> None:
+    """Refuse, before anything is written or started, an embedding model the database does
+    not hold (``schema.indexes.check_model``): ``serve`` says it in one line instead of
+    uvicorn's lifespan traceback."""
+    auth = credentials(settings)
+    wait = settings.bookmark_wait_seconds
+    async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
+        await preflight_model(db, settings.embedding_model, settings.embedding_dimensions)
 
 
 def open_sql_store(settings: Settings) -> SqlStore:

@@ -227,6 +227,33 @@ def test_merge_and_unmerge_round_trip_exactly(
     assert code_of(again) == "CONFLICT"
 
 
+SUBJECT_FACTS = (
+    "query($name: String!, $type: String!) { facts(scope: USER, subject: {type: $type,"
+    " name: $name}) { items { id subject { id } } } }"
+)
+NAMED = "query($name: String!) { entities(scope: USER, name: $name) { items { id } } }"
+GRAPH = "query($q: String!) { graphRecall(scope: USER, query: $q, hops: 0) { seeds { id } } }"
+
+
+def test_merged_away_spellings_and_aliases_name_the_entity_on_read(gql: Gql, member: str) -> None:
+    written = assert_facts(gql, member, works("Robert Smith", "Acme"), works("Bob Smith", "Globex"))
+    robert, bob = (w["fact"]["subject"]["id"] for w in written)
+    ok(gql(MERGE, member, keep=robert, merge=[bob]))
+    ids = {w["fact"]["id"] for w in written}
+    for name in ("Bob Smith", "bob smith!", "ROBERT  SMITH"):
+        items = ok(gql(SUBJECT_FACTS, member, name=name, type="person"))["facts"]["items"]
+        assert {f["id"] for f in items} == ids, name
+        assert {f["subject"]["id"] for f in items} == {robert}
+        assert ok(gql(NAMED, member, name=name))["entities"]["items"] == [{"id": robert}]
+    seeds = ok(gql(GRAPH, member, q="Bob Smith"))["graphRecall"]["seeds"]
+    assert {"id": robert} in seeds
+    # A declared alias reads the same way; another type's name does not.
+    ok(gql(ALIASES, member, id=robert, aliases=["Bob Smith", "Rob"]))
+    items = ok(gql(SUBJECT_FACTS, member, name="rob", type="person"))["facts"]["items"]
+    assert {f["id"] for f in items} == ids
+    assert ok(gql(SUBJECT_FACTS, member, name="Rob", type="dog"))["facts"]["items"] == []
+
+
 def test_bad_merges_are_refused_and_change_nothing(
     gql: Gql, member: str, token: Callable[..., str], neo4j_driver: Driver, tenant_id: str
 ) -> None:

@@ -6,19 +6,25 @@ arrival order, in the write's transaction; transaction time keeps every version 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
+from palimpsest.config import Settings
 from palimpsest.identity import Scope
+from palimpsest.portability import import_from_file
 from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
 from tests.integration.cycle import HARVEST, drain
+from tests.integration.test_erasure import ERASE_USER
 
 pytestmark = pytest.mark.integration
 
@@ -183,6 +189,26 @@ def test_equal_starts_keep_the_newer_observation(gql: Gql, org: dict[str, str]) 
     assert cities(gql, who, asOf="2024") == ["Porto"]
 
 
+@pytest.mark.parametrize("order", ["bounded first", "open first"])
+def test_a_bounded_value_inside_a_dated_start_keeps_its_interval(
+    gql: Gql, org: dict[str, str], order: str
+) -> None:
+    who = org["member"]
+    bounded = lives("Lisbon", "2019-01-15", invalidAt="2019-08-01")
+    open_ = lives("Porto", "2019")  # since some time in 2019
+    for item in (bounded, open_) if order == "bounded first" else (open_, bounded):
+        assert assert_one(gql, who, item)["closed"] == []
+    assert cities(gql, who, asOf="2019-03") == ["Lisbon"]
+    assert cities(gql, who, asOf="2019-09") == ["Porto"]
+    assert cities(gql, who) == ["Porto"]
+    # Each keeps the interval its writer stated; the open one reads from the bounded one's end.
+    stated = {
+        (f["object"]["name"], f["validAt"][:10], (f["invalidAt"] or "")[:10])
+        for f in ok(gql(FACTS, who, retired=True))["facts"]["items"]
+    }
+    assert stated == {("Lisbon", "2019-01-15", "2019-08-01"), ("Porto", "2019-01-01", "")}
+
+
 def test_a_fact_without_valid_at_starts_at_its_observation(gql: Gql, org: dict[str, str]) -> None:
     who = org["member"]
     assert_one(gql, who, lives("Lisbon", "2020"))
@@ -333,3 +359,30 @@ def test_every_change_of_an_end_is_a_version(gql: Gql, org: dict[str, str]) -> N
     assert (end_at(ended) or "").startswith("2030-01-01")
     assert (end_at(later) or "").startswith("2020-01-01")
     assert cities(gql, who, asOf="2025", knownAt=ended, p="visited") == ["Lisbon", "Porto"]
+
+
+@pytest.mark.parametrize("order", ["as exported", "reversed"])
+def test_import_closes_single_valued_facts_in_any_order(
+    gql: Gql, token: Callable[..., str], settings: Settings, tmp_path: Path, order: str
+) -> None:
+    # Written before the ontology declared `lives in` single-valued: both are open.
+    tenant = f"rec-{uuid.uuid4().hex[:8]}"
+    admin = token(tenant, "root", None, admin=True)
+    who = token(tenant, "alice", "planner", memory_scopes=ALL, sql_scopes=ALL)
+    for item in (lives("Lisbon", "2020"), lives("Porto", "2023"), lives("Faro", "2019-03")):
+        assert_one(gql, who, item)
+    assert cities(gql, who, asOf="2024") == ["Faro", "Lisbon", "Porto"]
+    ok(gql(SET_ONTOLOGY, admin, m=ONTOLOGY))
+    lines = ok(gql("{ exportMe { lines } }", who))["exportMe"]["lines"]
+    facts = [line for line in lines if orjson.loads(line)["kind"] == "fact"]
+    assert len(facts) == 3
+    if order == "reversed":
+        at = lines.index(facts[0])
+        lines[at : at + len(facts)] = list(reversed(facts))
+    ok(gql(ERASE_USER, admin, u="alice"))
+    path = tmp_path / "alice.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    asyncio.run(import_from_file(settings, path))
+    assert cities(gql, who, asOf="2019-06") == ["Faro"]
+    assert cities(gql, who, asOf="2021") == ["Lisbon"]
+    assert cities(gql, who, asOf="2024") == ["Porto"]

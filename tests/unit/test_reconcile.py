@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.ontology import ontology_from_dict, parse_ontology
-from palimpsest.reconcile import Stated, apply, closures
+from palimpsest.reconcile import Stated, apply, closures, held_from, period_end
 
 
 def at(year: int) -> datetime:
@@ -29,6 +30,18 @@ def load(order: list[Stated]) -> dict[str, datetime | None]:
     for f in order:
         stored = apply([*stored, f], closures([*stored, f]))
     return {f.id: f.end for f in stored}
+
+
+def load_held(order: list[Stated]) -> dict[str, tuple[datetime, datetime | None]]:
+    """``load`` with each fact's interval as reads see it: from ``held_from`` (only ever
+    moved later, as the server writes it) to its end."""
+    stored: list[Stated] = []
+    held: dict[str, datetime] = {}
+    for f in order:
+        stored = apply([*stored, f], closures([*stored, f]))
+        for key, start in held_from(stored).items():
+            held[key] = max(held.get(key, start), start)
+    return {f.id: (held.get(f.id, f.start), f.end) for f in stored}
 
 
 def test_the_earlier_is_closed_where_the_later_starts_in_either_order() -> None:
@@ -49,12 +62,46 @@ def test_equal_starts_keep_the_newer_observation() -> None:
 
 
 def test_of_equal_starts_the_one_its_writer_ends_sooner_is_the_earlier() -> None:
-    # One value held only in 2017, the next from 2017 on: the open one is current after, in
-    # either order, even when the bounded one was observed later.
-    bounded, open_ = fact("eu", "Brussels", 2017, end=2018, seen=2003), fact("x", "Paris", 2017)
-    assert load([bounded, open_]) == load([open_, bounded]) == {"eu": at(2017), "x": None}
+    # Two instants (not dates naming a period): the bounded one is the earlier, so it is
+    # closed where the open one starts, in either order, even when observed later.
+    noon = datetime(2017, 3, 1, 12, tzinfo=UTC)
+    bounded = replace(fact("eu", "Brussels", 2017, end=2018, seen=2003), start=noon)
+    open_ = replace(fact("x", "Paris", 2017), start=noon)
+    assert load([bounded, open_]) == load([open_, bounded]) == {"eu": noon, "x": None}
+
+
+def test_a_bounded_value_inside_a_dated_start_keeps_its_interval() -> None:
+    # January to July, and another value "since 2019" (a year): in either order the bounded
+    # one holds until July and the other from July on (docs/decisions/0009).
+    jan, aug = datetime(2019, 1, 15, tzinfo=UTC), datetime(2019, 8, 1, tzinfo=UTC)
+    bounded = Stated("b", ("city", "Faro"), jan, None, "b", aug, aug)
+    open_ = fact("o", "Porto", 2019)
+    for order in ([bounded, open_], [open_, bounded]):
+        assert load_held(order) == {"b": (jan, aug), "o": (aug, None)}
+    # A year-long bounded value ends where the next year starts: the open one holds from then.
     shorter, longer = fact("s", "Faro", 2017, end=2018), fact("l", "Porto", 2017, end=2020)
-    assert load([longer, shorter]) == {"s": at(2017), "l": at(2020)}
+    assert load_held([longer, shorter]) == {"s": (at(2017), at(2018)), "l": (at(2018), at(2020))}
+    # An end past the dated period is not inside it: the ordinary closure applies.
+    late = Stated("late", ("city", "Faro"), jan, None, "late", at(2021), at(2021))
+    assert load_held([open_, late]) == {"late": (jan, at(2021)), "o": (at(2019), jan)}
+
+
+def test_a_start_names_a_period_only_at_midnight() -> None:
+    assert period_end(at(2019)) == at(2020)
+    assert period_end(datetime(2019, 12, 1, tzinfo=UTC)) == at(2020)
+    assert period_end(datetime(2019, 3, 1, tzinfo=UTC)) == datetime(2019, 4, 1, tzinfo=UTC)
+    assert period_end(datetime(2019, 3, 5, tzinfo=UTC)) == datetime(2019, 3, 6, tzinfo=UTC)
+    assert period_end(datetime(2019, 3, 5, 0, 0, 1, tzinfo=UTC)) is None
+    assert period_end(datetime(9999, 1, 1, tzinfo=UTC)) == datetime.max.replace(tzinfo=UTC)
+
+
+def dated(key: str, obj: str, start: int, end: int | None, seen: int | None) -> Stated:
+    """A fact in days of 2019-2021: starts at midnight (naming a day, a month or a year),
+    ends at any midnight, so that bounded values often end inside another's dated start."""
+    base = datetime(2019, 1, 1, tzinfo=UTC)
+    begin = base + timedelta(days=start)
+    stop = begin + timedelta(days=end) if end else None
+    return Stated(key, ("city", obj), begin, at(seen) if seen else None, key, stop, stop)
 
 
 facts_strategy = st.lists(
@@ -70,23 +117,35 @@ facts_strategy = st.lists(
     max_size=7,
     unique_by=lambda f: f.id,
 )
+dated_strategy = st.lists(
+    st.builds(
+        dated,
+        key=st.uuids().map(str),
+        obj=st.sampled_from(["Lisbon", "Porto", "Faro"]),
+        start=st.sampled_from([0, 31, 59, 100, 365, 400]),
+        end=st.none() | st.integers(1, 500),
+        seen=st.none() | st.integers(2000, 2003),
+    ),
+    min_size=1,
+    max_size=7,
+    unique_by=lambda f: f.id,
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(facts_strategy, st.randoms(use_true_random=False))
+@given(facts_strategy | dated_strategy, st.randoms(use_true_random=False))
 def test_any_arrival_order_gives_the_same_timeline(facts: list[Stated], rnd: random.Random) -> None:
     shuffled = list(facts)
     rnd.shuffle(shuffled)
-    timeline = load(facts)
-    assert load(shuffled) == timeline == load(list(reversed(facts)))
-    # One value at every instant: no two facts with different objects overlap.
-    final = apply(facts, ())
-    ends = {f.id: timeline[f.id] for f in final}
-    for a in final:
-        for b in final:
+    timeline = load_held(facts)
+    assert load_held(shuffled) == timeline == load_held(list(reversed(facts)))
+    # One value at every instant: no two facts with different objects overlap as read.
+    for a in facts:
+        for b in facts:
             if a.object_key != b.object_key:
-                a_end, b_end = ends[a.id] or at(9999), ends[b.id] or at(9999)
-                assert not (a.start < b_end and b.start < a_end), (a, b)
+                (a_start, a_end), (b_start, b_end) = timeline[a.id], timeline[b.id]
+                a_end, b_end = a_end or at(9999), b_end or at(9999)
+                assert not (a_start < b_end and b_start < a_end), (a, b)
 
 
 ONTOLOGY = """status: confirmed

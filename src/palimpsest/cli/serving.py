@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.local.graphiql import install_assets
 from palimpsest.ports import require_free
+from palimpsest.runtime import check_configured_model
 
 
 def _managed(settings: Settings) -> bool:
@@ -31,6 +33,8 @@ def serve_api(settings: Settings) -> None:
         from palimpsest.local import postgres as postgres_local
 
         postgres_local.start(settings, say=err)
+    # The app's start-up would refuse the same in uvicorn's lifespan, as a traceback.
+    asyncio.run(check_configured_model(settings))
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
     config = uvicorn.Config(
         create_app(settings), host=settings.host, port=settings.port, log_level="warning"

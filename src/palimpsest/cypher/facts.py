@@ -32,13 +32,28 @@ _INVALID_AT: LiteralString = """(CASE
                  WHERE f.ends_changed_at[i] > $known_at | f.prior_ends[i]][0], $open_end)
     END)"""
 
+# The start a fact held from at transaction time ``$known_at``: its ``valid_at``, unless a
+# bounded value of another object ends inside the period a dated start names
+# (``palimpsest.reconcile``, docs/decisions/0009): then ``held_from``, later. Each change keeps
+# the start it replaced in ``prior_starts`` and its time in ``starts_changed_at``.
+_VALID_FROM: LiteralString = """(CASE
+    WHEN f.held_from IS NULL THEN f.valid_at
+    WHEN $known_at IS NULL OR f.starts_changed_at[-1] <= $known_at THEN f.held_from
+    ELSE [i IN range(0, size(f.starts_changed_at) - 1)
+          WHERE f.starts_changed_at[i] > $known_at | f.prior_starts[i]][0]
+    END)"""
+
 # The whole read filter on a fact bound as ``f``. ``$known_at`` bounds ``created_at`` whatever
 # ``$include_retired`` says; a retired fact still answers about the past at every known_at
 # after its retirement, with the end it was given then.
 FACT_VISIBLE: LiteralString = (
     """($known_at IS NULL OR f.created_at <= $known_at)
   AND ($include_retired OR (
-    (f.valid_at IS NULL OR f.valid_at <= $as_of)
+    ("""
+    + _VALID_FROM
+    + " IS NULL OR "
+    + _VALID_FROM
+    + """ <= $as_of)
     AND ("""
     + _INVALID_AT
     + " IS NULL OR "
@@ -221,6 +236,45 @@ LIMIT $limit
 """,
 )
 
+# ``LIST_FACTS`` of one subject named as a write names it (cypher/entities.py
+# ``RESOLVE_ENTITIES``): in each type (or the one asked), the entity whose normalised name is
+# the name, else whose folded name (``$subject_key``) is, else one of whose aliases folds the
+# same (a merged-away spelling is an alias of the kept entity); lowest id first.
+LIST_SUBJECT_FACTS = Statement(
+    "LIST_SUBJECT_FACTS",
+    """
+CALL () {
+  MATCH (e:Entity {scope_key: $scope_key, normalized_name: $subject_norm})
+  WHERE $subject_type IS NULL OR e.type = $subject_type
+  RETURN e, 0 AS rank
+  UNION
+  MATCH (e:Entity {scope_key: $scope_key, name_key: $subject_key})
+  WHERE $subject_type IS NULL OR e.type = $subject_type
+  RETURN e, 1 AS rank
+  UNION
+  MATCH (e:Entity {scope_key: $scope_key})
+  WHERE e.alias_keys IS NOT NULL AND $subject_key IN e.alias_keys
+    AND ($subject_type IS NULL OR e.type = $subject_type)
+  RETURN e, 2 AS rank
+}
+WITH e ORDER BY rank, e.id
+WITH e.type AS type, collect(e)[0] AS s
+MATCH (s)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
+WHERE ($predicate IS NULL OR f.predicate = $predicate)
+  AND """
+    + FACT_VISIBLE
+    + """
+  AND """
+    + _AFTER_FACT
+    + """
+RETURN"""
+    + FACT_COLUMNS
+    + """
+ORDER BY f.valid_at, f.created_at, f.id
+LIMIT $limit
+""",
+)
+
 GET_FACT = Statement(
     "GET_FACT",
     """
@@ -360,7 +414,33 @@ WHERE coalesce(f.predicate_key, toLower(f.predicate)) IN g.spellings
 RETURN g.group AS group, f.id AS id, o.type AS object_type, o.normalized_name AS object_norm,
        coalesce(f.valid_at, f.observed_at, f.created_at) AS start, f.observed_at AS observed_at,
        f.natural_key AS natural_key, f.invalid_at AS end,
-       CASE WHEN f.prior_ends IS NULL THEN f.invalid_at ELSE f.prior_ends[0] END AS stated_end
+       CASE WHEN f.prior_ends IS NULL THEN f.invalid_at ELSE f.prior_ends[0] END AS stated_end,
+       f.held_from AS held_from
+""",
+)
+
+# The (subject, predicate) timelines of stored facts: what an import closes over.
+FACT_TIMELINE_KEYS = Statement(
+    "FACT_TIMELINE_KEYS",
+    """
+UNWIND $ids AS id
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, id: id}]->(:Entity)
+RETURN DISTINCT s.type AS subject_type, s.normalized_name AS subject_norm,
+       f.predicate AS predicate
+""",
+)
+
+# A fact holds only from a later instant than its start (``palimpsest.reconcile.held_from``):
+# a new version of its start, as ``CLOSE_FACTS`` keeps those of its end.
+HOLD_FACTS_FROM = Statement(
+    "HOLD_FACTS_FROM",
+    """
+UNWIND $held AS h
+MATCH ()-[f:FACT {scope_key: $scope_key, id: h.id}]->()
+SET f.prior_starts = coalesce(f.prior_starts, []) + [coalesce(f.held_from, f.valid_at)],
+    f.starts_changed_at = coalesce(f.starts_changed_at, []) + [$now],
+    f.held_from = h.held_from
+RETURN count(*) AS held
 """,
 )
 

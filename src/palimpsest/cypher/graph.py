@@ -8,12 +8,15 @@ _ENTITY = """RETURN e.id AS id, e.type AS type, e.name AS name, e.aliases AS ali
           .compaction_generation} AS provenance"""
 
 # Paged in (normalized_name, type) order, unique per scope; no cursor: $after_name is null.
+# A name finds an entity as a write would name it: by normalised name, folded name (``$key``)
+# or a folded alias (so a merged-away spelling finds the entity it was merged into).
 FIND_ENTITIES = Statement(
     "FIND_ENTITIES",
     """
 MATCH (e:Entity {scope_key: $scope_key})
 WHERE ($type IS NULL OR e.type = $type)
-  AND ($name IS NULL OR e.normalized_name = $name)
+  AND ($name IS NULL OR e.normalized_name = $name OR e.name_key = $key
+       OR $key IN coalesce(e.alias_keys, []))
   AND ($contains IS NULL OR e.normalized_name CONTAINS $contains)
   AND ($after_name IS NULL OR e.normalized_name > $after_name
        OR (e.normalized_name = $after_name AND e.type > $after_type))

@@ -72,13 +72,39 @@ def _single(row: FactRow, spellings: frozenset[str] | None, now: datetime) -> Fa
     return replace(row, single_spellings=tuple(sorted(spellings)), valid_at=valid_at)
 
 
+Timeline = tuple[str, str, tuple[str, ...]]  # (subject type, normalised name, spellings)
+
+
 async def close(tx: ScopedTx, rows: Sequence[FactRow], now: datetime) -> list[reconcile.Closure]:
     """Compute and write the closures of every timeline the batch touched."""
-    keys: dict[tuple[str, str, tuple[str, ...]], int] = {}
-    for row in rows:
-        if row.single_spellings:
-            key = (row.subject_type, row.subject_norm, row.single_spellings)
-            keys.setdefault(key, len(keys))
+    return await close_timelines(
+        tx,
+        [(r.subject_type, r.subject_norm, r.single_spellings) for r in rows if r.single_spellings],
+        now,
+    )
+
+
+async def close_stored(
+    tx: ScopedTx, rules: Rules, fact_ids: Sequence[str], now: datetime
+) -> list[reconcile.Closure]:
+    """``close`` for stored facts (an import's): the timelines of those whose predicate is
+    single-valued for their subject's type. The caller holds the scope's fact lock."""
+    if rules.ontology is None or not fact_ids:
+        return []
+    found = await tx.run(q.FACT_TIMELINE_KEYS, {"ids": list(fact_ids)})
+    keys = []
+    for r in found:
+        spellings = rules.ontology.single_spellings(r["subject_type"], r["predicate"])
+        if spellings:
+            keys.append((r["subject_type"], r["subject_norm"], tuple(sorted(spellings))))
+    return await close_timelines(tx, keys, now)
+
+
+async def close_timelines(
+    tx: ScopedTx, wanted: Sequence[Timeline], now: datetime
+) -> list[reconcile.Closure]:
+    """Compute and write the closures of the ``wanted`` timelines."""
+    keys = {key: i for i, key in enumerate(dict.fromkeys(wanted))}
     if not keys:
         return []
     groups = [
@@ -87,9 +113,19 @@ async def close(tx: ScopedTx, rows: Sequence[FactRow], now: datetime) -> list[re
     ]
     found = await tx.run(q.CLOSURE_TIMELINES, {"groups": groups})
     timelines: dict[int, list[reconcile.Stated]] = {}
+    current: dict[str, datetime | None] = {}  # each fact's stored held_from
     for r in found:
         timelines.setdefault(r["group"], []).append(_stated(r))
+        current[r["id"]] = r["held_from"]
     done = [c for timeline in timelines.values() for c in reconcile.closures(timeline)]
+    held = [
+        {"id": fact_id, "held_from": start}
+        for timeline in timelines.values()
+        for fact_id, start in reconcile.held_from(timeline).items()
+        if (stored := current[fact_id]) is None or start > stored
+    ]
+    if held:
+        await tx.run(q.HOLD_FACTS_FROM, {"held": held, "now": now})
     if done:
         closures = [
             {"id": c.fact_id, "by_id": c.by_id, "invalid_at": c.invalid_at, "reason": c.reason}

@@ -26,7 +26,7 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow, fact_params
 from palimpsest.schema.models import Fact
-from palimpsest.schema.names import normalise
+from palimpsest.schema.names import fold, normalise
 from palimpsest.timeparse import check_interval
 
 MIN_CONFIDENCE = 0.25  # below this a fact is refuted and hidden by default
@@ -248,6 +248,7 @@ async def list_facts(
     params = {
         "subject_norm": normalise(subject.name) if subject else None,
         "subject_type": normalise(subject.type) if subject and subject.type else None,
+        "subject_key": (fold(subject.name) or None) if subject else None,
         "predicate": " ".join(predicate.split()) if predicate else None,
         "limit": limit + 1,
         "after_valid_at": position[0],
@@ -255,7 +256,9 @@ async def list_facts(
         "after_id": position[2],
         **view.params(),
     }
-    rows = await svc.db.scoped(ref).read(q.LIST_FACTS, params)
+    # A subject is named as a write names it: an alias or merged-away spelling included.
+    statement = q.LIST_SUBJECT_FACTS if subject else q.LIST_FACTS
+    rows = await svc.db.scoped(ref).read(statement, params)
     found = [as_known(fact_from(scope, r, who), r, view.known_at) for r in rows]
     return paging.page(found, limit, LIST_NAME, lambda f: [f.valid_at, f.created_at, f.id])
 

@@ -61,6 +61,7 @@ async def find_entities(
     params = {
         "type": normalise(type_) if type_ else None,
         "name": normalise(name) if name else None,
+        "key": (fold(name) or None) if name else None,
         "contains": normalise(contains) if contains else None,
         "limit": limit + 1,
         **_after(position),
@@ -137,6 +138,7 @@ async def recall(
                 **_after(None),
                 "type": None,
                 "name": normalise(query),
+                "key": fold(query) or None,
                 "contains": None,
                 "limit": 20,
             },

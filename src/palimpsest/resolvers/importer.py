@@ -6,7 +6,8 @@ first pass checks every line, the header, the trailer's count and each record's 
 writes, in batches, into the tenant and user the header names. The person's USER scope and
 SQL database must be empty; tenant facts are shared and are matched by natural key.
 Embeddings are computed again (chunks, embedded entries, facts). Ids, times and provenance
-are kept, so exporting again gives the same records.
+are kept, so exporting again gives the same records; single-valued facts are then closed as a
+write closes them (``resolvers.closure``), which changes only facts the export held open.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from typing import Any
 
 from palimpsest.cypher import erasure as eq
 from palimpsest.cypher import export as q
+from palimpsest.cypher import facts as fq
 from palimpsest.cypher import memory as mq
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher.executor import ScopedTx, Statement
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs
-from palimpsest.resolvers import term_index
+from palimpsest.resolvers import closure, term_index
 from palimpsest.resolvers.export import FORMAT, VERSION, loads
 from palimpsest.resolvers.fact_input import type_label
 from palimpsest.resolvers.import_check import check_record
@@ -57,6 +59,7 @@ async def import_file(svc: Services, lines: Lines) -> Imported:
         batch.append(record)
     await loader.write(kind, batch)
     await loader.flush_edges()
+    await loader.reconcile()
     return loader.done
 
 
@@ -122,6 +125,8 @@ class _Loader:
         self.done = done
         self.person = svc.db.scoped(refs.person)
         self.edges: list[Record] = []
+        # The facts written, per scope: single-valued ones are closed once all are in.
+        self.fact_ids: dict[str, list[str]] = {"person": [], "tenant": []}
         self.writers: dict[str, Callable[[list[Record]], Awaitable[None]]] = {
             "memory": self.memory,
             "memory_version": self.memory_versions,
@@ -146,6 +151,23 @@ class _Loader:
             await self.flush_edges()
         await self.writers[kind](batch)
         self.done.counts[kind] = self.done.counts.get(kind, 0) + len(batch)
+
+    async def reconcile(self) -> None:
+        """Close the single-valued facts the file brought (docs/reference/facts.md,
+        Reconciliation) as their writes would have: the closure depends on the set of facts,
+        not on their order in the file, and a tenant fact may close or be closed by one
+        another member wrote."""
+        rules = await closure.load_rules(self.svc, console_operator(self.refs.person.tenant_id))
+        for name, ref in (("person", self.refs.person), ("tenant", self.refs.tenant)):
+            ids = self.fact_ids[name]
+            for i in range(0, len(ids), BATCH):
+                part = ids[i : i + BATCH]
+
+                async def work(tx: ScopedTx, part: list[str] = part) -> None:
+                    [lock] = await tx.run(fq.LOCK_SCOPE_FACTS, {"now": self.svc.clock()})
+                    await closure.close_stored(tx, rules, part, lock["now"])
+
+                await self.svc.db.scoped(ref).write_tx(work)
 
     async def flush_edges(self) -> None:
         for i in range(0, len(self.edges), BATCH):
@@ -267,6 +289,7 @@ class _Loader:
             for r, v in zip(batch, vectors, strict=True)
         ]
         await self._rows(q.IMPORT_FACTS, rows, "fact")
+        self.fact_ids["person"].extend(r["props"]["id"] for r in batch)
 
     async def spans(self, batch: list[Record]) -> None:
         await self.person.write(q.IMPORT_SPANS, {"rows": [{"props": r["props"]} for r in batch]})
@@ -302,6 +325,7 @@ class _Loader:
             await term_index.apply(tx, self.svc.settings, "fact", term_index.added(new))
 
         await self.svc.db.scoped(self.refs.tenant).write_tx(work)
+        self.fact_ids["tenant"].extend(r["props"]["id"] for r in batch)
 
     async def sql(self, batch: list[Record]) -> None:
         for statements in dump.load_statements(batch):

@@ -276,39 +276,75 @@ def use_slot(db: Database, slot: Slot, dual: bool = False) -> None:
         db.executor.dual = dual
 
 
-async def follow(
-    db: Database, active: ActiveEmbedder, settings: Settings, dual: bool = True
-) -> None:
-    """At once and then every ``embedding_follow_seconds``, take up the database's state: its
-    active model and slot (a cutover made by another process), and (``dual``: a process that
-    writes rows) while a migration builds its target model, loaded once, so writes embed with
-    both; after an abort (or a drop) they embed with the active model alone again and the
-    model no longer held is let go. Runs until cancelled."""
-    loaded = {active.model_name: active.current}
+# A write that embeds reads the state first when this process last read it longer ago than
+# this, so a write made after a migration started carries the target model's vector too,
+# whatever ``embedding_follow_seconds`` is (``Follower.fresh``).
+STATE_FRESH_SECONDS = 1.0
 
-    async def load(model: ModelSlot) -> Embedder:
-        if model.model not in loaded:
-            loaded[model.model] = await anyio.to_thread.run_sync(
+
+class Follower:
+    """This process's view of the database's embedding state: its active model and slot (a
+    cutover made by another process), and (``dual``: a process that writes rows) while a
+    migration builds its target model, loaded once, so writes embed with both; after an abort
+    (or a drop) they embed with the active model alone again and the model no longer held is
+    let go. ``run`` reads it at once and then every ``embedding_follow_seconds``; ``fresh``
+    before a write that embeds."""
+
+    def __init__(
+        self, db: Database, active: ActiveEmbedder, settings: Settings, dual: bool = True
+    ) -> None:
+        self.db, self.active, self.settings, self.dual = db, active, settings, dual
+        self.loaded: dict[str, Embedder] = {active.model_name: active.current}
+        self.read_at = float("-inf")  # monotonic time of the last state read that worked
+        self._lock = asyncio.Lock()
+
+    async def _load(self, model: ModelSlot) -> Embedder:
+        if model.model not in self.loaded:
+            self.loaded[model.model] = await anyio.to_thread.run_sync(
                 load_embedder,
                 model.model,
                 model.dimensions,
-                settings.model_dir,
-                settings.embedding_threads,
+                self.settings.model_dir,
+                self.settings.embedding_threads,
             )
-        return loaded[model.model]
+        return self.loaded[model.model]
 
-    while True:
-        try:
-            state = await read_state(db)
-            if state.active.model != active.model_name:
-                active.switch(await load(state.active))
-                log.info("embedding model switched to %s", state.active.model)
-            target = state.target
-            active.target = (target.slot, await load(target)) if target and dual else None
-            held = {m.model for m in state.models} | {active.model_name}
-            for name in [n for n in loaded if n not in held]:
-                del loaded[name]  # an aborted or dropped model: its memory back
-            use_slot(db, state.active.slot, dual=state.state in ("building", "cutover"))
-        except PalimpsestError as e:
-            log.warning("embedding state not read: %s", e.code)
-        await asyncio.sleep(settings.embedding_follow_seconds)
+    async def refresh(self) -> None:
+        """Read the state and take it up (one reader at a time: a model loads once)."""
+        async with self._lock:
+            began = time.monotonic()
+            try:
+                state = await read_state(self.db)
+                active = self.active
+                if state.active.model != active.model_name:
+                    active.switch(await self._load(state.active))
+                    log.info("embedding model switched to %s", state.active.model)
+                target = state.target
+                active.target = (
+                    (target.slot, await self._load(target)) if target and self.dual else None
+                )
+                held = {m.model for m in state.models} | {active.model_name}
+                for name in [n for n in self.loaded if n not in held]:
+                    del self.loaded[name]  # an aborted or dropped model: its memory back
+                use_slot(self.db, state.active.slot, dual=state.state in ("building", "cutover"))
+                self.read_at = began
+            except PalimpsestError as e:
+                log.warning("embedding state not read: %s", e.code)
+
+    async def fresh(self, max_age: float = STATE_FRESH_SECONDS) -> None:
+        """Read the state unless it was read within ``max_age`` seconds."""
+        if time.monotonic() - self.read_at > max_age:
+            await self.refresh()
+
+    async def run(self) -> None:
+        """Until cancelled."""
+        while True:
+            await self.refresh()
+            await asyncio.sleep(self.settings.embedding_follow_seconds)
+
+
+async def follow(
+    db: Database, active: ActiveEmbedder, settings: Settings, dual: bool = True
+) -> None:
+    """``Follower.run``: take up the database's embedding state until cancelled."""
+    await Follower(db, active, settings, dual).run()

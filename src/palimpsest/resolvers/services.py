@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -28,11 +28,17 @@ class Services:
     sql: SqlStore
     clock: Callable[[], datetime] = field(default=utc_now)
     questions: QueryVectors | None = None
+    # Brings the process's view of the embedding state up to date before a stored vector is
+    # made (``resolvers.reembed.Follower.fresh``): a write made after a migration started
+    # carries the target model's vector too.
+    embedding_state: Callable[[], Awaitable[None]] | None = None
 
     async def embed(self, texts: Sequence[str], *, stored: bool = True) -> list[Vector]:
         """Embed off the event loop: the model is CPU-bound. Vectors to be ``stored`` are
         made with the target model too while a migration builds (``ActiveEmbedder``)."""
         embedder = self.embedder
+        if stored and self.embedding_state is not None:
+            await self.embedding_state()
         if stored and isinstance(embedder, ActiveEmbedder):
             return await anyio.to_thread.run_sync(embedder.embed_rows, list(texts))
         return await anyio.to_thread.run_sync(embedder.embed, list(texts))

@@ -64,14 +64,28 @@ async def apply_schema(db: Database, model: str, dimensions: int) -> EmbeddingSt
         pass
     while (await db.write(q.WITHHOLD_FOREIGN_QUOTES))[0]["migrated"]:
         pass
+    check_model(state, model, dimensions)
+    return state
+
+
+def check_model(state: EmbeddingState, model: str, dimensions: int) -> None:
+    """Refuse, in one line naming the settings, a configured model the database does not hold."""
     if (model, dimensions) not in {(m.model, m.dimensions) for m in state.models}:
+        active = state.active
         raise Unavailable(
-            f"the database's vectors were made with {state.active.model} "
-            f"({state.active.dimensions} dimensions) but this server is configured for "
-            f"{model} ({dimensions}); configure the database's model, or migrate with "
+            f"the database's vectors were made with {active.model} ({active.dimensions} "
+            f"dimensions), not the configured {model} ({dimensions}): set "
+            f"PALIMPSEST_EMBEDDING_MODEL={active.model} and "
+            f"PALIMPSEST_EMBEDDING_DIMENSIONS={active.dimensions}, or migrate with "
             "`palimpsest reembed --model NAME`"
         )
-    return state
+
+
+async def preflight_model(db: Database, model: str, dimensions: int) -> None:
+    """``check_model`` before anything is written or started; a new database passes."""
+    rows = await db.read(slots_q.READ_STATE, {"info": slots_q.INFO_ID})
+    if rows:
+        check_model(decode_state(rows[0]), model, dimensions)
 
 
 # "CREATE INDEX name IF NOT EXISTS FOR (x:Label) ON (x.a, x.b)", nodes or relationships.
