@@ -37,9 +37,9 @@ def print_json(result: object) -> None:
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        from palimpsest import __version__
 
-        typer.echo(f"palimpsest {version('palimpsest')}")
+        typer.echo(f"palimpsest {__version__}")
         raise typer.Exit()
 
 
