@@ -5,7 +5,6 @@ bench's ``bench`` and ``eval``)."""
 from __future__ import annotations
 
 import sys
-from importlib.metadata import entry_points
 
 import typer
 
@@ -32,6 +31,8 @@ _mounted: set[str] = set()
 
 def cli_app() -> typer.Typer:
     """The ``palimpsest`` command with every installed distribution's commands mounted."""
+    from importlib.metadata import entry_points
+
     for plugin in entry_points(group=PLUGINS):
         if plugin.name not in _mounted:
             plugin.load()(app)
@@ -40,7 +41,18 @@ def cli_app() -> typer.Typer:
 
 
 def main() -> None:
-    run_command(cli_app())
+    # A built-in command runs without the plugins: scanning the installed distributions and
+    # importing theirs is start-up a quick look would pay for nothing.
+    words = [w for w in sys.argv[1:2] if not w.startswith("-")]
+    run_command(app if words and words[0] in builtin_commands() else cli_app())
+
+
+def builtin_commands() -> set[str]:
+    groups = {g.name or "" for g in app.registered_groups}
+    return groups | {
+        c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
+        for c in app.registered_commands
+    }
 
 
 def run_command(command: typer.Typer) -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from palimpsest.config import Settings
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -27,6 +30,14 @@ app.add_typer(token_app, name="token")
 def err(message: str) -> None:
     """Progress and notices go to stderr, so stdout stays machine-readable."""
     typer.echo(message, err=True)
+
+
+def load_settings() -> Settings:
+    """The settings, imported on first use: pydantic-settings is most of a quick look's
+    start-up, and ``--help`` or a command that never reads them should not pay for it."""
+    from palimpsest.config import Settings
+
+    return Settings()
 
 
 def print_json(result: object) -> None:

@@ -8,7 +8,6 @@ scopes and grants are exactly those of GraphQL and MCP.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -18,14 +17,14 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import orjson
 import typer
 
-from palimpsest.cli.apps import app, err, print_json
-from palimpsest.config import Settings
+from palimpsest.cli.apps import app, err, load_settings, print_json
 from palimpsest.errors import Unauthenticated
 from palimpsest.identity import Scope
 from palimpsest.values import plain
 
-if TYPE_CHECKING:  # the quick looks never load the core or the driver
+if TYPE_CHECKING:  # the quick looks never load the core, the driver or the settings' models
     from palimpsest.client import Client
+    from palimpsest.config import Settings
     from palimpsest.identity import Principal
     from palimpsest.resolvers.services import Services
 
@@ -56,8 +55,10 @@ async def _session(settings: Settings) -> AsyncIterator[tuple[Services, Principa
 
 
 def _run(work: Callable[[Services, Principal], Awaitable[T]]) -> T:
+    import asyncio
+
     async def main() -> T:
-        async with _session(Settings()) as (services, who):
+        async with _session(load_settings()) as (services, who):
             return await work(services, who)
 
     return asyncio.run(main())
@@ -83,7 +84,7 @@ def ingest(
     from palimpsest.ingest import ingest as run_ingest
 
     sources = find_sources(paths)
-    settings = Settings()
+    settings = load_settings()
     manifest = Manifest(settings.home / "ingest.db")
     columns = (
         TextColumn("[progress.description]{task.description}"),
@@ -238,7 +239,7 @@ def _client() -> Client:
     """The typed client on the running API (``PALIMPSEST_SERVER_URL``), as the run token."""
     from palimpsest.client import Client
 
-    settings = Settings()
+    settings = load_settings()
     if settings.run_token is None:
         raise Unauthenticated(
             "set PALIMPSEST_RUN_TOKEN to the run token to act as, e.g. "
