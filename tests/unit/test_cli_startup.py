@@ -5,6 +5,7 @@ the installed plugins, which the commands import when they run."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -23,9 +24,9 @@ print(json.dumps({"at_import": at_import, "after_help": sorted(sys.modules)}))
 """
 
 
-def loaded(*argv: str) -> dict[str, object]:
+def loaded(*argv: str, env: dict[str, str] | None = None) -> dict[str, object]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=True, env=env
     )
     result: dict[str, object] = json.loads(done.stdout)
     return result
@@ -44,6 +45,22 @@ def test_a_builtin_commands_help_loads_no_plugin_and_no_settings() -> None:
     probe = loaded("memory", "get", "--help")
     assert "palimpsest_bench" not in probe["after_help"]  # type: ignore[operator]
     assert "pydantic_settings" not in probe["after_help"]  # type: ignore[operator]
+
+
+def test_version_mounts_no_plugin() -> None:
+    assert "palimpsest_bench" not in loaded("--version")["after_help"]  # type: ignore[operator]
+
+
+def test_a_quick_look_with_url_and_token_in_the_environment_reads_no_settings() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    # Port 9 refuses: the look fails (exit 1) once the client has been made.
+    env["PALIMPSEST_SERVER_URL"] = "http://127.0.0.1:9"
+    probe = loaded("memory", "get", "k", env={**env, "PALIMPSEST_RUN_TOKEN": "t"})
+    assert "palimpsest.client" in probe["after_help"]  # type: ignore[operator]
+    assert "pydantic_settings" not in probe["after_help"]  # type: ignore[operator]
+    # Without the token in the environment the settings are read (and name what is missing).
+    probe = loaded("memory", "get", "k", env=env)
+    assert "pydantic_settings" in probe["after_help"]  # type: ignore[operator]
 
 
 def test_the_plugins_are_mounted_for_the_full_help_and_a_plugins_command() -> None:

@@ -41,10 +41,13 @@ def cli_app() -> typer.Typer:
 
 
 def main() -> None:
-    # A built-in command runs without the plugins: scanning the installed distributions and
-    # importing theirs is start-up a quick look would pay for nothing.
-    words = [w for w in sys.argv[1:2] if not w.startswith("-")]
-    run_command(app if words and words[0] in builtin_commands() else cli_app())
+    # A built-in command (or --version) runs without the plugins: scanning the installed
+    # distributions and importing theirs is start-up a quick look would pay for nothing. The
+    # full help and a plugin's own command mount them.
+    args = sys.argv[1:]
+    words = [w for w in args if not w.startswith("-")]
+    builtin = words[0] in builtin_commands() if words else bool(args) and "--help" not in args
+    run_command(app if builtin else cli_app())
 
 
 def builtin_commands() -> set[str]:

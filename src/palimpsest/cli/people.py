@@ -237,8 +237,15 @@ def memory_search(
 
 def _client() -> Client:
     """The typed client on the running API (``PALIMPSEST_SERVER_URL``), as the run token."""
+    import os
+
     from palimpsest.client import Client
 
+    # Both named in the environment (how agents and scripts run the quick looks): nothing else
+    # of the settings is read, so their models, a fifth of a second, are not loaded.
+    url, token = os.environ.get("PALIMPSEST_SERVER_URL"), os.environ.get("PALIMPSEST_RUN_TOKEN")
+    if url and token:
+        return Client(url=url, token=token)
     settings = load_settings()
     if settings.run_token is None:
         raise Unauthenticated(
