@@ -1,4 +1,4 @@
-"""The CLI's start-up imports only what the command needs (docs/notes/cli-startup.md): the
+"""The CLI's start-up imports only what the command needs (docs/notes/distributions.md): the
 command modules register their commands without the settings' models, the client, asyncio or
 the installed plugins, which the commands import when they run."""
 
