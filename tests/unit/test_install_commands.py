@@ -29,6 +29,8 @@ def requirements(command: str) -> list[str]:
     words = shlex.split(command.replace("\\", ""))
     wanted, skip = [], False
     for word in words:
+        if word in ("&&", "||", ";", "|"):
+            break
         if skip:
             skip = False
         elif word in ("-r", "--requirement", "-w", "--wheel-dir", "--report"):

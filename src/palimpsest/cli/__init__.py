@@ -50,12 +50,20 @@ def main() -> None:
     run_command(app if builtin else cli_app())
 
 
-def builtin_commands() -> set[str]:
+def builtin_commands() -> frozenset[str]:
+    return _BUILTIN
+
+
+def _registered() -> frozenset[str]:
     groups = {g.name or "" for g in app.registered_groups}
-    return groups | {
+    return frozenset(groups) | {
         c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
         for c in app.registered_commands
     }
+
+
+# Taken when this package is imported, before any plugin is mounted on ``app``.
+_BUILTIN = _registered()
 
 
 def run_command(command: typer.Typer) -> None:
@@ -75,12 +83,16 @@ def run_command(command: typer.Typer) -> None:
 
 def expected_failure(e: BaseException) -> str | None:
     """One line for a failure the user can act on; None for a bug (keep its traceback)."""
-    from pydantic import ValidationError
-
     from palimpsest.errors import PalimpsestError
 
     if isinstance(e, PalimpsestError):
         return e.message
+    if isinstance(e, OSError):
+        return str(e)
+    if "pydantic" not in sys.modules:  # nothing could have raised its ValidationError
+        return None
+    from pydantic import ValidationError
+
     if isinstance(e, ValidationError):
         problems = []
         for err in e.errors():
@@ -88,6 +100,4 @@ def expected_failure(e: BaseException) -> str | None:
             text = err["msg"].removeprefix("Value error, ")
             problems.append(f"PALIMPSEST_{name}: {text}" if name else text)
         return f"invalid settings: {'; '.join(problems)}"
-    if isinstance(e, OSError):
-        return str(e)
     return None
