@@ -38,7 +38,7 @@ for name in sys.argv[1].split(","):
     try:
         importlib.import_module(name)
         result["imported"].append(name)
-    except ModuleNotFoundError as e:
+    except ImportError as e:  # a missing module, or a name a module of ours lacks
         result["missing"][name] = (e.name or "").partition(".")[0]
 print(json.dumps(result))
 """
