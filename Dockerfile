@@ -10,7 +10,7 @@ COPY requirements ./requirements
 COPY client ./client
 COPY src ./src
 # The server's dependencies from the hashed lock, then its two distributions (docs/install.md).
-RUN pip install --no-cache-dir --require-hashes -r requirements/server.lock \
+RUN pip install --no-cache-dir --require-hashes --only-binary :all: -r requirements/server.lock \
  && pip install --no-cache-dir --no-deps --no-build-isolation ./client .
 USER palimpsest
 ENV PALIMPSEST_HOME=/home/palimpsest/.palimpsest \

@@ -14,7 +14,8 @@ DEV := $(VENV)/.dev-installed
 
 $(SERVER): pyproject.toml client/pyproject.toml requirements/server.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --require-hashes -r requirements/server.lock
+	# Wheels only: building an sdist would fetch its build backend unhashed.
+	$(BIN)/pip install --quiet --require-hashes --only-binary :all: -r requirements/server.lock
 	# hatchling is in the lock, so the editable builds need nothing unhashed either.
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e ./client -e .
 	touch $@

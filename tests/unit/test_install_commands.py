@@ -33,7 +33,7 @@ def requirements(command: str) -> list[str]:
             break
         if skip:
             skip = False
-        elif word in ("-r", "--requirement", "-w", "--wheel-dir", "--report"):
+        elif word in ("-r", "--requirement", "-w", "--wheel-dir", "--report", "--only-binary"):
             skip = True
         elif not word.startswith("-"):
             wanted.append(word)
