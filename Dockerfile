@@ -6,8 +6,12 @@ FROM python:3.11-slim
 RUN useradd --create-home --uid 10001 palimpsest
 WORKDIR /app
 COPY pyproject.toml README.md LICENSE ./
+COPY requirements ./requirements
+COPY client ./client
 COPY src ./src
-RUN pip install --no-cache-dir .
+# The server's dependencies from the hashed lock, then its two distributions (docs/install.md).
+RUN pip install --no-cache-dir --require-hashes --only-binary :all: -r requirements/server.lock \
+ && pip install --no-cache-dir --no-deps --no-build-isolation ./client .
 USER palimpsest
 ENV PALIMPSEST_HOME=/home/palimpsest/.palimpsest \
     PALIMPSEST_NEO4J_MANAGED=false \

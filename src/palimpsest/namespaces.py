@@ -19,11 +19,13 @@ import orjson
 
 from palimpsest import values
 from palimpsest.errors import InvalidArgument
+from palimpsest.notekeys import ROOT as ROOT
+from palimpsest.notekeys import SEPARATOR as SEPARATOR
+from palimpsest.notekeys import escape as escape
+from palimpsest.notekeys import namespace_prefix as namespace_prefix
+from palimpsest.notekeys import note_key as note_key
 
-ROOT = "ns/"
-SEPARATOR = "//"  # between the namespace and the name
 WILDCARD = "*"
-_ESCAPED = re.compile(r"[%/\x00-\x1f\x7f]")
 _UNESCAPED = re.compile(r"%([0-9A-F]{2})")
 _FILTER_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
 _OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
@@ -34,10 +36,6 @@ MAX_LABELS = values.MAX_KEY_BYTES // 2
 # orjson writes a float from 1e16 up in exponent form ("1e+16"), which no integer's digits
 # are a part of: an equality on an integer that large gets no needle.
 _PLAIN_INTEGERS = 10**16
-
-
-def escape(text: str) -> str:
-    return _ESCAPED.sub(lambda m: f"%{ord(m.group()):02X}", text)
 
 
 def unescape(text: str) -> str:
@@ -51,15 +49,6 @@ def check_labels(labels: Sequence[str], what: str = "namespace") -> tuple[str, .
         if not label or "." in label:
             raise InvalidArgument(f"{what} labels must be non-empty and contain no '.'")
     return tuple(labels)
-
-
-def namespace_prefix(labels: Sequence[str]) -> str:
-    """The key prefix of every note in ``labels`` or below it (labels without wildcards)."""
-    return ROOT + "".join(escape(label) + "/" for label in labels)
-
-
-def note_key(namespace: Sequence[str], name: str) -> str:
-    return namespace_prefix(namespace)[:-1] + SEPARATOR + escape(name)
 
 
 def split_key(key: str) -> tuple[tuple[str, ...], str] | None:

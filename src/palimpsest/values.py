@@ -11,15 +11,13 @@ from typing import Any
 import orjson
 
 from palimpsest.errors import Conflict, InvalidArgument
+from palimpsest.notekeys import MAX_EMBED_TEXT_CHARS as MAX_EMBED_TEXT_CHARS
 
 JSON = Any
 MAX_DEPTH = 64
 MAX_KEY_BYTES = 512
 MAX_BOUNDED_LIMIT = 10_000
 _INT64 = 2**63
-
-# The model reads ~256 tokens; the rest would only cost CPU and index space.
-MAX_EMBED_TEXT_CHARS = 8192
 
 
 def check_key(key: str) -> str:

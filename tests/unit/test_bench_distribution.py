@@ -33,10 +33,10 @@ def test_nothing_in_the_product_imports_the_bench() -> None:
 
 def test_the_product_distribution_does_not_ship_the_bench() -> None:
     product = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert product["tool"]["setuptools"]["packages"]["find"]["where"] == ["src"]
+    assert product["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["src/palimpsest"]
     bench = tomllib.loads((ROOT / "bench" / "pyproject.toml").read_text())
     assert bench["project"]["name"] == "palimpsest-bench"
-    assert "palimpsest" in bench["project"]["dependencies"]
+    assert product["project"]["name"] in bench["project"]["dependencies"]
     assert bench["project"]["entry-points"][PLUGINS] == {
         "bench": "palimpsest_bench.commands:register"
     }

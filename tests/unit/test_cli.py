@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+import palimpsest
 
 COMMAND = Path(sys.executable).parent / "palimpsest"
 
@@ -32,7 +33,8 @@ def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 def test_version_prints_the_package_version() -> None:
     done = run("--version")
     assert done.returncode == 0
-    assert done.stdout.strip() == f"palimpsest {version('palimpsest')}"
+    # The distributions take their version from it (pyproject.toml, [tool.hatch.version]).
+    assert done.stdout.strip() == f"palimpsest {palimpsest.__version__}"
 
 
 def one_line_failure(done: subprocess.CompletedProcess[str]) -> str:

@@ -5,7 +5,6 @@ bench's ``bench`` and ``eval``)."""
 from __future__ import annotations
 
 import sys
-from importlib.metadata import entry_points
 
 import typer
 
@@ -32,6 +31,8 @@ _mounted: set[str] = set()
 
 def cli_app() -> typer.Typer:
     """The ``palimpsest`` command with every installed distribution's commands mounted."""
+    from importlib.metadata import entry_points
+
     for plugin in entry_points(group=PLUGINS):
         if plugin.name not in _mounted:
             plugin.load()(app)
@@ -40,7 +41,29 @@ def cli_app() -> typer.Typer:
 
 
 def main() -> None:
-    run_command(cli_app())
+    # A built-in command (or --version) runs without the plugins: scanning the installed
+    # distributions and importing theirs is start-up a quick look would pay for nothing. The
+    # full help and a plugin's own command mount them.
+    args = sys.argv[1:]
+    words = [w for w in args if not w.startswith("-")]
+    builtin = words[0] in builtin_commands() if words else bool(args) and "--help" not in args
+    run_command(app if builtin else cli_app())
+
+
+def builtin_commands() -> frozenset[str]:
+    return _BUILTIN
+
+
+def _registered() -> frozenset[str]:
+    groups = {g.name or "" for g in app.registered_groups}
+    return frozenset(groups) | {
+        c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
+        for c in app.registered_commands
+    }
+
+
+# Taken when this package is imported, before any plugin is mounted on ``app``.
+_BUILTIN = _registered()
 
 
 def run_command(command: typer.Typer) -> None:
@@ -60,12 +83,16 @@ def run_command(command: typer.Typer) -> None:
 
 def expected_failure(e: BaseException) -> str | None:
     """One line for a failure the user can act on; None for a bug (keep its traceback)."""
-    from pydantic import ValidationError
-
     from palimpsest.errors import PalimpsestError
 
     if isinstance(e, PalimpsestError):
         return e.message
+    if isinstance(e, OSError):
+        return str(e)
+    if "pydantic" not in sys.modules:  # nothing could have raised its ValidationError
+        return None
+    from pydantic import ValidationError
+
     if isinstance(e, ValidationError):
         problems = []
         for err in e.errors():
@@ -73,6 +100,4 @@ def expected_failure(e: BaseException) -> str | None:
             text = err["msg"].removeprefix("Value error, ")
             problems.append(f"PALIMPSEST_{name}: {text}" if name else text)
         return f"invalid settings: {'; '.join(problems)}"
-    if isinstance(e, OSError):
-        return str(e)
     return None

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from palimpsest.config import Settings
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -29,6 +32,14 @@ def err(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def load_settings() -> Settings:
+    """The settings, imported on first use: pydantic-settings is most of a quick look's
+    start-up, and ``--help`` or a command that never reads them should not pay for it."""
+    from palimpsest.config import Settings
+
+    return Settings()
+
+
 def print_json(result: object) -> None:
     import orjson
 
@@ -37,9 +48,9 @@ def print_json(result: object) -> None:
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        from palimpsest import __version__
 
-        typer.echo(f"palimpsest {version('palimpsest')}")
+        typer.echo(f"palimpsest {__version__}")
         raise typer.Exit()
 
 

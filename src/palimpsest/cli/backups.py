@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from palimpsest.cli.apps import app, err, print_json
-from palimpsest.config import Settings
+from palimpsest.cli.apps import app, err, load_settings, print_json
 
 
 @app.command("backup")
@@ -19,7 +18,7 @@ def backup(
     """Back up the managed Neo4j (stopped briefly for the dump) and SQL Memory, with a manifest."""
     from palimpsest.local.backup import backup as take
 
-    print_json(take(Settings(), folder, say=err))
+    print_json(take(load_settings(), folder, say=err))
 
 
 @app.command("restore")
@@ -34,4 +33,4 @@ def restore(
     """Verify a backup's hashes, then replace the managed deployment's data with it (resumable)."""
     from palimpsest.local.backup import restore as put_back
 
-    print_json(put_back(Settings(), folder, force=force, say=err))
+    print_json(put_back(load_settings(), folder, force=force, say=err))

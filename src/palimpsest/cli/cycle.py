@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from palimpsest.cli.apps import app, err, print_json
-from palimpsest.config import Settings
+from palimpsest.cli.apps import app, err, load_settings, print_json
 
 
 @app.command()
@@ -29,7 +28,7 @@ def consolidate(
     from palimpsest import consolidator, logs
     from palimpsest.app import metrics_listener
 
-    settings = Settings()
+    settings = load_settings()
     logs.configure(settings.log_level)
     result = consolidator.run(
         settings, workers=workers, once=once, lease_seconds=lease_seconds, say=err
@@ -56,7 +55,7 @@ def sweep(
     from palimpsest import logs, sweeper
     from palimpsest.app import metrics_listener
 
-    settings = Settings()
+    settings = load_settings()
     logs.configure(settings.log_level)
     result = sweeper.run(settings, once=once, tenant=tenant, say=err)
     with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
@@ -92,7 +91,7 @@ def reembed(
         raise typer.BadParameter("--abort goes alone")
     if model is None and not cutover and not drop_old and not abort:
         raise typer.BadParameter("give --model NAME, --cutover, --drop-old or --abort")
-    settings = Settings()
+    settings = load_settings()
     logs.configure(settings.log_level)
     result = reembedder.run(
         settings,

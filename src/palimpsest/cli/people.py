@@ -8,7 +8,6 @@ scopes and grants are exactly those of GraphQL and MCP.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -18,17 +17,17 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import orjson
 import typer
 
-from palimpsest.cli.apps import app, err, print_json
-from palimpsest.config import Settings
+from palimpsest.cli.apps import app, err, load_settings, print_json
 from palimpsest.errors import Unauthenticated
 from palimpsest.identity import Scope
 from palimpsest.values import plain
 
-if TYPE_CHECKING:  # the quick looks never load the core or the driver
+if TYPE_CHECKING:  # the quick looks never load the core, the driver or the settings' models
     from rich.table import Table
 
     from palimpsest.client import Client
     from palimpsest.client.recall_results import RecallHit
+    from palimpsest.config import Settings
     from palimpsest.identity import Principal
     from palimpsest.resolvers.services import Services
 
@@ -59,8 +58,10 @@ async def _session(settings: Settings) -> AsyncIterator[tuple[Services, Principa
 
 
 def _run(work: Callable[[Services, Principal], Awaitable[T]]) -> T:
+    import asyncio
+
     async def main() -> T:
-        async with _session(Settings()) as (services, who):
+        async with _session(load_settings()) as (services, who):
             return await work(services, who)
 
     return asyncio.run(main())
@@ -86,7 +87,7 @@ def ingest(
     from palimpsest.ingest import ingest as run_ingest
 
     sources = find_sources(paths)
-    settings = Settings()
+    settings = load_settings()
     manifest = Manifest(settings.home / "ingest.db")
     columns = (
         TextColumn("[progress.description]{task.description}"),
@@ -258,9 +259,16 @@ def _rank(rank: int | None) -> str:
 
 def _client() -> Client:
     """The typed client on the running API (``PALIMPSEST_SERVER_URL``), as the run token."""
+    import os
+
     from palimpsest.client import Client
 
-    settings = Settings()
+    # Both named in the environment (how agents and scripts run the quick looks): nothing else
+    # of the settings is read, so their models, a fifth of a second, are not loaded.
+    url, token = os.environ.get("PALIMPSEST_SERVER_URL"), os.environ.get("PALIMPSEST_RUN_TOKEN")
+    if url and token:
+        return Client(url=url, token=token)
+    settings = load_settings()
     if settings.run_token is None:
         raise Unauthenticated(
             "set PALIMPSEST_RUN_TOKEN to the run token to act as, e.g. "

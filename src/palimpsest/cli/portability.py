@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from palimpsest.cli.apps import app, print_json
-from palimpsest.config import Settings
+from palimpsest.cli.apps import app, load_settings, print_json
 
 
 @app.command("export")
@@ -23,7 +22,7 @@ def export_person(
 
     from palimpsest.portability import export_to_file
 
-    print_json(asyncio.run(export_to_file(Settings(), tenant, user, out)))
+    print_json(asyncio.run(export_to_file(load_settings(), tenant, user, out)))
 
 
 @app.command("import")
@@ -35,4 +34,4 @@ def import_person(
 
     from palimpsest.portability import import_from_file
 
-    print_json(asyncio.run(import_from_file(Settings(), file)))
+    print_json(asyncio.run(import_from_file(load_settings(), file)))

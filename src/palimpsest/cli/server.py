@@ -8,8 +8,15 @@ from typing import Annotated
 
 import typer
 
-from palimpsest.cli.apps import app, err, graphiql_app, neo4j_app, postgres_app, token_app
-from palimpsest.config import Settings
+from palimpsest.cli.apps import (
+    app,
+    err,
+    graphiql_app,
+    load_settings,
+    neo4j_app,
+    postgres_app,
+    token_app,
+)
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.lifetimes import DEFAULT_TTL_SECONDS, MAX_MINTED_TTL_SECONDS
 
@@ -22,7 +29,7 @@ def serve(
     """Start the API (and the managed Neo4j when it is the configured default)."""
     from palimpsest.cli.serving import serve_api
 
-    settings = Settings()
+    settings = load_settings()
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     serve_api(settings.model_copy(update=overrides))
 
@@ -32,7 +39,7 @@ def graphiql_install() -> None:
     """Fetch GraphiQL's pinned npm tarballs (integrity-checked) into PALIMPSEST_HOME."""
     from palimpsest.local.graphiql import install_assets
 
-    settings = Settings()
+    settings = load_settings()
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
     err(f"GraphiQL assets in {settings.graphiql_dir}")
 
@@ -42,7 +49,7 @@ def neo4j_install() -> None:
     """Fetch the locked Neo4j jars (sha256-checked), write the configuration, set a password."""
     from palimpsest.local import neo4j as neo4j_local
 
-    neo4j_local.install(Settings(), say=err)
+    neo4j_local.install(load_settings(), say=err)
 
 
 @neo4j_app.command("lock")
@@ -54,7 +61,7 @@ def neo4j_lock(
     """Maintainers: resolve pom.xml with Maven and rewrite the jar lock (coordinates, sha256)."""
     from palimpsest.local.neo4j import jars
 
-    settings = Settings()
+    settings = load_settings()
     jars.make_lock(
         settings.neo4j_version,
         settings.neo4j_browser_version,
@@ -68,7 +75,7 @@ def neo4j_start() -> None:
     """Start the managed Neo4j in the background and wait until Bolt answers."""
     from palimpsest.local import neo4j as neo4j_local
 
-    s = neo4j_local.start(Settings(), say=err)
+    s = neo4j_local.start(load_settings(), say=err)
     err(f"bolt {s.bolt_uri}   browser {s.browser_url}")
 
 
@@ -77,7 +84,7 @@ def neo4j_stop() -> None:
     """Stop the managed Neo4j cleanly."""
     from palimpsest.local import neo4j as neo4j_local
 
-    neo4j_local.stop(Settings(), say=err)
+    neo4j_local.stop(load_settings(), say=err)
 
 
 @neo4j_app.command("status")
@@ -85,7 +92,7 @@ def neo4j_status() -> None:
     """Say whether the managed Neo4j is installed and running; exit 1 when it is not running."""
     from palimpsest.local import neo4j as neo4j_local
 
-    s = neo4j_local.status(Settings())
+    s = neo4j_local.status(load_settings())
     typer.echo(
         f"installed={s.installed} running={s.running} pid={s.pid} "
         f"bolt={s.bolt_uri} browser={s.browser_url} home={s.home}"
@@ -99,7 +106,7 @@ def postgres_start() -> None:
     """Start the managed PostgreSQL (initdb on first use) and wait until it accepts logins."""
     from palimpsest.local import postgres as postgres_local
 
-    s = postgres_local.start(Settings(), say=err)
+    s = postgres_local.start(load_settings(), say=err)
     err(f"postgres {s.dsn}")
 
 
@@ -108,7 +115,7 @@ def postgres_stop() -> None:
     """Stop the managed PostgreSQL (fast shutdown: open transactions roll back)."""
     from palimpsest.local import postgres as postgres_local
 
-    postgres_local.stop(Settings(), say=err)
+    postgres_local.stop(load_settings(), say=err)
 
 
 @postgres_app.command("status")
@@ -116,7 +123,7 @@ def postgres_status() -> None:
     """Say whether the managed PostgreSQL is initialised and running; exit 1 when not running."""
     from palimpsest.local import postgres as postgres_local
 
-    s = postgres_local.status(Settings())
+    s = postgres_local.status(load_settings())
     typer.echo(f"installed={s.installed} running={s.running} pid={s.pid} {s.dsn} home={s.home}")
     if not s.running:
         raise typer.Exit(1)
@@ -154,7 +161,7 @@ def token_mint(
     from palimpsest.identity.tokens import load_keys, mint  # jwt: only when minting
 
     token = mint(
-        load_keys(Settings()),
+        load_keys(load_settings()),
         tenant=tenant,
         user=user,
         agent=agent,
@@ -172,4 +179,4 @@ def mcp_stdio() -> None:
     """Serve MCP on stdin/stdout for an agent runtime, acting as PALIMPSEST_RUN_TOKEN."""
     from palimpsest.mcp import run_stdio
 
-    run_stdio(Settings(), say=err)
+    run_stdio(load_settings(), say=err)

@@ -1,2 +1,2 @@
 """Adapters that let agent runtimes reach Palimpsest through their own interfaces; each is an
-optional extra (``pip install palimpsest[langgraph]``)."""
+optional extra of the client distribution (``pip install './client[langgraph]'``)."""

@@ -14,7 +14,7 @@ user is refused with ``Forbidden`` before anything is sent, and ``app_name`` is 
 (one token, one user's memory). A server that cannot be reached fails the call with the
 client's error (``Unavailable``, after its retries); nothing is queued locally, so the
 caller of ``add_session_to_memory`` knows the session was not banked and can add it again.
-Needs the optional extra: ``pip install 'palimpsest[adk]'``.
+Needs the client distribution's extra ``adk`` (``pip install './client[adk]'``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ runs it as it runs the SDK's local filesystem tool; every command is one GraphQL
 server's ``memoryFile`` / ``updateMemoryFile``, where the paths are checked and every file is a
 versioned document of the token's scope. A refusal becomes the SDK's ``ToolError`` carrying
 the server's message (the memory tool's own words), so the model sees it as a tool error.
-Needs the optional extra: ``pip install 'palimpsest[anthropic]'``.
+Needs the client distribution's extra ``anthropic`` (``pip install './client[anthropic]'``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ already records, plus one.
 ``hooks(client)`` gives the ``ClaudeAgentOptions(hooks=...)`` mapping, with
 ``on_failure="block"``: when the server cannot be reached the callback raises, and the CLI
 blocks the compaction, so the messages stay in the context and nothing is evicted unbanked.
-Needs the optional extra: ``pip install 'palimpsest[claude-agent]'``.
+Needs the client distribution's extra ``claude-agent`` (``pip install './client[claude-agent]'``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ before anything else on the next ``sync_turn``, ``on_pre_compress`` or ``shutdow
 error is raised after that, so Hermes logs it. ``pending()`` tells how many spans wait there.
 Only spans the server refuses as such (``INVALID_ARGUMENT``) are not kept: they would be
 refused again and hold the spool back; that error is raised as it is.
-Needs Hermes Agent installed beside it (``palimpsest[hermes]``, docs/integrations/hermes.md).
+Needs Hermes Agent installed beside it (the client's ``hermes`` extra, docs/reference/hermes.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A LangGraph ``BaseStore`` over a Palimpsest server (docs/reference/langgraph.md).
 
 ``PalimpsestStore(url=..., token=..., scope="USER")`` keeps every item as a note of the
-scope under ``namespaces.note_key(namespace, key)``: get, put and delete are ``memory``,
+scope under ``notekeys.note_key(namespace, key)``: get, put and delete are ``memory``,
 ``memorySet`` and ``memoryDelete``; search and namespace listing are ``storeSearch`` and
 ``storeNamespaces``, which filter and rank on the server. A batch runs in order, in as few
 requests as the server's operation limits allow (consecutive reads share one query,
@@ -36,10 +36,10 @@ from langgraph.store.base import (
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 from langgraph.store.base.embed import get_text_at_path
 
-from palimpsest import namespaces
+from palimpsest import notekeys
 from palimpsest.client.transport import AsyncTransport, RetryPolicy, Transport
 from palimpsest.errors import InvalidArgument
-from palimpsest.values import MAX_EMBED_TEXT_CHARS
+from palimpsest.notekeys import MAX_EMBED_TEXT_CHARS
 
 _CHUNK = 8  # under the server's default root-field, alias and embedding limits per request
 _ENTRY = "fragment E on MemoryEntry { key value createdAt updatedAt }"
@@ -81,10 +81,10 @@ class _Request:
     def _field(self, i: int, op: Op, index: StoreIndex | None) -> tuple[list[str], str]:
         v = self._var
         if isinstance(op, GetOp):
-            key = v(f"k{i}", namespaces.note_key(op.namespace, op.key))
+            key = v(f"k{i}", notekeys.note_key(op.namespace, op.key))
             return [f"$k{i}: String!"], f"a{i}: memory(scope: $scope, key: {key}) {{ ...E }}"
         if isinstance(op, PutOp):
-            key = v(f"k{i}", namespaces.note_key(op.namespace, op.key))
+            key = v(f"k{i}", notekeys.note_key(op.namespace, op.key))
             if op.value is None:
                 delete = f"a{i}: memoryDelete(scope: $scope, key: {key}) {{ deleted }}"
                 return [f"$k{i}: String!"], delete

@@ -13,10 +13,10 @@ import shutil
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import palimpsest
 from palimpsest.config import Settings
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.local import neo4j as neo4j_local
@@ -65,7 +65,7 @@ def backup(settings: Settings, folder: Path, say: Say = print) -> dict[str, Any]
     made = manifest.Manifest(
         format=manifest.FORMAT,
         created_at=datetime.now(UTC).isoformat(),
-        palimpsest_version=version("palimpsest"),
+        palimpsest_version=palimpsest.__version__,
         neo4j_version=settings.neo4j_version,
         neo4j_database=settings.neo4j_database,
         sql_backend=settings.sql_backend,
