@@ -80,7 +80,8 @@ async def test_a_delete_is_counted_but_never_refused_by_the_version_limit(
                 return [{"fits": True}]
             case "DELETE_MEMORY":
                 return [{"live": True, "ft": None, "ft_tf": None, "ft_len": None, "speaker": None}]
-        return base(statement, params)
+        rows: list[Row] = base(statement, params)
+        return rows
 
     svc, recorder = services(answer, tmp_path, max_note_versions=5)
     assert await memory.delete(svc, principal(), Scope.USER, "k")
