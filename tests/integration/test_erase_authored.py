@@ -174,6 +174,31 @@ def test_erasure_takes_the_persons_merges(
     assert ok(gql(UNMERGE, t["bob_token"], id=hers_made["id"]))["unmergeEntities"]
 
 
+def test_anonymise_policy_keeps_her_merged_entities_and_merges_without_her(
+    gql: Gql, team: dict[str, Any], neo4j_driver: Driver
+) -> None:
+    t = team
+    kept = f"zk{uuid.uuid4().hex[:10]}9"  # her entity's name, which stays
+    hers = entity(gql, t["alice_token"], f"Ada {kept}")
+    bobs = entity(gql, t["bob_token"], f"Ada Lovelace {t['bob_word']}")
+    merged_into(gql, t["bob_token"], bobs, [hers])
+    left = entity(gql, t["bob_token"], f"Grace {t['bob_word']}")
+    merged_into(gql, t["alice_token"], left, [entity(gql, t["bob_token"], f"G. {t['bob_word']}")])
+    ok(gql(SET_POLICY, t["admin"], a="ANONYMISE"))
+
+    receipt = ok(gql(ERASE_USER, t["admin"], u=t["alice"]))["eraseUser"]
+
+    assert receipt["authored"]["anonymised"]["entities"] >= 1  # her set-aside entity
+    alice_key = scope_key(t["tenant"], Scope.USER, t["alice"])
+    assert count(neo4j_driver, ROWS_OF_WRITER, key=alice_key) == 0
+    assert scan(neo4j_driver, t, t["marker"]) == 0  # her id left the entity and the merge
+    [record] = ok(gql(MERGES, t["bob_token"], id=bobs))["entityMerges"]
+    assert record["addedAliases"] == [f"Ada {kept}"]  # the rows stay, names and all
+    assert [
+        e["id"] for e in ok(gql(UNMERGE, t["bob_token"], id=record["id"]))["unmergeEntities"]
+    ] == [bobs, hers]
+
+
 def test_anonymise_policy_keeps_the_rows_without_the_writer(
     gql: Gql, team: dict[str, Any], neo4j_driver: Driver
 ) -> None:
