@@ -32,7 +32,13 @@ from palimpsest_bench.common import HashEmbedder, principal
 _real_admit = quotas.admit
 
 
-async def _no_admit(tx: ScopedTx, settings: Settings, created: Mapping[Any, int]) -> None:
+async def _no_admit(
+    tx: ScopedTx,
+    settings: Settings,
+    created: Mapping[Any, int],
+    *,
+    exempt: frozenset[Any] = frozenset(),
+) -> None:
     return None
 
 

@@ -45,6 +45,28 @@ RETURN count(c)"""
 TENANT_ROWS_WITH = "MATCH (n {scope_key: $k}) WHERE n.text CONTAINS $w RETURN count(n)"
 
 
+ASSERT = """mutation($facts: [FactInput!]!) { assertFacts(scope: TENANT, facts: $facts,
+  place: false) { fact { subject { id } } } }"""
+MERGE = """mutation($keep: ID!, $merge: [ID!]!) { mergeEntities(scope: TENANT, keepId: $keep,
+  mergeIds: $merge) { id aliases } }"""
+MERGES = """query($id: ID!) { entityMerges(scope: TENANT, entityId: $id) { id mergedIds
+  addedAliases } }"""
+UNMERGE = "mutation($id: ID!) { unmergeEntities(scope: TENANT, mergeId: $id) { id name } }"
+
+
+def entity(gql: Gql, who: str, name: str) -> str:
+    """A TENANT fact about ``name`` (a person) written by ``who``; the entity's id."""
+    fact = {"subject": {"type": "person", "name": name}, "predicate": "likes", "objectValue": "tea"}
+    [made] = ok(gql(ASSERT, who, facts=[fact]))["assertFacts"]
+    subject_id: str = made["fact"]["subject"]["id"]
+    return subject_id
+
+
+def merged_into(gql: Gql, who: str, keep: str, merge: list[str]) -> dict[str, Any]:
+    kept: dict[str, Any] = ok(gql(MERGE, who, keep=keep, merge=merge))["mergeEntities"]
+    return kept
+
+
 def write_shared(gql: Gql, who: str, word: str) -> None:
     """A note in TENANT and in AGENT, and a TENANT document, all containing ``word``."""
     ok(gql(SET, who, k=f"team/{word}", v=f"{word} owns the release", scope="TENANT"))
@@ -112,6 +134,69 @@ def test_delete_policy_removes_what_the_person_wrote_in_shared_scopes(
     mine = ok(gql(GET, t["bob_token"], scope="TENANT", key=f"team/{t['bob_word']}"))
     assert mine["memory"]["provenance"]["writer"] == t["bob"]
     assert count(neo4j_driver, TENANT_ROWS_WITH, k=tenant_key, w=t["bob_word"]) >= 3
+
+
+def test_erasure_takes_the_persons_merges(
+    gql: Gql, team: dict[str, Any], neo4j_driver: Driver
+) -> None:
+    """Finding 5 of issue 46: the entities of hers a colleague merged away kept her user id,
+    session, run and names, and the merge record gave her spelling to anyone reading
+    ``entityMerges``; a merge she made kept her id."""
+    t = team
+    hers = entity(gql, t["alice_token"], f"Ada {t['marker']}")
+    bobs = entity(gql, t["bob_token"], f"Ada Lovelace {t['bob_word']}")
+    also = entity(gql, t["bob_token"], f"A. Lovelace {t['bob_word']}")
+    kept = merged_into(gql, t["bob_token"], bobs, [hers, also])
+    assert f"Ada {t['marker']}" in kept["aliases"]
+    [record] = ok(gql(MERGES, t["bob_token"], id=bobs))["entityMerges"]
+    assert f"Ada {t['marker']}" in record["addedAliases"]
+    # A merge she made of two of Bob's entities.
+    left = entity(gql, t["bob_token"], f"Grace {t['bob_word']}")
+    right = entity(gql, t["bob_token"], f"G. Hopper {t['bob_word']}")
+    merged_into(gql, t["alice_token"], left, [right])
+    alice_key = scope_key(t["tenant"], Scope.USER, t["alice"])
+    assert scan(neo4j_driver, t, t["marker"]) > 0
+
+    receipt = ok(gql(ERASE_USER, t["admin"], u=t["alice"]))["eraseUser"]
+
+    assert receipt["status"] == "DONE"
+    assert receipt["authored"]["deleted"]["entities"] >= 1  # her set-aside entity
+    # Nothing of her anywhere: her entity, her spelling (record, aliases), her id on the merge.
+    assert count(neo4j_driver, ROWS_OF_WRITER, key=alice_key) == 0
+    assert scan(neo4j_driver, t, t["marker"]) == 0
+    [record] = ok(gql(MERGES, t["bob_token"], id=bobs))["entityMerges"]
+    assert record["mergedIds"] == [also]
+    assert record["addedAliases"] == [f"A. Lovelace {t['bob_word']}"]
+    # Bob can still undo his merge (his entity comes back), and the one she made.
+    restored = ok(gql(UNMERGE, t["bob_token"], id=record["id"]))["unmergeEntities"]
+    assert [e["id"] for e in restored] == [bobs, also]
+    [hers_made] = ok(gql(MERGES, t["bob_token"], id=left))["entityMerges"]
+    assert ok(gql(UNMERGE, t["bob_token"], id=hers_made["id"]))["unmergeEntities"]
+
+
+def test_anonymise_policy_keeps_her_merged_entities_and_merges_without_her(
+    gql: Gql, team: dict[str, Any], neo4j_driver: Driver
+) -> None:
+    t = team
+    kept = f"zk{uuid.uuid4().hex[:10]}9"  # her entity's name, which stays
+    hers = entity(gql, t["alice_token"], f"Ada {kept}")
+    bobs = entity(gql, t["bob_token"], f"Ada Lovelace {t['bob_word']}")
+    merged_into(gql, t["bob_token"], bobs, [hers])
+    left = entity(gql, t["bob_token"], f"Grace {t['bob_word']}")
+    merged_into(gql, t["alice_token"], left, [entity(gql, t["bob_token"], f"G. {t['bob_word']}")])
+    ok(gql(SET_POLICY, t["admin"], a="ANONYMISE"))
+
+    receipt = ok(gql(ERASE_USER, t["admin"], u=t["alice"]))["eraseUser"]
+
+    assert receipt["authored"]["anonymised"]["entities"] >= 1  # her set-aside entity
+    alice_key = scope_key(t["tenant"], Scope.USER, t["alice"])
+    assert count(neo4j_driver, ROWS_OF_WRITER, key=alice_key) == 0
+    assert scan(neo4j_driver, t, t["marker"]) == 0  # her id left the entity and the merge
+    [record] = ok(gql(MERGES, t["bob_token"], id=bobs))["entityMerges"]
+    assert record["addedAliases"] == [f"Ada {kept}"]  # the rows stay, names and all
+    assert [
+        e["id"] for e in ok(gql(UNMERGE, t["bob_token"], id=record["id"]))["unmergeEntities"]
+    ] == [bobs, hers]
 
 
 def test_anonymise_policy_keeps_the_rows_without_the_writer(

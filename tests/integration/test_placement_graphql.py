@@ -146,9 +146,10 @@ def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> 
         assert (d["scope"], d["moved"], d["reason"]) == ("USER", False, reason)
     [d] = ok(gql(PLACEMENT, no_sql, items=item))["placement"]
     assert "sql_scopes" in d["message"]
-    # The ontology lives in the tenant scope: an isolated member cannot read it.
-    refused = gql("{ ontology { status } }", isolated)
-    assert refused["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    # The ontology lives in the tenant scope: an isolated member reads only what shapes its
+    # own writes (none of this ontology's types declares a single-valued predicate).
+    read = ok(gql("{ ontology { markdown singleValued { entityType } } }", isolated))
+    assert read["ontology"] == {"markdown": None, "singleValued": []}
 
 
 DRY_RUN = """query($scope: Scope!, $items: [PlacementItemInput!]!) {
@@ -267,3 +268,82 @@ def test_moved_fact_keeps_its_quote_but_no_edge_crosses_scopes(
     )
     assert [(r["name"], r["scope"]) for r in records] == [("Dana", "USER")]
     assert stayed["fact"]["scope"] == "USER"
+
+
+READ = """{ ontology { markdown status updatedBy
+  singleValued { entityType predicate spellings typeSpellings } } }"""
+CLOSING = """mutation($facts: [FactInput!]!) { assertFacts(scope: USER, facts: $facts, place: false)
+  { closed { reason } fact { validAt } } }"""
+CLOSES = """# Tenant ontology
+status: {status}
+
+## person
+scope: user
+aliases: human
+single: lives in
+same: lives in = resides in
+
+## vault-{canary}
+scope: tenant
+aliases: strongroom-{canary}
+"""
+
+
+def lives(gql: Gql, who: str, city: str, year: str, kind: str = "human") -> list[str]:
+    """A USER fact that ``who`` lives in ``city`` from ``year``: the closures it made."""
+    fact = {
+        "subject": {"type": kind, "name": "Alice"},
+        "predicate": "resides in",
+        "object": {"type": "city", "name": city},
+        "validAt": year,
+    }
+    [written] = ok(gql(CLOSING, who, facts=[fact]))["assertFacts"]
+    return [c["reason"] for c in written["closed"]]
+
+
+def test_a_writer_refused_the_ontology_reads_what_shapes_its_writes_and_nothing_else(
+    gql: Gql, org: dict[str, Any], token: Callable[..., str]
+) -> None:
+    """Finding 4 of issue 46: isolated members and tokens without TENANT got FORBIDDEN on
+    `ontology`, yet their own USER writes told which predicates were single-valued (through
+    `closed` and the stored `validAt`) and which spellings were the same. The rule: they read
+    the single-valued declarations in force, with every spelling that brings them into play,
+    and nothing else of the ontology; a declaration not in force neither shows nor closes."""
+    canary = uuid.uuid4().hex
+    ok(gql(SET_ONTOLOGY, org["admin"], m=CLOSES.format(status="confirmed", canary=canary)))
+    declared = {
+        "entityType": "person",
+        "predicate": "lives in",
+        "spellings": ["lives in", "resides in"],
+        "typeSpellings": ["person", "human"],
+    }
+    full = ok(gql(READ, org["member"]("tenant-reader")))["ontology"]
+    assert canary in full["markdown"]
+    assert full["singleValued"] == [declared]
+    refused_tenant = {
+        "isolated": org["member"]("iso-closes", isolated=True),
+        "user only": org["member"]("user-closes", memory_scopes=[Scope.USER]),
+    }
+    for why, who in refused_tenant.items():
+        body = gql(READ, who)
+        assert body["data"]["ontology"] == {
+            "markdown": None,
+            "status": "CONFIRMED",
+            "updatedBy": None,
+            "singleValued": [declared],
+        }, why
+        assert canary not in str(body), why  # no other type, alias or placement
+        # What it reads is what its writes show: the alias and the same-as spelling close.
+        assert lives(gql, who, "Lisbon", "2020") == [], why
+        assert lives(gql, who, "Porto", "2023") == ["SINGLE_VALUED"], why
+
+    # Not in force (a draft): nothing to read, and nothing closes.
+    ok(gql(SET_ONTOLOGY, org["admin"], m=CLOSES.format(status="draft", canary=canary)))
+    who = org["member"]("iso-draft", isolated=True)
+    read = ok(gql(READ, who))["ontology"]
+    assert (read["status"], read["markdown"], read["singleValued"]) == ("DRAFT", None, [])
+    assert lives(gql, who, "Lisbon", "2020") == []
+    assert lives(gql, who, "Porto", "2023") == []
+    # A token that writes facts nowhere reads none of it.
+    nowhere = token(org["tenant"], None, None, memory_scopes=[Scope.USER])
+    assert gql(READ, nowhere)["errors"][0]["extensions"]["code"] == "FORBIDDEN"

@@ -78,9 +78,6 @@ async def test_document_revisions_and_chunk_edits_count_as_versions(
     with pytest.raises(QuotaExceeded) as refused:  # a restore is a revision too
         await document_revisions.restore(full, who, Scope.USER, doc_id, 1)
     assert refusal(refused)["plane"] == "versions"
-    with pytest.raises(QuotaExceeded) as refused:  # a delete writes its tombstone revision
-        await documents.delete_document(full, who, Scope.USER, doc_id)
-    assert refusal(refused)["plane"] == "versions"
     assert snapshot(neo4j_driver, key) == before  # every refusal changed nothing
     # Notes share the plane: an overwrite keeps a note version, one more than the limit.
     await memory.set_value(full, who, Scope.USER, "k", "v1", None, False, None)
@@ -93,6 +90,37 @@ async def test_document_revisions_and_chunk_edits_count_as_versions(
     room = tight(svc, max_note_versions=have + 2)
     await documents.update_chunk(room, who, Scope.USER, aloe, "Dry soil.\n", 2)
     assert used(neo4j_driver, key)["versions"] == have + 2
+
+
+async def test_deleting_is_never_refused_by_a_full_versions_quota(
+    svc: Services, neo4j_driver: Driver
+) -> None:
+    """Finding 7 of issue 46: with the versions quota full, a person could not delete what
+    they wrote (the tombstone counted as a version). Deletes pass, and are counted."""
+    free, who, key = limited(svc)
+    doc_id, _ = await edited(free, who)
+    await memory.set_value(free, who, Scope.USER, "k", "v1", None, False, None)
+    await memory.set_value(free, who, Scope.USER, "k", "v2", None, False, None)
+    have = used(neo4j_driver, key)["versions"]
+    assert have == 3  # the document's two, the note's first value
+    full = tight(svc, max_note_versions=have)
+    with pytest.raises(QuotaExceeded):  # full: an overwrite is refused
+        await memory.set_value(full, who, Scope.USER, "k", "v3", None, False, None)
+
+    assert await memory.delete(full, who, Scope.USER, "k")
+    gone = await documents.delete_document(full, who, Scope.USER, doc_id)
+
+    assert gone.chunks > 0
+    assert await memory.get(full, who, Scope.USER, "k") is None
+    # Counted all the same: the note's last state and its tombstone, the document's ended
+    # revision and its closed chunks; the scope is now past its limit.
+    after = used(neo4j_driver, key)["versions"]
+    assert after >= have + 2 + 1 + gone.chunks
+    # Writing the key anew keeps no past and passes; overwriting it would keep one: refused.
+    await memory.set_value(full, who, Scope.USER, "k", "v4", None, False, None)
+    with pytest.raises(QuotaExceeded) as refused:
+        await memory.set_value(full, who, Scope.USER, "k", "v5", None, False, None)
+    assert refusal(refused)["plane"] == "versions"
 
 
 async def test_a_reimport_and_an_edit_count_their_chunks_and_bytes(

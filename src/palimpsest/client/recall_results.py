@@ -217,9 +217,12 @@ class KindFilter:
 
 @dataclass(frozen=True, slots=True)
 class OntologyInfo:
-    """The tenant's ontology as stored (Markdown)."""
+    """The tenant's ontology as stored (Markdown). A caller without TENANT that writes facts in
+    its own scope reads only what shapes those writes: `singleValued` while the ontology is
+    confirmed, no `markdown` and no `updatedBy`.
+    """
 
-    markdown: str
+    markdown: str | None
     status: OntologyStatus
     updated_at: datetime
     updated_by: str | None
@@ -329,6 +332,7 @@ class SingleValuedPredicate:
     entity_type: str
     predicate: str
     spellings: list[str]
+    type_spellings: list[str]
 
 
 @dataclass(frozen=True, slots=True)

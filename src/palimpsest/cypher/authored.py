@@ -34,6 +34,10 @@ CALL () {
   RETURN n.scope AS scope, n.owner_id AS owner, n.tenant_id AS tenant
   UNION MATCH (n:Entity {writer_key: $writer_key})
   RETURN n.scope AS scope, n.owner_id AS owner, n.tenant_id AS tenant
+  UNION MATCH (n:MergedEntity {writer_key: $writer_key})
+  RETURN n.scope AS scope, n.owner_id AS owner, n.tenant_id AS tenant
+  UNION MATCH (n:EntityMerge {writer_key: $writer_key})
+  RETURN n.scope AS scope, n.owner_id AS owner, n.tenant_id AS tenant
   UNION MATCH ()-[n:FACT {writer_key: $writer_key}]->()
   RETURN n.scope AS scope, n.owner_id AS owner, n.tenant_id AS tenant
 }
@@ -118,6 +122,79 @@ MATCH (n:Entity {scope_key: $scope_key, writer_key: $writer_key})
 WHERE NOT EXISTS { MATCH (n)-[:FACT]-() }
 WITH n LIMIT $batch
 DETACH DELETE n
+RETURN count(*) AS rows
+""",
+)
+
+# -- merges (cypher/entities.py): what the person's entities left as spellings of others' ------
+
+# A batch of the person's set-aside entities, with what names them elsewhere: the merge
+# record (its added aliases and merged ids), the kept entity's aliases, and the names the
+# record's other set-aside entities contribute (so a name they share is kept).
+AUTHORED_MERGED_ENTITIES = Statement(
+    "AUTHORED_MERGED_ENTITIES",
+    """
+MATCH (m:MergedEntity {scope_key: $scope_key, writer_key: $writer_key})
+WITH m LIMIT $batch
+OPTIONAL MATCH (r:EntityMerge {scope_key: $scope_key, id: m.merge_id})
+OPTIONAL MATCH (k:Entity {scope_key: $scope_key, id: m.merged_into})
+RETURN m.id AS id, [m.name] + coalesce(m.aliases, []) AS names, m.merge_id AS merge_id,
+       r.added_aliases AS added, r.merged_ids AS merged_ids, k.id AS kept_id,
+       k.aliases AS kept_aliases,
+       COLLECT { MATCH (o:MergedEntity {scope_key: $scope_key, merge_id: m.merge_id})
+                 WHERE coalesce(o.writer_key, '') <> $writer_key
+                 UNWIND [o.name] + coalesce(o.aliases, []) AS n RETURN n } AS others
+""",
+)
+
+# The person's set-aside entities go, and with them their names: out of their merge's
+# record (a record left merging nothing goes) and out of the kept entity's aliases, both
+# computed by the resolver (resolvers/erasure_authored.py ``merged``).
+ERASE_AUTHORED_MERGED = Statement(
+    "ERASE_AUTHORED_MERGED",
+    """CYPHER 25
+CALL () {
+  UNWIND $kept AS x
+  MATCH (k:Entity {scope_key: $scope_key, id: x.id})
+  SET k.aliases = x.aliases, k.alias_norms = x.alias_norms, k.alias_keys = x.alias_keys
+}
+CALL () {
+  UNWIND $records AS x
+  MATCH (r:EntityMerge {scope_key: $scope_key, id: x.id})
+  SET r.merged_ids = x.merged_ids, r.added_aliases = x.added_aliases
+  WITH r, x WHERE size(x.merged_ids) = 0
+  DELETE r
+}
+CALL () {
+  UNWIND $ids AS id
+  MATCH (m:MergedEntity {scope_key: $scope_key, id: id})
+  DETACH DELETE m
+}
+RETURN size($ids) AS rows
+""",
+)
+
+# A merge the person made stays (others' entities may need it undone), without who made it.
+ANONYMISE_MERGES = Statement(
+    "ANONYMISE_MERGES",
+    """
+MATCH (n:EntityMerge {scope_key: $scope_key, writer_key: $writer_key})
+WITH n LIMIT $batch
+"""
+    + _ANONYMISE
+    + """
+RETURN count(*) AS rows
+""",
+)
+
+ANONYMISE_MERGED_ENTITIES = Statement(
+    "ANONYMISE_MERGED_ENTITIES",
+    """
+MATCH (n:MergedEntity {scope_key: $scope_key, writer_key: $writer_key})
+WITH n LIMIT $batch
+"""
+    + _ANONYMISE
+    + """
 RETURN count(*) AS rows
 """,
 )

@@ -169,7 +169,8 @@ CREATE (r:EntityMerge {scope_key: $scope_key, id: $merge_id})
 SET r.tenant_id = $tenant_id, r.scope = $scope, r.owner_id = $owner_id,
     r.keep_id = $keep_id, r.merged_ids = $merged_ids, r.added_aliases = $added_aliases,
     r.facts_moved = $facts_moved, r.mentions_moved = $mentions_moved, r.created_at = $now,
-    r.agent_name = $agent_name, r.run_id = $run_id, r.origin = $origin
+    r.agent_name = $agent_name, r.run_id = $run_id, r.origin = $origin,
+    r.session_id = $session_id, r.writer_id = $writer_id, r.writer_key = $writer_key
 RETURN retired
 """,
 )

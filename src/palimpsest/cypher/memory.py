@@ -9,7 +9,7 @@ from typing import LiteralString
 from palimpsest.cypher.executor import Statement
 from palimpsest.cypher.note_versions import ARCHIVE_STATE
 from palimpsest.cypher.quotas import BOUNDS, RAISE
-from palimpsest.cypher.terms import APPLY_CHANGES
+from palimpsest.cypher.terms import APPLY_CHANGES, PRUNE_CHANGES
 
 # A note's validity at ``$as_of``, read exactly like a fact's (docs/spec.md, Time); undated notes
 # are always valid.
@@ -135,10 +135,11 @@ WITH m"""
 # A whole key/value write in one statement, under the scope's lock (``LOCK_SCOPE_READ_ENTRY``
 # ran first in the transaction, so the scope node exists): an open tombstone of the key ends
 # (``$close_tombstone``), the stored node becomes a past version (``$archive``), the note is
-# written, its term statistics change (``$changes`` on ``$shard``), and the scope's quota
-# counters are raised by ``$added`` when they fit (resolvers/quotas.py decides otherwise).
-# The steps run in this order, as the statements they replace did (``ARCHIVE_CURRENT``,
-# ``UPSERT_MEMORY``, ``APPLY_TERM_STATS``, ``RAISE_QUOTA_COUNTERS``).
+# written, its term statistics change (``$changes`` on ``$shard``; the terms it lowered to
+# nothing, ``$pruned``, go), and the scope's quota counters are raised by ``$added`` when
+# they fit (resolvers/quotas.py decides otherwise). The steps run in this order, as the
+# statements they replace did (``ARCHIVE_CURRENT``, ``UPSERT_MEMORY``, ``APPLY_TERM_STATS``,
+# ``PRUNE_TERM_STATS``, ``RAISE_QUOTA_COUNTERS``).
 WRITE_MEMORY = Statement(
     "WRITE_MEMORY",
     """CYPHER 25
@@ -160,6 +161,9 @@ CALL (s) {
 WITH s, m
 CALL () {"""
     + APPLY_CHANGES
+    + """}
+CALL () {"""
+    + PRUNE_CHANGES
     + """}
 WITH s, m"""
     + RAISE

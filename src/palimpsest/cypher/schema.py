@@ -243,6 +243,16 @@ RANGE_INDEXES = (
             ),
             ("entity", "CREATE INDEX entity_writer IF NOT EXISTS FOR (n:Entity) ON (n.writer_key)"),
             (
+                "merged_entity",
+                "CREATE INDEX merged_entity_writer IF NOT EXISTS "
+                "FOR (n:MergedEntity) ON (n.writer_key)",
+            ),
+            (
+                "entity_merge",
+                "CREATE INDEX entity_merge_writer IF NOT EXISTS "
+                "FOR (n:EntityMerge) ON (n.writer_key)",
+            ),
+            (
                 "fact_any",
                 "CREATE INDEX fact_any_writer IF NOT EXISTS FOR ()-[f:FACT]-() ON (f.writer_key)",
             ),

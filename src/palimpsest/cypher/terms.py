@@ -6,7 +6,9 @@ of frequency to row length), which only grow: they bound what the term adds to a
 node made before peaks were kept lacks ``bounded``, and its term keeps the loose bound. The
 node with the empty term holds the kind's row count (``df``) and total length (``len``). A write
 transaction adds its changes to one shard, chosen at random, in term order: writers of one
-scope rarely wait on each other and never deadlock. Readers sum the shards.
+scope rarely wait on each other. Readers sum the shards. A term whose shards sum to nothing
+is dropped by the write that took it there (``PRUNE_CHANGES``); locking its shards can meet
+another such writer in a deadlock, which the executor retries.
 """
 
 from typing import LiteralString
@@ -60,18 +62,30 @@ READ_TERM_STATS = Statement(
 """,
 )
 
-# After rows are deleted for good (erasure, a withdrawn source, a deleted document), a term
-# whose shards sum to nothing is dropped: a zero count would keep the erased word itself.
-PRUNE_TERM_STATS = Statement(
-    "PRUNE_TERM_STATS",
-    """
-UNWIND $terms AS t
+# After a write took rows out of the statistics (a delete, an overwrite, an edit, erasure, a
+# withdrawn source), a term whose shards sum to nothing is dropped in the same transaction: a
+# zero count would keep the word itself. The first read (no lock) skips the terms still held,
+# the common case; for the others every shard is locked before it is read again (``SET`` of
+# a property from itself takes the write lock first), so a writer adding to a shard meanwhile
+# either committed before (the sum is not zero) or waits, and then writes a new shard.
+# A fragment, so a write statement can prune itself (cypher/memory.py ``WRITE_MEMORY``, in a
+# ``CALL () { ... }``): ``$pruned`` holds the ``{kind, term}`` the write lowered.
+PRUNE_CHANGES: LiteralString = """
+UNWIND $pruned AS t
+CALL (t) {
+  MATCH (s:TermStats {scope_key: $scope_key, kind: t.kind, term: t.term})
+  RETURN sum(s.df) AS seen
+}
+WITH t WHERE seen = 0
 MATCH (s:TermStats {scope_key: $scope_key, kind: t.kind, term: t.term})
+SET s.df = s.df + 0
 WITH t, collect(s) AS shards, sum(s.df) AS df, sum(coalesce(s.len, 0)) AS len
 WHERE df = 0 AND len = 0
 FOREACH (s IN shards | DELETE s)
-RETURN count(*) AS pruned
-""",
+"""
+
+PRUNE_TERM_STATS = Statement(
+    "PRUNE_TERM_STATS", "CYPHER 25\nCALL () {" + PRUNE_CHANGES + "}\nRETURN 1 AS pruned\n"
 )
 
 # -- peaks for statistics written before they were kept ------------------------------------

@@ -37,11 +37,19 @@ class SingleValuedPredicate:
     spellings: list[str] = strawberry.field(
         description="Every spelling that names the predicate (`same:`), the canonical first."
     )
+    type_spellings: list[str] = strawberry.field(
+        description="The type's name, then its aliases: a fact whose subject is typed with "
+        "any of them is held to the predicate's single value."
+    )
 
 
-@strawberry.type(description="The tenant's ontology as stored (Markdown).")
+@strawberry.type(
+    description="The tenant's ontology as stored (Markdown). A caller without TENANT that "
+    "writes facts in its own scope reads only what shapes those writes: `singleValued` while "
+    "the ontology is confirmed, no `markdown` and no `updatedBy`."
+)
 class OntologyInfo:
-    markdown: str
+    markdown: str | None
     status: OntologyStatus
     updated_at: datetime
     updated_by: str | None
@@ -58,7 +66,10 @@ class OntologyInfo:
             updated_by=o.updated_by,
             single_valued=[
                 SingleValuedPredicate(
-                    entity_type=s.entity_type, predicate=s.predicate, spellings=list(s.spellings)
+                    entity_type=s.entity_type,
+                    predicate=s.predicate,
+                    spellings=list(s.spellings),
+                    type_spellings=list(s.type_spellings),
                 )
                 for s in o.single_valued
             ],

@@ -71,7 +71,7 @@ async def merge(
             {
                 **ids,
                 **writer_params(who),
-                **_alias_params(aliases + added),
+                **alias_params(aliases + added),
                 "added_aliases": added,
                 "facts_moved": facts["moved"],
                 "mentions_moved": mentions["moved"],
@@ -110,7 +110,7 @@ async def unmerge(svc: Services, who: Principal, scope: Scope, merge_id: str) ->
         await tx.run(q.RESTORE_MENTIONS, ids)
         added = set(record["added_aliases"] or ())
         left = [a for a in row["kept_aliases"] or () if a not in added]
-        await tx.run(q.UNDO_MERGE, {**ids, **_alias_params(left), "now": lock["now"]})
+        await tx.run(q.UNDO_MERGE, {**ids, **alias_params(left), "now": lock["now"]})
         return [record["keep_id"], *record["merged_ids"]]
 
     ids = await svc.db.scoped(ref).write_tx(work)
@@ -144,7 +144,7 @@ def _merge(r: Row) -> EntityMerge:
     )
 
 
-def _alias_params(aliases: list[str]) -> dict[str, Any]:
+def alias_params(aliases: list[str]) -> dict[str, Any]:
     """An entity's aliases with the forms writes and mentions find it by (null when none)."""
     if not aliases:
         return {"aliases": None, "alias_norms": None, "alias_keys": None}

@@ -30,6 +30,7 @@ from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import PersonRefs, authored_ref, tenant_config_ref
 from palimpsest.resolvers import term_index
+from palimpsest.resolvers.entity_merge import alias_params
 from palimpsest.resolvers.erasure_jobs import (
     DEFAULT_POLICY,
     PLANES,
@@ -169,6 +170,20 @@ def authored_work(
         [row] = await tx.run(eq.SCRUB_WRITER_FACTS, params)
         return int(row["rows"]), Planes(), Planes(facts=int(row["rows"]))
 
+    async def merged(tx: ScopedTx) -> tuple[int, Planes, Planes]:
+        rows = await tx.run(q.AUTHORED_MERGED_ENTITIES, params)
+        if rows:
+            await tx.run(q.ERASE_AUTHORED_MERGED, unnamed(rows))
+        return len(rows), Planes(entities=len(rows)), Planes()
+
+    def anonymised(statement: Statement, plane: str | None) -> Work:
+        async def body(tx: ScopedTx) -> tuple[int, Planes, Planes]:
+            [row] = await tx.run(statement, params)
+            n = int(row["rows"])
+            return n, Planes(), Planes(**{plane: n}) if plane else Planes()
+
+        return counted(body)
+
     async def co_writer(tx: ScopedTx) -> tuple[int, Planes, Planes]:
         [row] = await tx.run(eq.SCRUB_CO_WRITER, params)
         return int(row["rows"]), Planes(), Planes()
@@ -181,17 +196,60 @@ def authored_work(
         if policy is AuthoredPolicy.DELETE:
             facts.insert(0, counted(writer_facts))
     rest = [anonymise(p) for p in ("chunks", "chunk_revisions", "document_revisions")]
+    merges = anonymised(q.ANONYMISE_MERGES, None)  # the merges they made, under either policy
     if policy is AuthoredPolicy.ANONYMISE:
-        return [anonymise(p) for p in PLANES if p != "facts"] + facts
+        return [
+            *(anonymise(p) for p in PLANES if p != "facts"),
+            anonymised(q.ANONYMISE_MERGED_ENTITIES, "entities"),
+            merges,
+            *facts,
+        ]
     return [
         counted(documents),
         counted(notes),
         deleting(q.ERASE_AUTHORED_NOTE_VERSIONS, "note_versions"),
         *rest,
         *facts,
+        counted(merged),
+        merges,
         deleting(q.ERASE_AUTHORED_ENTITIES, "entities"),
         anonymise("entities"),
     ]
+
+
+def unnamed(rows: list[Row]) -> dict[str, Any]:
+    """``ERASE_AUTHORED_MERGED``'s parameters for a batch of the person's set-aside entities
+    (``AUTHORED_MERGED_ENTITIES`` rows): their ids, each merge record without them and the
+    names they brought, and each kept entity without those names as aliases. A name another
+    set-aside entity of the same merge also brought stays."""
+    ids = [r["id"] for r in rows]
+    records: dict[str, dict[str, Any]] = {}
+    kept: dict[str, list[str]] = {}
+    for r in rows:
+        shared = set(r["others"])
+        gone = {n for n in r["names"] if n not in shared}
+        if r["merged_ids"] is not None:
+            record = records.setdefault(
+                r["merge_id"],
+                {
+                    "id": r["merge_id"],
+                    "merged_ids": list(r["merged_ids"]),
+                    "added_aliases": list(r["added"] or ()),
+                },
+            )
+            record["merged_ids"] = [i for i in record["merged_ids"] if i != r["id"]]
+            record["added_aliases"] = [a for a in record["added_aliases"] if a not in gone]
+            gone &= set(r["added"] or ())  # only what the merge gave the kept entity
+        else:
+            gone = set()
+        if r["kept_id"] is not None:
+            aliases = kept.setdefault(r["kept_id"], list(r["kept_aliases"] or ()))
+            kept[r["kept_id"]] = [a for a in aliases if a not in gone]
+    return {
+        "ids": ids,
+        "records": list(records.values()),
+        "kept": [{"id": k, **alias_params(a)} for k, a in kept.items()],
+    }
 
 
 async def count_unattributed(svc: Services, refs: PersonRefs, job_id: str) -> None:

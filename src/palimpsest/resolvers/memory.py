@@ -299,12 +299,14 @@ async def _write(
     # Versions, the note, its term statistics and the quota counters in one round trip.
     past, versions = await note_versions.past_params(tx, svc.settings, key, now, stored)
     created = {**notes, quotas.Plane.VERSIONS: versions}
+    changes = term_index.change_params(svc.settings, "memory", delta)
     [row] = await tx.run(
         q.WRITE_MEMORY,
         {
             **params,
             **past,
-            **term_index.change_params(svc.settings, "memory", delta),
+            **changes,
+            "pruned": term_index.lowered(changes["changes"]),
             "added": quotas.raises(svc.settings, created),
         },
     )

@@ -46,20 +46,24 @@ async def keep_past(
 ) -> None:
     """Before a write (or, with ``tombstone``, a delete) of ``key``: the stored state becomes
     a past version, an open tombstone ends, and a delete writes its tombstone. Refuses, before
-    anything changes, a write that would take the scope over its version limit."""
+    anything changes, a write that would take the scope over its version limit. A delete is
+    never refused: what it keeps (the state it ends and its tombstone) is counted, and may
+    take the scope past the limit, so that a person can always delete what they wrote."""
     stored = bool(lock["stored"])
     added = int(stored) + int(tombstone and stored)
     if not stored and _last(lock)[1:] == [True]:
         await tx.run(q.CLOSE_TOMBSTONE, {"key": key, "now": now})
     if not added:
         return
-    count = await _versions(tx, settings.max_note_versions, lock["note_versions"], added)
+    limit = 0 if tombstone else settings.max_note_versions
+    count = await _versions(tx, limit, lock["note_versions"], added)
     params = {"key": key, "now": now, "note_versions": count + added, "id": new_id()}
     await tx.run(q.ARCHIVE_CURRENT, params)
     if tombstone:
         await tx.run(q.WRITE_TOMBSTONE, {**params, **writer_params(who), "tombstone_id": new_id()})
     # The versions plane counts documents' past too (resolvers/quotas.py).
-    await quotas.admit(tx, settings, {quotas.Plane.VERSIONS: added})
+    exempt = frozenset({quotas.Plane.VERSIONS}) if tombstone else frozenset()
+    await quotas.admit(tx, settings, {quotas.Plane.VERSIONS: added}, exempt=exempt)
 
 
 async def past_params(

@@ -16,10 +16,11 @@ from typing import Any
 from palimpsest.cypher import entities as eq
 from palimpsest.cypher import ontology as q
 from palimpsest.cypher.executor import Tx
+from palimpsest.errors import Forbidden
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import tenant_config_ref
-from palimpsest.ontology import Ontology, parse_ontology
+from palimpsest.ontology import Ontology, OntologyStatus, parse_ontology
 from palimpsest.placement import Placement, PlacementItem, place_batch
 from palimpsest.resolvers import closure, facts
 from palimpsest.resolvers.common import fact_stamp, writer_params
@@ -38,11 +39,12 @@ class SingleValued:
     entity_type: str
     predicate: str
     spellings: tuple[str, ...]  # every spelling that names it (``same:``), itself first
+    type_spellings: tuple[str, ...] = ()  # the type's name, then its aliases
 
 
 @dataclass(frozen=True, slots=True)
 class StoredOntology:
-    markdown: str
+    markdown: str | None  # None: read by a writer refused TENANT (``get_ontology``)
     status: str
     updated_at: datetime
     updated_by: str | None
@@ -71,9 +73,39 @@ async def set_ontology(svc: Services, who: Principal, markdown: str) -> StoredOn
 
 
 async def get_ontology(svc: Services, who: Principal) -> StoredOntology | None:
-    """The ontology as a caller reads it: it lives in the tenant scope, so it needs TENANT."""
-    resolve_scope(who, Scope.TENANT)
+    """The ontology as a caller reads it. It lives in the tenant scope: a caller reaching
+    TENANT reads all of it. What a caller may not read must not shape what it sees, yet the
+    single-valued declarations close every writer's facts (a core of user facts), so a caller
+    refused TENANT that writes facts in a scope of its own (an isolated member, a token
+    without TENANT) reads exactly those: the declarations in force, with the type and
+    predicate spellings that bring them into play (docs/security.md). The Markdown, the
+    other types and aliases, and where types are placed stay unread."""
+    try:
+        resolve_scope(who, Scope.TENANT)
+    except Forbidden:
+        if not _writes_own_scope(who):
+            raise
+        stored = await _read(svc, who)
+        return _what_shapes_writes(stored) if stored else None
     return await _read(svc, who)
+
+
+def _writes_own_scope(who: Principal) -> bool:
+    for scope in (Scope.USER, Scope.AGENT):
+        try:
+            resolve_scope(who, scope)
+        except Forbidden:
+            continue
+        return True
+    return False
+
+
+def _what_shapes_writes(stored: StoredOntology) -> StoredOntology:
+    """``stored`` as a writer refused TENANT reads it: only the single-valued declarations,
+    and only when they are in force (a draft closes nothing); no Markdown, no author."""
+    in_force = stored.status == OntologyStatus.CONFIRMED.value
+    single = stored.single_valued if in_force else ()
+    return StoredOntology(None, stored.status, stored.updated_at, None, single)
 
 
 async def _read(svc: Services, who: Principal) -> StoredOntology | None:
@@ -172,8 +204,8 @@ async def write_placed(tx: Tx, svc: Services, plan: PlacedPlan) -> list[tuple[in
 
 
 async def _load(svc: Services, who: Principal) -> Ontology | None:
-    stored = await _read(svc, who)
-    return parse_ontology(stored.markdown) if stored else None
+    stored = await _read(svc, who)  # the whole of it: read on the server's behalf
+    return parse_ontology(stored.markdown) if stored and stored.markdown is not None else None
 
 
 async def _with_recorded_types(
@@ -198,7 +230,9 @@ async def _with_recorded_types(
 def _stored(row: dict[str, Any]) -> StoredOntology:
     parsed = parse_ontology(row["markdown"])
     single = tuple(
-        SingleValued(t.name, p, (p, *sorted(t.spellings(p) - {p})))
+        SingleValued(
+            t.name, p, (p, *sorted(t.spellings(p) - {p})), (t.name, *sorted(t.aliases - {t.name}))
+        )
         for t in parsed.types.values()
         for p in sorted(t.single)
     )

@@ -77,38 +77,58 @@ async def exact(tx: ScopedTx, plane: Plane) -> int:
     return int(row["used"])
 
 
-async def admit(tx: ScopedTx, settings: Settings, created: Mapping[Plane, int]) -> None:
+async def admit(
+    tx: ScopedTx,
+    settings: Settings,
+    created: Mapping[Plane, int],
+    *,
+    exempt: frozenset[Plane] = frozenset(),
+) -> None:
     """After a write in ``tx`` that created ``created`` rows (or bytes) per plane: raise the
-    scope's counters, or refuse the write when a plane is over its limit."""
-    raise_ = raises(settings, created)
+    scope's counters, or refuse the write when a plane is over its limit. The planes in
+    ``exempt`` are counted but never refuse (a deletion's tombstone: deleting is always
+    possible, docs/reference/quotas.md)."""
+    raise_ = raises(settings, created, exempt)
     if not raise_:
         return
     [bounds] = await tx.run(q.RAISE_COUNTERS, {"now": utc_now(), "added": raise_})
-    await settle(tx, settings, created, bounds)
+    await settle(tx, settings, created, bounds, exempt)
 
 
-def raises(settings: Settings, created: Mapping[Plane, int]) -> list[dict[str, object]]:
+def raises(
+    settings: Settings, created: Mapping[Plane, int], exempt: frozenset[Plane] = frozenset()
+) -> list[dict[str, object]]:
     """The ``$added`` of ``RAISE_QUOTA_COUNTERS`` (or of a write statement that raises the
-    counters itself, cypher/quotas.py ``RAISE``) for ``created``."""
+    counters itself, cypher/quotas.py ``RAISE``) for ``created``; an exempt plane's limit is
+    given as 0 (none)."""
     return [
-        {"counter": PLANES[p].counter, "n": n, "limit": limit_of(settings, p)}
+        {"counter": PLANES[p].counter, "n": n, "limit": _limit(settings, p, exempt)}
         for p, n in sorted(created.items())
         if n > 0
     ]
 
 
+def _limit(settings: Settings, plane: Plane, exempt: frozenset[Plane]) -> int:
+    return 0 if plane in exempt else limit_of(settings, plane)
+
+
 async def settle(
-    tx: ScopedTx, settings: Settings, created: Mapping[Plane, int], bounds: Row
+    tx: ScopedTx,
+    settings: Settings,
+    created: Mapping[Plane, int],
+    bounds: Row,
+    exempt: frozenset[Plane] = frozenset(),
 ) -> None:
     """After the counters' raise (``bounds``: its ``fits`` and ``BOUNDS`` columns): done when
     it fitted; otherwise count the planes whose bound cannot decide, refuse a write over a
-    limit, and set the counters."""
+    limit (never on an ``exempt`` plane), and set the counters."""
     if bounds["fits"]:
         return  # every bound known and under its limit: raised in the same statement
     counters: dict[str, int] = {}
     for plane, n in created.items():
         if n > 0:
-            counters[PLANES[plane].counter] = await _admit_one(tx, settings, plane, n, bounds)
+            limit = _limit(settings, plane, exempt)
+            counters[PLANES[plane].counter] = await _admit_one(tx, plane, n, bounds, limit)
     await tx.run(q.SET_COUNTERS, {"counters": counters})
 
 
@@ -146,10 +166,7 @@ async def admit_written_facts(
         await settle(tx, settings, created, bounds)
 
 
-async def _admit_one(
-    tx: ScopedTx, settings: Settings, plane: Plane, added: int, bounds: Row
-) -> int:
-    limit = limit_of(settings, plane)
+async def _admit_one(tx: ScopedTx, plane: Plane, added: int, bounds: Row, limit: int) -> int:
     bound = bounds[PLANES[plane].counter]
     after = None if bound is None else int(bound) + added
     if after is not None and (not limit or after <= limit):

@@ -167,7 +167,9 @@ async def write_revision(
         # the revision it ends, and each chunk version it closes
         quotas.Plane.VERSIONS: 1 + len(edited) + len(plan.closed),
     }
-    await quotas.admit(tx, svc.settings, grown)
+    # A deletion is never refused for the versions it keeps (docs/reference/quotas.md).
+    exempt = frozenset({quotas.Plane.VERSIONS}) if deleted else frozenset()
+    await quotas.admit(tx, svc.settings, grown, exempt=exempt)
     touched = set(retext) | {i for pair in link for i in pair}
     if svc.settings.fulltext_context:
         # A chunk's representation quotes its title and the headings above it (the chunks

@@ -16,7 +16,6 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.cypher import entities as eq
 from palimpsest.cypher import facts as q
-from palimpsest.cypher import terms as tq
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.errors import Forbidden
 from palimpsest.fulltext import StatsDelta
@@ -71,12 +70,7 @@ async def forget_facts(tx: ScopedTx, settings: Settings, dropped: dict[str, Any]
 async def forget_terms(tx: ScopedTx, settings: Settings, kind: str, delta: StatsDelta) -> None:
     """Take deleted rows out of the scope's term statistics, and drop the terms that no row
     of the scope holds any more, so no count keeps a deleted word."""
-    changes = delta.changes(kind)
-    if not changes:
-        return
     await term_index.apply(tx, settings, kind, delta)
-    terms = [{"kind": c["kind"], "term": c["term"]} for c in changes]
-    await tx.run(tq.PRUNE_TERM_STATS, {"terms": terms})
 
 
 async def withdraw_all(

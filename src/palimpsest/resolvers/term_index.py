@@ -93,11 +93,28 @@ def removed(rows: Sequence[dict[str, Any]]) -> StatsDelta:
 
 
 async def apply(tx: ScopedTx, settings: Settings, kind: str, delta: StatsDelta) -> None:
-    """Add ``delta`` to the transaction's scope, on one random shard, in term order. Readers
-    sum every shard, so changing the number of shards needs no migration."""
+    """Add ``delta`` to the transaction's scope, on one random shard, in term order, and drop
+    the terms it took to nothing. Readers sum every shard, so changing the number of shards
+    needs no migration."""
     params = change_params(settings, kind, delta)
     if params["changes"]:
         await tx.run(q.APPLY_TERM_STATS, params)
+        await prune(tx, params["changes"])
+
+
+async def prune(tx: ScopedTx, changes: Sequence[dict[str, Any]]) -> None:
+    """After ``changes`` were applied in ``tx``: drop the statistics of every term they
+    lowered that no row of the scope holds any more, so no count keeps a deleted or
+    overwritten word (the kind's totals row too, once the kind has no row)."""
+    pruned = lowered(changes)
+    if pruned:
+        await tx.run(q.PRUNE_TERM_STATS, {"pruned": pruned})
+
+
+def lowered(changes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``$pruned`` of ``PRUNE_TERM_STATS`` (cypher/terms.py ``PRUNE_CHANGES``): the terms
+    whose count ``changes`` lower, which may have reached zero."""
+    return [{"kind": c["kind"], "term": c["term"]} for c in changes if c["df"] < 0]
 
 
 def change_params(settings: Settings, kind: str, delta: StatsDelta) -> dict[str, Any]:

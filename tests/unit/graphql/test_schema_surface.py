@@ -111,6 +111,7 @@ BOUNDED_LISTS = {
     "FactAssertion.closed",  # the closures the one write made
     "OntologyInfo.singleValued",  # bounded by the ontology's size limits
     "SingleValuedPredicate.spellings",
+    "SingleValuedPredicate.typeSpellings",  # a type's aliases: bounded by the ontology's size
     "PlacementResult.singleValued",
     # LangGraph's store pages by offset: at most `limit` (1000), `offset` at most 10000.
     "Query.storeSearch",

@@ -65,19 +65,31 @@ async def test_a_write_over_the_version_limit_is_refused_before_any_write(
     assert "WRITE_MEMORY" not in recorder.names()
 
 
-async def test_a_delete_needs_room_for_the_version_and_its_tombstone(tmp_path: Path) -> None:
-    svc, recorder = services(script(4), tmp_path, max_note_versions=5)
-    with pytest.raises(QuotaExceeded) as refused:
-        await memory.delete(svc, principal(), Scope.USER, "k")
-    assert refused.value.details == {
-        "limit": 5,
-        "current": 4,
-        "after": 6,
-        "plane": "versions",
-        "usage": 4,
-        "setting": "PALIMPSEST_MAX_NOTE_VERSIONS",
-    }
-    assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY"]
+async def test_a_delete_is_counted_but_never_refused_by_the_version_limit(
+    tmp_path: Path,
+) -> None:
+    """Deleting is always possible: at the limit, the version and the tombstone a delete
+    keeps are counted (the counter's raise carries no limit) and nothing refuses it."""
+    base = script(5)
+
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        match statement.name:
+            case "ARCHIVE_CURRENT" | "WRITE_TOMBSTONE" | "APPLY_TERM_STATS":
+                return []
+            case "RAISE_QUOTA_COUNTERS":
+                return [{"fits": True}]
+            case "DELETE_MEMORY":
+                return [{"live": True, "ft": None, "ft_tf": None, "ft_len": None, "speaker": None}]
+        rows: list[Row] = base(statement, params)
+        return rows
+
+    svc, recorder = services(answer, tmp_path, max_note_versions=5)
+    assert await memory.delete(svc, principal(), Scope.USER, "k")
+    archived = next(c for c in recorder.calls if c.name == "ARCHIVE_CURRENT")
+    assert archived.params["note_versions"] == 7
+    [raised] = [c for c in recorder.calls if c.name == "RAISE_QUOTA_COUNTERS"]
+    assert raised.params["added"] == [{"counter": "quota_versions", "n": 2, "limit": 0}]
+    assert "WRITE_TOMBSTONE" in recorder.names()
 
 
 def test_a_write_is_stamped_after_the_keys_last_version() -> None:

@@ -66,15 +66,33 @@ async def test_a_malformed_ontology_is_refused_before_any_statement(tmp_path: Pa
     assert recorder.calls == []
 
 
-async def test_reading_the_ontology_needs_the_tenant_scope(tmp_path: Path) -> None:
+async def test_reading_the_whole_ontology_needs_the_tenant_scope(tmp_path: Path) -> None:
     svc, recorder = services(stored(DOC), tmp_path)
-    with pytest.raises(Forbidden):
-        await ontology.get_ontology(svc, principal(memory_scopes=frozenset({Scope.USER})))
+    with pytest.raises(Forbidden):  # nowhere to write facts: nothing of it
+        await ontology.get_ontology(
+            svc, principal(user_id=None, memory_scopes=frozenset({Scope.USER}))
+        )
     assert recorder.calls == []
     found = await ontology.get_ontology(svc, principal())
     assert found is not None
     assert found.status == "confirmed"
+    assert found.markdown == DOC
     assert await ontology.get_ontology(services(stored(None), tmp_path)[0], principal()) is None
+
+
+async def test_a_writer_refused_tenant_reads_what_closes_its_facts(tmp_path: Path) -> None:
+    """Issue 46, finding 4: the single-valued declarations close a USER-only caller's facts,
+    so it reads them (and only them); before, it got FORBIDDEN yet its writes told them."""
+    svc, _ = services(stored(DOC), tmp_path)
+    full = await ontology.get_ontology(svc, principal())
+    seen = await ontology.get_ontology(svc, principal(memory_scopes=frozenset({Scope.USER})))
+    assert full is not None
+    assert seen is not None
+    assert (seen.markdown, seen.updated_by, seen.status) == (None, None, "confirmed")
+    assert seen.single_valued == full.single_valued
+    assert [
+        (s.entity_type, s.predicate, s.spellings, s.type_spellings) for s in seen.single_valued
+    ] == [("person", "lives in", ("lives in", "resides in"), ("person",))]
 
 
 def draft(etype: str, name: str) -> FactDraft:

@@ -70,8 +70,8 @@ async def test_dropped_facts_take_their_terms_out_of_the_scopes_statistics(
     assert names.index("DROP_UNSOURCED_FACTS") < names.index("PRUNE_TERM_STATS")
     (prune,) = [c for c in recorder.calls if c.name == "PRUNE_TERM_STATS"]
     # Its words, and the kind's totals row (row count and length), which is never pruned away.
-    assert sorted(t["term"] for t in prune.params["terms"]) == [TOTALS, "ada", "lovelace"]
-    assert {t["kind"] for t in prune.params["terms"]} == {"fact"}
+    assert sorted(t["term"] for t in prune.params["pruned"]) == [TOTALS, "ada", "lovelace"]
+    assert {t["kind"] for t in prune.params["pruned"]} == {"fact"}
 
 
 async def test_facts_still_sourced_leave_entities_and_terms_alone(tmp_path: Path) -> None:

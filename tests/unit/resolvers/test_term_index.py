@@ -66,3 +66,22 @@ async def test_appending_a_turn_reindexes_it_and_the_turn_before(tmp_path: Path)
     assert changes[("speaker", "mira")] == (1, 0)
     assert apply.params["scope_key"] == ref.scope_key
     assert all(c.write for c in recorder.calls)
+
+
+async def test_a_change_that_lowers_counts_prunes_those_terms_in_its_transaction(
+    tmp_path: Path,
+) -> None:
+    """Issue 46, finding 6: counts taken to zero were kept, and with them the words."""
+    svc, recorder = services(lambda statement, params: [], tmp_path)
+    ref = resolve_scope(principal(), Scope.USER)
+    old, new = fulltext.bag("ridge gloves"), fulltext.bag("ridge wind")
+
+    async def overwrite(tx: Any) -> None:
+        await term_index.apply(tx, svc.settings, "memory", term_index.removed([stored(old)]))
+        await term_index.apply(tx, svc.settings, "memory", term_index.added([stored(new)]))
+
+    await svc.db.scoped(ref).write_tx(overwrite)
+    assert recorder.transactions == [["APPLY_TERM_STATS", "PRUNE_TERM_STATS", "APPLY_TERM_STATS"]]
+    [prune] = [c for c in recorder.calls if c.name == "PRUNE_TERM_STATS"]
+    lowered = {(t["kind"], t["term"]) for t in prune.params["pruned"]}
+    assert lowered == {("memory", fulltext.TOTALS), *(("memory", t) for t in old)}
