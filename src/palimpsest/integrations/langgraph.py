@@ -36,10 +36,10 @@ from langgraph.store.base import (
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 from langgraph.store.base.embed import get_text_at_path
 
-from palimpsest import namespaces
 from palimpsest.client.transport import AsyncTransport, RetryPolicy, Transport
+from palimpsest.domain.notes import namespaces
+from palimpsest.domain.notes.values import MAX_EMBED_TEXT_CHARS
 from palimpsest.errors import InvalidArgument
-from palimpsest.values import MAX_EMBED_TEXT_CHARS
 
 _CHUNK = 8  # under the server's default root-field, alias and embedding limits per request
 _ENTRY = "fragment E on MemoryEntry { key value createdAt updatedAt }"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from prometheus_client import Counter
 
 from palimpsest.config import Settings
-from palimpsest.extractors import load
+from palimpsest.ontology.extractors import load
 from palimpsest.resolvers import queue
 from palimpsest.resolvers.consolidate import Outcome, WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services

@@ -15,7 +15,7 @@ from typing import Any
 import anyio.to_thread
 
 from palimpsest.config import Settings
-from palimpsest.embedding_models import check_name, load_model
+from palimpsest.embedding.models import check_name, load_model
 from palimpsest.resolvers import reembed
 
 

@@ -26,9 +26,9 @@ from datetime import datetime
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
+from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
 from palimpsest.schema.drafts import FactDraft, SourceRef
-from palimpsest.schema.names import normalise
 
 ENTRY_POINT_GROUP = "palimpsest.extractors"
 SPEAKER_TYPE = "person"

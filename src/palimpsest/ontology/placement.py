@@ -32,12 +32,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity.permissions import isolated
 from palimpsest.identity.principal import Principal, Scope
 from palimpsest.identity.scopes import Plane, granted_scopes, resolve_scope
 from palimpsest.ontology import EntityType, Ontology
-from palimpsest.schema.names import normalise
 
 MAX_BATCH = 200
 # Words by which a writer means the profile owner; compared after normalise() and "the "-strip.

@@ -8,8 +8,8 @@ inheritance.
 
 from __future__ import annotations
 
+from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
-from palimpsest.schema.names import normalise
 
 MAX_PREDICATE_CHARS = 300
 

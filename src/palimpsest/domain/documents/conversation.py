@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from itertools import pairwise
 
-from palimpsest.markdown import ChunkType
+from palimpsest.domain.documents.markdown import ChunkType
 
 TURN_TYPE = ChunkType.TURN.value
 KIND = "conversation"

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from palimpsest import values
+from palimpsest.domain.notes import values
 from palimpsest.errors import InvalidArgument
 
 ROOT = "ns/"

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from palimpsest.domain.names import fold
 from palimpsest.errors import InvalidArgument
-from palimpsest.schema.names import fold
 
 __all__ = ["EPSILON", "check_threshold", "close_enough", "cosine", "fold"]
 

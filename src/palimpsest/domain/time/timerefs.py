@@ -19,21 +19,21 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
 
 # Re-exported: the ranges and their arithmetic are part of this module's interface.
-from palimpsest.dateranges import EPOCH as EPOCH
-from palimpsest.dateranges import YEAR_DAYS as YEAR_DAYS
-from palimpsest.dateranges import Range as Range
-from palimpsest.dateranges import day as _day
-from palimpsest.dateranges import epoch_day as epoch_day
-from palimpsest.dateranges import from_epoch_day as from_epoch_day
-from palimpsest.dateranges import month as _month
-from palimpsest.dateranges import months_from as _months_from
-from palimpsest.dateranges import nearest_month as _nearest_month
-from palimpsest.dateranges import season as _season
-from palimpsest.dateranges import shift as _shift
-from palimpsest.dateranges import span_overlap as span_overlap
-from palimpsest.dateranges import specificity as specificity
-from palimpsest.dateranges import week_of as _week_of
-from palimpsest.dateranges import year as _year
+from palimpsest.domain.time.dateranges import EPOCH as EPOCH
+from palimpsest.domain.time.dateranges import YEAR_DAYS as YEAR_DAYS
+from palimpsest.domain.time.dateranges import Range as Range
+from palimpsest.domain.time.dateranges import day as _day
+from palimpsest.domain.time.dateranges import epoch_day as epoch_day
+from palimpsest.domain.time.dateranges import from_epoch_day as from_epoch_day
+from palimpsest.domain.time.dateranges import month as _month
+from palimpsest.domain.time.dateranges import months_from as _months_from
+from palimpsest.domain.time.dateranges import nearest_month as _nearest_month
+from palimpsest.domain.time.dateranges import season as _season
+from palimpsest.domain.time.dateranges import shift as _shift
+from palimpsest.domain.time.dateranges import span_overlap as span_overlap
+from palimpsest.domain.time.dateranges import specificity as specificity
+from palimpsest.domain.time.dateranges import week_of as _week_of
+from palimpsest.domain.time.dateranges import year as _year
 
 MAX_RANGES = 8  # per row: a page of history names many years, recall needs only a few
 

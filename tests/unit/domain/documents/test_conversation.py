@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from palimpsest import conversation as conv
+from palimpsest.domain.documents import conversation as conv
 
 
 def chain(existing: list[tuple[str, int]], added: list[tuple[str, int]]) -> list[str]:

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palimpsest import markdown
+from palimpsest.domain.documents import markdown
+from palimpsest.domain.documents.markdown import ChunkType, ParsedDocument, export, parse
 from palimpsest.errors import InvalidArgument
-from palimpsest.markdown import ChunkType, ParsedDocument, export, parse
 
-FIXTURES = Path(__file__).parent / "fixtures" / "markdown"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "markdown"
 
 
 def _fixture(name: str) -> str:

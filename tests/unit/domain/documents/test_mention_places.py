@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest.mention_places import follow
+from palimpsest.domain.documents.mention_places import follow
 
 OLD = "Ada Lovelace met Bob Smith."
 

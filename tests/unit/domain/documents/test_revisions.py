@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from palimpsest import markdown
-from palimpsest import revisions as rev
+from palimpsest.domain.documents import markdown
+from palimpsest.domain.documents import revisions as rev
 
-FIXTURES = Path(__file__).parent / "fixtures" / "markdown"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "markdown"
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.md")))

@@ -18,7 +18,7 @@ from anthropic.types.beta import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from palimpsest import memory_paths as mp
+from palimpsest.domain.notes import memory_paths as mp
 from palimpsest.errors import InvalidArgument
 
 TEXT = "# Notes\n\nalpha\nbeta\nalpha beta\n\ngamma"

@@ -1,4 +1,4 @@
-"""The namespaced-key layout and the value filters of palimpsest/namespaces.py."""
+"""The namespaced-key layout and the value filters of palimpsest/domain/notes/namespaces.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from palimpsest import namespaces as ns
-from palimpsest import values
+from palimpsest.domain.notes import namespaces as ns
+from palimpsest.domain.notes import values
 from palimpsest.errors import InvalidArgument
 
 labels = st.text(min_size=1, max_size=12).filter(lambda s: "." not in s)

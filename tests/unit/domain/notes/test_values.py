@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest import values
+from palimpsest.domain.notes import values
 from palimpsest.errors import Conflict, InvalidArgument
 
 

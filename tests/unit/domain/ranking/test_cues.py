@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from palimpsest import cues
+from palimpsest.domain.ranking import cues
 
 
 def at(year: int, month: int, day: int, hour: int = 0) -> datetime:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest import dedup
+from palimpsest.domain.ranking import dedup
 from palimpsest.errors import InvalidArgument
 
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palimpsest import fulltext as ft
-from palimpsest.fulltext import KindStats, StatsDelta, Stored
+from palimpsest.domain.ranking import fulltext as ft
+from palimpsest.domain.ranking.fulltext import KindStats, StatsDelta, Stored
 
 KEY = "0123456789abcdef0123456789abcdef"
 WORDS = st.sampled_from(["ab", "abc", "b", "bc", "c", "cat", "dog", "x1"])

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from palimpsest.errors import InvalidArgument
-from palimpsest.recall import (
+from palimpsest.domain.ranking.fusion import (
     RECALL_DEFAULT,
     Missing,
     Source,
@@ -16,6 +15,7 @@ from palimpsest.recall import (
     parse_window,
     rrf,
 )
+from palimpsest.errors import InvalidArgument
 
 
 def test_rrf_scores_ranks_from_one_with_k_60() -> None:

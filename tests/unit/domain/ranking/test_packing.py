@@ -1,4 +1,4 @@
-"""Packing cited pieces into a token budget (``palimpsest.packing``): whole pieces in order,
+"""Packing cited pieces into a token budget (``domain.ranking.packing``): whole pieces in order,
 else their first whole sentences, else nothing; the block's own count is what it reports."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from palimpsest.packing import Piece, pack, sentences
+from palimpsest.domain.ranking.packing import Piece, pack, sentences
 
 
 def words(texts: Sequence[str]) -> list[int]:

@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
-from palimpsest import dateranges as dr
-from palimpsest.dateranges import Range
+from palimpsest.domain.time import dateranges as dr
+from palimpsest.domain.time.dateranges import Range
 
 
 def test_december_ends_on_the_first_of_the_next_year() -> None:

@@ -4,8 +4,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from palimpsest.domain.time.timeparse import check_interval, parse_optional, parse_time
 from palimpsest.errors import InvalidArgument
-from palimpsest.timeparse import check_interval, parse_optional, parse_time
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,11 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from palimpsest import cues, timerefs
-from palimpsest.recall import Levers
+from palimpsest.domain.ranking import cues
+from palimpsest.domain.ranking.fusion import Levers
+from palimpsest.domain.time import timerefs
+from palimpsest.domain.time.timerefs import Range
 from palimpsest.resolvers import recall_time
-from palimpsest.timerefs import Range
 
 MONDAY = datetime(2024, 3, 11, 18, 30, tzinfo=UTC)  # a Monday evening
 SUNDAY = datetime(2024, 3, 17, 9, 0, tzinfo=UTC)
