@@ -52,7 +52,7 @@ def test_only_cypher_and_the_managed_server_touch_the_driver() -> None:
 
 
 def test_lower_modules_never_import_the_core_or_the_doors() -> None:
-    lower = modules("schema", "identity", "extractors.py")
+    lower = modules("schema", "identity", "domain", "ontology", "embedding")
     assert offenders(lower, "palimpsest.resolvers", "palimpsest.graphql", "palimpsest.mcp") == []
 
 
@@ -108,3 +108,26 @@ def test_integrations_import_the_client_not_the_server() -> None:
     server = ("palimpsest.resolvers", "palimpsest.graphql", "palimpsest.cypher", "neo4j")
     assert modules("integrations")
     assert offenders(modules("integrations"), *server) == []
+
+
+DOMAIN_MAY_IMPORT = ("palimpsest.domain", "palimpsest.errors", "palimpsest.config", "palimpsest.identity")
+
+
+def test_the_domain_imports_only_errors_config_and_identity() -> None:
+    """``domain/`` is the pure rules: besides itself, the standard library and third-party
+    packages, it sees only the error tree, the settings and the identity types."""
+    found = [
+        f"{p.relative_to(SRC)} imports {m}"
+        for p in modules("domain")
+        for m in sorted(imports_of(p))
+        if (m == "palimpsest" or m.startswith("palimpsest."))
+        and not any(m == x or m.startswith(x + ".") for x in DOMAIN_MAY_IMPORT)
+    ]
+    assert modules("domain")
+    assert found == []
+
+
+def test_the_jobs_are_not_imported_by_the_core_or_the_rules() -> None:
+    """The processes drive the core: the core and the rules below it never import them."""
+    below = modules("domain", "ontology", "embedding", "schema", "identity", "cypher", "resolvers")
+    assert offenders(below, "palimpsest.jobs") == []
