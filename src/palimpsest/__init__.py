@@ -71,5 +71,5 @@ class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__spec__ = self._specs[module.__name__]
 
 
-if not any(isinstance(f, _Moved) for f in sys.meta_path):
+if not any(type(f).__qualname__ == _Moved.__qualname__ for f in sys.meta_path):  # reloads
     sys.meta_path.append(_Moved())

@@ -110,7 +110,12 @@ def test_integrations_import_the_client_not_the_server() -> None:
     assert offenders(modules("integrations"), *server) == []
 
 
-DOMAIN_MAY_IMPORT = ("palimpsest.domain", "palimpsest.errors", "palimpsest.config", "palimpsest.identity")
+DOMAIN_MAY_IMPORT = (
+    "palimpsest.domain",
+    "palimpsest.errors",
+    "palimpsest.config",
+    "palimpsest.identity",
+)
 
 
 def test_the_domain_imports_only_errors_config_and_identity() -> None:
