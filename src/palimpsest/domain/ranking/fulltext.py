@@ -255,7 +255,8 @@ class Scorer:
     scores every scope row holding its rarest terms (a thousand or more at 100k rows), and
     per-row dictionaries and idf calls were most of its Python time. A term's frequency is
     found in the stored text itself (splitting every row cost more than the scoring).
-    ``tests/unit/test_fulltext.py`` holds it to the textbook formula, float for float."""
+    ``tests/unit/domain/ranking/test_fulltext.py`` holds it to the textbook formula, float for
+    float."""
 
     terms: tuple[tuple[str, float], ...]  # (" term ", idf) in term order, df > 0 only
     k1: float
