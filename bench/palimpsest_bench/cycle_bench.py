@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.conversation import turn_text
 from palimpsest.cypher.executor import CrossScopeStatement, Statement
-from palimpsest.extractors import load
+from palimpsest.domain.documents.conversation import turn_text
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.tokens import load_keys, mint, principal_from_claims
+from palimpsest.ontology.extractors import load
 from palimpsest.resolvers import harvest as hv
 from palimpsest.resolvers import queue
 from palimpsest.resolvers.consolidate import WorkerConfig, consolidate_scope

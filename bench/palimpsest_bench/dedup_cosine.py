@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.dedup import cosine, fold
+from palimpsest.domain.ranking.dedup import cosine, fold
 from palimpsest.embedding import load_embedder
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from palimpsest.embedding import Embedder, Vector
-from palimpsest.embedding_models import embed_queries
+from palimpsest.embedding.models import embed_queries
 
 
 class CachedEmbedder:

@@ -37,10 +37,10 @@ from neo4j import AsyncDriver, AsyncGraphDatabase
 
 from palimpsest.config import Settings
 from palimpsest.cypher import export as xq
+from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Principal, Role, Scope
 from palimpsest.identity.scopes import resolve_scope, scope_key
 from palimpsest.local.neo4j import credentials
-from palimpsest.recall import Source
 from palimpsest.resolvers import erasure, memory, ontology
 from palimpsest.resolvers.document_import import DocumentDraft, import_documents
 from palimpsest.resolvers.erasure_jobs import Receipt

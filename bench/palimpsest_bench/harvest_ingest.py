@@ -19,13 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from palimpsest.config import Settings
-from palimpsest.extractors import load
+from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.tokens import principal_from_claims
+from palimpsest.ontology.extractors import load
 from palimpsest.resolvers import harvest as hv
 from palimpsest.resolvers.consolidate import WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services
-from palimpsest.timeparse import parse_optional
 from palimpsest_bench.cycle_bench import ERASE_SCOPE
 from palimpsest_bench.recall_data import Dataset, Doc
 

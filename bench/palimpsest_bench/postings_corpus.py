@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from palimpsest import fulltext, markdown
 from palimpsest.cypher import recall as q
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
-from palimpsest.fulltext import KindStats, StatsDelta, Stored
+from palimpsest.domain.documents import markdown
+from palimpsest.domain.ranking import fulltext
+from palimpsest.domain.ranking.fulltext import KindStats, StatsDelta, Stored
+from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import ScopeRef
-from palimpsest.recall import Source
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_text as text
 from palimpsest.resolvers import term_index

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from palimpsest import fulltext
-from palimpsest.fulltext import Scorer
+from palimpsest.domain.ranking import fulltext
+from palimpsest.domain.ranking.fulltext import Scorer
 from palimpsest_bench.postings_corpus import Corpus, Ids, growth_queries, product_leg, scope_reps
 from palimpsest_bench.recall_bench import POOL, Progress, percentile, stderr
 from palimpsest_bench.recall_growth import growth_plan, label

@@ -34,11 +34,12 @@ from typing import Any
 
 import anyio.to_thread
 
-from palimpsest import fulltext, markdown
-from palimpsest import recall as pure
 from palimpsest.config import Settings
 from palimpsest.cypher import recall as q
 from palimpsest.cypher.executor import ScopedTx
+from palimpsest.domain.documents import markdown
+from palimpsest.domain.ranking import fulltext
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import facts as fr

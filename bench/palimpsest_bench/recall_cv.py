@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Scope
-from palimpsest.recall import Levers, Source
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.recall_forms import Form, classify

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from palimpsest import markdown
+from palimpsest.domain.documents import markdown
 from palimpsest.resolvers import document_import as importer
 from palimpsest_bench.records import (
     Malformed,

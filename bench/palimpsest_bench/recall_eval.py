@@ -42,13 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
+from palimpsest.domain.ranking.fusion import Levers, Source, parse_window
+from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.errors import InvalidArgument
-from palimpsest.recall import Levers, Source, parse_window
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
-from palimpsest.timeparse import parse_optional
 from palimpsest_bench import harvest_ingest
 from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.embed_cache import CachedEmbedder

@@ -12,14 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from palimpsest import markdown
+from palimpsest.domain.documents import markdown
+from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.embedding import Embedder
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as docs
 from palimpsest.resolvers.services import Services
-from palimpsest.timeparse import parse_optional
 from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.recall_data import Dataset, Doc, units_markdown
 

@@ -23,13 +23,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from palimpsest import recall as pure
-from palimpsest import recall_timing as timing
 from palimpsest.config import Settings
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
 from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.resolvers import facts as fr
+from palimpsest.resolvers import recall_timing as timing
 from palimpsest.resolvers.recall import RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services

@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 import orjson
 
+from palimpsest.domain.time.timeparse import parse_time
 from palimpsest.errors import PalimpsestError
 from palimpsest.resolvers.fact_input import prepare
 from palimpsest.schema.drafts import FactDraft
-from palimpsest.timeparse import parse_time
 
 T = TypeVar("T")
 R = TypeVar("R")

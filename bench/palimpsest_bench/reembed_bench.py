@@ -17,9 +17,9 @@ from typing import Any
 
 import anyio.to_thread
 
-from palimpsest import markdown
 from palimpsest.config import Settings
-from palimpsest.embedding_models import load_model
+from palimpsest.domain.documents import markdown
+from palimpsest.embedding.models import load_model
 from palimpsest.identity import Scope
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.resolvers import document_import as importer

@@ -37,12 +37,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from palimpsest import cues, fulltext
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Statement
-from palimpsest.fulltext import KindStats
+from palimpsest.domain.ranking import cues, fulltext
+from palimpsest.domain.ranking.fulltext import KindStats
+from palimpsest.domain.ranking.fusion import Levers
 from palimpsest.identity import resolve_scope
-from palimpsest.recall import Levers
 from palimpsest.resolvers.recall import MAX_POOL, Hit, Mode, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services

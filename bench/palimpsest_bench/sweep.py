@@ -25,12 +25,12 @@ from palimpsest.cypher.quotas import PAST_VERSIONS
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import scope_key
+from palimpsest.jobs.sweeper import walk
 from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers import document_import, documents, erasure, memory, retention
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sweep import Swept
 from palimpsest.runtime import open_services
-from palimpsest.sweeper import walk
 from palimpsest_bench.common import HashEmbedder, principal
 
 COUNTERS = (

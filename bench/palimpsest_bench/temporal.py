@@ -69,6 +69,8 @@ from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Statement
+from palimpsest.domain.names import normalise
+from palimpsest.domain.time.timeparse import parse_time
 from palimpsest.identity import Principal, Role, Scope, resolve_scope
 from palimpsest.resolvers import facts as fr
 from palimpsest.resolvers.fact_input import MAX_BATCH
@@ -76,8 +78,6 @@ from palimpsest.resolvers.ontology import set_ontology
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft
-from palimpsest.schema.names import normalise
-from palimpsest.timeparse import parse_time
 from palimpsest_bench import temporal_reconcile as rec
 from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.temporal_data import (

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from palimpsest.domain.time.timeparse import parse_time
 from palimpsest.errors import InvalidArgument
 from palimpsest.schema.drafts import EntityRef, FactDraft
-from palimpsest.timeparse import parse_time
 from palimpsest_bench.records import (
     Malformed,
     Skipped,

@@ -23,8 +23,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TypeVar
 
+from palimpsest.domain.names import normalise
 from palimpsest.schema.drafts import EntityRef, FactDraft
-from palimpsest.schema.names import normalise
 from palimpsest_bench.temporal_data import SQA_PREDICATE, SQA_SUBJECT_TYPE
 from palimpsest_bench.yago_data import YAGO_ENTITY_TYPE
 

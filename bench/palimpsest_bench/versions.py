@@ -32,11 +32,11 @@ from typing import Any
 from neo4j import AsyncGraphDatabase
 
 from palimpsest.config import Settings
+from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import scope_key
 from palimpsest.local.neo4j import credentials
-from palimpsest.recall import Source
 from palimpsest.resolvers import erasure, memory, note_versions
 from palimpsest.resolvers import recall_asks as asks
 from palimpsest.resolvers.services import Services

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from palimpsest.domain.names import normalise
 from palimpsest.schema.drafts import EntityRef, FactDraft
-from palimpsest.schema.names import normalise
 from palimpsest_bench.records import (
     Malformed,
     Skipped,

@@ -34,14 +34,14 @@ from palimpsest.graphql.view import (
 )
 from palimpsest.identity.server_key import server_key
 from palimpsest.identity.tokens import load_keys
+from palimpsest.jobs.queue_metrics import refreshing
 from palimpsest.middleware.access_log import AccessLog
 from palimpsest.middleware.admission import Admission, Limits
 from palimpsest.middleware.auth import TokenBackend, refuse
 from palimpsest.middleware.bookmarks import CausalBookmarks
 from palimpsest.middleware.ratelimit import AnonymousRateLimit, RateLimit
-from palimpsest.queue_metrics import refreshing
-from palimpsest.recall_timing import RequestTiming
 from palimpsest.resolvers.erasure import resume_pending
+from palimpsest.resolvers.recall_timing import RequestTiming
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 

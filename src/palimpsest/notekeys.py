@@ -2,8 +2,8 @@
 limit on a note's embedding text: the wire facts the LangGraph store and the server share.
 
 They ship in the client distribution so the store needs nothing of the server's
-(``palimpsest.namespaces`` and ``palimpsest.values`` re-export them; the grammar is described
-there).
+(``palimpsest.domain.notes.namespaces`` and ``palimpsest.domain.notes.values`` re-export
+them; the grammar is described there).
 """
 
 from __future__ import annotations

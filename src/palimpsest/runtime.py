@@ -16,7 +16,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher.connect import connect
 from palimpsest.embedding import QueryVectors, load_embedder
-from palimpsest.embedding_models import ActiveEmbedder
+from palimpsest.embedding.models import ActiveEmbedder
 from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers.reembed import Follower, use_slot
 from palimpsest.resolvers.services import Services

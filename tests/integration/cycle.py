@@ -9,15 +9,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.extractors import (
+from palimpsest.identity import Scope, resolve_scope
+from palimpsest.identity.acting import act_for_user
+from palimpsest.ontology.extractors import (
     Extraction,
     MentionsExtractor,
     ProvidedExtractor,
     ScopeView,
     Turn,
 )
-from palimpsest.identity import Scope, resolve_scope
-from palimpsest.identity.acting import act_for_user
 from palimpsest.resolvers.consolidate import Outcome, WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services, utc_now
 from tests.integration.conftest import Gql

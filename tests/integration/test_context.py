@@ -25,7 +25,7 @@ from neo4j import Driver
 from tokenizers import Tokenizer
 
 from palimpsest.config import Settings
-from palimpsest.portability import export_to_file, import_from_file
+from palimpsest.jobs.portability import export_to_file, import_from_file
 from tests.integration.conftest import Gql
 from tests.integration.people import new_org, ok
 from tests.integration.test_erasure import ERASE_USER

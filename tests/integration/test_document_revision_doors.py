@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from palimpsest.config import Settings
-from palimpsest.portability import import_from_file
+from palimpsest.jobs.portability import import_from_file
 from tests.integration.conftest import Gql
 from tests.integration.test_document_revisions import (
     AT,

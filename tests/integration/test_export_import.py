@@ -17,8 +17,8 @@ from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database, Neo4jExecutor
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity.principal import console_operator
+from palimpsest.jobs.portability import export_to_file, import_from_file
 from palimpsest.local.neo4j import credentials
-from palimpsest.portability import export_to_file, import_from_file
 from palimpsest.resolvers import export
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqliteStore

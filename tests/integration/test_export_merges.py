@@ -20,7 +20,7 @@ from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
-from palimpsest.portability import import_from_file
+from palimpsest.jobs.portability import import_from_file
 from palimpsest.resolvers.export import VECTORS
 from tests.integration import people
 from tests.integration.conftest import Gql

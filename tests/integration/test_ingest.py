@@ -19,7 +19,7 @@ from neo4j import Driver
 from palimpsest.config import Settings
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.tokens import load_keys, verify
-from palimpsest.ingest import Manifest, Report, find_sources, ingest
+from palimpsest.jobs.ingest import Manifest, Report, find_sources, ingest
 from palimpsest.runtime import open_services
 from tests.integration.conftest import Gql
 

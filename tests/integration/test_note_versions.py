@@ -22,7 +22,7 @@ from neo4j import Driver
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
-from palimpsest.portability import import_from_file
+from palimpsest.jobs.portability import import_from_file
 from tests.integration.conftest import Gql, gql_over
 from tests.integration.test_ingest import _cli
 from tests.integration.test_mcp import call, http_client

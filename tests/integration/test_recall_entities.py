@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import pytest
 
+from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Principal, Scope
-from palimpsest.recall import Levers, Source
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.recall_entities import ENTITIES

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from palimpsest import recall as pure
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import facts

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from neo4j import Driver
 
-from palimpsest import fulltext
-from palimpsest import recall as pure
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.domain.ranking import fulltext
+from palimpsest.domain.ranking import fusion as pure
+from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
-from palimpsest.recall import Source
 from palimpsest.resolvers import facts, term_index
 from palimpsest.resolvers import memory as notes
 from palimpsest.resolvers import recall_legs as legs

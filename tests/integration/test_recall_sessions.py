@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Principal, Scope
-from palimpsest.recall import Levers, Source
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import recall_asks as asks
 from palimpsest.resolvers.recall import Mode, recall

@@ -14,12 +14,12 @@ from datetime import date
 import pytest
 from neo4j import Driver
 
+from palimpsest.domain.ranking.fusion import Levers, Source
+from palimpsest.domain.time.timerefs import Range
 from palimpsest.identity import Scope
-from palimpsest.recall import Levers, Source
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
-from palimpsest.timerefs import Range
 from palimpsest_bench.common import principal
 from tests.integration.conftest import Gql
 from tests.integration.cycle import ok

@@ -19,8 +19,8 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
+from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Scope
-from palimpsest.recall import Levers, Source
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from palimpsest import recall_timing as timing
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
+from palimpsest.resolvers import recall_timing as timing
 from palimpsest.server import serve_in_thread
 from tests.integration.conftest import gql_over
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import pytest
 
+from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Principal, Scope
-from palimpsest.recall import Source
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import document_revisions, documents
 from palimpsest.resolvers import recall_asks as asks

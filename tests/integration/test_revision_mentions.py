@@ -20,7 +20,7 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
-from palimpsest.portability import import_from_file
+from palimpsest.jobs.portability import import_from_file
 from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
 from tests.integration.cycle import HARVEST, drain

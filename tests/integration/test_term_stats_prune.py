@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from neo4j import Driver
 
-from palimpsest import fulltext
+from palimpsest.domain.ranking import fulltext
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from tests.integration.conftest import Gql

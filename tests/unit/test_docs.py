@@ -1,5 +1,5 @@
 """Documentation that cannot drift: the settings table, the licence, the docs' operations, the
-MCP tool table, and which examples run."""
+MCP tool table, which examples run, and the architecture's tree of ``src/``."""
 
 from __future__ import annotations
 
@@ -146,3 +146,53 @@ def test_an_example_run_by_its_own_test_names_a_test_that_reads_its_page() -> No
 def test_the_suite_has_examples_to_run() -> None:
     # A mark mistyped everywhere would leave the integration test nothing to run.
     assert sum(len(runnable_blocks(page)) for page in example_pages()) >= 6
+
+
+SRC = ROOT / "src" / "palimpsest"
+
+
+def _architecture_tree() -> set[str]:
+    """The paths docs/architecture.md's tree names under ``src/palimpsest/``: an entry is a
+    ``name/`` or ``name.py`` opening a line at two spaces (a top-level one) or four (inside
+    the entry above it)."""
+    page = (DOCS / "architecture.md").read_text()
+    lines = page.split("```\nsrc/palimpsest/\n", 1)[1].splitlines()
+    named: set[str] = set()
+    parents: list[str] = []
+    for line in lines:
+        if not line.startswith(" "):
+            break
+        # An entry at two or four spaces; a description's next lines are indented further.
+        entry = re.match(r"( {2}| {4})([\w.]+/|\w+\.py) ", line + " ")
+        if entry is None:
+            continue
+        depth = len(entry[1]) // 2 - 1
+        parents = [*parents[:depth], entry[2].rstrip("/")]
+        named.add("/".join(parents))
+    assert named, "docs/architecture.md has no tree of src/palimpsest/"
+    return named
+
+
+def _packages_and_modules(folder: Path) -> set[str]:
+    return {
+        str(p.relative_to(SRC)).removesuffix(".py")
+        for p in folder.iterdir()
+        if (p.is_dir() and (p / "__init__.py").is_file())
+        or (p.suffix == ".py" and p.name not in ("__init__.py", "__main__.py"))
+    }
+
+
+def test_every_package_and_top_level_module_is_in_the_architecture_tree() -> None:
+    named = {n.removesuffix(".py") for n in _architecture_tree()}
+    assert _packages_and_modules(SRC) - named == set()
+    # A package whose children the tree lists lists all its subpackages.
+    for parent in {n.rsplit("/", 1)[0] for n in named if "/" in n}:
+        subpackages = {n for n in _packages_and_modules(SRC / parent) if (SRC / n).is_dir()}
+        assert subpackages - named == set(), parent
+
+
+def test_the_architecture_tree_names_nothing_that_does_not_exist() -> None:
+    missing = [
+        n for n in _architecture_tree() if not (SRC / n).is_dir() and not (SRC / n).is_file()
+    ]
+    assert missing == []

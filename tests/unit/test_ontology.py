@@ -14,7 +14,7 @@ from palimpsest.ontology import (
     ontology_from_dict,
     parse_ontology,
 )
-from palimpsest.placement import (
+from palimpsest.ontology.placement import (
     MAX_BATCH,
     Placement,
     PlacementItem,

@@ -27,8 +27,8 @@ from typing import Any
 
 import httpx
 
+from palimpsest.domain.documents.markdown import MAX_DOCUMENT_BYTES
 from palimpsest.identity.tokens import TokenKeys, mint
-from palimpsest.markdown import MAX_DOCUMENT_BYTES
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 MAX_STREAMS_TRIED = 400

@@ -30,10 +30,10 @@ from typing import Any
 import httpx
 
 from palimpsest.config import Settings
-from palimpsest.extractors import load
 from palimpsest.identity import Role, Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.tokens import TokenKeys, mint
+from palimpsest.ontology.extractors import load
 from palimpsest.resolvers.consolidate import WorkerConfig, consolidate_scope
 from palimpsest.runtime import open_services
 

@@ -10,8 +10,8 @@ import typer
 
 from palimpsest.cli.apps import app, err, print_json
 from palimpsest.cli.people import ScopeOpt, TimeOpt, _client
+from palimpsest.domain.notes.values import plain
 from palimpsest.identity import Scope
-from palimpsest.values import plain
 
 
 @app.command("context")

@@ -25,8 +25,9 @@ def consolidate(
     """Run consolidator workers: turn harvested spans into memory. Prints a JSON summary."""
     import asyncio
 
-    from palimpsest import consolidator, logs
+    from palimpsest import logs
     from palimpsest.app import metrics_listener
+    from palimpsest.jobs import consolidator
 
     settings = load_settings()
     logs.configure(settings.log_level)
@@ -52,8 +53,9 @@ def sweep(
     past, old versions and tombstones, finished queue spans). Prints a JSON summary."""
     import asyncio
 
-    from palimpsest import logs, sweeper
+    from palimpsest import logs
     from palimpsest.app import metrics_listener
+    from palimpsest.jobs import sweeper
 
     settings = load_settings()
     logs.configure(settings.log_level)
@@ -85,7 +87,8 @@ def reembed(
     """Migrate to another embedding model without a new database; resumable. Prints JSON."""
     import asyncio
 
-    from palimpsest import logs, reembedder
+    from palimpsest import logs
+    from palimpsest.jobs import reembedder
 
     if abort and (model is not None or cutover or drop_old):
         raise typer.BadParameter("--abort goes alone")

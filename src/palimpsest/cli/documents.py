@@ -43,8 +43,8 @@ def document_show(
 ) -> None:
     """Print a document's Markdown exactly (with --revision or --known-at: as it was then);
     exit 1 when there is none."""
+    from palimpsest.domain.time.timeparse import parse_optional
     from palimpsest.resolvers import document_revisions, documents
-    from palimpsest.timeparse import parse_optional
 
     known = parse_optional(known_at, "known_at")
     doc = _run(lambda svc, who: documents.get_document(svc, who, scope, id, revision, known))

@@ -18,9 +18,9 @@ import orjson
 import typer
 
 from palimpsest.cli.apps import app, err, load_settings, print_json
+from palimpsest.domain.notes.values import plain
 from palimpsest.errors import Unauthenticated
 from palimpsest.identity import Scope
-from palimpsest.values import plain
 
 if TYPE_CHECKING:  # the quick looks never load the core, the driver or the settings' models
     from rich.table import Table
@@ -83,8 +83,8 @@ def ingest(
         TimeRemainingColumn,
     )
 
-    from palimpsest.ingest import Manifest, find_sources
-    from palimpsest.ingest import ingest as run_ingest
+    from palimpsest.jobs.ingest import Manifest, find_sources
+    from palimpsest.jobs.ingest import ingest as run_ingest
 
     sources = find_sources(paths)
     settings = load_settings()

@@ -20,7 +20,7 @@ def export_person(
     """Write everything a person owns in a tenant, every plane, as JSON Lines."""
     import asyncio
 
-    from palimpsest.portability import export_to_file
+    from palimpsest.jobs.portability import export_to_file
 
     print_json(asyncio.run(export_to_file(load_settings(), tenant, user, out)))
 
@@ -32,6 +32,6 @@ def import_person(
     """Load an export into the tenant and user it names; their scope must be empty."""
     import asyncio
 
-    from palimpsest.portability import import_from_file
+    from palimpsest.jobs.portability import import_from_file
 
     print_json(asyncio.run(import_from_file(load_settings(), file)))

@@ -16,7 +16,7 @@ from palimpsest.identity.lifetimes import DEFAULT_TTL_SECONDS, lifetime
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.local.graphiql import install_assets
-from palimpsest.ports import require_free
+from palimpsest.local.ports import require_free
 from palimpsest.runtime import check_configured_model
 
 

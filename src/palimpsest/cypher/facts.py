@@ -34,8 +34,8 @@ _INVALID_AT: LiteralString = """(CASE
 
 # The start a fact held from at transaction time ``$known_at``: its ``valid_at``, unless a
 # bounded value of another object ends inside the period a dated start names
-# (``palimpsest.reconcile``, docs/decisions/0009): then ``held_from``, later. Each change keeps
-# the start it replaced in ``prior_starts`` and its time in ``starts_changed_at``.
+# (``palimpsest.ontology.reconcile``, docs/decisions/0009): then ``held_from``, later. Each
+# change keeps the start it replaced in ``prior_starts`` and its time in ``starts_changed_at``.
 _VALID_FROM: LiteralString = """(CASE
     WHEN f.held_from IS NULL THEN f.valid_at
     WHEN $known_at IS NULL OR f.starts_changed_at[-1] <= $known_at THEN f.held_from
@@ -430,8 +430,9 @@ RETURN DISTINCT s.type AS subject_type, s.normalized_name AS subject_norm,
 """,
 )
 
-# A fact holds only from a later instant than its start (``palimpsest.reconcile.held_from``):
-# a new version of its start, as ``CLOSE_FACTS`` keeps those of its end.
+# A fact holds only from a later instant than its start
+# (``palimpsest.ontology.reconcile.held_from``): a new version of its start, as
+# ``CLOSE_FACTS`` keeps those of its end.
 HOLD_FACTS_FROM = Statement(
     "HOLD_FACTS_FROM",
     """

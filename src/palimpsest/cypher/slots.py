@@ -30,25 +30,18 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any, Literal, LiteralString
+from typing import Any, LiteralString
 
-from palimpsest.embedding import Vector
-
-Slot = Literal["a", "b"]
-SLOTS: tuple[Slot, Slot] = ("a", "b")
-PROPERTY: dict[Slot, str] = {"a": "embedding", "b": "embedding_b"}
+from palimpsest.embedding.slots import PROPERTY as PROPERTY
+from palimpsest.embedding.slots import SLOTS as SLOTS
+from palimpsest.embedding.slots import DualVector as DualVector
+from palimpsest.embedding.slots import Slot as Slot
+from palimpsest.embedding.slots import other as other
+from palimpsest.embedding.slots import parse as parse
+from palimpsest.embedding.vectors import Vector
 
 _PROPERTY = re.compile(r"(?<=\.)embedding\b")
 _INDEX = re.compile(r"\b(memory|chunk|fact)_embedding\b")
-
-
-def other(slot: Slot) -> Slot:
-    return "b" if slot == "a" else "a"
-
-
-def parse(value: object) -> Slot:
-    """A slot as the schema record stores it (absent on databases made before slots: ``a``)."""
-    return "b" if value == "b" else "a"
 
 
 @cache
@@ -58,18 +51,6 @@ def text_on(text: LiteralString, slot: Slot) -> LiteralString:
         return text
     # The same literal with a fixed substitution: nothing from a caller reaches it.
     return _INDEX.sub(r"\1_embedding_b", _PROPERTY.sub("embedding_b", text))
-
-
-class DualVector(Vector):
-    """A row's vector of the active model with the same text's vector of the migration's
-    target model, which belongs in ``slot``."""
-
-    __slots__ = ("slot", "target")
-
-    def __init__(self, active: Vector, target: Vector, slot: Slot) -> None:
-        super().__init__(active)
-        self.target = target
-        self.slot = slot
 
 
 DUAL_KEY = "embedding_dual"

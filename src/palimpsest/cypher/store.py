@@ -1,4 +1,4 @@
-"""Namespaced notes (palimpsest/namespaces.py): ranked search and namespace listing.
+"""Namespaced notes (palimpsest/domain/notes/namespaces.py): ranked search and namespace listing.
 
 Both read live ``:Memory`` rows of one scope under a key prefix; the prefix, the query vector
 and the paging are ``$parameters``.

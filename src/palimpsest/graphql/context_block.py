@@ -8,13 +8,14 @@ from typing import Annotated
 import strawberry
 from strawberry import ID
 
+from palimpsest.domain.ranking.fusion import Source
+
 # graphql/recall.py declares the Source enum to strawberry: it must run before a type uses it.
 from palimpsest.graphql import recall as _declares_source  # noqa: F401
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import Searches, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import Scope
-from palimpsest.recall import Source
 from palimpsest.resolvers import context as ops
 
 

@@ -6,13 +6,13 @@ from datetime import datetime
 
 import strawberry
 
-from palimpsest import placement as pure
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import EMBEDS, costs
 from palimpsest.graphql.facts import Fact, FactInput
 from palimpsest.graphql.types import Scope
 from palimpsest.ontology import OntologyStatus
-from palimpsest.reconcile import ClosureReason
+from palimpsest.ontology import placement as pure
+from palimpsest.ontology.reconcile import ClosureReason
 from palimpsest.resolvers import ontology as ops
 from palimpsest.resolvers.facts import Closed
 

@@ -8,7 +8,7 @@ from enum import Enum
 import strawberry
 from strawberry import ID
 
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import Searches, costs
 from palimpsest.graphql.facts import Fact

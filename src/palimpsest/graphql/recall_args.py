@@ -6,7 +6,7 @@ from typing import Annotated
 
 import strawberry
 
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.graphql.scalars import Instant
 
 strawberry.enum(

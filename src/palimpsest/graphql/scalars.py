@@ -8,8 +8,8 @@ from typing import NewType
 import strawberry
 from strawberry.types.scalar import ScalarDefinition
 
+from palimpsest.domain.time.timeparse import parse_time
 from palimpsest.errors import InvalidArgument
-from palimpsest.timeparse import parse_time
 
 # GraphQL's Int is 32-bit; SQL row ids, counts and byte sizes need 64.
 Int64 = NewType("Int64", int)

@@ -14,10 +14,10 @@ from typing import Annotated, Generic, TypeVar
 import strawberry
 
 from palimpsest import paging
+from palimpsest.domain.documents.markdown import ChunkType
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Origin, Principal, Role, Scope, resolve_scope
 from palimpsest.identity.scopes import Plane
-from palimpsest.markdown import ChunkType
 from palimpsest.schema import models
 
 # Registering the domain enums lets annotations use them directly; the domain stays free of

@@ -8,12 +8,12 @@ from typing import Annotated, Any, TypedDict
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import context as ops
-from palimpsest.timeparse import parse_optional
 
 Budget = Annotated[
     Int32,

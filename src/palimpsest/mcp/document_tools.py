@@ -12,8 +12,9 @@ from typing import Annotated, Any, TypedDict
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from palimpsest.domain.documents.markdown import MAX_DOCUMENT_BYTES
+from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.identity import Scope
-from palimpsest.markdown import MAX_DOCUMENT_BYTES
 from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32
@@ -21,7 +22,6 @@ from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import document_import, documents
 from palimpsest.resolvers import document_revisions as ops
 from palimpsest.schema.models import Document
-from palimpsest.timeparse import parse_optional
 
 DocId = Annotated[str, Field(description="The document id (import_document answers it).")]
 Revision = Annotated[Int32, Field(description="A revision number, from 1.")]

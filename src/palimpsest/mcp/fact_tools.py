@@ -12,6 +12,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from palimpsest import paging
+from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import fact_json, plain
@@ -20,7 +21,6 @@ from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import facts as fact_ops
 from palimpsest.resolvers import ontology
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
-from palimpsest.timeparse import parse_optional
 
 FactId = Annotated[str, Field(description="A fact id (assert_facts and facts answer them).")]
 Limit = Annotated[Int32, Field(description=f"Page size, at most {fact_ops.MAX_LIST_LIMIT}.")]

@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypedDict
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from palimpsest.domain.time.timeparse import parse_optional as parse
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS, writes
@@ -19,7 +20,6 @@ from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import memory, note_versions
-from palimpsest.timeparse import parse_optional as parse
 
 KeyArg = Annotated[str, Field(description="The key, 1-512 bytes.")]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from palimpsest.domain.notes.values import plain
 from palimpsest.resolvers.recall import Hit
 from palimpsest.schema.models import Fact
-from palimpsest.values import plain
 
 __all__ = ["fact_json", "hit_json", "plain"]
 

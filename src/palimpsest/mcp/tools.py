@@ -19,13 +19,13 @@ from typing import Annotated, Any, Literal, TypedDict
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.identity import Principal, Scope
 from palimpsest.mcp import recall_args as rc
 from palimpsest.mcp.hints import READS
 from palimpsest.mcp.render import hit_json, plain
 from palimpsest.resolvers import recall_asks as asks
 from palimpsest.resolvers.services import Services
-from palimpsest.timeparse import parse_optional
 
 Caller = Callable[[Context], Awaitable[tuple[Services, Principal]]]
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any, TypedDict
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.identity import Scope
 from palimpsest.mcp.fact_tools import FactItem
 from palimpsest.mcp.hints import READS, writes
@@ -17,7 +18,6 @@ from palimpsest.mcp.strict_args import Int32, ToolInput
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import harvest as harvest_ops
 from palimpsest.resolvers import pending
-from palimpsest.timeparse import parse_optional
 
 
 class Span(ToolInput):

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from palimpsest import predicates
+from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity.principal import Scope
+from palimpsest.ontology import predicates
 from palimpsest.ontology.model import EntityType, Ontology, OntologyStatus
-from palimpsest.schema.names import normalise
 
 MAX_TYPES = 500
 MAX_NAME_CHARS = 100

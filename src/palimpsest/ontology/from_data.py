@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from palimpsest import predicates
 from palimpsest.errors import InvalidArgument
+from palimpsest.ontology import predicates
 from palimpsest.ontology.build import (
     SELF_SECTION,
     RawType,

@@ -53,8 +53,8 @@ import re
 
 from markdown_it import MarkdownIt
 
-from palimpsest import predicates
 from palimpsest.errors import InvalidArgument
+from palimpsest.ontology import predicates
 from palimpsest.ontology.build import (
     SELF_SECTION,
     RawType,

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from palimpsest.domain.names import normalise
 from palimpsest.identity.principal import Scope
-from palimpsest.schema.names import normalise
 
 
 class OntologyStatus(StrEnum):

@@ -4,7 +4,7 @@
 write's transaction. When a batch holds a fact whose predicate the tenant's confirmed ontology
 declares single-valued for the subject's type, the scope's lock is taken first, so that the
 timeline read here and the closures written from it cannot interleave with another writer's.
-The closures themselves are computed by ``palimpsest.reconcile`` (pure).
+The closures themselves are computed by ``palimpsest.ontology.reconcile`` (pure).
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from palimpsest import reconcile
 from palimpsest.cypher import facts as q
 from palimpsest.cypher import ontology as oq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.identity import Principal
 from palimpsest.identity.scopes import tenant_config_ref
-from palimpsest.ontology import Ontology, parse_ontology
+from palimpsest.ontology import Ontology, parse_ontology, reconcile
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.fact_rows import FactRow
 

@@ -24,9 +24,9 @@ from palimpsest.cypher import quotas as qq
 from palimpsest.cypher.executor import Tx
 from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
-from palimpsest.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
+from palimpsest.ontology.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
 from palimpsest.resolvers import ontology, queue, quotas, turn_rows
 from palimpsest.resolvers.fact_input import VALUE_TYPE
 from palimpsest.resolvers.services import Services

@@ -18,14 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from palimpsest import extractors, packing, values
-from palimpsest import recall as pure
 from palimpsest.cypher import context as q
 from palimpsest.cypher import memory as mq
 from palimpsest.cypher import note_versions as vq
+from palimpsest.domain.notes import values
+from palimpsest.domain.ranking import fusion as pure
+from palimpsest.domain.ranking import packing
 from palimpsest.embedding import count_tokens
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.ontology import extractors
 from palimpsest.resolvers import note_versions
 from palimpsest.resolvers import recall_asks as asks
 from palimpsest.resolvers import recall_controls as controls

@@ -3,7 +3,7 @@
 ``write_batch`` calls ``merge_into_kept`` before the batch is written, in the write's
 transaction (under the scope's lock when the batch holds single-valued facts). A fact that
 near-duplicates a stored, unretired fact of the same scope, subject and predicate (see
-``palimpsest.dedup``), or an earlier fact of the same batch, is rewritten to that fact's
+``domain.ranking.dedup``), or an earlier fact of the same batch, is rewritten to that fact's
 natural key, object and predicate: the write then re-asserts the kept fact, which adds the
 new fact's source (or its writer) to it, exactly as re-asserting a natural key does. Nothing
 is stored twice and the result says ``merged``. A fact given its own natural key is named by
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from palimpsest import dedup
 from palimpsest.cypher import dedup as q
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.ranking import dedup
 from palimpsest.resolvers.fact_input import VALUE_TYPE, type_label
 from palimpsest.schema.fact_rows import FactRow, near_duplicate_params
 

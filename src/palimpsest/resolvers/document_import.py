@@ -16,11 +16,11 @@ from typing import Any
 
 import anyio.to_thread
 
-from palimpsest import markdown, revisions
 from palimpsest.cypher import documents as q
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.documents import markdown, revisions
 from palimpsest.embedding import Vector
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope

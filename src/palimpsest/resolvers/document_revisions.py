@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from palimpsest import markdown, paging
-from palimpsest import revisions as rev
+from palimpsest import paging
 from palimpsest.cypher import revisions as q
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.documents import markdown
+from palimpsest.domain.documents import revisions as rev
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import retention, revision_mentions

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from palimpsest import markdown, paging, revisions
+from palimpsest import paging
 from palimpsest.cypher import documents as q
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import Row, ScopedTx, Tx
+from palimpsest.domain.documents import markdown, revisions
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import document_revisions, quotas, revision_mentions, term_index

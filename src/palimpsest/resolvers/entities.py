@@ -26,6 +26,7 @@ from palimpsest import paging
 from palimpsest.cypher import entities as q
 from palimpsest.cypher import facts as fq
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.names import fold
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import common
 from palimpsest.resolvers.fact_decode import entity_from
@@ -33,7 +34,6 @@ from palimpsest.resolvers.fact_input import VALUE_TYPE
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.fact_rows import FactRow
 from palimpsest.schema.models import EntityDuplicate
-from palimpsest.schema.names import fold
 
 MAX_SCAN = 5000
 MAX_LIMIT = 200

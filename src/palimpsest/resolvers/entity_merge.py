@@ -15,13 +15,13 @@ from typing import Any
 from palimpsest.cypher import entities as q
 from palimpsest.cypher import facts as fq
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.names import fold, normalise
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, new_id, writer_params
 from palimpsest.resolvers.fact_decode import entity_from
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, EntityMerge
-from palimpsest.schema.names import fold, normalise
 
 MAX_MERGE = 50
 MAX_LIST = 100

@@ -27,6 +27,7 @@ import logging
 from palimpsest.config import Settings
 from palimpsest.cypher import erasure as q
 from palimpsest.cypher.executor import Statement, Tx
+from palimpsest.domain.names import normalise
 from palimpsest.errors import Conflict, InvalidArgument, NotFound, PalimpsestError
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.permissions import require, tenant_admin
@@ -38,7 +39,6 @@ from palimpsest.resolvers.erasure_jobs import AuthoredPolicy, Counts, ErasureKin
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.sources import forget_facts, withdraw_batch
 from palimpsest.schema.drafts import EntityRef
-from palimpsest.schema.names import normalise
 
 log = logging.getLogger(__name__)
 MAX_PASSES = 3

@@ -6,12 +6,12 @@ import hashlib
 import re
 from collections.abc import Sequence
 
+from palimpsest.domain.names import fold, normalise
+from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import InvalidArgument
 from palimpsest.resolvers.common import check_id, new_id
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow
-from palimpsest.schema.names import fold, normalise
-from palimpsest.timeparse import check_interval
 
 VALUE_TYPE = "value"  # the entity type of a literal object
 MAX_BATCH = 200

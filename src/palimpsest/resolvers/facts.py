@@ -14,9 +14,11 @@ from typing import Any
 from palimpsest import paging
 from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.names import fold, normalise
+from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.reconcile import Closure, ClosureReason
+from palimpsest.ontology.reconcile import Closure, ClosureReason
 from palimpsest.resolvers import closure, common, dedup, entities, quotas, quotes, term_index
 from palimpsest.resolvers.closure import OPEN_END, Rules
 from palimpsest.resolvers.common import check_id, fact_stamp
@@ -26,8 +28,6 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow, fact_params
 from palimpsest.schema.models import Fact
-from palimpsest.schema.names import fold, normalise
-from palimpsest.timeparse import check_interval
 
 MIN_CONFIDENCE = 0.25  # below this a fact is refuted and hidden by default
 MAX_LIST_LIMIT = 1000

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from palimpsest import paging
 from palimpsest.cypher import graph as q
 from palimpsest.cypher.executor import Row
+from palimpsest.domain.names import fold, normalise
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from
@@ -15,7 +16,6 @@ from palimpsest.resolvers.fact_input import MAX_NAME
 from palimpsest.resolvers.facts import TimeView
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact, Provenance
-from palimpsest.schema.names import fold, normalise
 
 MAX_HOPS = 3
 MAX_ALIASES = 50

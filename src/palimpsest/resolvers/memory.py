@@ -12,17 +12,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from palimpsest import paging, values
+from palimpsest import paging
 from palimpsest.cypher import memory as q
 from palimpsest.cypher import note_versions as vq
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.notes import values
+from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import common, note_versions, quotas, retention, term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import MemoryEntry
-from palimpsest.timeparse import check_interval
 
 R = TypeVar("R")
 MAX_LIST_LIMIT = 1000

@@ -14,16 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from palimpsest import markdown, revisions
-from palimpsest import memory_paths as mp
 from palimpsest.cypher import memory_files as q
 from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import ScopedTx
+from palimpsest.domain.documents import markdown, revisions
+from palimpsest.domain.documents.revisions import Content, Target
+from palimpsest.domain.notes import memory_paths as mp
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import document_import, document_revisions, documents
 from palimpsest.resolvers.services import Services
-from palimpsest.revisions import Content, Target
 
 MAX_LISTED_FILES = 1000  # a directory view or a directory delete/rename reaches at most these
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from palimpsest import paging, values
+from palimpsest import paging
 from palimpsest.config import Settings
 from palimpsest.cypher import note_versions as q
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.notes import values
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import quotas

@@ -16,19 +16,19 @@ from typing import Any
 from palimpsest.cypher import entities as eq
 from palimpsest.cypher import ontology as q
 from palimpsest.cypher.executor import Tx
+from palimpsest.domain.names import normalise
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, OntologyStatus, parse_ontology
-from palimpsest.placement import Placement, PlacementItem, place_batch
+from palimpsest.ontology.placement import Placement, PlacementItem, place_batch
 from palimpsest.resolvers import closure, facts
 from palimpsest.resolvers.common import fact_stamp, writer_params
 from palimpsest.resolvers.fact_input import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
 from palimpsest.schema.fact_rows import FactRow
-from palimpsest.schema.names import normalise
 from palimpsest.schema.turns import RunStamp
 
 

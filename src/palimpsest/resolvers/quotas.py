@@ -19,8 +19,8 @@ from enum import StrEnum
 from palimpsest.config import Settings
 from palimpsest.cypher import quotas as q
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.domain.ranking.fulltext import StatsDelta
 from palimpsest.errors import QuotaExceeded
-from palimpsest.fulltext import StatsDelta
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.services import utc_now
 from palimpsest.schema.fact_rows import FactRow

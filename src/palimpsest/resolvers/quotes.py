@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
 from palimpsest.schema.fact_rows import FactRow
-from palimpsest.schema.names import normalise
 
 
 def narrow(row: FactRow, chunk_text: str) -> FactRow:

@@ -29,10 +29,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from palimpsest import cues, fulltext
-from palimpsest import recall as pure
-from palimpsest import recall_timing as timing
 from palimpsest.cypher.executor import Tx
+from palimpsest.domain.ranking import cues, fulltext
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import (
@@ -47,6 +46,7 @@ from palimpsest.resolvers import recall_fusion as fusion
 from palimpsest.resolvers import recall_hits as hits_of
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past as past
+from palimpsest.resolvers import recall_timing as timing
 from palimpsest.resolvers.facts import TimeView
 from palimpsest.resolvers.recall_controls import Report as ControlsReport
 from palimpsest.resolvers.recall_fusion import RankedList

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from palimpsest import recall as pure
-from palimpsest.dedup import check_threshold
+from palimpsest.domain.ranking import fusion as pure
+from palimpsest.domain.ranking.dedup import check_threshold
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.facts import time_view

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from palimpsest import recall as pure
 from palimpsest.cypher import recall_controls as q
 from palimpsest.cypher.executor import Tx
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import ScopeRef
 from palimpsest.resolvers.recall_hits import BoostPart, Hit

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from palimpsest import dedup
-from palimpsest import recall as pure
 from palimpsest.cypher import dedup as q
 from palimpsest.cypher.executor import Tx
+from palimpsest.domain.ranking import dedup
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
 from palimpsest.resolvers.recall_hits import Duplicate, Hit
 

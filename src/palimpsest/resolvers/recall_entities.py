@@ -21,9 +21,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from palimpsest import cues, fulltext
-from palimpsest import recall as pure
 from palimpsest.cypher.executor import Row, Tx
+from palimpsest.domain.ranking import cues, fulltext
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers.recall_hits import Explain, Hit, Ident, LegPart, candidate

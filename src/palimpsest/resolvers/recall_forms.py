@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, cast
 
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import fusion as pure
 
 if TYPE_CHECKING:
     from palimpsest.resolvers.recall import RecallRequest

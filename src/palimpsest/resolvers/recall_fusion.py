@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from palimpsest import cues
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import cues
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_time

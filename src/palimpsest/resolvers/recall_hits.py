@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from palimpsest import recall as pure
-from palimpsest import timerefs
 from palimpsest.cypher.executor import Row, Tx
+from palimpsest.domain.ranking import fusion as pure
+from palimpsest.domain.time import timerefs
 from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.resolvers import recall_legs as legs
 from palimpsest.resolvers import recall_past

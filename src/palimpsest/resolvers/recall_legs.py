@@ -37,14 +37,15 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from palimpsest import fulltext, timerefs
 from palimpsest.cypher import recall as q
 from palimpsest.cypher import recall_text as qt
 from palimpsest.cypher import recall_whole as wq
 from palimpsest.cypher import terms as tq
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
-from palimpsest.fulltext import KindStats
-from palimpsest.recall import Source
+from palimpsest.domain.ranking import fulltext
+from palimpsest.domain.ranking.fulltext import KindStats
+from palimpsest.domain.ranking.fusion import Source
+from palimpsest.domain.time import timerefs
 from palimpsest.resolvers import recall_text as text
 
 MAX_FETCH = 2000

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from palimpsest import fulltext
 from palimpsest.cypher import note_versions as q
 from palimpsest.cypher.executor import Row, ScopedTx
-from palimpsest.fulltext import KindStats
-from palimpsest.recall import Source
+from palimpsest.domain.ranking import fulltext
+from palimpsest.domain.ranking.fulltext import KindStats
+from palimpsest.domain.ranking.fusion import Source
 from palimpsest.resolvers.recall_legs import Cues, Ranked
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from palimpsest import recall as pure
 from palimpsest.cypher.executor import Tx
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
 from palimpsest.resolvers.recall_controls import chunk_documents
 from palimpsest.resolvers.recall_hits import Hit, LegPart

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from palimpsest import fulltext
 from palimpsest.cypher import recall_text as q
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
-from palimpsest.fulltext import KindStats
+from palimpsest.domain.ranking import fulltext
+from palimpsest.domain.ranking.fulltext import KindStats
 
 # A kind's rows are read with the statistics when its query terms are counted on fewer rows
 # than this together: below it, the round trips spared cost more than the rows read that the

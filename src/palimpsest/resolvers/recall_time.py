@@ -1,7 +1,7 @@
 """The time-range boosts (recall lever 6, time resolved at ingest; docs/reference/recall.md).
 
 A chunk's time expressions were resolved to day ranges when it was written
-(``palimpsest.timerefs``). A question that names dates prefers chunks whose ranges overlap
+(``domain.time.timerefs``). A question that names dates prefers chunks whose ranges overlap
 them (``timeRange``), the more the more specific the question's date (a day most, a month
 less, a year not at all: the year lever has that); a question naming a span of a year or
 more ("from 1975 to Feb 2016") prefers chunks whose ranges cover it (``timeSpan``, graded by
@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from palimpsest import cues, timerefs
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import cues
+from palimpsest.domain.ranking import fusion as pure
+from palimpsest.domain.time import timerefs
 from palimpsest.resolvers.recall_hits import BoostPart
 
 

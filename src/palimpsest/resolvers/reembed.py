@@ -23,7 +23,7 @@ from palimpsest.cypher import embedding_slots as q
 from palimpsest.cypher.executor import Database, Neo4jExecutor
 from palimpsest.cypher.slots import Slot, other
 from palimpsest.embedding import Embedder, load_embedder
-from palimpsest.embedding_models import ActiveEmbedder
+from palimpsest.embedding.models import ActiveEmbedder
 from palimpsest.errors import Conflict, InvalidArgument, PalimpsestError
 from palimpsest.identity import permissions
 from palimpsest.identity.principal import Principal, Scope

@@ -16,7 +16,7 @@ from typing import Any
 
 from palimpsest.cypher import revision_mentions as q
 from palimpsest.cypher.executor import ScopedTx
-from palimpsest.mention_places import follow
+from palimpsest.domain.documents.mention_places import follow
 
 
 @dataclass(frozen=True, slots=True)

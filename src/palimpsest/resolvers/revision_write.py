@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from palimpsest import markdown
-from palimpsest import revisions as rev
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as q
 from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.domain.documents import markdown
+from palimpsest.domain.documents import revisions as rev
 from palimpsest.embedding import Vector
 from palimpsest.errors import Conflict
 from palimpsest.identity import Principal

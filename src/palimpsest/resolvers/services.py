@@ -11,7 +11,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Database
 from palimpsest.embedding import Embedder, QueryVectors, Vector
-from palimpsest.embedding_models import ActiveEmbedder, embed_queries
+from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.identity.principal import Principal
 from palimpsest.sqlmem import SqlStore
 

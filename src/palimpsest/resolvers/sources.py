@@ -17,8 +17,8 @@ from palimpsest.config import Settings
 from palimpsest.cypher import entities as eq
 from palimpsest.cypher import facts as q
 from palimpsest.cypher.executor import ScopedTx
+from palimpsest.domain.ranking.fulltext import StatsDelta
 from palimpsest.errors import Forbidden
-from palimpsest.fulltext import StatsDelta
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import term_index
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from palimpsest import namespaces as ns
 from palimpsest.cypher import store as q
 from palimpsest.cypher.executor import Row
+from palimpsest.domain.notes import namespaces as ns
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers.memory import MAX_EMBED_TEXT_CHARS, _entry

@@ -19,13 +19,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from palimpsest import cues, fulltext, timerefs
 from palimpsest.config import Settings
 from palimpsest.cypher import documents as dq
 from palimpsest.cypher import terms as q
 from palimpsest.cypher.executor import ScopedDatabase, ScopedTx, Statement
-from palimpsest.fulltext import StatsDelta, Stored
-from palimpsest.markdown import ChunkType
+from palimpsest.domain.documents.markdown import ChunkType
+from palimpsest.domain.ranking import cues, fulltext
+from palimpsest.domain.ranking.fulltext import StatsDelta, Stored
+from palimpsest.domain.time import timerefs
 
 HEADING = ChunkType.HEADING.value
 

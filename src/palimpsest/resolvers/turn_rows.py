@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from palimpsest import conversation
 from palimpsest.config import Settings
 from palimpsest.cypher import conversations as q
 from palimpsest.cypher.executor import ScopedTx
+from palimpsest.domain.documents import conversation
+from palimpsest.domain.names import normalise
 from palimpsest.embedding import Vector
-from palimpsest.extractors import Mention, Turn
+from palimpsest.ontology.extractors import Mention, Turn
 from palimpsest.resolvers import queue, quotas, term_index
 from palimpsest.resolvers.common import new_id
-from palimpsest.schema.names import normalise
 from palimpsest.schema.turns import MentionRow, RunStamp, TurnRow
 
 

@@ -195,7 +195,7 @@ class EntityMerge:
 
 @dataclass(frozen=True, slots=True)
 class NamespacedNote:
-    """A note under a namespaced key (palimpsest/namespaces.py), as a store search finds it;
+    """A note under a namespaced key (``domain.notes.namespaces``), as a store search finds it;
     ``score`` is its cosine similarity to the query (None: no query, or no vector)."""
 
     namespace: tuple[str, ...]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from palimpsest.conversation import turn_text
+from palimpsest.domain.documents.conversation import turn_text
 from palimpsest_bench import cycle_bench, harvest_ingest
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from palimpsest.embedding import Vector
-from palimpsest.embedding_models import embed_queries
+from palimpsest.embedding.models import embed_queries
 from palimpsest_bench.embed_cache import CachedEmbedder
 
 

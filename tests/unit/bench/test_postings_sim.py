@@ -10,7 +10,7 @@ from functools import cache
 
 import pytest
 
-from palimpsest import fulltext
+from palimpsest.domain.ranking import fulltext
 from palimpsest_bench import postings_sim as sim
 from palimpsest_bench.postings_corpus import Corpus, Lucene, growth_queries, product_leg, scope_reps
 from palimpsest_bench.recall_growth import growth_plan, picks_for

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest import markdown
+from palimpsest.domain.documents import markdown
 from palimpsest_bench import recall_bench as b
 from palimpsest_bench import recall_load as d
 

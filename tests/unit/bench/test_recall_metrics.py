@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from palimpsest import markdown
+from palimpsest.domain.documents import markdown
 from palimpsest_bench.recall_data import (
     Dataset,
     Query,

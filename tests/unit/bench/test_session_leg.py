@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
 from palimpsest.resolvers.recall_hits import Hit
 from palimpsest_bench import session_leg as sl

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from palimpsest.timeparse import parse_time
+from palimpsest.domain.time.timeparse import parse_time
 from palimpsest_bench import temporal_data as t
 from palimpsest_bench import yago_data as y
 

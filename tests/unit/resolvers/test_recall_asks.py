@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from palimpsest import recall as pure
 from palimpsest.cypher.executor import Row, Statement
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key

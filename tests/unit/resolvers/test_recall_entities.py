@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers import recall_entities as re_
 from palimpsest.resolvers import recall_legs as legs

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest.recall import Levers
+from palimpsest.domain.ranking.fusion import Levers
 from palimpsest.resolvers.recall_forms import Form, Weights, choose, classify
 
 PHRASINGS: list[tuple[str, Form]] = [

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from palimpsest import cues
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import cues
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
 from palimpsest.resolvers import recall_fusion as fusion
 from palimpsest.resolvers import recall_hits as hits_of

@@ -14,11 +14,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palimpsest import fulltext as ft
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
-from palimpsest.fulltext import KindStats, Stored
+from palimpsest.domain.ranking import fulltext as ft
+from palimpsest.domain.ranking.fulltext import KindStats, Stored
+from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.recall import Source
 from palimpsest.resolvers import recall_legs as legs
 from tests.unit.principals import principal
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest import recall as pure
+from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
 from palimpsest.resolvers import recall_sessions as rs
 from palimpsest.resolvers.recall_hits import Explain, Hit

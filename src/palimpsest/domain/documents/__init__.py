@@ -1,0 +1,1 @@
+"""Documents: Markdown chunks, revisions, mention places and conversation documents."""

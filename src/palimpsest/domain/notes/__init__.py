@@ -1,0 +1,1 @@
+"""Notes: note values, namespaced keys and memory-file paths."""

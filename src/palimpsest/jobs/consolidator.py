@@ -1,0 +1,145 @@
+"""The consolidator process: workers that drain the harvest queue (``palimpsest consolidate``).
+
+Each worker loops: find scopes with leasable spans, lease a batch in one of them, consolidate
+it (``resolvers.consolidate``), repeat. Several workers may run in one process (``--workers``)
+and any number of processes on any machines against the same Neo4j: leases keep them apart,
+and a dead worker's leases expire for another to take over. ``--once`` drains what is leasable
+now and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import secrets
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from prometheus_client import Counter
+
+from palimpsest.config import Settings
+from palimpsest.ontology.extractors import load
+from palimpsest.resolvers import queue
+from palimpsest.resolvers.consolidate import Outcome, WorkerConfig, consolidate_scope
+from palimpsest.resolvers.services import Services
+
+log = logging.getLogger(__name__)
+SCOPES_PER_ROUND = 64
+ERROR_PAUSE_SECONDS = 2.0
+ONCE_IDLE_ROUNDS = 3  # --once: rounds that lease nothing before the worker gives up
+
+CONSOLIDATED = Counter("palimpsest_consolidated_spans_total", "Spans turned into memory")
+FAILED = Counter("palimpsest_consolidation_failures_total", "Span consolidation failures")
+DEAD = Counter("palimpsest_dead_letters_total", "Spans moved to the dead-letter state")
+TAKEOVERS = Counter("palimpsest_lease_takeovers_total", "Spans leased after a lease expired")
+
+
+@dataclass(slots=True)
+class Totals:
+    leased: int = 0
+    consolidated: int = 0
+    failed: int = 0
+    dead: int = 0
+    takeovers: int = 0
+    closed: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def add(self, o: Outcome) -> None:
+        self.leased += o.leased
+        self.consolidated += o.consolidated
+        self.failed += o.failed
+        self.dead += o.dead
+        self.takeovers += o.takeovers
+        self.closed += o.closed
+        CONSOLIDATED.inc(o.consolidated)
+        FAILED.inc(o.failed)
+        DEAD.inc(o.dead)
+        TAKEOVERS.inc(o.takeovers)
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "leased": self.leased,
+            "consolidated": self.consolidated,
+            "failed": self.failed,
+            "dead_letter": self.dead,
+            "takeovers": self.takeovers,
+            "closed": self.closed,
+            "seconds": round(time.monotonic() - self.started, 2),
+        }
+
+
+def worker_config(settings: Settings, index: int, lease_seconds: float | None) -> WorkerConfig:
+    """One worker's configuration; its lease owner is unique across hosts and restarts."""
+    owner = f"{socket.gethostname()}:{os.getpid()}:{index}:{secrets.token_hex(4)}"
+    return WorkerConfig(
+        owner=owner,
+        extractors=load(settings.extractor_names),
+        batch_size=settings.consolidate_batch_size,
+        lease_seconds=lease_seconds or settings.consolidate_lease_seconds,
+        max_attempts=settings.consolidate_max_attempts,
+        backoff_seconds=settings.consolidate_backoff_seconds,
+    )
+
+
+async def work(
+    svc: Services, cfg: WorkerConfig, totals: Totals, stop: asyncio.Event, *, once: bool
+) -> None:
+    """One worker's loop, until ``stop`` is set (or, with ``once``, nothing is leasable)."""
+    idle = 0
+    while not stop.is_set():
+        try:
+            scopes = await queue.pending_scopes(svc, SCOPES_PER_ROUND)
+            random.shuffle(scopes)  # spread concurrent workers over the waiting scopes
+            leased = 0
+            for s in scopes:
+                if stop.is_set():
+                    break
+                outcome = await consolidate_scope(svc, cfg, s.tenant_id, s.owner_id, s.scope_key)
+                totals.add(outcome)
+                leased += outcome.leased + outcome.dead
+        except Exception as e:
+            # Never the message: it may quote parameters. The lease expires; a worker retries.
+            log.error("consolidator round failed: %s", type(e).__name__)
+            await _pause(stop, ERROR_PAUSE_SECONDS)
+            continue
+        idle = 0 if leased else idle + 1
+        if once and (not scopes or idle >= ONCE_IDLE_ROUNDS):
+            return
+        if not leased:
+            # Nothing waits, or another worker took what did between the look and the lease.
+            await _pause(stop, 0.2 if once else svc.settings.consolidate_poll_seconds)
+
+
+async def run(
+    settings: Settings,
+    *,
+    workers: int = 1,
+    once: bool = False,
+    lease_seconds: float | None = None,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, float]:
+    """Open the services, run ``workers`` loops until stopped (or drained with ``once``)."""
+    from palimpsest.runtime import open_services
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    totals = Totals()
+    async with open_services(settings) as svc:
+        configs = [worker_config(settings, i, lease_seconds) for i in range(workers)]
+        if say:
+            say(f"consolidator: {workers} worker(s), extractors {settings.extractor_names}")
+        await asyncio.gather(*(work(svc, c, totals, stop, once=once) for c in configs))
+    return totals.as_dict()
+
+
+async def _pause(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
