@@ -18,6 +18,7 @@ from palimpsest.cypher.connect import connect
 from palimpsest.embedding import QueryVectors, load_embedder
 from palimpsest.embedding_models import ActiveEmbedder
 from palimpsest.local.neo4j import credentials
+from palimpsest.offload import Offload
 from palimpsest.resolvers.reembed import follow, use_slot
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
@@ -49,9 +50,11 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
         sql = await anyio.to_thread.run_sync(open_sql_store, settings)
         size = settings.embedding_cache_size
         questions = QueryVectors(size) if size else None
+        offload = Offload.from_settings(settings)  # no process starts before it is needed
         try:
-            yield Services(db, embedder, settings, sql, questions=questions)
+            yield Services(db, embedder, settings, sql, questions=questions, offload=offload)
         finally:
+            offload.close()
             following.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await following

@@ -13,6 +13,7 @@ from palimpsest.cypher.executor import Database
 from palimpsest.embedding import Embedder, QueryVectors, Vector
 from palimpsest.embedding_models import ActiveEmbedder, embed_queries
 from palimpsest.identity.principal import Principal
+from palimpsest.offload import Offload
 from palimpsest.sqlmem import SqlStore
 
 
@@ -28,6 +29,9 @@ class Services:
     sql: SqlStore
     clock: Callable[[], datetime] = field(default=utc_now)
     questions: QueryVectors | None = None
+    # Where work proportional to a request's size runs (off the loop); inline by default, for
+    # unit tests: the server and the harnesses get the worker pool (runtime.open_services).
+    offload: Offload = field(default_factory=Offload.inline)
 
     async def embed(self, texts: Sequence[str], *, stored: bool = True) -> list[Vector]:
         """Embed off the event loop: the model is CPU-bound. Vectors to be ``stored`` are
