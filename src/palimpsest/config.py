@@ -181,7 +181,7 @@ class Settings(BaseSettings):
     diff_max_lines: int = Field(default=20_000, ge=1, le=1_000_000)
     # A memory-file directory rename or delete reaches at most this many files (a request
     # writes one revision per file, in bounded batches).
-    memory_dir_max_files: int = Field(default=500, ge=1, le=100_000)
+    memory_dir_max_files: int = Field(default=100, ge=1, le=100_000)
     # Where SQL Memory lives: SQLite files under ``home/sql`` (one API process), or PostgreSQL
     # (a schema and a login role per scope), which every API replica shares.
     sql_backend: Literal["sqlite", "postgres"] = "sqlite"
