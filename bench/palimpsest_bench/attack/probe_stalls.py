@@ -34,6 +34,7 @@ SAMPLE_S = 0.1
 BOUND_S = 1.0
 IMPORT_BYTES = 5 * 1024 * 1024 - 4096
 IMPORT_CHUNKS = 200
+PARAGRAPH_LINES = 2000
 IMPORT = """mutation($m: String!, $p: String) { importDocument(scope: USER, markdown: $m,
   path: $p) { summary { id revision } } }"""
 DIFF = """query($id: ID!, $a: Int!, $b: Int!) {
@@ -72,16 +73,17 @@ async def run(
             return await _sampled(client, gql, reader, work)
 
         # 1. A diff at the cap, and one line over it.
-        lines = [f"line {i} of the probe\n" for i in range(diff_lines)]
-        first = "".join(lines)
-        shuffled = "".join(random.Random(46).sample(lines, len(lines)))
+        n = diff_lines  # lines, and a blank line between paragraphs: diff_lines in all
+        while n + -(-n // PARAGRAPH_LINES) - 1 > diff_lines:
+            n -= 1
+        lines = [f"line {i} of the probe\n" for i in range(n)]
+        first = _paragraphs(lines)
+        shuffled = _paragraphs(random.Random(46).sample(lines, len(lines)))
         path = f"/stall/{secrets.token_hex(4)}"
-        made = await gql(IMPORT, staller, m=first, p=path)
-        doc_id = made["data"]["importDocument"]["summary"]["id"]
-        await gql(IMPORT, staller, m=shuffled, p=path)
+        doc_id = _id(await gql(IMPORT, staller, m=first, p=path))
+        _id(await gql(IMPORT, staller, m=shuffled, p=path))
         diff = await sampled(gql(DIFF, staller, id=doc_id, a=1, b=2))
-        over = await gql(IMPORT, staller, m=first + "one line more\n", p=None)
-        over_id = over["data"]["importDocument"]["summary"]["id"]
+        over_id = _id(await gql(IMPORT, staller, m=first + "one\nline\nmore\n", p=None))
         refused = _code(await gql(DIFF, staller, id=over_id, a=1, b=1))
         diff |= {"lines": diff_lines, "over_cap_code": refused}
         diff["passed"] = diff["passed"] and refused == "QUOTA_EXCEEDED"
@@ -151,6 +153,19 @@ async def _sampled(
         "other_tenant_read_p50_s": round(statistics.median(reads), 3) if reads else None,
         "samples": len(health) + len(reads),
     }
+
+
+def _paragraphs(lines: list[str]) -> str:
+    """``lines`` in paragraphs of ``PARAGRAPH_LINES`` (a chunk holds at most one value's
+    bytes), a blank line between two."""
+    step = PARAGRAPH_LINES
+    return "\n".join("".join(lines[i : i + step]) for i in range(0, len(lines), step))
+
+
+def _id(body: dict[str, Any]) -> str:
+    if "data" not in body or body["data"] is None:
+        raise RuntimeError(f"the probe's set-up was refused: {body.get('errors')}")
+    return str(body["data"]["importDocument"]["summary"]["id"])
 
 
 def _code(body: dict[str, Any]) -> str | None:
