@@ -33,7 +33,7 @@ from palimpsest.identity.tokens import TokenKeys, mint
 SAMPLE_S = 0.1
 BOUND_S = 1.0
 IMPORT_BYTES = 5 * 1024 * 1024 - 4096
-IMPORT_CHUNKS = 200
+IMPORT_CHUNKS = 20
 PARAGRAPH_LINES = 2000
 IMPORT = """mutation($m: String!, $p: String) { importDocument(scope: USER, markdown: $m,
   path: $p) { summary { id revision } } }"""
