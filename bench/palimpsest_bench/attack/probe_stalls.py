@@ -146,6 +146,7 @@ async def _sampled(
     return {
         "passed": code in (None, "QUOTA_EXCEEDED") and worst < BOUND_S,
         "code": code,
+        "limit": _limit(answer),
         "seconds": round(seconds, 2),
         "healthz_max_s": round(max(health, default=0.0), 3),
         "healthz_p50_s": round(statistics.median(health), 3) if health else None,
@@ -171,3 +172,8 @@ def _id(body: dict[str, Any]) -> str:
 def _code(body: dict[str, Any]) -> str | None:
     errors = body.get("errors")
     return str(errors[0].get("extensions", {}).get("code")) if errors else None
+
+
+def _limit(body: dict[str, Any]) -> str | None:
+    errors = body.get("errors")
+    return errors[0].get("extensions", {}).get("limit") if errors else None
