@@ -176,6 +176,16 @@ class Settings(BaseSettings):
     # SQLite runs agent SQL in this many worker processes, killed at sql_timeout_ms (a single
     # function call cannot be interrupted inside SQLite); also the SQLite calls run at once.
     sql_workers: int = Field(default=2, ge=1, le=64)
+    # Work proportional to a request's size (a revision diff, parsing and term indexing of a
+    # large document, a revision plan) runs in this many worker processes (offload.py), killed
+    # at offload_timeout_ms (QUOTA_EXCEEDED): never on the event loop.
+    offload_workers: int = Field(default=2, ge=1, le=64)
+    offload_timeout_ms: int = Field(default=30_000, ge=100, le=3_600_000)
+    # A documentDiff (and document_diff, a memory file's) refuses revisions longer than this.
+    diff_max_lines: int = Field(default=20_000, ge=1, le=1_000_000)
+    # A memory-file directory rename or delete reaches at most this many files (a request
+    # writes one revision per file, in bounded batches).
+    memory_dir_max_files: int = Field(default=100, ge=1, le=100_000)
     # Where SQL Memory lives: SQLite files under ``home/sql`` (one API process), or PostgreSQL
     # (a schema and a login role per scope), which every API replica shares.
     sql_backend: Literal["sqlite", "postgres"] = "sqlite"

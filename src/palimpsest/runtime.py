@@ -23,6 +23,7 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema, preflight_model
 from palimpsest.sqlmem import SqlStore
 from palimpsest.sqlmem.sqlite.store import SqliteStore
+from palimpsest.workers.offload import Offload
 
 
 @asynccontextmanager
@@ -50,6 +51,7 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
         sql = await anyio.to_thread.run_sync(open_sql_store, settings)
         size = settings.embedding_cache_size
         questions = QueryVectors(size) if size else None
+        offload = Offload.from_settings(settings)  # no process starts before it is needed
         try:
             yield Services(
                 db,
@@ -58,8 +60,10 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
                 sql,
                 questions=questions,
                 embedding_state=follower.fresh if dual else None,
+                offload=offload,
             )
         finally:
+            offload.close()
             following.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await following

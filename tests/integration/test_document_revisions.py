@@ -246,3 +246,41 @@ def test_erasure_removes_every_revision(
         tenant=tenant,
     ).records
     assert (left["n"], left["labels"]) == (0, [])
+
+
+def test_a_diff_over_the_line_cap_is_refused_and_a_large_one_answers(
+    gql: Gql, who: str, neo4j_driver: Driver, tenant: str
+) -> None:
+    """A revision longer than PALIMPSEST_DIFF_MAX_LINES (20,000) is refused naming the limit,
+    changing nothing; large imports, re-imports and diffs (run in the offload workers) give
+    the same answers as the functions themselves."""
+    long = "".join(f"line {i}\n" for i in range(20_001))  # one paragraph: one chunk
+    doc_id = ok(gql(IMPORT, who, m=long, path=None))["importDocument"]["summary"]["id"]
+    before = tenant_rows(neo4j_driver, tenant)
+    refused = gql(DIFF, who, id=doc_id, a=1, b=1)
+    assert code_of(refused) == "QUOTA_EXCEEDED"
+    extensions = refused["errors"][0]["extensions"]
+    assert (extensions["limit"], extensions["allowed"], extensions["lines"]) == (
+        "diffMaxLines",
+        20_000,
+        20_001,
+    )
+    assert tenant_rows(neo4j_driver, tenant) == before
+    path = f"/large/{uuid.uuid4().hex[:8]}"
+    # Over offload.INLINE_BYTES (64 KiB) in few chunks (each is embedded).
+    body = "The river stone was quiet on Monday. " * 12
+    old = "".join(f"# Part {i}\n\n{body}{i}.\n\n" for i in range(150))
+    new = old.replace(f"{body}75.", f"{body}seventy-five.").replace("# Part 7\n", "# Part seven\n")
+    first = ok(gql(IMPORT, who, m=old, path=path))["importDocument"]
+    assert_exact(first, old)
+    again = ok(gql(IMPORT, who, m=new, path=path))["importDocument"]
+    assert_exact(again, new)
+    assert again["summary"]["revision"] == 2
+    large_id = again["summary"]["id"]
+    assert large_id == first["summary"]["id"]
+    want = "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), "revision 1", "revision 2"
+        )
+    )
+    assert ok(gql(DIFF, who, id=large_id, a=1, b=2))["documentDiff"] == want

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from anthropic.lib.tools import ToolError
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
@@ -23,8 +24,11 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
+from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.integrations.anthropic import PalimpsestMemoryTool
+from palimpsest.resolvers import memory_files
+from palimpsest.server import serve_in_thread
 from tests.integration.conftest import Gql
 from tests.integration.test_document_revisions import HISTORY, ok
 from tests.integration.test_mcp import http_client
@@ -290,3 +294,46 @@ async def test_graphql_and_mcp_answer_and_refuse_alike(
                 assert "errors" not in body, body
                 [answer] = body["data"].values()
                 assert result.structured_content["text"] == answer["text"]
+
+
+def test_a_directory_rename_or_delete_is_capped_and_runs_in_batches(
+    settings: Settings, token: Callable[..., str], tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over PALIMPSEST_MEMORY_DIR_MAX_FILES a directory rename or delete is refused naming the
+    limit, and changes nothing; within it, the files move (or go) in transactions of
+    ``BATCH_FILES``, every one of them."""
+    monkeypatch.setattr(memory_files, "BATCH_FILES", 2, raising=False)
+    who = token(tenant, f"files-cap-{uuid.uuid4().hex[:8]}", "writer")
+    capped = settings.model_copy(update={"memory_dir_max_files": 3})
+    with serve_in_thread(capped) as url, httpx.Client(base_url=url, timeout=60) as http:
+
+        def run(command: dict[str, Any]) -> dict[str, Any]:
+            headers = {"Authorization": f"Bearer {who}"}
+            body = {"query": GQL_EDIT, "variables": {"c": command}}
+            answer: dict[str, Any] = http.post("/graphql", json=body, headers=headers).json()
+            return answer
+
+        def docs() -> list[Any]:
+            headers = {"Authorization": f"Bearer {who}"}
+            answer = http.post("/graphql", json={"query": DOCS}, headers=headers).json()
+            return sorted(answer["data"]["documents"]["items"], key=lambda d: d["id"])
+
+        for i in range(4):
+            path = f"/memories/d/f{i}.md"
+            ok(run({"command": "CREATE", "path": path, "fileText": f"file {i}\n"}))
+        before = docs()
+        for command in (
+            {"command": "RENAME", "oldPath": "/memories/d", "newPath": "/memories/e"},
+            {"command": "DELETE", "path": "/memories/d"},
+        ):
+            refused = run(command)["errors"][0]
+            assert refused["extensions"]["code"] == "QUOTA_EXCEEDED"
+            assert refused["extensions"]["limit"] == "memoryDirMaxFiles"
+            assert refused["extensions"]["allowed"] == 3
+            assert docs() == before
+        ok(run({"command": "DELETE", "path": "/memories/d/f3.md"}))
+        ok(run({"command": "RENAME", "oldPath": "/memories/d", "newPath": "/memories/e"}))
+        moved = sorted(d["path"] for d in docs() if d["path"] is not None)
+        assert moved == ["/memories/e/f0.md", "/memories/e/f1.md", "/memories/e/f2.md"]
+        ok(run({"command": "DELETE", "path": "/memories/e"}))
+        assert [d for d in docs() if d["path"] is not None] == []

@@ -38,11 +38,32 @@ def bench_attack(
     requests: Annotated[int, typer.Option(min=1, help="At least this many requests.")] = 10_000,
     concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 6,
     seed: Annotated[int, typer.Option(help="Seed of the generated arguments.")] = 1,
+    matrix: Annotated[bool, typer.Option(help="Run the matrix (--no-matrix: probes only).")] = True,
+    stalls: Annotated[
+        bool, typer.Option(help="Run the stall probes: /healthz and another tenant's read.")
+    ] = True,
+    stall_files: Annotated[
+        int, typer.Option(min=1, help="Files of the directory the stall probe renames.")
+    ] = 100,
+    diff_lines: Annotated[
+        int, typer.Option(min=2, help="Lines of each revision the stall probe diffs.")
+    ] = 20_000,
 ) -> None:
     """Attack matrix: canaries everywhere, every field as every principal; counts leaks."""
     from palimpsest_bench import attack
 
-    print_json(attack.run(Settings(), requests, concurrency, seed, say=err))
+    found = attack.run(
+        Settings(),
+        requests,
+        concurrency,
+        seed,
+        say=err,
+        matrix=matrix,
+        stalls=stalls,
+        stall_files=stall_files,
+        diff_lines=diff_lines,
+    )
+    print_json(found)
 
 
 @bench_app.command("load")

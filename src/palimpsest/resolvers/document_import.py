@@ -1,10 +1,10 @@
 """Markdown in, a tree of typed chunks out: one document, or many in one transaction.
 
-Each document is parsed once (off the event loop); all chunks of a call are embedded in one
-batch; every document, its chunks and their tree and reading-order edges are written in a
-single transaction, and the answer is built from what was written. Batching matters for
-small documents: Neo4j's Lucene-backed indexes cost a few milliseconds per transaction,
-whatever its size.
+Each document is parsed and its terms indexed once (off the event loop, ``offload.py``); all
+chunks of a call are embedded in one batch; every document, its chunks and their tree and
+reading-order edges are written in a single transaction, and the answer is built from what was
+written. Batching matters for small documents: Neo4j's Lucene-backed indexes cost a few
+milliseconds per transaction, whatever its size.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import anyio.to_thread
-
 from palimpsest.cypher import documents as q
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as rq
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.domain.documents import markdown, revisions
+from palimpsest.domain.ranking.fulltext import StatsDelta
 from palimpsest.embedding import Vector
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
@@ -81,7 +80,7 @@ async def import_documents(
         raise InvalidArgument(
             f"the documents hold {size} bytes; the limit per call is {MAX_BATCH_BYTES}"
         )
-    parsed = [await _parse(i, d) for i, d in enumerate(drafts)]
+    parsed = [await _parse(svc, i, d) for i, d in enumerate(drafts)]
     over = [p.draft.path for p in parsed if p.draft.path is not None and not p.draft.new_document]
     if len(set(over)) < len(over):
         raise InvalidArgument("two documents of one call write over the same path")
@@ -103,7 +102,14 @@ async def import_documents(
     vectors = dict(zip(fresh, await svc.embed(fresh), strict=True))
     now = svc.clock()
     plans = [
-        _plan(ref, who, p, [vectors.get(c.text, NO_VECTOR) for c in p.parsed.chunks], now, svc)
+        _plan(
+            ref,
+            who,
+            p,
+            [vectors.get(c.text, NO_VECTOR) for c in p.parsed.chunks],
+            now,
+            await _index(svc, p),
+        )
         for p in parsed
     ]
     written: dict[int, str] = {}  # draft index -> the document it wrote a revision of
@@ -112,13 +118,13 @@ async def import_documents(
         written.clear()
         created = []
         new_bytes = new_chunks = 0
-        for i, (p, (params, _)) in enumerate(zip(parsed, plans, strict=True)):
+        for i, (p, (params, _, delta)) in enumerate(zip(parsed, plans, strict=True)):
             target = await _existing(tx, svc, p.draft)
             if target is None:
                 if any(not c["embedding"] for c in params["chunks"]):
                     raise Conflict("a document at the path went away meanwhile; retry")
                 await tx.run(q.CREATE_DOCUMENT, params)
-                created.extend(params["chunks"])
+                created.append(delta)
                 size = len(p.draft.markdown.encode())
                 await tx.run(qq.STAMP_DOCUMENT_BYTES, {"id": params["id"], "bytes": size})
                 new_bytes += size
@@ -138,13 +144,13 @@ async def import_documents(
                 p.observed,
             )
             written[i] = target["document"]["id"]
-        await term_index.apply(tx, svc.settings, "chunk", term_index.added(created))
+        await term_index.apply(tx, svc.settings, "chunk", term_index.merged(created))
         grown = {quotas.Plane.CHUNKS: new_chunks, quotas.Plane.DOCUMENT_BYTES: new_bytes}
         await quotas.admit(tx, svc.settings, grown)
 
     await db.write_tx(work)
     out = []
-    for i, (_, doc) in enumerate(plans):
+    for i, (_, doc, _) in enumerate(plans):
         if i in written:
             again = await document_revisions.read_revision(svc, who, scope, written[i], None, None)
             assert again is not None
@@ -163,7 +169,7 @@ async def _existing(tx: ScopedTx, svc: Services, draft: DocumentDraft) -> Row | 
     return None
 
 
-async def _parse(index: int, draft: DocumentDraft) -> _Parsed:
+async def _parse(svc: Services, index: int, draft: DocumentDraft) -> _Parsed:
     where = f"documents[{index}]"
     observed = draft.observed_at
     path = draft.path
@@ -175,7 +181,21 @@ async def _parse(index: int, draft: DocumentDraft) -> _Parsed:
         raise InvalidArgument(f"{where}.title must be 1-{MAX_TITLE} characters")
     markdown.check_document(draft.markdown)
     # Parsing a large document takes seconds of CPU; keep it off the event loop.
-    return _Parsed(draft, observed, await anyio.to_thread.run_sync(markdown.parse, draft.markdown))
+    size = len(draft.markdown)
+    return _Parsed(draft, observed, await svc.offload.run(size, markdown.parse, draft.markdown))
+
+
+async def _index(svc: Services, p: _Parsed) -> tuple[list[dict[str, Any]], StatsDelta]:
+    """The stored fields of a parsed document's chunks, and what adding them changes in the
+    statistics: seconds of CPU for a large document, so off the event loop."""
+    title = p.draft.title or p.parsed.title
+    tree = [(c.type.value, c.text, c.parent) for c in p.parsed.chunks]
+    settings = svc.settings
+    on, context = settings.fulltext_neighbours, settings.fulltext_context
+    size = len(p.draft.markdown)
+    return await svc.offload.run(
+        size, term_index.document_fields, title, tree, on, context, p.observed
+    )
 
 
 def _plan(
@@ -184,18 +204,12 @@ def _plan(
     p: _Parsed,
     vectors: list[Vector],
     now: datetime,
-    svc: Services,
-) -> tuple[dict[str, Any], Document]:
-    """The statement's parameters, and the document they write."""
+    index: tuple[list[dict[str, Any]], StatsDelta],
+) -> tuple[dict[str, Any], Document, StatsDelta]:
+    """The statement's parameters, the document they write, and the statistics change."""
     chunks = p.parsed.chunks
     title = p.draft.title or p.parsed.title
-    contexts = None
-    if svc.settings.fulltext_context:
-        tree = [(c.type.value, c.text, c.parent) for c in chunks]
-        contexts = term_index.heading_contexts(title, tree)
-    texts = [c.text for c in chunks]
-    neighbours = svc.settings.fulltext_neighbours
-    indexed = term_index.chunk_fields(texts, neighbours, p.observed, contexts)
+    indexed, delta = index
     ids = [new_id() for _ in chunks]
     doc_id = new_id()
     params = {
@@ -252,4 +266,5 @@ def _plan(
         for c in chunks
     ]
     summary = DocumentSummary(doc_id, title, p.draft.path, len(chunks), now, now, provenance)
-    return params, Document(summary, p.parsed.preamble, built, [c.separator for c in chunks])
+    document = Document(summary, p.parsed.preamble, built, [c.separator for c in chunks])
+    return params, document, delta

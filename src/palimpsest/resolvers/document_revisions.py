@@ -17,7 +17,7 @@ from palimpsest.cypher import revisions as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.domain.documents import markdown
 from palimpsest.domain.documents import revisions as rev
-from palimpsest.errors import InvalidArgument, NotFound
+from palimpsest.errors import InvalidArgument, NotFound, QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import retention, revision_mentions
 from palimpsest.resolvers.common import check_id, provenance_from
@@ -188,7 +188,21 @@ async def diff(
         )
     old = await _markdown_or_empty(svc, who, scope, doc_id, from_revision)
     new = await _markdown_or_empty(svc, who, scope, doc_id, to_revision)
-    return rev.unified_diff(old, new, f"revision {from_revision}", f"revision {to_revision}")
+    allowed = svc.settings.diff_max_lines
+    for revision, text in ((from_revision, old), (to_revision, new)):
+        lines = rev.line_count(text)
+        if lines > allowed:
+            raise QuotaExceeded(
+                f"revision {revision} has {lines} lines; a diff compares revisions of at most "
+                f"{allowed} lines (diffMaxLines): read the revisions instead",
+                limit="diffMaxLines",
+                allowed=allowed,
+                lines=lines,
+            )
+    names = (f"revision {from_revision}", f"revision {to_revision}")
+    # A line diff is superlinear in the lines it compares: never on the event loop.
+    size = len(old) + len(new)
+    return await svc.offload.run(size, rev.unified_diff, old, new, *names)
 
 
 async def _markdown_or_empty(

@@ -6,6 +6,7 @@ separator that followed it in reading order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -164,11 +165,23 @@ async def delete_document(
     """Delete a document: a tombstone revision closes every chunk (they stay readable as the
     revisions before it, and restorable), and its sources are withdrawn from every fact they
     attest in the scopes the caller reaches; a fact goes with its last source."""
-    ref = resolve_scope(who, scope)
+    resolve_scope(who, scope)
     check_id(doc_id, "id")
+    [deleted] = await delete_documents(svc, who, scope, [doc_id])
+    if deleted is None:
+        raise NotFound("document not found")
+    return deleted
+
+
+async def delete_documents(
+    svc: Services, who: Principal, scope: Scope, doc_ids: Sequence[str]
+) -> list[DeletedDocument | None]:
+    """``delete_document`` of each of ``doc_ids`` (checked ids), in one transaction: None
+    for one missing or deleted already."""
+    ref = resolve_scope(who, scope)
     holders = holder_scopes(who, ref)
 
-    async def work(tx: Tx) -> DeletedDocument | None:
+    async def one(tx: Tx, doc_id: str) -> DeletedDocument | None:
         home = tx.scoped(ref)
         locked = await document_revisions.lock(home, svc, doc_id)
         if locked is None or locked["document"]["deleted_at"] is not None:
@@ -193,10 +206,10 @@ async def delete_document(
             withdrawn += await withdraw_all(scoped, svc.settings, ref.scope_key, doc_id)
         return DeletedDocument(written.changed, withdrawn)
 
-    deleted = await svc.db.write_tx(work)
-    if deleted is None:
-        raise NotFound("document not found")
-    return deleted
+    async def work(tx: Tx) -> list[DeletedDocument | None]:
+        return [await one(tx, doc_id) for doc_id in doc_ids]
+
+    return await svc.db.write_tx(work)
 
 
 def _summary(row: Row, chunk_count: int, reader: Principal) -> DocumentSummary:

@@ -11,6 +11,7 @@ anything is read, and every refusal is a coded error whose message is the memory
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -20,12 +21,15 @@ from palimpsest.cypher.executor import ScopedTx
 from palimpsest.domain.documents import markdown, revisions
 from palimpsest.domain.documents.revisions import Content, Target
 from palimpsest.domain.notes import memory_paths as mp
-from palimpsest.errors import Conflict, InvalidArgument, NotFound
+from palimpsest.errors import Conflict, InvalidArgument, NotFound, QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import document_import, document_revisions, documents
 from palimpsest.resolvers.services import Services
 
-MAX_LISTED_FILES = 1000  # a directory view or a directory delete/rename reaches at most these
+MAX_LISTED_FILES = 1000  # a directory view lists at most these
+# Files a directory rename or delete writes per transaction: a batch's revisions commit
+# together, and no transaction grows with the directory.
+BATCH_FILES = 50
 
 
 class Command(StrEnum):
@@ -73,22 +77,36 @@ class _Files:
         rows = await self.svc.db.scoped(ref).read(rq.FIND_BY_PATH, {"path": path})
         return str(rows[0]["id"]) if rows else None
 
-    async def below(self, path: str) -> dict[str, str]:
-        """Every file below directory ``path``: its path to its document id."""
+    async def below(self, path: str, most: int = MAX_LISTED_FILES) -> dict[str, str]:
+        """Files below directory ``path`` (``most`` of them at most): path to document id."""
         prefix = path + "/"
         found: dict[str, str] = {}
         after: str | None = None
         while True:
-            limit = min(documents.MAX_LIST_LIMIT, MAX_LISTED_FILES - len(found))
+            limit = min(documents.MAX_LIST_LIMIT, most - len(found))
             page = await documents.list_documents(
                 self.svc, self.who, self.scope, prefix, limit, after
             )
             for d in page.items:
                 if d.path is not None:
                     found.setdefault(d.path, d.id)
-            if page.cursor is None or len(found) >= MAX_LISTED_FILES:
+            if page.cursor is None or len(found) >= most:
                 return found
             after = page.cursor
+
+    async def all_below(self, path: str) -> dict[str, str]:
+        """Every file below directory ``path``, for a rename or delete of all of them: more
+        than ``memory_dir_max_files`` is refused before anything changes."""
+        allowed = self.svc.settings.memory_dir_max_files
+        found = await self.below(path, allowed + 1)
+        if len(found) > allowed:
+            raise QuotaExceeded(
+                f"The directory holds more than {allowed} files (memoryDirMaxFiles); "
+                "rename or delete its subdirectories one by one",
+                limit="memoryDirMaxFiles",
+                allowed=allowed,
+            )
+        return found
 
     async def sizes(self, path: str) -> dict[str, int]:
         """Every file below directory ``path`` (relative to it): its size in bytes."""
@@ -203,14 +221,13 @@ async def _delete(files: _Files, given: str, path: str) -> MemoryAnswer:
     if path == mp.ROOT:
         raise InvalidArgument("Cannot delete the /memories directory itself")
     doc_id = await files.file(path)
-    targets = [doc_id] if doc_id is not None else list((await files.below(path)).values())
+    targets = [doc_id] if doc_id is not None else list((await files.all_below(path)).values())
     if not targets:
         raise NotFound(f"The path {given} does not exist")
-    for target in targets:
-        try:
-            await documents.delete_document(files.svc, files.who, files.scope, target)
-        except NotFound:
-            continue  # deleted meanwhile: what was asked holds
+    for i in range(0, len(targets), BATCH_FILES):
+        # One missing is deleted meanwhile: what was asked holds.
+        batch = targets[i : i + BATCH_FILES]
+        await documents.delete_documents(files.svc, files.who, files.scope, batch)
     return MemoryAnswer(f"Successfully deleted {given}", path, doc_id)
 
 
@@ -223,38 +240,46 @@ async def _rename(files: _Files, given_old: str, given_new: str) -> MemoryAnswer
     if new.startswith(old + "/"):
         raise InvalidArgument(f"Cannot move {given_old} into itself")
     doc_id = await files.file(old)
-    moves = {old: doc_id} if doc_id is not None else await files.below(old)
+    moves = {old: doc_id} if doc_id is not None else await files.all_below(old)
     if not moves:
         raise NotFound(f"The path {given_old} does not exist")
     await files.check_parents(new)
-    for from_path, target in moves.items():
-        await _move(files, target, new + from_path[len(old) :])
+    pairs = [(target, new + from_path[len(old) :]) for from_path, target in moves.items()]
+    for i in range(0, len(pairs), BATCH_FILES):
+        await _move(files, pairs[i : i + BATCH_FILES])
     return MemoryAnswer(f"Successfully renamed {given_old} to {given_new}", new, doc_id)
 
 
-async def _move(files: _Files, doc_id: str, path: str) -> None:
-    """A revision of the document that changes its path (and title) and no chunk."""
+async def _move(files: _Files, moves: Sequence[tuple[str, str]]) -> None:
+    """Per (document, path): a revision of the document that changes its path (and title)
+    and no chunk; all of them in one transaction."""
     svc = files.svc
     ref = resolve_scope(files.who, files.scope)
 
     async def work(tx: ScopedTx) -> None:
-        locked = await document_revisions.lock(tx, svc, doc_id)
-        if locked is None or locked["document"]["deleted_at"] is not None:
-            raise NotFound(f"The path {path} no longer exists (deleted or renamed concurrently)")
-        rows = await tx.run(rq.READ_CURRENT, {"id": doc_id, "gap": revisions.SEQ_GAP})
-        index = {r["id"]: i for i, r in enumerate(rows)}
-        targets = [
-            Target(
-                Content(r["type"], r["text"], r["separator"], r["level"], r["language"]),
-                index.get(r["parent_id"]) if r["parent_id"] is not None else None,
-                r["id"],
-                int(r["seq"]),
-            )
-            for r in rows
-        ]
-        doc = locked["document"]
-        await document_revisions.write_revision(
-            tx, svc, files.who, locked, targets, {}, doc["preamble"] or "", mp.name_of(path), path
-        )
+        for doc_id, path in moves:
+            await _move_one(tx, files, doc_id, path)
 
     await svc.db.scoped(ref).write_tx(work)
+
+
+async def _move_one(tx: ScopedTx, files: _Files, doc_id: str, path: str) -> None:
+    svc = files.svc
+    locked = await document_revisions.lock(tx, svc, doc_id)
+    if locked is None or locked["document"]["deleted_at"] is not None:
+        raise NotFound(f"The path {path} no longer exists (deleted or renamed concurrently)")
+    rows = await tx.run(rq.READ_CURRENT, {"id": doc_id, "gap": revisions.SEQ_GAP})
+    index = {r["id"]: i for i, r in enumerate(rows)}
+    targets = [
+        Target(
+            Content(r["type"], r["text"], r["separator"], r["level"], r["language"]),
+            index.get(r["parent_id"]) if r["parent_id"] is not None else None,
+            r["id"],
+            int(r["seq"]),
+        )
+        for r in rows
+    ]
+    doc = locked["document"]
+    await document_revisions.write_revision(
+        tx, svc, files.who, locked, targets, {}, doc["preamble"] or "", mp.name_of(path), path
+    )

@@ -63,7 +63,10 @@ async def write_revision(
         )
         for r in rows
     ]
-    plan = rev.plan(current, targets, [new_id() for _ in targets])
+    ids = [new_id() for _ in targets]
+    # Matching two large revisions' chunks is superlinear: off the event loop.
+    size = sum(len(c.content.text) for c in current) + sum(len(t.content.text) for t in targets)
+    plan = await svc.offload.run(size, rev.plan, current, targets, ids)
     same_head = (doc["preamble"] or "", doc["title"], doc["path"]) == (preamble, title, path)
     if not (always or deleted or doc["deleted_at"] is not None) and (
         plan.changed == 0 and same_head
@@ -177,7 +180,7 @@ async def write_revision(
         touched |= {r["id"] for r in reparent}
         if title != doc["title"]:
             touched |= {p.id for p in plan.chunks}
-    await term_index.refresh_chunks(tx, svc.settings, sorted(touched))
+    await term_index.refresh_chunks(tx, svc.settings, sorted(touched), svc.offload)
     return Written(revision, changed)
 
 

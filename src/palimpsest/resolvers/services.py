@@ -14,6 +14,7 @@ from palimpsest.embedding import Embedder, QueryVectors, Vector
 from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.identity.principal import Principal
 from palimpsest.sqlmem import SqlStore
+from palimpsest.workers.offload import Offload
 
 
 def utc_now() -> datetime:
@@ -32,6 +33,9 @@ class Services:
     # made (``resolvers.reembed.Follower.fresh``): a write made after a migration started
     # carries the target model's vector too.
     embedding_state: Callable[[], Awaitable[None]] | None = None
+    # Where work proportional to a request's size runs (off the loop); inline by default, for
+    # unit tests: the server and the harnesses get the worker pool (runtime.open_services).
+    offload: Offload = field(default_factory=Offload.inline)
 
     async def embed(self, texts: Sequence[str], *, stored: bool = True) -> list[Vector]:
         """Embed off the event loop: the model is CPU-bound. Vectors to be ``stored`` are

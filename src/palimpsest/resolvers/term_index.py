@@ -27,6 +27,7 @@ from palimpsest.domain.documents.markdown import ChunkType
 from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking.fulltext import StatsDelta, Stored
 from palimpsest.domain.time import timerefs
+from palimpsest.workers.offload import Offload
 
 HEADING = ChunkType.HEADING.value
 
@@ -125,18 +126,69 @@ def change_params(settings: Settings, kind: str, delta: StatsDelta) -> dict[str,
     return {"changes": delta.changes(kind), "shard": shard}
 
 
-async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -> int:
+def document_fields(
+    title: str | None,
+    tree: Sequence[tuple[str, str, int | None]],
+    neighbours: bool,
+    context: bool,
+    observed: datetime | None,
+) -> tuple[list[dict[str, Any]], StatsDelta]:
+    """A new document's chunks, given as (type, text, parent index) in reading order: their
+    stored fields (``chunk_fields``) and the statistics change of adding them. Pure, and
+    proportional to the document: run through ``Services.offload``."""
+    contexts = heading_contexts(title, tree) if context else None
+    fields = chunk_fields([text for _, text, _ in tree], neighbours, observed, contexts)
+    return fields, added(fields)
+
+
+def merged(deltas: Sequence[StatsDelta]) -> StatsDelta:
+    """One statistics change adding up ``deltas`` (of distinct new rows)."""
+    out = StatsDelta()
+    for d in deltas:
+        out.rows += d.rows
+        out.length += d.length
+        out.df.update(d.df)
+        out.speakers.update(d.speakers)
+        for term, (tf, ratio) in d.peaks.items():
+            was_tf, was_ratio = out.peaks.get(term, (0, 0.0))
+            out.peaks[term] = (max(tf, was_tf), max(ratio, was_ratio))
+    return out
+
+
+async def refresh_chunks(
+    tx: ScopedTx, settings: Settings, ids: Sequence[str], offload: Offload | None = None
+) -> int:
     """Rebuild the full-text representation of chunks ``ids`` (new or edited, already linked
     by ``NEXT``) and of their neighbours (and, with the title-and-headings context on, of the
     chunks below them in the tree, whose context quotes them), set the cues of ``ids``, and
-    apply the difference to the scope's statistics. Returns the number of chunks rewritten."""
+    apply the difference to the scope's statistics. Returns the number of chunks rewritten.
+    With ``offload``, a large rebuild runs off the event loop."""
     if not ids:
         return 0
     on = settings.fulltext_neighbours
     context = settings.fulltext_context
     params = {"ids": list(ids), "below": context, "heading": ChunkType.HEADING.value}
-    rows = await tx.run(dq.READ_CHUNK_CONTEXT, params)
+    rows = [
+        {**r, "observed_at": _observed(r.get("observed_at"))}
+        for r in await tx.run(dq.READ_CHUNK_CONTEXT, params)
+    ]
     own = set(ids)
+    if offload is None:
+        writes, delta = rebuilt(rows, own, on, context)
+    else:
+        size = sum(len(r["text"] or "") for r in rows)
+        writes, delta = await offload.run(size, rebuilt, rows, own, on, context)
+    if writes:
+        await tx.run(dq.WRITE_CHUNK_TERMS, {"rows": writes})
+    await apply(tx, settings, "chunk", delta)
+    return len(writes)
+
+
+def rebuilt(
+    rows: Sequence[dict[str, Any]], own: set[str], on: bool, context: bool
+) -> tuple[list[dict[str, Any]], StatsDelta]:
+    """``refresh_chunks``'s pure part: from ``READ_CHUNK_CONTEXT``'s rows, the chunks'
+    new fields and the statistics change."""
     delta = StatsDelta()
     writes: list[dict[str, Any]] = []
     for r in rows:
@@ -168,10 +220,7 @@ async def refresh_chunks(tx: ScopedTx, settings: Settings, ids: Sequence[str]) -
         elif r["id"] not in own:
             continue
         writes.append({"id": r["id"], "props": props})
-    if writes:
-        await tx.run(dq.WRITE_CHUNK_TERMS, {"rows": writes})
-    await apply(tx, settings, "chunk", delta)
-    return len(writes)
+    return writes, delta
 
 
 def _observed(value: Any) -> datetime | None:

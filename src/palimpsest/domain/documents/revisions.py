@@ -208,6 +208,12 @@ def _lines(text: str) -> list[str]:
     return out
 
 
+def line_count(text: str) -> int:
+    """The lines ``_lines`` splits ``text`` into (a last line without a line end counts)."""
+    ends = len(_NEWLINE.findall(text))
+    return ends + int(bool(text) and not text.endswith(("\n", "\r")))
+
+
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
     """A unified diff of two Markdown texts; a last line without a line end is marked the
     way ``diff`` marks it, so the diff says exactly what changed."""

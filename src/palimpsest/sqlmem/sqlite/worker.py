@@ -45,8 +45,8 @@ from palimpsest.sqlmem.sqlite.authorizer import (
     trusted,
 )
 from palimpsest.sqlmem.sqlite.translate import Failure, translate
+from palimpsest.workers import Refusal, serve
 
-READY = "ready"
 _OPEN_FILES = 64  # files a worker keeps a connection to; the least recently used close
 _BUSY_TIMEOUT_S = 5.0
 _SETUP = ("PRAGMA trusted_schema=OFF", "PRAGMA foreign_keys=ON", "PRAGMA auto_vacuum=FULL")
@@ -83,21 +83,6 @@ class Forget:
 
 
 Request = Query | Batch | Forget
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """A coded error crossing back to the API process (its class name in ``errors``)."""
-
-    kind: str
-    message: str
-    details: dict[str, Any]
-
-    def error(self) -> errors.PalimpsestError:
-        cls = getattr(errors, self.kind, None)
-        if not (isinstance(cls, type) and issubclass(cls, errors.PalimpsestError)):
-            cls = errors.DatabaseFailure
-        return cls(self.message, **self.details)
 
 
 class Runner:
@@ -264,9 +249,7 @@ def main() -> None:
     runner: Runner | None = None
     try:
         runner = Runner(channel.recv())
-        channel.send(READY)
-        while True:
-            channel.send(runner.handle(channel.recv(), channel))
+        serve(channel, runner.handle)
     except (EOFError, OSError):
         return  # the API process is gone or closed the pool
     finally:

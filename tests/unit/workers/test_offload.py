@@ -1,0 +1,47 @@
+"""The offload pool (``palimpsest.workers.offload``): a large task runs in another process and its
+answer, or its coded error, comes back; one past the deadline is stopped and refused naming
+the limit; a small one runs inline."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from palimpsest.domain.documents import markdown
+from palimpsest.errors import ErrorCode, InvalidArgument, PalimpsestError
+from palimpsest.workers.offload import INLINE_BYTES, Offload
+
+
+@pytest.fixture
+def pool() -> Iterator[Offload]:
+    offload = Offload(1, 1000)
+    try:
+        yield offload
+    finally:
+        offload.close()
+
+
+async def test_a_large_task_runs_in_a_worker_process(pool: Offload) -> None:
+    assert await pool.run(INLINE_BYTES, os.getpid) != os.getpid()
+    assert await pool.run(INLINE_BYTES - 1, os.getpid) == os.getpid()
+
+
+async def test_a_coded_error_crosses_back(pool: Offload) -> None:
+    with pytest.raises(InvalidArgument, match="NUL"):
+        await pool.run(INLINE_BYTES, markdown.check_document, "a\0b")
+
+
+async def test_a_task_past_the_deadline_is_killed_and_refused(pool: Offload) -> None:
+    with pytest.raises(PalimpsestError) as caught:
+        await pool.run(INLINE_BYTES, time.sleep, 30)
+    assert caught.value.code == ErrorCode.QUOTA_EXCEEDED
+    assert caught.value.details["limit"] == "offloadTimeoutMs"
+    # The pool goes on, with a fresh worker.
+    assert await pool.run(INLINE_BYTES, sum, [1, 2]) == 3
+
+
+async def test_inline_runs_everything_in_the_caller() -> None:
+    assert await Offload.inline().run(10 * INLINE_BYTES, os.getpid) == os.getpid()
