@@ -5,12 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 
-if ! command -v chromium >/dev/null 2>&1; then
+# Chromium for the browser tests; curl and jq for the docs' shell examples.
+missing=()
+for tool in chromium curl jq; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
-    echo "installing Chromium for the browser tests" >&2
-    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+    echo "installing ${missing[*]} for the browser tests and the docs' examples" >&2
+    apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "Chromium is needed for the browser tests: sudo apt-get install chromium" >&2
+    echo "the tests need ${missing[*]}: sudo apt-get install ${missing[*]}" >&2
     exit 1
   fi
 fi

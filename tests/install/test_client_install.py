@@ -99,5 +99,7 @@ def test_the_client_and_its_langgraph_extra_install_alone_and_import(
 
     run(pip, "install", "--quiet", "--disable-pip-version-check", f"{wheel}[langgraph]")
     with_store = probe(python, modules)
-    assert with_store["server"] == LANGGRAPHS_OWN
+    # langgraph's own dependencies float (only langgraph is pinned): what it pulls in is
+    # within that set, and none of the server's own packages.
+    assert set(with_store["server"]) <= set(LANGGRAPHS_OWN)  # type: ignore[call-overload]
     assert with_store["missing"] == SDK_OF

@@ -302,7 +302,7 @@ def test_a_directory_rename_or_delete_is_capped_and_runs_in_batches(
     """Over PALIMPSEST_MEMORY_DIR_MAX_FILES a directory rename or delete is refused naming the
     limit, and changes nothing; within it, the files move (or go) in transactions of
     ``BATCH_FILES``, every one of them."""
-    monkeypatch.setattr(memory_files, "BATCH_FILES", 2, raising=False)
+    monkeypatch.setattr(memory_files, "BATCH_FILES", 2)
     who = token(tenant, f"files-cap-{uuid.uuid4().hex[:8]}", "writer")
     capped = settings.model_copy(update={"memory_dir_max_files": 3})
     with serve_in_thread(capped) as url, httpx.Client(base_url=url, timeout=60) as http:
