@@ -13,17 +13,20 @@ import uvicorn
 from palimpsest.app import create_app
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
+from palimpsest.warmup import Warmup
 
 
 @contextmanager
-def serve_in_thread(settings: Settings, timeout: float = 120.0) -> Iterator[str]:
-    """Serve on a free loopback port; yields the base URL and stops the server on exit."""
+def serve_in_thread(
+    settings: Settings, timeout: float = 120.0, warmup: Warmup | None = None
+) -> Iterator[str]:
+    """Serve on a free loopback port; yields the base URL (before start-up's warm-up is done:
+    ``/readyz`` says when) and stops the server on exit."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
+    app = create_app(settings, warmup)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
