@@ -15,6 +15,9 @@ server runs these steps in order (``left`` names the ones still to run):
   the scopes of a principal of its own: a random tenant no token names, whose scopes hold
   nothing, so no tenant's row is read and nothing is written; their statements are planned
   with the parameter types real calls send and their indexes are searched;
+- ``writes``: the common writes (a note with its vector, a fact) rehearsed through their
+  resolvers in that same principal's scope, each in a transaction that is rolled back
+  (``executor.Rehearsal``): run for real, kept nowhere;
 - ``statements``: every named statement planned once (``EXPLAIN``), so one the database
   cannot plan fails here, not on a caller's request.
 
@@ -27,6 +30,7 @@ document, and a code. ``/healthz`` never waits for any of it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 import time
@@ -40,7 +44,7 @@ from neo4j.exceptions import Neo4jError
 
 from palimpsest.client import operations
 from palimpsest.client.wire import Operation
-from palimpsest.cypher.executor import RawRun, Statement
+from palimpsest.cypher.executor import Database, Neo4jExecutor, RawRun, Rehearsal, Statement
 from palimpsest.cypher.plans import explained, named_statements
 from palimpsest.embedding_models import ActiveEmbedder, embed_queries
 from palimpsest.errors import ErrorCode, PalimpsestError
@@ -49,6 +53,7 @@ from palimpsest.identity import Scope
 from palimpsest.identity.principal import Principal
 from palimpsest.resolvers import facts, memory, recall_asks
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import EntityRef, FactDraft
 
 log = logging.getLogger("palimpsest.warmup")
 
@@ -80,6 +85,8 @@ class Warmup:
     left: list[str] = field(default_factory=list)
     failure: dict[str, str] | None = None
     seconds: float | None = None
+    # Whose empty scopes the reads and the rehearsed writes reach: new for every server.
+    principal: Principal = field(default_factory=lambda: warm_principal())
 
     def steps(self, schema: GraphQLSchema, limits: EdgeLimits) -> list[tuple[str, Step]]:
         async def sql(svc: Services) -> None:
@@ -91,11 +98,18 @@ class Warmup:
         async def statements(svc: Services) -> None:
             await plan_all(svc, self.statements)
 
+        async def reads(svc: Services) -> None:
+            await run_reads(svc, self.principal)
+
+        async def writes(svc: Services) -> None:
+            await run_writes(svc, self.principal)
+
         return [
             ("sql", sql),
             ("model", run_model),
             ("documents", documents),
-            ("reads", run_reads),
+            ("reads", reads),
+            ("writes", writes),
             ("statements", statements),
             *self.extra,
         ]
@@ -197,8 +211,7 @@ def warm_principal() -> Principal:
     )
 
 
-async def run_reads(svc: Services) -> None:
-    who = warm_principal()
+async def run_reads(svc: Services, who: Principal) -> None:
     ask = recall_asks.Ask(query=QUESTION, scope=Scope.USER, also_scopes=(Scope.TENANT,))
     await recall_asks.recall(svc, who, ask)
     await recall_asks.search(svc, who, ask)
@@ -206,6 +219,25 @@ async def run_reads(svc: Services) -> None:
     await memory.list_entries(svc, who, Scope.USER, "", 10, None)
     view = facts.time_view(svc, None, None)
     await facts.list_facts(svc, who, Scope.USER, view, None, None, 10)
+
+
+async def run_writes(svc: Services, who: Principal) -> None:
+    """Rehearsed on the real database only (a test's recording executor has no transaction
+    to roll back)."""
+    executor = svc.db.executor
+    if not isinstance(executor, Neo4jExecutor):
+        return
+    rehearsing = dataclasses.replace(svc, db=Database(Rehearsal(executor)))
+    await memory.set_value(
+        rehearsing, who, Scope.USER, "warmup/note", {"text": QUESTION}, None, True, None
+    )
+    draft = FactDraft(
+        subject=EntityRef(type="project", name="warmup"),
+        predicate="owned by",
+        object=None,
+        object_value="team",
+    )
+    await facts.assert_facts(rehearsing, who, Scope.USER, [draft])
 
 
 async def plan_all(svc: Services, statements: Sequence[Statement]) -> None:

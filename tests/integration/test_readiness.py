@@ -19,9 +19,12 @@ from typing import Any
 import anyio.to_thread
 import httpx
 import pytest
+from neo4j import Driver
 
 from palimpsest.config import Settings
 from palimpsest.cypher.executor import Statement
+from palimpsest.identity import Scope
+from palimpsest.identity.scopes import scope_key
 from palimpsest.resolvers.services import Services
 from palimpsest.server import serve_in_thread
 from palimpsest.warmup import Warmup
@@ -167,7 +170,9 @@ def warmup_logs() -> Iterator[list[str]]:
         logger.removeHandler(handler)
 
 
-def test_readyz_says_warming_until_the_warm_up_is_done(settings: Settings) -> None:
+def test_readyz_says_warming_until_the_warm_up_is_done(
+    settings: Settings, neo4j_driver: Driver
+) -> None:
     # A step of the test's own, last, holds the warm-up open until the test lets it go: every
     # real step (every statement planned too) has run by the time only it is left.
     gate = threading.Event()
@@ -205,6 +210,22 @@ def test_readyz_says_warming_until_the_warm_up_is_done(settings: Settings) -> No
             assert body["warmup"]["skipped"] == []
     finally:
         gate.set()
+    # The rehearsed writes (a note, a fact) were rolled back: the warm-up's scope holds nothing.
+    who = warmup.principal
+    assert who.user_id is not None
+    key = scope_key(who.tenant_id, Scope.USER, who.user_id)
+    for pattern in WARM_ROWS:
+        records, _, _ = neo4j_driver.execute_query(pattern, key=key)
+        assert records[0]["n"] == 0, pattern
+
+
+WARM_ROWS = (
+    "MATCH (n:Memory {scope_key: $key}) RETURN count(n) AS n",
+    "MATCH (n:MemoryVersion {scope_key: $key}) RETURN count(n) AS n",
+    "MATCH (n:Entity {scope_key: $key}) RETURN count(n) AS n",
+    "MATCH (n:TermStats {scope_key: $key}) RETURN count(n) AS n",
+    "MATCH ()-[f:FACT {scope_key: $key}]->() RETURN count(f) AS n",
+)
 
 
 BROKEN = Statement(

@@ -39,7 +39,7 @@ def run(warmup: Warmup, svc: Services, bound: float = 60.0) -> None:
 
 def test_the_reads_only_read_and_only_a_scope_of_their_own(tmp_path: Path) -> None:
     svc, recorder = services(nothing, tmp_path)
-    asyncio.run(run_reads(svc))
+    asyncio.run(run_reads(svc, Warmup().principal))
     assert recorder.calls
     assert not any(c.write for c in recorder.calls)  # nothing written anywhere
     tenants = {c.params["tenant_id"] for c in recorder.calls if "tenant_id" in c.params}
@@ -47,7 +47,7 @@ def test_the_reads_only_read_and_only_a_scope_of_their_own(tmp_path: Path) -> No
     assert next(iter(tenants)).startswith("palimpsest-warmup-")
     # A tenant of its own per start: no token can name it in advance.
     again, recorder2 = services(nothing, tmp_path)
-    asyncio.run(run_reads(again))
+    asyncio.run(run_reads(again, Warmup().principal))
     assert {c.params.get("tenant_id") for c in recorder2.calls} - {None} != tenants
 
 
@@ -139,7 +139,8 @@ def test_a_bound_of_zero_warms_nothing(tmp_path: Path, caplog: pytest.LogCapture
     assert caplog.records == []  # switched off, not stopped by its bound
     assert warmup.state == "warm"
     assert recorder.calls == []
-    assert warmup.wire()["skipped"] == ["sql", "model", "documents", "reads", "statements"]
+    steps = ["sql", "model", "documents", "reads", "writes", "statements"]
+    assert warmup.wire()["skipped"] == steps
 
 
 def test_warming_reports_the_steps_left() -> None:
