@@ -1,5 +1,5 @@
-"""Readiness (``GET /readyz``): every configured backend answers, or the answer names the one
-that did not.
+"""Readiness (``GET /readyz``): start-up's warm-up is done (``warmup.py``; until then 503
+``warming``) and every configured backend answers, or the answer names the one that did not.
 
 Neo4j always; SQL Memory's backend as configured (PostgreSQL is a server of its own; SQLite's
 directory must be writable). Each check is bounded, and a failure is reported by backend name
