@@ -36,14 +36,14 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import anyio.to_thread
 from graphql import GraphQLSchema
-from neo4j.exceptions import Neo4jError
 
 from palimpsest.client import operations
 from palimpsest.client.wire import Operation
+from palimpsest.cypher.driver_errors import database_code
 from palimpsest.cypher.executor import Database, Neo4jExecutor, RawRun, Rehearsal, Statement
 from palimpsest.cypher.plans import explained, named_statements
 from palimpsest.embedding_models import ActiveEmbedder, embed_queries
@@ -257,8 +257,4 @@ async def plan_all(svc: Services, statements: Sequence[Statement]) -> None:
 
 
 def _code(e: PalimpsestError) -> str:
-    """The database's own code (``Neo.ClientError.Statement.SyntaxError``) when there is one:
-    it says what was wrong without the statement's text."""
-    cause: Any = e.__cause__
-    code = getattr(cause, "code", None) if isinstance(cause, Neo4jError) else None
-    return str(code) if code else e.code.value
+    return database_code(e) or e.code.value

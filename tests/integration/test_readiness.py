@@ -184,7 +184,7 @@ def test_readyz_says_warming_until_the_warm_up_is_done(
     warmup = Warmup(extra=[("held", held)])
     try:
         with (
-            serve_in_thread(warm, warmup=warmup) as url,
+            serve_in_thread(warm, warmup=warmup, warm=False) as url,
             httpx.Client(base_url=url, timeout=30) as http,
         ):
             first = http.get("/readyz")
@@ -242,7 +242,7 @@ def test_a_failed_warm_up_keeps_the_server_not_ready(
     warm = settings.model_copy(update={"warmup_seconds": 600.0})
     warmup = Warmup(statements=[fine, BROKEN])
     with (
-        serve_in_thread(warm, warmup=warmup) as url,
+        serve_in_thread(warm, warmup=warmup, warm=False) as url,
         httpx.Client(base_url=url, timeout=30) as http,
     ):
         failed = _readyz_until(http, lambda r: r.json()["status"] != "warming")
