@@ -44,6 +44,7 @@ from palimpsest.resolvers.erasure import resume_pending
 from palimpsest.resolvers.recall_timing import RequestTiming
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
+from palimpsest.warmup import Warmup
 
 log = logging.getLogger("palimpsest.app")
 
@@ -74,8 +75,12 @@ def _start_up_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-def create_app(settings: Settings | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, warmup: Warmup | None = None) -> Starlette:
+    """``warmup``: start-up's warm-up (tests give one with a step of their own)."""
     settings = settings or Settings()
+    warming = warmup or Warmup()
+    schema = build_schema(extensions=[OperationMetrics, PreparedDocument])
+    limits = EdgeLimits.of(settings)
     logs.configure(settings.log_level)
     keys = load_keys(settings)
 
@@ -85,7 +90,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[AppState]:
         async with open_services(settings) as services, mcp_running():
             with metrics_listener(settings), _start_up_frozen():
-                log.info("ready neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
+                log.info("started neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
+                # /readyz says ready once it is done; /healthz answers all along.
+                warm = asyncio.create_task(
+                    warming.run(services, schema._schema, limits, settings.warmup_seconds)
+                )
                 # Erasures this host left running finish in the background while it serves.
                 resuming = asyncio.create_task(_resume_erasures(services))
                 dev_secret = settings.token_secret is None and not settings.token_public_key_file
@@ -104,6 +113,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                     )
                 async with refreshing(services, settings):
                     yield {"services": services}
+                warm.cancel()
                 resuming.cancel()
 
     async def healthz(_: Request) -> Response:
@@ -113,13 +123,16 @@ def create_app(settings: Settings | None = None) -> Starlette:
         services: Services | None = getattr(request.state, "services", None)
         if services is None:
             return JSONResponse({"status": "starting"}, status_code=503)
-        body, status = readiness.report(
-            await readiness.check(services), services.embedder.model_name
-        )
+        if warming.state != "warm":
+            body, status = readiness.warming(warming.wire())
+        else:
+            body, status = readiness.report(
+                await readiness.check(services), services.embedder.model_name
+            )
+            body["warmup"] = warming.wire()
         return JSONResponse(body, status_code=status)
 
-    schema = build_schema(extensions=[OperationMetrics, PreparedDocument])
-    graphql = GraphQLView(schema, EdgeLimits.of(settings), settings.graphql_document_cache)
+    graphql = GraphQLView(schema, limits, settings.graphql_document_cache)
     routes = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),

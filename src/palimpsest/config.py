@@ -250,6 +250,9 @@ class Settings(BaseSettings):
     # One principal's share of those: running at once, and waiting behind them.
     max_in_flight_per_principal: int = Field(default=8, ge=1, le=10_000)
     max_waiting_per_principal: int = Field(default=32, ge=0, le=100_000)
+    # Start-up's warm-up (warmup.py) runs at most this long before the server serves anyway;
+    # 0 switches it off (ready as soon as the backends answer).
+    warmup_seconds: float = Field(default=300.0, ge=0.0, le=3600.0)
     # An admitted request that runs longer than this is stopped and answered UNAVAILABLE.
     request_timeout_seconds: float = Field(default=60.0, ge=1.0, le=3600.0)
     # MCP's event streams (``GET /mcp``) hold a connection each: open at once per principal

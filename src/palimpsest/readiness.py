@@ -1,5 +1,5 @@
-"""Readiness (``GET /readyz``): every configured backend answers, or the answer names the one
-that did not.
+"""Readiness (``GET /readyz``): start-up's warm-up is done (``warmup.py``; until then 503
+``warming``) and every configured backend answers, or the answer names the one that did not.
 
 Neo4j always; SQL Memory's backend as configured (PostgreSQL is a server of its own; SQLite's
 directory must be writable). Each check is bounded, and a failure is reported by backend name
@@ -72,3 +72,10 @@ def report(checks: list[BackendCheck], model: str) -> tuple[dict[str, object], i
         return body, 503
     body["model"] = model
     return body, 200
+
+
+def warming(warmup: dict[str, object]) -> tuple[dict[str, object], int]:
+    """503 while start-up's warm-up runs (``warming``, with the steps left) or after it failed
+    (``unavailable``, naming the step): a balancer sends no traffic yet."""
+    status = "unavailable" if warmup.get("status") == "failed" else "warming"
+    return {"status": status, "warmup": warmup}, 503

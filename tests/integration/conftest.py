@@ -39,7 +39,11 @@ def settings() -> Settings:
     # The suite sends hundreds of tokenless requests from 127.0.0.1 within minutes (fuzzing,
     # edge checks, GraphiQL), more than the default allows one address; the limit itself is
     # tested on servers of its own (test_doors.py, tests/unit/middleware/test_ratelimit.py).
-    return Settings(anonymous_rate_limit_per_second=20.0, anonymous_rate_limit_burst=500)
+    # Start-up's warm-up is off: each server of the suite would plan every statement again
+    # while the tests run; test_readiness.py's servers warm up.
+    return Settings(
+        anonymous_rate_limit_per_second=20.0, anonymous_rate_limit_burst=500, warmup_seconds=0.0
+    )
 
 
 @pytest.fixture(scope="session")

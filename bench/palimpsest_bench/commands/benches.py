@@ -100,6 +100,13 @@ def bench_load(
     bolt_port: Annotated[int, typer.Option(help="Its bolt port.")] = 7701,
     http_port: Annotated[int, typer.Option(help="Its HTTP port.")] = 7488,
     keep_running: Annotated[bool, typer.Option(help="Leave that Neo4j running.")] = False,
+    cold: Annotated[
+        bool,
+        typer.Option(
+            help="Start the API (with --neo4j-home, Neo4j too) afresh, send from the moment "
+            "/readyz is ready, then the same again warm; figures by minute for both."
+        ),
+    ] = False,
 ) -> None:
     """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
     from palimpsest_bench import load
@@ -108,6 +115,23 @@ def bench_load(
     chosen = Profile(slice_rate=slice_rate, slice_seconds=slice_seconds) if profile else None
 
     def go(settings: Settings, env: dict[str, str], drop: tuple[str, ...]) -> None:
+        if cold:
+            from palimpsest_bench import load_cold
+
+            print_json(
+                load_cold.run(
+                    settings,
+                    rate,
+                    seconds,
+                    principals,
+                    seed,
+                    say=err,
+                    env=env,
+                    drop=drop,
+                    restart_neo4j=None if neo4j_home is None else lambda: restart(settings),
+                )
+            )
+            return
         print_json(
             load.run(
                 settings,
@@ -123,6 +147,12 @@ def bench_load(
                 drop=drop,
             )
         )
+
+    def restart(settings: Settings) -> None:
+        from palimpsest.local import neo4j as neo4j_local
+
+        neo4j_local.stop(settings, err)
+        neo4j_local.start(settings, err)
 
     if neo4j_home is None:
         go(Settings(), {}, ())

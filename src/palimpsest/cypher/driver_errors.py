@@ -61,3 +61,10 @@ def unreached() -> Unavailable:
 
 def code_of(error: Neo4jError | DriverError) -> str | None:
     return error.code if isinstance(error, Neo4jError) else None
+
+
+def database_code(error: PalimpsestError) -> str | None:
+    """The database's own code behind a translated error (``Neo.ClientError.Statement.
+    SyntaxError``): it says what was wrong without the statement's text or values."""
+    cause = error.__cause__
+    return code_of(cause) if isinstance(cause, Neo4jError | DriverError) else None

@@ -28,6 +28,7 @@ from neo4j import (
     AsyncDriver,
     AsyncManagedTransaction,
     AsyncSession,
+    AsyncTransaction,
     Bookmarks,
 )
 from neo4j.exceptions import DriverError, Neo4jError
@@ -296,6 +297,35 @@ class Neo4jExecutor:
             raise translated(e) from e
 
 
+class Rehearsal:
+    """Runs every unit of work for real in one explicit transaction, then rolls it back: the
+    database plans and executes each statement with the parameters a real call sends, and
+    keeps nothing (start-up's warm-up rehearses the common writes this way)."""
+
+    def __init__(self, real: Neo4jExecutor) -> None:
+        self.real = real
+
+    async def execute(
+        self, work: Callable[[RawRun], Awaitable[T]], *, write: bool, single: bool = False
+    ) -> T:
+        real = self.real
+        slot, dual = real.slot, real.dual
+        try:
+            async with real.driver.session(
+                database=real.database, default_access_mode=WRITE_ACCESS
+            ) as session:
+                tx = await session.begin_transaction()
+                try:
+                    return await work(lambda s, params: _run(tx, s, params, slot, dual))
+                finally:
+                    await tx.rollback()
+        except (Neo4jError, DriverError) as e:
+            raise translated(e) from e
+
+    async def ping(self) -> None:
+        await self.real.ping()
+
+
 async def _write_pipelined(
     session: AsyncSession, unit: Callable[[AsyncManagedTransaction], Awaitable[T]]
 ) -> T:
@@ -319,7 +349,7 @@ PIPELINE_BEGIN = True
 
 
 async def _run(
-    tx: AsyncManagedTransaction | AsyncSession,
+    tx: AsyncManagedTransaction | AsyncTransaction | AsyncSession,
     statement: Statement,
     args: dict[str, Any],
     slot: Slot = "a",

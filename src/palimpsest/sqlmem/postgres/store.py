@@ -236,6 +236,10 @@ class PostgresStore:
     async def ping(self) -> None:
         await anyio.to_thread.run_sync(self.admin.ping)
 
+    async def warm(self) -> None:
+        """The administrative connection opened (scope connections are per scope)."""
+        await self.ping()
+
     def close(self) -> None:
         with self._mutex:
             pools, self._idle = list(self._idle.values()), OrderedDict()

@@ -118,6 +118,11 @@ class SqliteStore:
         if self.root.exists() and not os.access(self.root, os.W_OK | os.X_OK):
             raise Unavailable("the SQL Memory directory is not writable")
 
+    async def warm(self) -> None:
+        """Every worker process started and answering: a broadcast waits for each, and
+        forgetting a file no worker holds (no scope's name) changes nothing."""
+        await anyio.to_thread.run_sync(self._pool.broadcast, Forget(str(self.root / ".warmup")))
+
     # -- synchronous core -----------------------------------------------------------------
 
     def query_sync(self, ref: ScopeRef, sql: str, args: Any) -> QueryResult:
