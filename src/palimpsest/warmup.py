@@ -46,7 +46,7 @@ from palimpsest.client.wire import Operation
 from palimpsest.cypher.driver_errors import database_code
 from palimpsest.cypher.executor import Database, Neo4jExecutor, RawRun, Rehearsal, Statement
 from palimpsest.cypher.plans import explained, named_statements
-from palimpsest.embedding_models import ActiveEmbedder, embed_queries
+from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.limits import EdgeLimits, prepare
 from palimpsest.identity import Scope
