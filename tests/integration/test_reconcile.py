@@ -386,3 +386,25 @@ def test_import_closes_single_valued_facts_in_any_order(
     assert cities(gql, who, asOf="2019-06") == ["Faro"]
     assert cities(gql, who, asOf="2021") == ["Lisbon"]
     assert cities(gql, who, asOf="2024") == ["Porto"]
+
+
+def test_a_fact_without_a_stated_start_is_never_held_and_writes_go_on(
+    gql: Gql, token: Callable[..., str]
+) -> None:
+    # Written before the ontology declared `lives in` single-valued, so stored without a
+    # validAt: its start is its observation, at midnight, which names no period (0009 is
+    # about a stated start), so the bounded value ending inside that day does not hold it.
+    tenant = f"rec-{uuid.uuid4().hex[:8]}"
+    admin = token(tenant, "root", None, admin=True)
+    who = token(tenant, "alice", "planner", memory_scopes=ALL, sql_scopes=ALL)
+    porto = assert_one(gql, who, lives("Porto", None, observedAt="2019-01-01"))["fact"]
+    assert porto["validAt"] is None
+    ok(gql(SET_ONTOLOGY, admin, m=ONTOLOGY))
+    result = assert_one(gql, who, lives("Lisbon", "2018-06", invalidAt="2019-08"))
+    [closure] = result["closed"]
+    assert (closure["fact"]["object"]["name"], closure["byId"]) == ("Lisbon", porto["id"])
+    assert closure["invalidAt"].startswith("2019-01-01")
+    # Every later write of the timeline goes through too.
+    assert_one(gql, who, lives("Faro", "2024"))
+    assert cities(gql, who, asOf="2019-03") == ["Porto"]
+    assert cities(gql, who) == ["Faro"]

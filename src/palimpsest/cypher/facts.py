@@ -403,7 +403,8 @@ SET s.facts_touched_at = now
 LOCK_SCOPE_FACTS = Statement("LOCK_SCOPE_FACTS", LOCK_FACTS + "RETURN now\n")
 
 # Every fact of one subject whose predicate is one of the group's spellings: the timeline the
-# closure computes over. ``start`` is the fact's valid_at, else observed_at, else created_at.
+# closure computes over. ``start`` is the fact's valid_at, else observed_at, else created_at;
+# ``valid_at`` says whether it was stated (only a stated start names a period).
 CLOSURE_TIMELINES = Statement(
     "CLOSURE_TIMELINES",
     """
@@ -412,7 +413,8 @@ MATCH (s:Entity {scope_key: $scope_key, type: g.subject_type, normalized_name: g
 MATCH (s)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
 WHERE coalesce(f.predicate_key, toLower(f.predicate)) IN g.spellings
 RETURN g.group AS group, f.id AS id, o.type AS object_type, o.normalized_name AS object_norm,
-       coalesce(f.valid_at, f.observed_at, f.created_at) AS start, f.observed_at AS observed_at,
+       coalesce(f.valid_at, f.observed_at, f.created_at) AS start, f.valid_at AS valid_at,
+       f.observed_at AS observed_at,
        f.natural_key AS natural_key, f.invalid_at AS end,
        CASE WHEN f.prior_ends IS NULL THEN f.invalid_at ELSE f.prior_ends[0] END AS stated_end,
        f.held_from AS held_from

@@ -14,8 +14,9 @@ gives the same timeline.
 A start written as a date without a time names a period, not an instant (docs/decisions/
 0009-dated-starts-name-a-period.md): the server keeps instants, so a start at
 midnight UTC on 1 January reads as that year, on the 1st of a month as that month, at any
-other midnight as that day (``period_end``). When another value's stated end falls inside that
-period (after its first instant, before the fact's own stated end), the two do not close each
+other midnight as that day (``period_end``); only a stated start does, never one taken from
+an observation or a write time. When another value's stated end falls inside that period
+(after its first instant, before the fact's own stated end), the two do not close each
 other: the stated, bounded one keeps its interval, and the fact holds only from that end
 (``held_from``, the latest such end). Both are properties of the set of facts, and a
 ``held_from`` only ever moves later, so the timeline still does not depend on arrival order.
@@ -50,6 +51,10 @@ class Stated:
     # The end its writer first gave (None: open): unlike ``end``, no closure changes it, so
     # ranking by it does not depend on what arrived before.
     stated_end: datetime | None = None
+    # Is ``start`` a ``valid_at`` its writer gave? A start taken from an observation or a
+    # write time (a fact stored before its predicate was single-valued, or imported) names
+    # no period, however it falls on midnight.
+    start_stated: bool = True
 
     def rank(self) -> tuple[datetime, datetime, datetime, str]:
         stated = self.stated_end or _LATEST
@@ -87,7 +92,7 @@ def _inside(bounded: Stated, dated: Stated) -> bool:
     """Does ``bounded``'s stated end fall inside the period ``dated``'s start names (and
     before ``dated``'s own stated end), for another value? Then neither closes the other."""
     end = bounded.stated_end
-    if end is None or bounded.object_key == dated.object_key:
+    if end is None or not dated.start_stated or bounded.object_key == dated.object_key:
         return False
     until = period_end(dated.start)
     return until is not None and dated.start < end <= until and end < (dated.stated_end or _LATEST)

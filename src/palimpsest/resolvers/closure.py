@@ -143,4 +143,5 @@ def _stated(r: Row) -> reconcile.Stated:
         natural_key=r["natural_key"],
         end=r["end"],
         stated_end=None if r["stated_end"] == OPEN_END else r["stated_end"],
+        start_stated=r["valid_at"] is not None,
     )

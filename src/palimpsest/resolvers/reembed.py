@@ -312,29 +312,38 @@ class Follower:
     async def refresh(self) -> None:
         """Read the state and take it up (one reader at a time: a model loads once)."""
         async with self._lock:
-            began = time.monotonic()
-            try:
-                state = await read_state(self.db)
-                active = self.active
-                if state.active.model != active.model_name:
-                    active.switch(await self._load(state.active))
-                    log.info("embedding model switched to %s", state.active.model)
-                target = state.target
-                active.target = (
-                    (target.slot, await self._load(target)) if target and self.dual else None
-                )
-                held = {m.model for m in state.models} | {active.model_name}
-                for name in [n for n in self.loaded if n not in held]:
-                    del self.loaded[name]  # an aborted or dropped model: its memory back
-                use_slot(self.db, state.active.slot, dual=state.state in ("building", "cutover"))
-                self.read_at = began
-            except PalimpsestError as e:
-                log.warning("embedding state not read: %s", e.code)
+            await self._read()
+
+    async def _read(self) -> None:
+        """``refresh``'s work; the caller holds the lock."""
+        began = time.monotonic()
+        try:
+            state = await read_state(self.db)
+            active = self.active
+            if state.active.model != active.model_name:
+                active.switch(await self._load(state.active))
+                log.info("embedding model switched to %s", state.active.model)
+            target = state.target
+            active.target = (
+                (target.slot, await self._load(target)) if target and self.dual else None
+            )
+            held = {m.model for m in state.models} | {active.model_name}
+            for name in [n for n in self.loaded if n not in held]:
+                del self.loaded[name]  # an aborted or dropped model: its memory back
+            use_slot(self.db, state.active.slot, dual=state.state in ("building", "cutover"))
+            self.read_at = began
+        except PalimpsestError as e:
+            log.warning("embedding state not read: %s", e.code)
 
     async def fresh(self, max_age: float = STATE_FRESH_SECONDS) -> None:
         """Read the state unless it was read within ``max_age`` seconds."""
-        if time.monotonic() - self.read_at > max_age:
-            await self.refresh()
+        if time.monotonic() - self.read_at <= max_age:
+            return
+        async with self._lock:
+            # Checked again: a burst of writes queues here behind one read, and those after
+            # it find the state it read.
+            if time.monotonic() - self.read_at > max_age:
+                await self._read()
 
     async def run(self) -> None:
         """Until cancelled."""

@@ -86,6 +86,18 @@ def test_a_bounded_value_inside_a_dated_start_keeps_its_interval() -> None:
     assert load_held([open_, late]) == {"late": (jan, at(2021)), "o": (at(2019), jan)}
 
 
+def test_a_start_not_stated_names_no_period() -> None:
+    # Stored without a validAt (before its predicate was single-valued, or imported): its
+    # start is its observation, which names no period even at midnight, so it is never held
+    # (the store keeps no start to version): the ordinary rule settles the two.
+    jan, aug = datetime(2019, 1, 15, tzinfo=UTC), datetime(2019, 8, 1, tzinfo=UTC)
+    bounded = Stated("b", ("city", "Faro"), jan, None, "b", aug, aug)
+    seen = replace(fact("o", "Porto", 2019), start_stated=False)
+    assert held_from([bounded, seen]) == {}
+    for order in ([bounded, seen], [seen, bounded]):
+        assert load_held(order) == {"b": (jan, aug), "o": (at(2019), jan)}
+
+
 def test_a_start_names_a_period_only_at_midnight() -> None:
     assert period_end(at(2019)) == at(2020)
     assert period_end(datetime(2019, 12, 1, tzinfo=UTC)) == at(2020)
@@ -95,13 +107,16 @@ def test_a_start_names_a_period_only_at_midnight() -> None:
     assert period_end(datetime(9999, 1, 1, tzinfo=UTC)) == datetime.max.replace(tzinfo=UTC)
 
 
-def dated(key: str, obj: str, start: int, end: int | None, seen: int | None) -> Stated:
-    """A fact in days of 2019-2021: starts at midnight (naming a day, a month or a year),
-    ends at any midnight, so that bounded values often end inside another's dated start."""
+def dated(
+    key: str, obj: str, start: int, end: int | None, seen: int | None, stated: bool = True
+) -> Stated:
+    """A fact in days of 2019-2021: starts at midnight (naming a day, a month or a year,
+    when ``stated``), ends at any midnight, so that bounded values often end inside another's
+    dated start."""
     base = datetime(2019, 1, 1, tzinfo=UTC)
     begin = base + timedelta(days=start)
     stop = begin + timedelta(days=end) if end else None
-    return Stated(key, ("city", obj), begin, at(seen) if seen else None, key, stop, stop)
+    return Stated(key, ("city", obj), begin, at(seen) if seen else None, key, stop, stop, stated)
 
 
 facts_strategy = st.lists(
@@ -125,6 +140,7 @@ dated_strategy = st.lists(
         start=st.sampled_from([0, 31, 59, 100, 365, 400]),
         end=st.none() | st.integers(1, 500),
         seen=st.none() | st.integers(2000, 2003),
+        stated=st.booleans(),
     ),
     min_size=1,
     max_size=7,
