@@ -256,6 +256,24 @@ GQL_EDIT = """mutation($c: MemoryFileCommandInput!) {
   updateMemoryFile(scope: USER, command: $c) { text } }"""
 
 
+async def test_a_file_whose_text_is_json_is_stored_as_written_through_mcp(
+    live_server_url: str, gql: Gql, who: str
+) -> None:
+    """The text of a file is text, even when it is JSON: an object, a list or ``null``."""
+    async with http_client(live_server_url, who) as client:
+        for name, text in (("o", '{"a":1}'), ("l", "[1,2]"), ("n", "null")):
+            path = f"/memories/{name}.json"
+            made = await client.call_tool(
+                "memory", {"command": "create", "path": path, "file_text": text}
+            )
+            assert not made.is_error, made.structured_content
+            seen = await client.call_tool("memory", {"command": "view", "path": path})
+            assert seen.structured_content is not None
+            assert seen.structured_content["text"].endswith(f"     1\t{text}"), seen
+            stored = ok(gql(FILE_ID, who, p=path))["memoryFile"]["documentId"]
+            assert ok(gql(AT, who, id=stored, r=None))["document"]["markdown"] == text
+
+
 async def test_graphql_and_mcp_answer_and_refuse_alike(
     live_server_url: str, gql: Gql, who: str
 ) -> None:

@@ -28,6 +28,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 import palimpsest
 from palimpsest import errors
 from palimpsest.errors import Unavailable
@@ -139,10 +141,15 @@ class _Worker:
 
 class ProcessPool:
     """``size`` workers running ``command``, each sent ``setup`` when it starts. Callers
-    beyond ``size`` wait (in their thread) for a worker to be idle."""
+    beyond ``size`` wait (in their thread) for a worker to be idle, so an async caller takes a
+    thread only with a token of ``limiter`` (``size`` tokens): the others wait on the event
+    loop, holding no thread. On anyio's default limiter, shared by every ``to_thread`` call,
+    a burst of large requests would fill its threads with waiters and stall the embedder,
+    SQL Memory and every tenant's other work behind them."""
 
     def __init__(self, command: str, setup: object, size: int) -> None:
         self.size = size
+        self.limiter = anyio.CapacityLimiter(size)
         self._workers = [_Worker(command, setup) for _ in range(size)]
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         for w in reversed(self._workers):

@@ -62,7 +62,10 @@ class Offload:
         """``function(*args)``, in a worker unless ``size`` (the input's bytes) is small."""
         if self._pool is None or size < INLINE_BYTES:
             return function(*args)
-        return await anyio.to_thread.run_sync(self._call, Task(function, args))
+        assert self._pool is not None
+        # The pool's limiter: callers beyond its workers wait here, not in a thread.
+        limiter = self._pool.limiter
+        return await anyio.to_thread.run_sync(self._call, Task(function, args), limiter=limiter)
 
     def _call(self, task: Task) -> Any:
         assert self._pool is not None

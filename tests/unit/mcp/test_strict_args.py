@@ -132,3 +132,44 @@ async def test_every_published_schema_is_closed_and_its_integers_bounded() -> No
         assert tool.input_schema["additionalProperties"] is False, tool.name
         _walk(tool.input_schema, tool.name, found)
     assert found == []
+
+
+def _arguments(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """What the tool's function would be called with."""
+    server = _server()
+    checked: dict[str, Any] = server._tool_manager.get_tool(tool).fn_metadata.validate_arguments(
+        arguments
+    )
+    return checked
+
+
+@pytest.mark.parametrize("text", ['{"a":1}', "[1,2]", "null", "true", "7", '"quoted"'])
+def test_an_argument_that_takes_text_keeps_json_text_as_written(text: str) -> None:
+    memory = {"command": "create", "path": "/memories/a.json", "file_text": text}
+    assert _arguments("memory", memory)["file_text"] == text  # str | None
+    assert _arguments("remember", {"key": "k", "value": text})["value"] == text  # Any
+    assert _arguments("context", {"budget_tokens": 10, "query": text})["query"] == text  # str
+
+
+def test_a_list_or_an_object_sent_as_json_text_is_still_read() -> None:
+    assert _arguments("search", {"query": "x", "sources": '["notes"]'})["sources"] == ["notes"]
+    weights = _arguments("recall", {"query": "x", "weights": '{"vector": 2}'})["weights"]
+    assert weights.vector == 2
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "fields"),
+    [
+        # Only a list or an object is read from a string: not null, a number or a boolean.
+        ("recall", {"query": "x", "weights": "null"}, ["weights"]),
+        ("recall", {"query": "x", "min_score": "null"}, ["min_score"]),
+        ("remember", {"key": "k", "value": 1, "pinned": "null"}, ["pinned"]),
+        ("search", {"query": "x", "sources": "notes"}, ["sources"]),
+    ],
+)
+async def test_other_json_text_for_a_non_text_argument_is_refused(
+    tool: str, arguments: dict[str, Any], fields: list[str]
+) -> None:
+    error = await _error(tool, arguments)
+    assert error["code"] == "INVALID_ARGUMENT", error
+    assert error["fields"] == fields

@@ -4,15 +4,18 @@ the limit; a small one runs inline."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from palimpsest.domain.documents import markdown
 from palimpsest.errors import ErrorCode, InvalidArgument, PalimpsestError
-from palimpsest.workers.offload import INLINE_BYTES, Offload
+from palimpsest.workers.offload import INLINE_BYTES, Offload, Task
+from tests.unit.workers.gated import Gate, default_threads_held
 
 
 @pytest.fixture
@@ -50,3 +53,24 @@ async def test_a_task_past_the_deadline_is_killed_and_refused() -> None:
 
 async def test_inline_runs_everything_in_the_caller() -> None:
     assert await Offload.inline().run(10 * INLINE_BYTES, os.getpid) == os.getpid()
+
+
+async def test_callers_beyond_the_workers_wait_holding_no_thread(
+    pool: Offload, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate()
+    answers: list[int] = []
+
+    def call(task: Task, timeout_s: float | None) -> tuple[str, Any]:
+        gate.hold()  # a worker busy with the first task: the others must wait
+        return "ok", task.function(*task.args)
+
+    async def one(n: int) -> None:
+        answers.append(await pool.run(INLINE_BYTES, sum, [n]))
+
+    assert pool._pool is not None
+    monkeypatch.setattr(pool._pool, "call", call)
+    calls = [functools.partial(one, n) for n in range(6)]
+    assert await default_threads_held(gate, calls) == 0
+    assert gate.most == 1  # one worker: one thread at a time
+    assert sorted(answers) == list(range(6))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import anyio
+
 from palimpsest.sqlmem.core.failure import timed_out
 from palimpsest.sqlmem.sqlite.worker import Limits, Request
 from palimpsest.workers import Expired, ProcessPool, Refusal
@@ -27,6 +29,11 @@ class WorkerPool:
         self.limits = limits
         self.size = size
         self._pool = ProcessPool(_COMMAND, limits, size)
+
+    @property
+    def limiter(self) -> anyio.CapacityLimiter:
+        """The threads an async caller may hold waiting for a worker (``ProcessPool``)."""
+        return self._pool.limiter
 
     def run(self, request: Request) -> Any:
         """The request's answer from a worker, within the deadline; a coded error otherwise."""

@@ -93,20 +93,25 @@ class SqliteStore:
         )
 
     # -- async interface (blocking work runs in worker threads) --------------------------
+    # What waits for a worker process runs on the pool's limiter: callers beyond its workers
+    # queue here, holding no thread of the default limiter the rest of the server shares.
 
     async def query(self, ref: ScopeRef, sql: str, args: Any) -> QueryResult:
-        return await anyio.to_thread.run_sync(self.query_sync, ref, sql, args)
+        limiter = self._pool.limiter
+        return await anyio.to_thread.run_sync(self.query_sync, ref, sql, args, limiter=limiter)
 
     async def execute(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
         async with self._writers.hold(ref.scope_key):
-            return await anyio.to_thread.run_sync(self.execute_sync, ref, batch)
+            limiter = self._pool.limiter
+            return await anyio.to_thread.run_sync(self.execute_sync, ref, batch, limiter=limiter)
 
     async def databases(self) -> list[DatabaseInfo]:
         return await anyio.to_thread.run_sync(files.list_databases, self.root)
 
     async def erase(self, key: str) -> int | None:
         async with self._writers.hold(files.check_key(key)):
-            return await anyio.to_thread.run_sync(self.erase_sync, key)
+            limiter = self._pool.limiter
+            return await anyio.to_thread.run_sync(self.erase_sync, key, limiter=limiter)
 
     async def dump(self, key: str) -> list[dict[str, Any]]:
         path = files.db_path(self.root, key)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -14,9 +16,12 @@ import pytest
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.sqlmem import SqliteStore, Statement
+from palimpsest.sqlmem.core.base import QueryResult
 from palimpsest.sqlmem.sqlite import files
 from palimpsest.sqlmem.sqlite.store import MAX_BATCH
+from palimpsest.sqlmem.sqlite.worker import Batch
 from tests.unit.principals import forged, scope_ref
+from tests.unit.workers.gated import Gate, default_threads_held
 
 
 def ref(tenant: str, scope: Scope, owner: str) -> ScopeRef:
@@ -450,3 +455,27 @@ def test_the_authorizer_alone_refuses_a_view_over_a_pragma(
     for sql in ("SELECT * FROM pragma_database_list", 'SELECT * FROM main."PRAGMA_Database_List"'):
         with pytest.raises(InvalidArgument, match="authorizer"):
             store.query_sync(ALICE, sql, None)
+
+
+async def test_callers_beyond_the_workers_wait_holding_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SqliteStore(tmp_path / "sql", max_rows=5, timeout_ms=300, max_bytes=1024, workers=1)
+    gate = Gate()
+
+    def run(request: Any) -> Any:
+        gate.hold()  # the one worker busy: every other caller must wait for it
+        return [] if isinstance(request, Batch) else QueryResult([], [], False)
+
+    monkeypatch.setattr(store._pool, "run", run)
+    owners = [ref("acme", Scope.USER, f"u{n}") for n in range(3)]
+    write = [Statement("CREATE TABLE t (x)")]
+    calls: list[Callable[[], Coroutine[Any, Any, object]]] = [
+        *(functools.partial(store.query, o, "SELECT 1", None) for o in owners),
+        *(functools.partial(store.execute, o, write) for o in owners),
+    ]
+    try:
+        assert await default_threads_held(gate, calls) == 0
+    finally:
+        store.close()
+    assert gate.most == 1
