@@ -212,6 +212,7 @@ def authored_work(
         *rest,
         *facts,
         counted(merged),
+        anonymised(q.ANONYMISE_MERGED_ENTITIES, "entities"),  # those others were merged into
         merges,
         deleting(q.ERASE_AUTHORED_ENTITIES, "entities"),
         anonymise("entities"),
