@@ -103,8 +103,9 @@ async def test_two_writers_taking_a_words_last_rows_at_once_drop_it(
     w = word()
 
     def change(df: int) -> list[dict[str, Any]]:
-        return [{"kind": "memory", "term": term(w), "df": df, "len": 0, "max_tf": 0,
-                 "max_ratio": 0.0}]
+        return [
+            {"kind": "memory", "term": term(w), "df": df, "len": 0, "max_tf": 0, "max_ratio": 0.0}
+        ]
 
     for shard in (0, 1):
         await svc.db.scoped(ref).write(q.APPLY_TERM_STATS, {"changes": change(1), "shard": shard})
