@@ -174,6 +174,63 @@ def test_erasure_takes_the_persons_merges(
     assert ok(gql(UNMERGE, t["bob_token"], id=hers_made["id"]))["unmergeEntities"]
 
 
+def test_her_set_aside_entity_others_were_merged_into_stays_so_both_merges_undo(
+    gql: Gql, team: dict[str, Any], neo4j_driver: Driver
+) -> None:
+    """Bob merged one of his entities into hers, then hers into another of his. Deleting
+    her set-aside entity left his first one pointing at nothing: never to be unmerged. It
+    stays, anonymised, with the name Bob's entity brought it."""
+    t = team
+    name = f"zk{uuid.uuid4().hex[:10]}9"  # her entity's name, which stays with it
+    hers = entity(gql, t["alice_token"], f"Ada {name}")
+    his = entity(gql, t["bob_token"], f"A. L. {t['bob_word']}")
+    merged_into(gql, t["bob_token"], hers, [his])
+    outer = entity(gql, t["bob_token"], f"Ada Lovelace {t['bob_word']}")
+    merged_into(gql, t["bob_token"], outer, [hers])
+
+    receipt = ok(gql(ERASE_USER, t["admin"], u=t["alice"]))["eraseUser"]
+
+    assert receipt["status"] == "DONE"
+    assert receipt["authored"]["anonymised"]["entities"] >= 1
+    alice_key = scope_key(t["tenant"], Scope.USER, t["alice"])
+    assert count(neo4j_driver, ROWS_OF_WRITER, key=alice_key) == 0
+    assert scan(neo4j_driver, t, t["marker"]) == 0
+    [record] = ok(gql(MERGES, t["bob_token"], id=outer))["entityMerges"]
+    assert record["mergedIds"] == [hers]
+    back = ok(gql(UNMERGE, t["bob_token"], id=record["id"]))["unmergeEntities"]
+    assert [e["id"] for e in back] == [outer, hers]
+    [first] = ok(gql(MERGES, t["bob_token"], id=his))["entityMerges"]
+    back = ok(gql(UNMERGE, t["bob_token"], id=first["id"]))["unmergeEntities"]
+    assert [e["id"] for e in back] == [hers, his]
+
+
+DROP_FACTS_OF = "MATCH (:Entity {id: $id})-[f:FACT]-() DELETE f"
+
+
+def test_her_fact_less_entity_others_were_merged_into_stays(
+    gql: Gql, team: dict[str, Any], neo4j_driver: Driver
+) -> None:
+    """Her entity with no fact left, which one of Bob's was merged into: deleting it left
+    his set aside for good. It stays, anonymised, and Bob's merge still undoes."""
+    t = team
+    name = f"zk{uuid.uuid4().hex[:10]}9"
+    hers = entity(gql, t["alice_token"], f"Grace {name}")
+    his = entity(gql, t["bob_token"], f"G. Hopper {t['bob_word']}")
+    merged_into(gql, t["bob_token"], hers, [his])
+    # No fact names it any more (its facts gone without the orphan sweep of a fact delete).
+    neo4j_driver.execute_query(DROP_FACTS_OF, id=hers)
+
+    receipt = ok(gql(ERASE_USER, t["admin"], u=t["alice"]))["eraseUser"]
+
+    assert receipt["status"] == "DONE"
+    alice_key = scope_key(t["tenant"], Scope.USER, t["alice"])
+    assert count(neo4j_driver, ROWS_OF_WRITER, key=alice_key) == 0
+    assert scan(neo4j_driver, t, t["marker"]) == 0
+    [record] = ok(gql(MERGES, t["bob_token"], id=his))["entityMerges"]
+    back = ok(gql(UNMERGE, t["bob_token"], id=record["id"]))["unmergeEntities"]
+    assert [e["id"] for e in back] == [hers, his]
+
+
 def test_anonymise_policy_keeps_her_merged_entities_and_merges_without_her(
     gql: Gql, team: dict[str, Any], neo4j_driver: Driver
 ) -> None:

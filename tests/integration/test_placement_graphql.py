@@ -147,9 +147,10 @@ def test_grants_and_isolation_keep_facts_home(gql: Gql, org: dict[str, Any]) -> 
     [d] = ok(gql(PLACEMENT, no_sql, items=item))["placement"]
     assert "sql_scopes" in d["message"]
     # The ontology lives in the tenant scope: an isolated member reads only what shapes its
-    # own writes (none of this ontology's types declares a single-valued predicate).
+    # own writes: none of this ontology's types declares a single-valued predicate, so it
+    # reads as none, not telling that one exists.
     read = ok(gql("{ ontology { markdown singleValued { entityType } } }", isolated))
-    assert read["ontology"] == {"markdown": None, "singleValued": []}
+    assert read["ontology"] is None
 
 
 DRY_RUN = """query($scope: Scope!, $items: [PlacementItemInput!]!) {
@@ -270,7 +271,7 @@ def test_moved_fact_keeps_its_quote_but_no_edge_crosses_scopes(
     assert stayed["fact"]["scope"] == "USER"
 
 
-READ = """{ ontology { markdown status updatedBy
+READ = """{ ontology { markdown status updatedBy updatedAt
   singleValued { entityType predicate spellings typeSpellings } } }"""
 CLOSING = """mutation($facts: [FactInput!]!) { assertFacts(scope: USER, facts: $facts, place: false)
   { closed { reason } fact { validAt } } }"""
@@ -330,6 +331,7 @@ def test_a_writer_refused_the_ontology_reads_what_shapes_its_writes_and_nothing_
             "markdown": None,
             "status": "CONFIRMED",
             "updatedBy": None,
+            "updatedAt": None,
             "singleValued": [declared],
         }, why
         assert canary not in str(body), why  # no other type, alias or placement
@@ -337,11 +339,10 @@ def test_a_writer_refused_the_ontology_reads_what_shapes_its_writes_and_nothing_
         assert lives(gql, who, "Lisbon", "2020") == [], why
         assert lives(gql, who, "Porto", "2023") == ["SINGLE_VALUED"], why
 
-    # Not in force (a draft): nothing to read, and nothing closes.
+    # Not in force (a draft): nothing to read, not even that a draft exists, and nothing closes.
     ok(gql(SET_ONTOLOGY, org["admin"], m=CLOSES.format(status="draft", canary=canary)))
     who = org["member"]("iso-draft", isolated=True)
-    read = ok(gql(READ, who))["ontology"]
-    assert (read["status"], read["markdown"], read["singleValued"]) == ("DRAFT", None, [])
+    assert ok(gql(READ, who))["ontology"] is None
     assert lives(gql, who, "Lisbon", "2020") == []
     assert lives(gql, who, "Porto", "2023") == []
     # A token that writes facts nowhere reads none of it.

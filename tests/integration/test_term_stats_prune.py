@@ -5,17 +5,23 @@ no API reads the statistics."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from neo4j import Driver
 
+from palimpsest.cypher import terms as q
+from palimpsest.cypher.executor import ScopedTx
 from palimpsest.domain.ranking import fulltext
-from palimpsest.identity import Scope
+from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.scopes import scope_key
+from palimpsest.resolvers import term_index
+from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
+from tests.unit.principals import principal
 
 pytestmark = pytest.mark.integration
 
@@ -84,3 +90,40 @@ def test_words_no_row_holds_leave_the_statistics(
     ok(gql(DELETE_DOC, who, id=doc["summary"]["id"]))
     assert held(neo4j_driver, key, gone, kept, later) == {}
     assert held(neo4j_driver, key, shared) == {("memory", shared): 1}  # note b still has it
+
+
+async def test_two_writers_taking_a_words_last_rows_at_once_drop_it(
+    svc: Services, neo4j_driver: Driver
+) -> None:
+    """Two transactions each take one of the last two rows holding a word, each on its own
+    shard, and both are uncommitted when they prune. An unlocked first read saw the other's
+    row still counted (1 each), neither dropped the word, and its statistics stayed at zero
+    for good. Locked, the two deadlock, the executor retries one, and it sees the other's."""
+    ref = resolve_scope(principal(tenant_id=f"prune-{uuid.uuid4().hex[:8]}"), Scope.USER)
+    w = word()
+
+    def change(df: int) -> list[dict[str, Any]]:
+        return [
+            {"kind": "memory", "term": term(w), "df": df, "len": 0, "max_tf": 0, "max_ratio": 0.0}
+        ]
+
+    for shard in (0, 1):
+        await svc.db.scoped(ref).write(q.APPLY_TERM_STATS, {"changes": change(1), "shard": shard})
+    assert held(neo4j_driver, ref.scope_key, w) == {("memory", w): 2}
+    taken: set[int] = set()
+    both = asyncio.Event()
+
+    def takes(shard: int) -> Callable[[ScopedTx], Awaitable[None]]:
+        async def work(tx: ScopedTx) -> None:
+            await tx.run(q.APPLY_TERM_STATS, {"changes": change(-1), "shard": shard})
+            taken.add(shard)
+            if taken == {0, 1}:
+                both.set()
+            await both.wait()  # the other's decrement is in, uncommitted (or, on a retry, in)
+            await term_index.prune(tx, change(-1))
+
+        return work
+
+    await asyncio.gather(*(svc.db.scoped(ref).write_tx(takes(s)) for s in (0, 1)))
+
+    assert held(neo4j_driver, ref.scope_key, w) == {}

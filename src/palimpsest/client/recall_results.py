@@ -219,12 +219,13 @@ class KindFilter:
 class OntologyInfo:
     """The tenant's ontology as stored (Markdown). A caller without TENANT that writes facts in
     its own scope reads only what shapes those writes: `singleValued` while the ontology is
-    confirmed, no `markdown` and no `updatedBy`.
+    confirmed, no `markdown`, `updatedBy` or `updatedAt`; an ontology that closes nothing reads
+    as none.
     """
 
     markdown: str | None
     status: OntologyStatus
-    updated_at: datetime
+    updated_at: datetime | None
     updated_by: str | None
     single_valued: list[SingleValuedPredicate]
 

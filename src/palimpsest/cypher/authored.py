@@ -15,6 +15,11 @@ from palimpsest.cypher.executor import CrossScopeStatement, Statement
 _ANONYMISE: LiteralString = """SET n.writer_id = '', n.writer_key = null, n.session_id = null,
     n.run_id = null"""
 
+# The entity ``n`` is the kept end of a merge whose set-aside entities still point at it.
+_HOLDS_MERGED: LiteralString = (
+    "EXISTS { MATCH (:MergedEntity {scope_key: $scope_key, merged_into: n.id}) }"
+)
+
 # Scope ids only (never content); USER scopes are their owners' and erased as a whole.
 AUTHORED_SCOPES = CrossScopeStatement(
     "AUTHORED_SCOPES",
@@ -114,12 +119,16 @@ RETURN rows
 """,
 )
 
-# An entity nobody's fact uses any more goes; one others' facts still name stays, anonymised.
+# An entity nobody's fact uses any more goes; one others' facts still name stays, anonymised,
+# and so does one that set-aside entities were merged into: without it they could never be
+# unmerged (``_HOLDS_MERGED``).
 ERASE_AUTHORED_ENTITIES = Statement(
     "ERASE_AUTHORED_ENTITIES",
     """
 MATCH (n:Entity {scope_key: $scope_key, writer_key: $writer_key})
-WHERE NOT EXISTS { MATCH (n)-[:FACT]-() }
+WHERE NOT EXISTS { MATCH (n)-[:FACT]-() } AND NOT """
+    + _HOLDS_MERGED
+    + """
 WITH n LIMIT $batch
 DETACH DELETE n
 RETURN count(*) AS rows
@@ -130,12 +139,17 @@ RETURN count(*) AS rows
 
 # A batch of the person's set-aside entities, with what names them elsewhere: the merge
 # record (its added aliases and merged ids), the kept entity's aliases, and the names the
-# record's other set-aside entities contribute (so a name they share is kept).
+# record's other set-aside entities contribute (so a name they share is kept). One that was
+# itself the kept entity of an earlier merge is left out: others' set-aside entities point at
+# it, so it stays, in its merge, anonymised (``ANONYMISE_MERGED_ENTITIES``).
 AUTHORED_MERGED_ENTITIES = Statement(
     "AUTHORED_MERGED_ENTITIES",
     """
-MATCH (m:MergedEntity {scope_key: $scope_key, writer_key: $writer_key})
-WITH m LIMIT $batch
+MATCH (n:MergedEntity {scope_key: $scope_key, writer_key: $writer_key})
+WHERE NOT """
+    + _HOLDS_MERGED
+    + """
+WITH n AS m LIMIT $batch
 OPTIONAL MATCH (r:EntityMerge {scope_key: $scope_key, id: m.merge_id})
 OPTIONAL MATCH (k:Entity {scope_key: $scope_key, id: m.merged_into})
 RETURN m.id AS id, [m.name] + coalesce(m.aliases, []) AS names, m.merge_id AS merge_id,

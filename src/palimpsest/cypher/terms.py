@@ -64,19 +64,17 @@ READ_TERM_STATS = Statement(
 
 # After a write took rows out of the statistics (a delete, an overwrite, an edit, erasure, a
 # withdrawn source), a term whose shards sum to nothing is dropped in the same transaction: a
-# zero count would keep the word itself. The first read (no lock) skips the terms still held,
-# the common case; for the others every shard is locked before it is read again (``SET`` of
-# a property from itself takes the write lock first), so a writer adding to a shard meanwhile
-# either committed before (the sum is not zero) or waits, and then writes a new shard.
+# zero count would keep the word itself. Every shard is locked before it is read (``SET`` of
+# a property from itself takes the write lock first), so a writer changing a shard meanwhile
+# either committed before or waits, and then writes a new shard. No unlocked read comes first:
+# it cannot see another writer's uncommitted decrement, so two writers taking the last two
+# rows holding a word would each see one left, and neither would drop it. Two such writers
+# each hold the shard they lowered and wait for the other's: a deadlock, which the executor
+# retries, and the retry sees the other's commit.
 # A fragment, so a write statement can prune itself (cypher/memory.py ``WRITE_MEMORY``, in a
 # ``CALL () { ... }``): ``$pruned`` holds the ``{kind, term}`` the write lowered.
 PRUNE_CHANGES: LiteralString = """
 UNWIND $pruned AS t
-CALL (t) {
-  MATCH (s:TermStats {scope_key: $scope_key, kind: t.kind, term: t.term})
-  RETURN sum(s.df) AS seen
-}
-WITH t WHERE seen = 0
 MATCH (s:TermStats {scope_key: $scope_key, kind: t.kind, term: t.term})
 SET s.df = s.df + 0
 WITH t, collect(s) AS shards, sum(s.df) AS df, sum(coalesce(s.len, 0)) AS len

@@ -46,12 +46,13 @@ class SingleValuedPredicate:
 @strawberry.type(
     description="The tenant's ontology as stored (Markdown). A caller without TENANT that "
     "writes facts in its own scope reads only what shapes those writes: `singleValued` while "
-    "the ontology is confirmed, no `markdown` and no `updatedBy`."
+    "the ontology is confirmed, no `markdown`, `updatedBy` or `updatedAt`; an ontology that "
+    "closes nothing reads as none."
 )
 class OntologyInfo:
     markdown: str | None
     status: OntologyStatus
-    updated_at: datetime
+    updated_at: datetime | None
     updated_by: str | None
     single_valued: list[SingleValuedPredicate] = strawberry.field(
         description="The declared single-valued predicates, per type (inherited ones included)."

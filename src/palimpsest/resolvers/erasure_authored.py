@@ -25,6 +25,7 @@ from palimpsest.config import Settings
 from palimpsest.cypher import authored as q
 from palimpsest.cypher import erasure as eq
 from palimpsest.cypher.executor import Row, ScopedTx, Statement, Tx
+from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.identity.permissions import require, tenant_admin
@@ -211,6 +212,7 @@ def authored_work(
         *rest,
         *facts,
         counted(merged),
+        anonymised(q.ANONYMISE_MERGED_ENTITIES, "entities"),  # those others were merged into
         merges,
         deleting(q.ERASE_AUTHORED_ENTITIES, "entities"),
         anonymise("entities"),
@@ -226,8 +228,10 @@ def unnamed(rows: list[Row]) -> dict[str, Any]:
     records: dict[str, dict[str, Any]] = {}
     kept: dict[str, list[str]] = {}
     for r in rows:
-        shared = set(r["others"])
-        gone = {n for n in r["names"] if n not in shared}
+        # By normalise(), as the merge de-duplicated its added aliases: "BOB" from another
+        # member shields the "Bob" the merge added in its stead.
+        shared = {normalise(n) for n in r["others"]}
+        gone = {normalise(n) for n in r["names"]} - shared
         if r["merged_ids"] is not None:
             record = records.setdefault(
                 r["merge_id"],
@@ -238,13 +242,15 @@ def unnamed(rows: list[Row]) -> dict[str, Any]:
                 },
             )
             record["merged_ids"] = [i for i in record["merged_ids"] if i != r["id"]]
-            record["added_aliases"] = [a for a in record["added_aliases"] if a not in gone]
-            gone &= set(r["added"] or ())  # only what the merge gave the kept entity
+            record["added_aliases"] = [
+                a for a in record["added_aliases"] if normalise(a) not in gone
+            ]
+            gone &= {normalise(a) for a in r["added"] or ()}  # only what the merge gave
         else:
             gone = set()
         if r["kept_id"] is not None:
             aliases = kept.setdefault(r["kept_id"], list(r["kept_aliases"] or ()))
-            kept[r["kept_id"]] = [a for a in aliases if a not in gone]
+            kept[r["kept_id"]] = [a for a in aliases if normalise(a) not in gone]
     return {
         "ids": ids,
         "records": list(records.values()),

@@ -46,7 +46,7 @@ class SingleValued:
 class StoredOntology:
     markdown: str | None  # None: read by a writer refused TENANT (``get_ontology``)
     status: str
-    updated_at: datetime
+    updated_at: datetime | None  # None: read by a writer refused TENANT
     updated_by: str | None
     single_valued: tuple[SingleValued, ...] = ()
 
@@ -100,12 +100,14 @@ def _writes_own_scope(who: Principal) -> bool:
     return False
 
 
-def _what_shapes_writes(stored: StoredOntology) -> StoredOntology:
+def _what_shapes_writes(stored: StoredOntology) -> StoredOntology | None:
     """``stored`` as a writer refused TENANT reads it: only the single-valued declarations,
-    and only when they are in force (a draft closes nothing); no Markdown, no author."""
-    in_force = stored.status == OntologyStatus.CONFIRMED.value
-    single = stored.single_valued if in_force else ()
-    return StoredOntology(None, stored.status, stored.updated_at, None, single)
+    and only when they are in force. No Markdown, no author, no time of the last edit; and an
+    ontology that closes nothing (a draft, or none declared) reads as none, so the caller
+    does not learn that one exists."""
+    if stored.status != OntologyStatus.CONFIRMED.value or not stored.single_valued:
+        return None
+    return StoredOntology(None, stored.status, None, None, stored.single_valued)
 
 
 async def _read(svc: Services, who: Principal) -> StoredOntology | None:

@@ -33,11 +33,11 @@ BOTH = frozenset({Scope.USER, Scope.TENANT})
 WRITER = principal(memory_scopes=BOTH, sql_scopes=BOTH)  # may write both halves of TENANT
 
 
-def stored(markdown: str | None) -> Any:
+def stored(markdown: str | None, status: str = "confirmed") -> Any:
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         if markdown is None:
             return []
-        row = {"markdown": markdown, "status": "confirmed", "updated_at": NOW, "agent_name": "x"}
+        row = {"markdown": markdown, "status": status, "updated_at": NOW, "agent_name": "x"}
         if statement.name in ("GET_ONTOLOGY", "SET_ONTOLOGY"):
             return [row]
         return []
@@ -89,10 +89,23 @@ async def test_a_writer_refused_tenant_reads_what_closes_its_facts(tmp_path: Pat
     assert full is not None
     assert seen is not None
     assert (seen.markdown, seen.updated_by, seen.status) == (None, None, "confirmed")
+    assert seen.updated_at is None  # when an admin last edited it does not shape its writes
     assert seen.single_valued == full.single_valued
     assert [
         (s.entity_type, s.predicate, s.spellings, s.type_spellings) for s in seen.single_valued
     ] == [("person", "lives in", ("lives in", "resides in"), ("person",))]
+
+
+async def test_an_ontology_that_closes_nothing_reads_as_none_to_a_writer_refused_tenant(
+    tmp_path: Path,
+) -> None:
+    """A draft, or a confirmed ontology declaring nothing single-valued, shapes none of its
+    writes: it reads as no ontology, not revealing that one exists or when it was edited."""
+    user_only = principal(memory_scopes=frozenset({Scope.USER}))
+    for answer in (stored(DOC, "draft"), stored(DOC.split("single:")[0])):
+        svc, _ = services(answer, tmp_path)
+        assert await ontology.get_ontology(svc, principal()) is not None
+        assert await ontology.get_ontology(svc, user_only) is None
 
 
 def draft(etype: str, name: str) -> FactDraft:
