@@ -321,3 +321,38 @@ def test_erasing_a_person_leaves_no_merged_spelling_or_merge_record(
     assert ok(gql("mutation { eraseMe { status } }", member))["eraseMe"]["status"] == "DONE"
     left, _, _ = neo4j_driver.execute_query(LEFT_OF_MERGE, t=tenant_id)
     assert [(r["label"], r["name"]) for r in left] == []
+
+
+IMPORT_DOC = (
+    "mutation($m: String!) { importDocument(scope: USER, markdown: $m)"
+    " { summary { id } chunks { id text } } }"
+)
+DELETE_DOC = (
+    "mutation($id: ID!) { deleteDocument(scope: USER, id: $id) { chunksDeleted factsRemoved } }"
+)
+
+
+def test_a_kept_entity_whose_facts_all_go_stays_while_a_merge_points_at_it(
+    gql: Gql, member: str
+) -> None:
+    """Facts that go with their last source take entities left with nothing, but not one a
+    merge kept: the merge can still be undone onto it."""
+    imported = ok(gql(IMPORT_DOC, member, m="# Notes\n\nBob Smith works at Acme.\n"))
+    [chunk] = [c["id"] for c in imported["importDocument"]["chunks"] if "Bob" in c["text"]]
+    source = {"chunkId": chunk, "start": 0, "end": 9}
+    written = assert_facts(
+        gql,
+        member,
+        works("Robert Smith", "Acme", source=source),
+        works("Bob Smith", "Acme", source=source),
+    )
+    robert, bob = (w["fact"]["subject"]["id"] for w in written)
+    ok(gql(MERGE, member, keep=robert, merge=[bob]))
+    [record] = ok(gql(MERGES, member, id=bob))["entityMerges"]
+
+    gone = ok(gql(DELETE_DOC, member, id=imported["importDocument"]["summary"]["id"]))[
+        "deleteDocument"
+    ]
+    assert gone["factsRemoved"] >= 1
+    restored = ok(gql(UNMERGE, member, id=record["id"]))["unmergeEntities"]
+    assert sorted(e["id"] for e in restored) == sorted([robert, bob])

@@ -32,12 +32,14 @@ RETURN e.normalized_name AS name, collect(DISTINCT e.type) AS types
 
 # Entities left with no fact and no mention carry nothing but a name: they go too. A mention
 # from a past revision's chunk (a :ChunkVersion) does not keep one; its edge goes with it.
+# An entity a merge kept stays while it has set-aside entities: they are undone onto it.
 DROP_ORPHAN_ENTITIES = Statement(
     "DROP_ORPHAN_ENTITIES",
     """
 MATCH (e:Entity {scope_key: $scope_key})
 WHERE e.id IN $ids
   AND NOT EXISTS { (e)-[r]-(x) WHERE NOT (r:MENTIONS AND x:ChunkVersion) }
+  AND NOT EXISTS { MATCH (:MergedEntity {scope_key: $scope_key, merged_into: e.id}) }
 DETACH DELETE e
 RETURN count(*) AS entities
 """,
