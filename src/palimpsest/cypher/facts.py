@@ -215,15 +215,9 @@ _AFTER_FACT: LiteralString = """($after_id IS NULL
         AND (f.created_at > $after_created_at
              OR (f.created_at = $after_created_at AND f.id > $after_id))))"""
 
-LIST_FACTS = Statement(
-    "LIST_FACTS",
-    """
-MATCH (s:Entity)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
-WHERE ($subject_norm IS NULL OR s.normalized_name = $subject_norm)
-  AND ($subject_type IS NULL OR s.type = $subject_type)
-  AND ($predicate IS NULL OR f.predicate = $predicate)
-  AND """
-    + FACT_VISIBLE
+# The tail both fact lists share: visible facts after the cursor, one page in time order.
+_VISIBLE_PAGE: LiteralString = (
+    FACT_VISIBLE
     + """
   AND """
     + _AFTER_FACT
@@ -233,7 +227,18 @@ RETURN"""
     + """
 ORDER BY f.valid_at, f.created_at, f.id
 LIMIT $limit
-""",
+"""
+)
+
+LIST_FACTS = Statement(
+    "LIST_FACTS",
+    """
+MATCH (s:Entity)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
+WHERE ($subject_norm IS NULL OR s.normalized_name = $subject_norm)
+  AND ($subject_type IS NULL OR s.type = $subject_type)
+  AND ($predicate IS NULL OR f.predicate = $predicate)
+  AND """
+    + _VISIBLE_PAGE,
 )
 
 # ``LIST_FACTS`` of one subject named as a write names it (cypher/entities.py
@@ -262,17 +267,7 @@ WITH e.type AS type, collect(e)[0] AS s
 MATCH (s)-[f:FACT {scope_key: $scope_key}]->(o:Entity)
 WHERE ($predicate IS NULL OR f.predicate = $predicate)
   AND """
-    + FACT_VISIBLE
-    + """
-  AND """
-    + _AFTER_FACT
-    + """
-RETURN"""
-    + FACT_COLUMNS
-    + """
-ORDER BY f.valid_at, f.created_at, f.id
-LIMIT $limit
-""",
+    + _VISIBLE_PAGE,
 )
 
 GET_FACT = Statement(
