@@ -45,7 +45,7 @@ from palimpsest.resolvers import erasure, memory, ontology
 from palimpsest.resolvers.document_import import DocumentDraft, import_documents
 from palimpsest.resolvers.erasure_jobs import Receipt
 from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import RecallRequest, recall
+from palimpsest.resolvers.recall.planner import RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef

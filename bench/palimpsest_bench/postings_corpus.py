@@ -24,9 +24,8 @@ from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats, StatsDelta, Stored
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import ScopeRef
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers import recall_text as text
 from palimpsest.resolvers import term_index
+from palimpsest.resolvers.recall import legs, text
 from palimpsest_bench.recall_load import ScopePlan, TextGen, documents_for
 
 Ids = npt.NDArray[np.int64]

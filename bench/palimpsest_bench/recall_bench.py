@@ -43,8 +43,8 @@ from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import facts as fr
-from palimpsest.resolvers import recall as rr
-from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall import planner as rr
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench import exact_local

@@ -29,8 +29,8 @@ from palimpsest.identity import ScopeRef
 from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.resolvers import facts as fr
-from palimpsest.resolvers import recall_timing as timing
-from palimpsest.resolvers.recall import RecallRequest, recall
+from palimpsest.resolvers.recall import timing
+from palimpsest.resolvers.recall.planner import RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread

@@ -44,7 +44,21 @@ MOVED: dict[str, str] = {
     "palimpsest.portability": "palimpsest.jobs.portability",
     "palimpsest.queue_metrics": "palimpsest.jobs.queue_metrics",
     "palimpsest.ports": "palimpsest.local.ports",
-    "palimpsest.recall_timing": "palimpsest.resolvers.recall_timing",
+    "palimpsest.recall_timing": "palimpsest.resolvers.recall.timing",
+    "palimpsest.resolvers.recall_asks": "palimpsest.resolvers.recall.asks",
+    "palimpsest.resolvers.recall_controls": "palimpsest.resolvers.recall.controls",
+    "palimpsest.resolvers.recall_dedup": "palimpsest.resolvers.recall.dedup",
+    "palimpsest.resolvers.recall_entities": "palimpsest.resolvers.recall.entities",
+    "palimpsest.resolvers.recall_forms": "palimpsest.resolvers.recall.forms",
+    "palimpsest.resolvers.recall_fusion": "palimpsest.resolvers.recall.fusion",
+    "palimpsest.resolvers.recall_hits": "palimpsest.resolvers.recall.hits",
+    "palimpsest.resolvers.recall_legs": "palimpsest.resolvers.recall.legs",
+    "palimpsest.resolvers.recall_past": "palimpsest.resolvers.recall.past",
+    "palimpsest.resolvers.recall_sessions": "palimpsest.resolvers.recall.sessions",
+    "palimpsest.resolvers.recall_text": "palimpsest.resolvers.recall.text",
+    "palimpsest.resolvers.recall_time": "palimpsest.resolvers.recall.time_boosts",
+    "palimpsest.resolvers.recall_timing": "palimpsest.resolvers.recall.timing",
+    "palimpsest.resolvers.context": "palimpsest.resolvers.recall.context_block",
 }
 
 

@@ -21,9 +21,9 @@ from palimpsest.identity import Scope
 from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import facts
 from palimpsest.resolvers import memory as notes
-from palimpsest.resolvers import recall as rr
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers.recall_hits import Hit
+from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall import planner as rr
+from palimpsest.resolvers.recall.hits import Hit
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 

@@ -25,7 +25,7 @@ from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import facts, term_index
 from palimpsest.resolvers import memory as notes
-from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers.recall import legs
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from tests.integration.conftest import Gql

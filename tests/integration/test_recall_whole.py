@@ -25,7 +25,7 @@ from palimpsest.cypher import recall_whole as wq
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope
-from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers.recall import legs
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import scope_ref
 

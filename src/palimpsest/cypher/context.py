@@ -1,5 +1,6 @@
-"""What ``context`` reads besides recall (resolvers/context.py): the facts about the entities
-a query names. Pinned notes are read by ``cypher/memory.py`` and ``cypher/note_versions.py``.
+"""What ``context`` reads besides recall (resolvers/recall/context_block.py): the facts about
+the entities a query names. Pinned notes are read by ``cypher/memory.py`` and
+``cypher/note_versions.py``.
 """
 
 from palimpsest.cypher.executor import Statement

@@ -210,7 +210,7 @@ LIMIT $limit""",
     ),
 )
 
-# -- recall over the past (resolvers/recall_past.py) --------------------------------------
+# -- recall over the past (resolvers/recall/past.py) --------------------------------------
 # The notes of a scope as known at ``$known_at``: no index holds past versions, so these read
 # the scope's notes and versions by ``scope_key`` and score them exactly (the past may cost
 # more, never the present).

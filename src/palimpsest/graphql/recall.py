@@ -21,8 +21,8 @@ from palimpsest.graphql.recall_args import (
     WhenInput,
 )
 from palimpsest.graphql.types import ChunkType, Provenance, Scope
+from palimpsest.resolvers import recall as asks
 from palimpsest.resolvers import recall as ops
-from palimpsest.resolvers import recall_asks as asks
 
 strawberry.enum(pure.Source, name="Source", description="Kinds of rows recall may return.")
 

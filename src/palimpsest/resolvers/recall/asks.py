@@ -17,9 +17,9 @@ from palimpsest.domain.ranking.dedup import check_threshold
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import RecallRequest, RecallResult
-from palimpsest.resolvers.recall import recall as plan
-from palimpsest.resolvers.recall_controls import Controls, LegWeights, check, leg_weights
+from palimpsest.resolvers.recall.controls import Controls, LegWeights, check, leg_weights
+from palimpsest.resolvers.recall.planner import RecallRequest, RecallResult
+from palimpsest.resolvers.recall.planner import recall as plan
 from palimpsest.resolvers.services import Services
 
 MAX_TOP_K = 50
@@ -52,7 +52,7 @@ class Ask:
     prefix: str = ""
     also_scopes: Sequence[Scope] = ()
     dedup: float | None = None  # a cosine threshold: drop near-duplicate hits (None: off)
-    # minScore, recencyHalfLife, weights and maxPerDocument (resolvers/recall_controls.py)
+    # minScore, recencyHalfLife, weights and maxPerDocument (resolvers/recall/controls.py)
     controls: Controls = field(default_factory=Controls)
 
 

@@ -29,7 +29,7 @@ from palimpsest.cypher.executor import Tx
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import ScopeRef
-from palimpsest.resolvers.recall_hits import BoostPart, Hit
+from palimpsest.resolvers.recall.hits import BoostPart, Hit
 
 MAX_WEIGHT = 100.0
 MAX_PER_DOCUMENT = 50

@@ -18,7 +18,7 @@ from palimpsest.cypher.executor import Tx
 from palimpsest.domain.ranking import dedup
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
-from palimpsest.resolvers.recall_hits import Duplicate, Hit
+from palimpsest.resolvers.recall.hits import Duplicate, Hit
 
 
 async def drop_duplicates(

@@ -25,8 +25,8 @@ from palimpsest.cypher.executor import Row, Tx
 from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers.recall_hits import Explain, Hit, Ident, LegPart, candidate
+from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall.hits import Explain, Hit, Ident, LegPart, candidate
 
 ENTITIES = "entities"  # the leg name in ``explain.legs``
 SEEDS = 5  # the best candidates of a scope whose names seed the second query

@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 from palimpsest.domain.ranking import cues
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers import recall_time
-from palimpsest.resolvers.recall_hits import BoostPart, Explain, Hit, Ident, LegPart
+from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall import time_boosts as recall_time
+from palimpsest.resolvers.recall.hits import BoostPart, Explain, Hit, Ident, LegPart
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.domain.time import timerefs
-from palimpsest.resolvers import recall_text as text
+from palimpsest.resolvers.recall import text
 
 MAX_FETCH = 2000
 # The approximate search is asked for at least this many rows, whatever the pool: a larger

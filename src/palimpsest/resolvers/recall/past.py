@@ -21,7 +21,7 @@ from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source
-from palimpsest.resolvers.recall_legs import Cues, Ranked
+from palimpsest.resolvers.recall.legs import Cues, Ranked
 
 
 def reads_past(known_at: datetime | None, now: datetime) -> bool:

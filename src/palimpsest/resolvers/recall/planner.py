@@ -34,23 +34,18 @@ from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import (
-    recall_controls,
-    recall_dedup,
-    recall_entities,
-    recall_forms,
-    recall_sessions,
-    retention,
-)
-from palimpsest.resolvers import recall_fusion as fusion
-from palimpsest.resolvers import recall_hits as hits_of
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers import recall_past as past
-from palimpsest.resolvers import recall_timing as timing
+from palimpsest.resolvers import retention
 from palimpsest.resolvers.facts import TimeView
-from palimpsest.resolvers.recall_controls import Report as ControlsReport
-from palimpsest.resolvers.recall_fusion import RankedList
-from palimpsest.resolvers.recall_hits import (
+from palimpsest.resolvers.recall import controls as recall_controls
+from palimpsest.resolvers.recall import dedup as recall_dedup
+from palimpsest.resolvers.recall import entities as recall_entities
+from palimpsest.resolvers.recall import forms as recall_forms
+from palimpsest.resolvers.recall import fusion, legs, past, timing
+from palimpsest.resolvers.recall import hits as hits_of
+from palimpsest.resolvers.recall import sessions as recall_sessions
+from palimpsest.resolvers.recall.controls import Report as ControlsReport
+from palimpsest.resolvers.recall.fusion import RankedList
+from palimpsest.resolvers.recall.hits import (
     BoostPart,
     Explain,
     Hit,

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from palimpsest.cypher.executor import Tx
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
-from palimpsest.resolvers.recall_controls import chunk_documents
-from palimpsest.resolvers.recall_hits import Hit, LegPart
+from palimpsest.resolvers.recall.controls import chunk_documents
+from palimpsest.resolvers.recall.hits import Hit, LegPart
 
 SESSION = "session"  # the leg name of the prior in ``explain.legs``
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from palimpsest.domain.ranking import cues
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.domain.time import timerefs
-from palimpsest.resolvers.recall_hits import BoostPart
+from palimpsest.resolvers.recall.hits import BoostPart
 
 
 def boosts(

@@ -14,7 +14,7 @@ from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
-from palimpsest.resolvers import recall_asks as asks
+from palimpsest.resolvers.recall import asks
 from tests.unit.principals import principal
 from tests.unit.recording import services
 

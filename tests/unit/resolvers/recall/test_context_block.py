@@ -12,9 +12,9 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers import context as ctx
-from palimpsest.resolvers import recall_asks as asks
-from palimpsest.resolvers.recall import RecallResult
+from palimpsest.resolvers.recall import asks
+from palimpsest.resolvers.recall import context_block as ctx
+from palimpsest.resolvers.recall.planner import RecallResult
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 from tests.unit.recording import services

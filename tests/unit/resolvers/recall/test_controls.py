@@ -15,13 +15,13 @@ from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
-from palimpsest.resolvers import recall as rr
-from palimpsest.resolvers import recall_asks as asks
-from palimpsest.resolvers import recall_controls as rc
-from palimpsest.resolvers.recall_hits import Explain, Hit
+from palimpsest.resolvers.recall import asks
+from palimpsest.resolvers.recall import controls as rc
+from palimpsest.resolvers.recall import planner as rr
+from palimpsest.resolvers.recall.hits import Explain, Hit
 from tests.unit.principals import principal
 from tests.unit.recording import services
-from tests.unit.resolvers.test_recall import answering, chunk_rows, request
+from tests.unit.resolvers.recall.test_planner import answering, chunk_rows, request
 
 T0 = datetime(2025, 6, 1, tzinfo=UTC)
 

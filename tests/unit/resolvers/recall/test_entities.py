@@ -8,9 +8,9 @@ import pytest
 
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import recall_entities as re_
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers.recall_hits import Explain, Hit
+from palimpsest.resolvers.recall import entities as re_
+from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall.hits import Explain, Hit
 from tests.unit.principals import principal
 
 K = 60

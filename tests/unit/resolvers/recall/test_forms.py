@@ -1,4 +1,4 @@
-"""The question-form classifier and the per-form weights (resolvers/recall_forms.py).
+"""The question-form classifier and the per-form weights (resolvers/recall/forms.py).
 
 The phrasings are written here (never taken from an eval set): how people ask a memory.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from palimpsest.domain.ranking.fusion import Levers
-from palimpsest.resolvers.recall_forms import Form, Weights, choose, classify
+from palimpsest.resolvers.recall.forms import Form, Weights, choose, classify
 
 PHRASINGS: list[tuple[str, Form]] = [
     ("When did Priya start her new job?", Form.WHEN),

@@ -1,4 +1,4 @@
-"""Recall's ranking of candidates (resolvers/recall_fusion.py): RRF over the legs' lists of one
+"""Recall's ranking of candidates (resolvers/recall/fusion.py): RRF over the legs' lists of one
 kind and scope, the row a leg missed ranked just past its pool, and the question's soft
 preferences multiplying the fused score (hand-made lists and candidates)."""
 
@@ -11,10 +11,9 @@ import pytest
 from palimpsest.domain.ranking import cues
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
-from palimpsest.resolvers import recall_fusion as fusion
-from palimpsest.resolvers import recall_hits as hits_of
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers.recall_hits import Hit, Ident
+from palimpsest.resolvers.recall import fusion, legs
+from palimpsest.resolvers.recall import hits as hits_of
+from palimpsest.resolvers.recall.hits import Hit, Ident
 from tests.unit.principals import scope_ref
 
 K = 60

@@ -19,7 +19,7 @@ from palimpsest.domain.ranking import fulltext as ft
 from palimpsest.domain.ranking.fulltext import KindStats, Stored
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers.recall import legs
 from tests.unit.principals import principal
 
 K1, B = 1.2, 0.75

@@ -11,8 +11,8 @@ from palimpsest.cypher.executor import Row, Statement
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
-from palimpsest.resolvers import recall as rr
 from palimpsest.resolvers.facts import TimeView
+from palimpsest.resolvers.recall import planner as rr
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, Answer, services
 
@@ -62,7 +62,7 @@ STATS = ("READ_TERM_STATS", "READ_TEXT_SIDE")
 def stats_read(statement: Statement, rows: list[Row]) -> list[Row]:
     """The statistics as either statement returns them. ``READ_TEXT_SIDE`` holds no rows
     here (as for kinds whose query terms the scope counts on many rows): the legs read as
-    they do on a big scope (the held rows are tests/unit/resolvers/test_recall_text.py's)."""
+    they do on a big scope (the held rows are tests/unit/resolvers/recall/test_text.py's)."""
     if statement.name == "READ_TERM_STATS":
         return rows
     return [{"stats": rows, "memory": None, "chunk": None, "fact": None}]

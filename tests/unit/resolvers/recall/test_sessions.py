@@ -7,8 +7,8 @@ import pytest
 
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
-from palimpsest.resolvers import recall_sessions as rs
-from palimpsest.resolvers.recall_hits import Explain, Hit
+from palimpsest.resolvers.recall import sessions as rs
+from palimpsest.resolvers.recall.hits import Explain, Hit
 
 K = 60
 

@@ -20,10 +20,9 @@ from palimpsest.domain.ranking import fulltext as ft
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers import recall_text as text
+from palimpsest.resolvers.recall import legs, text
 from tests.unit.principals import principal
-from tests.unit.resolvers.test_recall_legs import (
+from tests.unit.resolvers.recall.test_legs import (
     K1,
     B,
     Rows,
