@@ -44,7 +44,7 @@ from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers import erasure, memory, ontology
 from palimpsest.resolvers.document_import import DocumentDraft, import_documents
 from palimpsest.resolvers.erasure_jobs import Receipt
-from palimpsest.resolvers.facts import time_view
+from palimpsest.resolvers.facts.ledger import time_view
 from palimpsest.resolvers.recall.planner import RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services

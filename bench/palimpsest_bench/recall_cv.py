@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Scope
-from palimpsest.resolvers.facts import time_view
+from palimpsest.resolvers.facts.ledger import time_view
 from palimpsest.resolvers.recall.forms import Form, classify
 from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services

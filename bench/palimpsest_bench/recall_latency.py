@@ -28,7 +28,7 @@ from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
 from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.tokens import load_keys, mint
-from palimpsest.resolvers import facts as fr
+from palimpsest.resolvers.facts import ledger as fr
 from palimpsest.resolvers.recall import timing
 from palimpsest.resolvers.recall.planner import RecallRequest, recall
 from palimpsest.resolvers.services import Services

@@ -72,8 +72,8 @@ from palimpsest.cypher.executor import Statement
 from palimpsest.domain.names import normalise
 from palimpsest.domain.time.timeparse import parse_time
 from palimpsest.identity import Principal, Role, Scope, resolve_scope
-from palimpsest.resolvers import facts as fr
-from palimpsest.resolvers.fact_input import MAX_BATCH
+from palimpsest.resolvers.facts import ledger as fr
+from palimpsest.resolvers.facts.inputs import MAX_BATCH
 from palimpsest.resolvers.ontology import set_ontology
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services

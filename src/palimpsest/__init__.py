@@ -59,6 +59,11 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.recall_time": "palimpsest.resolvers.recall.time_boosts",
     "palimpsest.resolvers.recall_timing": "palimpsest.resolvers.recall.timing",
     "palimpsest.resolvers.context": "palimpsest.resolvers.recall.context_block",
+    "palimpsest.resolvers.closure": "palimpsest.resolvers.facts.closure",
+    "palimpsest.resolvers.dedup": "palimpsest.resolvers.facts.dedup",
+    "palimpsest.resolvers.fact_decode": "palimpsest.resolvers.facts.decode",
+    "palimpsest.resolvers.fact_input": "palimpsest.resolvers.facts.inputs",
+    "palimpsest.resolvers.quotes": "palimpsest.resolvers.facts.quotes",
 }
 
 

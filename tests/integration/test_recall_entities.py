@@ -16,7 +16,7 @@ import pytest
 
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers.facts import time_view
+from palimpsest.resolvers.facts.ledger import time_view
 from palimpsest.resolvers.recall.entities import ENTITIES
 from palimpsest.resolvers.recall.hits import Hit
 from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall

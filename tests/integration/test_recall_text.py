@@ -20,8 +20,8 @@ from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers import facts
 from palimpsest.resolvers import memory as notes
+from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.recall import planner as rr
 from palimpsest.resolvers.recall import text as recall_text
 from palimpsest.resolvers.recall.hits import Hit, TimeFilterReport

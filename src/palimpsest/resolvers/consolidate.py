@@ -28,7 +28,7 @@ from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
 from palimpsest.ontology.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
 from palimpsest.resolvers import ontology, queue, quotas, turn_rows
-from palimpsest.resolvers.fact_input import VALUE_TYPE
+from palimpsest.resolvers.facts.inputs import VALUE_TYPE
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
 from palimpsest.schema.turns import RunStamp

@@ -29,8 +29,8 @@ from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.domain.names import fold
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import common
-from palimpsest.resolvers.fact_decode import entity_from
-from palimpsest.resolvers.fact_input import VALUE_TYPE
+from palimpsest.resolvers.facts.decode import entity_from
+from palimpsest.resolvers.facts.inputs import VALUE_TYPE
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.fact_rows import FactRow
 from palimpsest.schema.models import EntityDuplicate

@@ -19,7 +19,7 @@ from palimpsest.domain.names import fold, normalise
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, new_id, writer_params
-from palimpsest.resolvers.fact_decode import entity_from
+from palimpsest.resolvers.facts.decode import entity_from
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, EntityMerge
 

@@ -11,9 +11,9 @@ from palimpsest.domain.names import fold, normalise
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from
-from palimpsest.resolvers.fact_decode import entity_from, fact_from
-from palimpsest.resolvers.fact_input import MAX_NAME
-from palimpsest.resolvers.facts import TimeView
+from palimpsest.resolvers.facts.decode import entity_from, fact_from
+from palimpsest.resolvers.facts.inputs import MAX_NAME
+from palimpsest.resolvers.facts.ledger import TimeView
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import Entity, Fact, Provenance
 

@@ -30,7 +30,7 @@ from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import quotas
 from palimpsest.resolvers.common import new_id, writer_params
-from palimpsest.resolvers.fact_input import prepare
+from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 

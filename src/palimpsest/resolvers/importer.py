@@ -25,9 +25,10 @@ from palimpsest.cypher.executor import ScopedTx, Statement
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs
-from palimpsest.resolvers import closure, term_index
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.export import FORMAT, VERSION, loads
-from palimpsest.resolvers.fact_input import type_label
+from palimpsest.resolvers.facts import closure
+from palimpsest.resolvers.facts.inputs import type_label
 from palimpsest.resolvers.import_check import check_record
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem.core import dump

@@ -23,9 +23,10 @@ from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, OntologyStatus, parse_ontology
 from palimpsest.ontology.placement import Placement, PlacementItem, place_batch
-from palimpsest.resolvers import closure, facts
 from palimpsest.resolvers.common import fact_stamp, writer_params
-from palimpsest.resolvers.fact_input import prepare
+from palimpsest.resolvers.facts import closure
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
 from palimpsest.schema.fact_rows import FactRow

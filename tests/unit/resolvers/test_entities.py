@@ -10,7 +10,7 @@ from typing import Any
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers import entities
-from palimpsest.resolvers.fact_input import prepare
+from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow

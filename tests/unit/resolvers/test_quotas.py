@@ -15,7 +15,7 @@ from palimpsest.cypher.quotas import COUNTERS
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers import quotas
-from palimpsest.resolvers.fact_input import prepare
+from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal

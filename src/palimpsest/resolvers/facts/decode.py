@@ -7,8 +7,8 @@ from datetime import datetime
 
 from palimpsest.cypher.executor import Row
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers.closure import OPEN_END
 from palimpsest.resolvers.common import provenance_from
+from palimpsest.resolvers.facts.closure import OPEN_END
 from palimpsest.schema.models import Entity, Fact, FactSource, SourceQuote
 
 

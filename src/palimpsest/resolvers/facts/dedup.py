@@ -19,7 +19,7 @@ from typing import Any
 from palimpsest.cypher import dedup as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.domain.ranking import dedup
-from palimpsest.resolvers.fact_input import VALUE_TYPE, type_label
+from palimpsest.resolvers.facts.inputs import VALUE_TYPE, type_label
 from palimpsest.schema.fact_rows import FactRow, near_duplicate_params
 
 

@@ -16,7 +16,7 @@ from palimpsest.domain.ranking import fusion as pure
 from palimpsest.domain.ranking.dedup import check_threshold
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers.facts import time_view
+from palimpsest.resolvers.facts.ledger import time_view
 from palimpsest.resolvers.recall.controls import Controls, LegWeights, check, leg_weights
 from palimpsest.resolvers.recall.planner import RecallRequest, RecallResult
 from palimpsest.resolvers.recall.planner import recall as plan

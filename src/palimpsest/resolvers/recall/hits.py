@@ -17,7 +17,7 @@ from palimpsest.domain.ranking import fusion as pure
 from palimpsest.domain.time import timerefs
 from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.resolvers.common import provenance_from
-from palimpsest.resolvers.fact_decode import fact_from
+from palimpsest.resolvers.facts.decode import fact_from
 from palimpsest.resolvers.recall import legs
 from palimpsest.resolvers.recall import past as recall_past
 from palimpsest.schema.models import Fact, Provenance

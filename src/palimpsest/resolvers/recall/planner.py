@@ -35,7 +35,7 @@ from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import retention
-from palimpsest.resolvers.facts import TimeView
+from palimpsest.resolvers.facts.ledger import TimeView
 from palimpsest.resolvers.recall import controls as recall_controls
 from palimpsest.resolvers.recall import dedup as recall_dedup
 from palimpsest.resolvers.recall import entities as recall_entities

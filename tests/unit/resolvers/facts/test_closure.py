@@ -9,8 +9,8 @@ from datetime import timedelta
 from typing import Any
 
 from palimpsest.ontology import parse_ontology
-from palimpsest.resolvers import closure
-from palimpsest.resolvers.fact_input import prepare
+from palimpsest.resolvers.facts import closure
+from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow
 from tests.unit.recording import NOW

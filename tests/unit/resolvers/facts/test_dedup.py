@@ -10,8 +10,8 @@ from typing import Any
 
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import dedup
-from palimpsest.resolvers.fact_input import prepare
+from palimpsest.resolvers.facts import dedup
+from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow

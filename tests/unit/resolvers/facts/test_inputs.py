@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from palimpsest.resolvers.fact_input import TYPE_LABEL, type_label
+from palimpsest.resolvers.facts.inputs import TYPE_LABEL, type_label
 
 
 @pytest.mark.parametrize(

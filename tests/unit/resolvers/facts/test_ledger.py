@@ -12,8 +12,8 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Role, Scope
-from palimpsest.resolvers import facts
-from palimpsest.resolvers.fact_input import MAX_BATCH
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.facts.inputs import MAX_BATCH
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 from palimpsest.schema.fact_rows import FactRow
 from tests.unit.principals import principal

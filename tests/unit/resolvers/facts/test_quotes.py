@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers import quotes
-from palimpsest.resolvers.fact_input import prepare
+from palimpsest.resolvers.facts import quotes
+from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 from palimpsest.schema.fact_rows import FactRow
 

@@ -10,7 +10,7 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import Conflict, NotFound
 from palimpsest.identity import Scope
-from palimpsest.resolvers import facts
+from palimpsest.resolvers.facts import ledger as facts
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 

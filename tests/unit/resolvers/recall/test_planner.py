@@ -11,7 +11,7 @@ from palimpsest.cypher.executor import Row, Statement
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
-from palimpsest.resolvers.facts import TimeView
+from palimpsest.resolvers.facts.ledger import TimeView
 from palimpsest.resolvers.recall import planner as rr
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, Answer, services
