@@ -3,6 +3,12 @@
 The face of the plane: what the doors call. Its modules import one another directly.
 """
 
+from palimpsest.resolvers.facts.entity_resolution import (
+    MAX_LIMIT,
+    MAX_SCAN,
+    MIN_SIMILARITY,
+    duplicates,
+)
 from palimpsest.resolvers.facts.ledger import (
     MAX_LIST_LIMIT,
     Closed,
@@ -17,9 +23,13 @@ from palimpsest.resolvers.facts.ledger import (
 )
 
 __all__ = [
+    "MAX_LIMIT",
     "MAX_LIST_LIMIT",
+    "MAX_SCAN",
+    "MIN_SIMILARITY",
     "Closed",
     "assert_facts",
+    "duplicates",
     "find_fact",
     "history",
     "judge",

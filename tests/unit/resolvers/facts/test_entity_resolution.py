@@ -9,7 +9,7 @@ from typing import Any
 
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import entities
+from palimpsest.resolvers.facts import entity_resolution as entities
 from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
