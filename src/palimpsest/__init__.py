@@ -64,6 +64,8 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.fact_decode": "palimpsest.resolvers.facts.decode",
     "palimpsest.resolvers.fact_input": "palimpsest.resolvers.facts.inputs",
     "palimpsest.resolvers.quotes": "palimpsest.resolvers.facts.quotes",
+    "palimpsest.resolvers.entity_merge": "palimpsest.resolvers.entities.merging",
+    "palimpsest.resolvers.graph": "palimpsest.resolvers.entities.graph",
 }
 
 

@@ -11,7 +11,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import Scans, costs
 from palimpsest.graphql.facts import Entity
 from palimpsest.graphql.types import AfterArg, Page, Scope, page_of
-from palimpsest.resolvers import entity_merge
+from palimpsest.resolvers import entities as entity_merge
 from palimpsest.resolvers import facts as ops
 from palimpsest.schema import models
 

@@ -31,7 +31,7 @@ from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import PersonRefs, authored_ref, tenant_config_ref
 from palimpsest.resolvers import term_index
-from palimpsest.resolvers.entity_merge import alias_params
+from palimpsest.resolvers.entities.merging import alias_params
 from palimpsest.resolvers.erasure_jobs import (
     DEFAULT_POLICY,
     PLANES,

@@ -13,7 +13,7 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import graph
+from palimpsest.resolvers.entities import graph
 from palimpsest.resolvers.facts.ledger import TimeView
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services

@@ -12,7 +12,7 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Scope
-from palimpsest.resolvers import entity_merge
+from palimpsest.resolvers.entities import merging as entity_merge
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, Answer, services
 
