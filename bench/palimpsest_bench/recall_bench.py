@@ -41,7 +41,7 @@ from palimpsest.domain.documents import markdown
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.resolvers import document_import as importer
+from palimpsest.resolvers.documents import importing as importer
 from palimpsest.resolvers.facts import ledger as fr
 from palimpsest.resolvers.recall import legs
 from palimpsest.resolvers.recall import planner as rr

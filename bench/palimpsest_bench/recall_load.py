@@ -24,8 +24,8 @@ from typing import Any
 
 from palimpsest.cypher.executor import CrossScopeStatement, Statement
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import term_index
+from palimpsest.resolvers.documents import importing as importer
 from palimpsest.resolvers.services import Services
 from palimpsest_bench.common import principal
 

@@ -66,6 +66,12 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.quotes": "palimpsest.resolvers.facts.quotes",
     "palimpsest.resolvers.entity_merge": "palimpsest.resolvers.entities.merging",
     "palimpsest.resolvers.graph": "palimpsest.resolvers.entities.graph",
+    "palimpsest.resolvers.document_import": "palimpsest.resolvers.documents.importing",
+    "palimpsest.resolvers.document_revisions": "palimpsest.resolvers.documents.revisions",
+    "palimpsest.resolvers.revision_mentions": "palimpsest.resolvers.documents.mentions",
+    "palimpsest.resolvers.revision_write": "palimpsest.resolvers.documents.revision_write",
+    "palimpsest.resolvers.sources": "palimpsest.resolvers.documents.sources",
+    "palimpsest.resolvers.memory_files": "palimpsest.resolvers.documents.memory_files",
 }
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers import document_import as importer
+from palimpsest.resolvers.documents import importing as importer
 from palimpsest.resolvers.recall import asks
 from palimpsest.resolvers.recall.hits import Hit
 from palimpsest.resolvers.recall.planner import Mode, recall

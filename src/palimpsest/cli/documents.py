@@ -26,7 +26,7 @@ def document_history(
     """Print a document's revisions as JSON, newest first (a delete: deleted true), and the
     cursor of the next page on stderr when there is one."""
     from palimpsest.mcp.render import plain
-    from palimpsest.resolvers import document_revisions
+    from palimpsest.resolvers import documents as document_revisions
 
     found = _run(lambda svc, who: document_revisions.history(svc, who, scope, id, limit, after))
     if found.cursor:
@@ -44,7 +44,8 @@ def document_show(
     """Print a document's Markdown exactly (with --revision or --known-at: as it was then);
     exit 1 when there is none."""
     from palimpsest.domain.time.timeparse import parse_optional
-    from palimpsest.resolvers import document_revisions, documents
+    from palimpsest.resolvers import documents
+    from palimpsest.resolvers import documents as document_revisions
 
     known = parse_optional(known_at, "known_at")
     doc = _run(lambda svc, who: documents.get_document(svc, who, scope, id, revision, known))
@@ -59,7 +60,7 @@ def document_diff(
     id: str, from_revision: int, to_revision: int, scope: ScopeOpt = Scope.USER
 ) -> None:
     """Print a unified diff of two revisions' Markdown."""
-    from palimpsest.resolvers import document_revisions
+    from palimpsest.resolvers import documents as document_revisions
 
     found = _run(
         lambda svc, who: document_revisions.diff(svc, who, scope, id, from_revision, to_revision)

@@ -1,4 +1,4 @@
-"""Statements of memory as files (resolvers/memory_files.py)."""
+"""Statements of memory as files (resolvers/documents/memory_files.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Mentions across a document's revisions (resolvers/revision_mentions.py).
+"""Mentions across a document's revisions (resolvers/documents/mentions.py).
 
 A closed chunk version keeps the ``MENTIONS`` edges its text had: a relabelled chunk keeps
 its own, an edited chunk's are copied onto the version the edit writes. A version is found

@@ -20,7 +20,7 @@ from palimpsest.graphql.types import (
     Scope,
     page_of,
 )
-from palimpsest.resolvers import document_import as importer
+from palimpsest.resolvers import documents as importer
 from palimpsest.resolvers import documents as ops
 from palimpsest.schema import models
 

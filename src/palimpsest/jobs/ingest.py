@@ -21,8 +21,9 @@ from pathlib import Path
 
 from palimpsest.errors import InvalidArgument, PalimpsestError
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import document_import, documents
-from palimpsest.resolvers.document_import import DocumentDraft
+from palimpsest.resolvers import documents
+from palimpsest.resolvers import documents as document_import
+from palimpsest.resolvers.documents import DocumentDraft
 from palimpsest.resolvers.services import Services
 
 SUFFIXES = (".md", ".markdown")

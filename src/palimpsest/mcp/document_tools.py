@@ -1,7 +1,7 @@
 """MCP tools over documents: import, read, edit a chunk, and the revisions
 (docs/decisions/0008-document-revisions.md): history, one revision (or the one known at a
-time), a diff, a restore. Thin over ``resolvers/document_import.py``,
-``resolvers/documents.py`` and ``resolvers/document_revisions.py``, the resolvers behind
+time), a diff, a restore. Thin over ``resolvers/documents/importing.py``,
+``resolvers/documents/catalog.py`` and ``resolvers/documents/revisions.py``, the resolvers behind
 GraphQL's ``importDocument``, ``document``, ``updateChunk``, ``documentHistory``,
 ``documentDiff`` and ``restoreDocument``: the same limits and the same errors."""
 
@@ -19,8 +19,9 @@ from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
-from palimpsest.resolvers import document_import, documents
-from palimpsest.resolvers import document_revisions as ops
+from palimpsest.resolvers import documents
+from palimpsest.resolvers import documents as document_import
+from palimpsest.resolvers import documents as ops
 from palimpsest.schema.models import Document
 
 DocId = Annotated[str, Field(description="The document id (import_document answers it).")]

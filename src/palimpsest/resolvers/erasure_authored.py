@@ -31,6 +31,7 @@ from palimpsest.identity import Principal, Scope, ScopeRef
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import PersonRefs, authored_ref, tenant_config_ref
 from palimpsest.resolvers import term_index
+from palimpsest.resolvers.documents.sources import forget_facts, forget_terms, withdraw_batch
 from palimpsest.resolvers.entities.merging import alias_params
 from palimpsest.resolvers.erasure_jobs import (
     DEFAULT_POLICY,
@@ -42,7 +43,6 @@ from palimpsest.resolvers.erasure_jobs import (
     Work,
 )
 from palimpsest.resolvers.services import Services
-from palimpsest.resolvers.sources import forget_facts, forget_terms, withdraw_batch
 
 # The scopes a person's writing is looked for in; their own USER scope is erased whole.
 SHARED = [Scope.TENANT.value, Scope.AGENT.value, Scope.GLOBAL.value]

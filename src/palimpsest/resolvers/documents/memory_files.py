@@ -23,7 +23,9 @@ from palimpsest.domain.documents.revisions import Content, Target
 from palimpsest.domain.notes import memory_paths as mp
 from palimpsest.errors import Conflict, InvalidArgument, NotFound, QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import document_import, document_revisions, documents
+from palimpsest.resolvers.documents import catalog as documents
+from palimpsest.resolvers.documents import importing as document_import
+from palimpsest.resolvers.documents import revisions as document_revisions
 from palimpsest.resolvers.services import Services
 
 MAX_LISTED_FILES = 1000  # a directory view lists at most these

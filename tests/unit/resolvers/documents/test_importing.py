@@ -10,7 +10,8 @@ from typing import Any
 
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import document_import, term_index
+from palimpsest.resolvers import term_index
+from palimpsest.resolvers.documents import importing as document_import
 from palimpsest.resolvers.services import Services
 from tests.unit.offloads import RecordingOffload
 from tests.unit.principals import principal

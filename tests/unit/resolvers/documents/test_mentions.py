@@ -9,8 +9,8 @@ from typing import Any
 
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import revision_mentions
-from palimpsest.resolvers.revision_mentions import Edit
+from palimpsest.resolvers.documents import mentions as revision_mentions
+from palimpsest.resolvers.documents.mentions import Edit
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 from tests.unit.recording import RecordingExecutor, services

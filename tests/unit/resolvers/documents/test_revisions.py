@@ -14,7 +14,7 @@ from palimpsest.cypher.executor import Row, Statement
 from palimpsest.domain.documents import revisions
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Scope
-from palimpsest.resolvers import document_revisions
+from palimpsest.resolvers.documents import revisions as document_revisions
 from palimpsest.resolvers.services import Services
 from tests.unit.offloads import RecordingOffload
 from tests.unit.principals import principal

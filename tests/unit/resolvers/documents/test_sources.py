@@ -10,7 +10,7 @@ from typing import Any
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.domain.ranking.fulltext import TOTALS
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import sources
+from palimpsest.resolvers.documents import sources
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 from tests.unit.recording import services
