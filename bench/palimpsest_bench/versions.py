@@ -37,7 +37,9 @@ from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import scope_key
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import erasure, memory, note_versions
+from palimpsest.resolvers import erasure
+from palimpsest.resolvers.notes import keyvalue as memory
+from palimpsest.resolvers.notes import versions as note_versions
 from palimpsest.resolvers.recall import asks
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services

@@ -72,6 +72,9 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.revision_write": "palimpsest.resolvers.documents.revision_write",
     "palimpsest.resolvers.sources": "palimpsest.resolvers.documents.sources",
     "palimpsest.resolvers.memory_files": "palimpsest.resolvers.documents.memory_files",
+    "palimpsest.resolvers.memory": "palimpsest.resolvers.notes.keyvalue",
+    "palimpsest.resolvers.note_versions": "palimpsest.resolvers.notes.versions",
+    "palimpsest.resolvers.store": "palimpsest.resolvers.notes.namespaced",
 }
 
 

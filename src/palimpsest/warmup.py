@@ -51,7 +51,8 @@ from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.limits import EdgeLimits, prepare
 from palimpsest.identity import Scope
 from palimpsest.identity.principal import Principal
-from palimpsest.resolvers import facts, memory
+from palimpsest.resolvers import facts
+from palimpsest.resolvers import notes as memory
 from palimpsest.resolvers import recall as recall_asks
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft

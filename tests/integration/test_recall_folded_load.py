@@ -18,9 +18,9 @@ import pytest
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
-from palimpsest.resolvers import memory as notes
 from palimpsest.resolvers.documents import importing as importer
 from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as notes
 from palimpsest.resolvers.recall import legs
 from palimpsest.resolvers.recall import planner as rr
 from palimpsest.resolvers.recall.hits import Hit

@@ -19,9 +19,9 @@ import pytest
 from palimpsest.cypher.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers import memory as notes
 from palimpsest.resolvers.documents import importing as importer
 from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as notes
 from palimpsest.resolvers.recall import planner as rr
 from palimpsest.resolvers.recall import text as recall_text
 from palimpsest.resolvers.recall.hits import Hit, TimeFilterReport

@@ -13,8 +13,9 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.identity import Principal, Role, Scope, resolve_scope
-from palimpsest.resolvers import common, memory, ontology
+from palimpsest.resolvers import common, ontology
 from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal

@@ -13,8 +13,8 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import EMBEDS, EmbedsWhen, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, Provenance, Scope, page_of
-from palimpsest.resolvers import memory as ops
-from palimpsest.resolvers import note_versions as versions
+from palimpsest.resolvers import notes as ops
+from palimpsest.resolvers import notes as versions
 from palimpsest.schema import models
 
 KeyArg = Annotated[str, strawberry.argument(description="The entry's key (1-512 bytes).")]

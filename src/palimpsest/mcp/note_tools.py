@@ -19,7 +19,8 @@ from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
-from palimpsest.resolvers import memory, note_versions
+from palimpsest.resolvers import notes as memory
+from palimpsest.resolvers import notes as note_versions
 
 KeyArg = Annotated[str, Field(description="The key, 1-512 bytes.")]
 

@@ -17,7 +17,7 @@ from palimpsest.cypher.executor import Row
 from palimpsest.domain.notes import namespaces as ns
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers.memory import MAX_EMBED_TEXT_CHARS, _entry
+from palimpsest.resolvers.notes.keyvalue import MAX_EMBED_TEXT_CHARS, _entry
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.models import NamespacedNote
 

@@ -28,10 +28,10 @@ from palimpsest.embedding import count_tokens
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.ontology import extractors
-from palimpsest.resolvers import note_versions
 from palimpsest.resolvers.facts.decode import fact_from
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE
 from palimpsest.resolvers.facts.ledger import TimeView, time_view
+from palimpsest.resolvers.notes import versions as note_versions
 from palimpsest.resolvers.recall import asks, controls
 from palimpsest.resolvers.recall.planner import MAX_QUERY_CHARS
 from palimpsest.resolvers.services import Services

@@ -13,7 +13,7 @@ from palimpsest.cypher.executor import Row, Statement
 from palimpsest.cypher.quotas import COUNTERS
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Scope
-from palimpsest.resolvers import memory
+from palimpsest.resolvers.notes import keyvalue as memory
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 

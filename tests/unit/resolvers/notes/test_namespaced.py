@@ -16,7 +16,7 @@ from palimpsest.domain.notes import namespaces as ns
 from palimpsest.embedding import Vector
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
-from palimpsest.resolvers import store
+from palimpsest.resolvers.notes import namespaced as store
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 

@@ -12,7 +12,8 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Scope
-from palimpsest.resolvers import memory, note_versions
+from palimpsest.resolvers.notes import keyvalue as memory
+from palimpsest.resolvers.notes import versions as note_versions
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 
