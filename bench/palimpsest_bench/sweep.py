@@ -28,11 +28,11 @@ from palimpsest.identity.scopes import scope_key
 from palimpsest.jobs.sweeper import walk
 from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers import erasure, retention
+from palimpsest.resolvers.cycle.sweep import Swept
 from palimpsest.resolvers.documents import catalog as documents
 from palimpsest.resolvers.documents import importing as document_import
 from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
-from palimpsest.resolvers.sweep import Swept
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import HashEmbedder, principal
 

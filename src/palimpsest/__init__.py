@@ -75,6 +75,12 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.memory": "palimpsest.resolvers.notes.keyvalue",
     "palimpsest.resolvers.note_versions": "palimpsest.resolvers.notes.versions",
     "palimpsest.resolvers.store": "palimpsest.resolvers.notes.namespaced",
+    "palimpsest.resolvers.harvest": "palimpsest.resolvers.cycle.harvesting",
+    "palimpsest.resolvers.consolidate": "palimpsest.resolvers.cycle.consolidate",
+    "palimpsest.resolvers.queue": "palimpsest.resolvers.cycle.queue",
+    "palimpsest.resolvers.pending": "palimpsest.resolvers.cycle.pending",
+    "palimpsest.resolvers.turn_rows": "palimpsest.resolvers.cycle.turn_rows",
+    "palimpsest.resolvers.sweep": "palimpsest.resolvers.cycle.sweep",
 }
 
 

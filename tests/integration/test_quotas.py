@@ -21,7 +21,7 @@ from neo4j import Driver
 
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import harvest
+from palimpsest.resolvers.cycle import harvesting as harvest
 from palimpsest.resolvers.documents import importing as document_import
 from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.notes import keyvalue as memory

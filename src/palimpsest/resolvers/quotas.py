@@ -60,7 +60,9 @@ PLANES: Mapping[Plane, _Counted] = {
 }
 assert {c.counter for c in PLANES.values()} == set(q.COUNTERS)
 
-_EXACT_PARAMS = {"done": "done"}  # resolvers/harvest.py Status.DONE (it imports this module)
+_EXACT_PARAMS = {
+    "done": "done"
+}  # resolvers/cycle/harvesting.py Status.DONE (it imports this module)
 
 
 def limit_of(settings: Settings, plane: Plane) -> int:

@@ -18,7 +18,7 @@ from palimpsest.cypher import queue as q
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.permissions import require, tenant_admin
-from palimpsest.resolvers.harvest import STATUS_PARAMS, Status
+from palimpsest.resolvers.cycle.harvesting import STATUS_PARAMS, Status
 from palimpsest.resolvers.services import Services
 
 MAX_DEAD_LETTERS = 1000  # per page

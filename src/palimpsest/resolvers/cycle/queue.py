@@ -18,7 +18,7 @@ from palimpsest.cypher import queue as q
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.identity.acting import HarvestedRun
-from palimpsest.resolvers.harvest import STATUS_PARAMS, fact_draft
+from palimpsest.resolvers.cycle.harvesting import STATUS_PARAMS, fact_draft
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
 

@@ -30,7 +30,7 @@ from palimpsest.cypher.executor import ScopedDatabase, ScopedTx, Statement
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity.scopes import ScopeRef, swept_ref
 from palimpsest.resolvers import term_index
-from palimpsest.resolvers.harvest import Status
+from palimpsest.resolvers.cycle.harvesting import Status
 from palimpsest.resolvers.retention import RetentionPolicy, policy_of, tenant_policy
 from palimpsest.resolvers.services import Services
 

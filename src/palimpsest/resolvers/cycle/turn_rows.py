@@ -15,8 +15,9 @@ from palimpsest.domain.documents import conversation
 from palimpsest.domain.names import normalise
 from palimpsest.embedding import Vector
 from palimpsest.ontology.extractors import Mention, Turn
-from palimpsest.resolvers import queue, quotas, term_index
+from palimpsest.resolvers import quotas, term_index
 from palimpsest.resolvers.common import new_id
+from palimpsest.resolvers.cycle import queue
 from palimpsest.schema.turns import MentionRow, RunStamp, TurnRow
 
 

@@ -13,7 +13,7 @@ from palimpsest import paging
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Role, Scope, resolve_scope
-from palimpsest.resolvers import pending
+from palimpsest.resolvers.cycle import pending
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 

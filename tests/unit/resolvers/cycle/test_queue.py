@@ -9,7 +9,7 @@ from typing import Any
 
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import queue
+from palimpsest.resolvers.cycle import queue
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 
