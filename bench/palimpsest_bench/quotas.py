@@ -23,10 +23,11 @@ from palimpsest.config import Settings
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
-from palimpsest.resolvers import erasure, quotas
+from palimpsest.resolvers import erasure
 from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest_bench.common import HashEmbedder, principal

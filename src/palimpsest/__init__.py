@@ -81,6 +81,10 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.pending": "palimpsest.resolvers.cycle.pending",
     "palimpsest.resolvers.turn_rows": "palimpsest.resolvers.cycle.turn_rows",
     "palimpsest.resolvers.sweep": "palimpsest.resolvers.cycle.sweep",
+    "palimpsest.resolvers.quotas": "palimpsest.resolvers.tenant.quotas",
+    "palimpsest.resolvers.usage": "palimpsest.resolvers.tenant.plane_usage",
+    "palimpsest.resolvers.ontology": "palimpsest.resolvers.tenant.ontology",
+    "palimpsest.resolvers.retention": "palimpsest.resolvers.tenant.retention",
 }
 
 

@@ -133,7 +133,7 @@ RETURN s.scope_key AS scope_key
 )
 
 # The quotas' bounds, recomputed once a scope is swept: every stored note's bytes, and every
-# version kept (resolvers/quotas.py, the versions plane).
+# version kept (resolvers/tenant/quotas.py, the versions plane).
 RECOUNT_NOTES = Statement(
     "RECOUNT_NOTES",
     """

@@ -19,7 +19,7 @@ from palimpsest.mcp.render import fact_json, plain
 from palimpsest.mcp.strict_args import Int32, ToolInput
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import facts as fact_ops
-from palimpsest.resolvers import ontology
+from palimpsest.resolvers import tenant as ontology
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 FactId = Annotated[str, Field(description="A fact id (assert_facts and facts answer them).")]

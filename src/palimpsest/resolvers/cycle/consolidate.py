@@ -27,10 +27,10 @@ from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
 from palimpsest.ontology.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
-from palimpsest.resolvers import ontology, quotas
 from palimpsest.resolvers.cycle import queue, turn_rows
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import ontology, quotas
 from palimpsest.schema.drafts import FactDraft
 from palimpsest.schema.turns import RunStamp
 

@@ -28,10 +28,10 @@ from palimpsest.cypher import harvest as q
 from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import quotas
 from palimpsest.resolvers.common import new_id, writer_params
 from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # larger payloads are refused, not truncated

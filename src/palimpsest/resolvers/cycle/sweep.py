@@ -31,8 +31,8 @@ from palimpsest.errors import InvalidArgument
 from palimpsest.identity.scopes import ScopeRef, swept_ref
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.cycle.harvesting import Status
-from palimpsest.resolvers.retention import RetentionPolicy, policy_of, tenant_policy
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant.retention import RetentionPolicy, policy_of, tenant_policy
 
 
 @dataclass(slots=True)

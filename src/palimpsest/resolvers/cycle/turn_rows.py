@@ -15,9 +15,10 @@ from palimpsest.domain.documents import conversation
 from palimpsest.domain.names import normalise
 from palimpsest.embedding import Vector
 from palimpsest.ontology.extractors import Mention, Turn
-from palimpsest.resolvers import quotas, term_index
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import new_id
 from palimpsest.resolvers.cycle import queue
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.schema.turns import MentionRow, RunStamp, TurnRow
 
 

@@ -19,12 +19,13 @@ from palimpsest.cypher.executor import Row, ScopedTx, Tx
 from palimpsest.domain.documents import markdown, revisions
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import quotas, term_index
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.documents import mentions as revision_mentions
 from palimpsest.resolvers.documents import revisions as document_revisions
 from palimpsest.resolvers.documents.sources import Withdrawn, holder_scopes, withdraw_all
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
 
 MAX_LIST_LIMIT = 500

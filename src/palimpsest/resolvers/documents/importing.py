@@ -23,10 +23,11 @@ from palimpsest.domain.ranking.fulltext import StatsDelta
 from palimpsest.embedding import Vector
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import quotas, term_index
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.documents import revisions as document_revisions
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Span
 
 ROOT_TYPE = "document"

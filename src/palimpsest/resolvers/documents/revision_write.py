@@ -19,11 +19,12 @@ from palimpsest.domain.documents import revisions as rev
 from palimpsest.embedding import Vector
 from palimpsest.errors import Conflict
 from palimpsest.identity import Principal
-from palimpsest.resolvers import quotas, term_index
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import new_id, writer_params
 from palimpsest.resolvers.documents import mentions as revision_mentions
 from palimpsest.resolvers.documents.sources import forget_terms
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,6 @@ from palimpsest.domain.documents import markdown
 from palimpsest.domain.documents import revisions as rev
 from palimpsest.errors import InvalidArgument, NotFound, QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import retention
 from palimpsest.resolvers.common import check_id, provenance_from
 from palimpsest.resolvers.documents import mentions as revision_mentions
 from palimpsest.resolvers.documents.revision_write import Written as Written
@@ -27,6 +26,7 @@ from palimpsest.resolvers.documents.revision_write import lock as lock
 from palimpsest.resolvers.documents.revision_write import targets_of as targets_of
 from palimpsest.resolvers.documents.revision_write import write_revision as write_revision
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import retention
 from palimpsest.schema.models import Chunk, Document, DocumentSummary, Provenance, Span
 
 MAX_HISTORY_LIMIT = 500

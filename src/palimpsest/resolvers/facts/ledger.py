@@ -19,7 +19,7 @@ from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.ontology.reconcile import Closure, ClosureReason
-from palimpsest.resolvers import common, quotas, term_index
+from palimpsest.resolvers import common, term_index
 from palimpsest.resolvers.common import check_id, fact_stamp
 from palimpsest.resolvers.facts import closure, dedup, quotes
 from palimpsest.resolvers.facts import entity_resolution as entities
@@ -27,6 +27,7 @@ from palimpsest.resolvers.facts.closure import OPEN_END, Rules
 from palimpsest.resolvers.facts.decode import as_known, fact_from
 from palimpsest.resolvers.facts.inputs import MAX_TEXT, prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest.schema.fact_rows import FactRow, fact_params
 from palimpsest.schema.models import Fact

@@ -20,10 +20,11 @@ from palimpsest.domain.notes import values
 from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import common, quotas, retention, term_index
+from palimpsest.resolvers import common, term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.notes import versions as note_versions
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas, retention
 from palimpsest.schema.models import MemoryEntry
 
 R = TypeVar("R")

@@ -16,9 +16,9 @@ from palimpsest.cypher.executor import Row, ScopedTx
 from palimpsest.domain.notes import values
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import quotas
 from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.schema.models import MemoryVersion
 
 HISTORY_NAME = "memoryHistory"
@@ -62,7 +62,7 @@ async def keep_past(
     await tx.run(q.ARCHIVE_CURRENT, params)
     if tombstone:
         await tx.run(q.WRITE_TOMBSTONE, {**params, **writer_params(who), "tombstone_id": new_id()})
-    # The versions plane counts documents' past too (resolvers/quotas.py).
+    # The versions plane counts documents' past too (resolvers/tenant/quotas.py).
     exempt = frozenset({quotas.Plane.VERSIONS}) if tombstone else frozenset()
     await quotas.admit(tx, settings, {quotas.Plane.VERSIONS: added}, exempt=exempt)
 

@@ -34,7 +34,6 @@ from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import retention
 from palimpsest.resolvers.facts.ledger import TimeView
 from palimpsest.resolvers.recall import controls as recall_controls
 from palimpsest.resolvers.recall import dedup as recall_dedup
@@ -54,6 +53,7 @@ from palimpsest.resolvers.recall.hits import (
     TimeFilterReport,
 )
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import retention
 
 MAX_POOL = 200  # also the largest top_k the resolver serves (the API allows 50)
 MAX_FETCH = legs.MAX_FETCH

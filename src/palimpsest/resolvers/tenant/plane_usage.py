@@ -11,8 +11,8 @@ from palimpsest.cypher.executor import ScopedTx
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Plane as Grant
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import quotas
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 
 
 @dataclass(frozen=True, slots=True)

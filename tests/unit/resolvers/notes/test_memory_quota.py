@@ -18,7 +18,7 @@ from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 
 # A new note is written, its term statistics changed and the scope's counters raised
-# (resolvers/quotas.py) in one statement, under the scope's lock.
+# (resolvers/tenant/quotas.py) in one statement, under the scope's lock.
 WRITE = ["WRITE_MEMORY"]
 
 

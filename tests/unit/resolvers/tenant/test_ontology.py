@@ -11,7 +11,7 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Role, Scope
-from palimpsest.resolvers import ontology
+from palimpsest.resolvers.tenant import ontology
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services

@@ -13,8 +13,8 @@ from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.scopes import Plane
-from palimpsest.resolvers import usage
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import plane_usage as usage
 from palimpsest.sqlmem import DatabaseInfo
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services

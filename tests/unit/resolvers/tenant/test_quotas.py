@@ -14,9 +14,9 @@ from palimpsest.cypher.executor import Row, Statement
 from palimpsest.cypher.quotas import COUNTERS
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Scope, resolve_scope
-from palimpsest.resolvers import quotas
 from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services

@@ -14,7 +14,7 @@ import pytest
 from palimpsest.cypher.executor import Row, Statement
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Role, Scope, resolve_scope
-from palimpsest.resolvers import retention
+from palimpsest.resolvers.tenant import retention
 from tests.unit.principals import principal
 from tests.unit.recording import NOW, services
 
