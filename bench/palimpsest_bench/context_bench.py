@@ -21,8 +21,8 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
-from palimpsest.resolvers import erasure
 from palimpsest.resolvers.documents import importing as document_import
+from palimpsest.resolvers.erasure import erase as erasure
 from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.recall import asks

@@ -23,7 +23,7 @@ from palimpsest.config import Settings
 from palimpsest.cypher.executor import ScopedTx
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
-from palimpsest.resolvers import erasure
+from palimpsest.resolvers.erasure import erase as erasure
 from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services

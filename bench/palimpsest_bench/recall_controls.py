@@ -25,9 +25,9 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.principal import console_operator
-from palimpsest.resolvers import erasure
 from palimpsest.resolvers.documents import importing as document_import
 from palimpsest.resolvers.documents.importing import DocumentDraft
+from palimpsest.resolvers.erasure import erase as erasure
 from palimpsest.resolvers.recall import asks
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import HashEmbedder, principal

@@ -37,7 +37,7 @@ from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import scope_key
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import erasure
+from palimpsest.resolvers.erasure import erase as erasure
 from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.notes import versions as note_versions
 from palimpsest.resolvers.recall import asks

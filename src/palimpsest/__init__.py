@@ -85,6 +85,9 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.usage": "palimpsest.resolvers.tenant.plane_usage",
     "palimpsest.resolvers.ontology": "palimpsest.resolvers.tenant.ontology",
     "palimpsest.resolvers.retention": "palimpsest.resolvers.tenant.retention",
+    "palimpsest.resolvers.erasure_audit": "palimpsest.resolvers.erasure.audit",
+    "palimpsest.resolvers.erasure_authored": "palimpsest.resolvers.erasure.authored",
+    "palimpsest.resolvers.erasure_jobs": "palimpsest.resolvers.erasure.jobs",
 }
 
 

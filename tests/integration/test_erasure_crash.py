@@ -18,8 +18,8 @@ from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Principal, Role
 from palimpsest.identity.principal import console_operator
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import erasure
-from palimpsest.resolvers import erasure_jobs as jobs
+from palimpsest.resolvers.erasure import erase as erasure
+from palimpsest.resolvers.erasure import jobs
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqliteStore
 from tests.integration import people

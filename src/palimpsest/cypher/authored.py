@@ -163,7 +163,7 @@ RETURN m.id AS id, [m.name] + coalesce(m.aliases, []) AS names, m.merge_id AS me
 
 # The person's set-aside entities go, and with them their names: out of their merge's
 # record (a record left merging nothing goes) and out of the kept entity's aliases, both
-# computed by the resolver (resolvers/erasure_authored.py ``merged``).
+# computed by the resolver (resolvers/erasure/authored.py ``merged``).
 ERASE_AUTHORED_MERGED = Statement(
     "ERASE_AUTHORED_MERGED",
     """CYPHER 25

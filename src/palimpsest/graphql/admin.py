@@ -14,10 +14,10 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.erasure import ErasureReceipt
 from palimpsest.graphql.erasure_policy import ErasurePolicy
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, page_of
+from palimpsest.resolvers import erasure as audit
 from palimpsest.resolvers import erasure as ops
-from palimpsest.resolvers import erasure_audit as audit
-from palimpsest.resolvers import erasure_authored as policy
-from palimpsest.resolvers.erasure_jobs import AuthoredPolicy
+from palimpsest.resolvers import erasure as policy
+from palimpsest.resolvers.erasure import AuthoredPolicy
 
 
 @strawberry.type

@@ -17,7 +17,7 @@ from palimpsest.graphql.scalars import Int64
 from palimpsest.graphql.types import Scope
 from palimpsest.resolvers import erasure as ops
 from palimpsest.resolvers import export
-from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, ErasureStatus, Receipt
+from palimpsest.resolvers.erasure import Counts, ErasureKind, ErasureStatus, Receipt
 from palimpsest.schema.drafts import EntityRef
 
 strawberry.enum(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palimpsest.resolvers.erasure import PERSON_LABELS
+from palimpsest.resolvers.erasure.erase import PERSON_LABELS
 from palimpsest.resolvers.export import READERS
 from palimpsest.resolvers.importer import KINDS
 

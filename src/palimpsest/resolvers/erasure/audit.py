@@ -6,8 +6,8 @@ from palimpsest import paging
 from palimpsest.identity import Principal
 from palimpsest.identity.permissions import require, tenant_records_reader
 from palimpsest.identity.scopes import tenant_config_ref
-from palimpsest.resolvers import erasure_jobs as jobs
-from palimpsest.resolvers.erasure_jobs import Receipt
+from palimpsest.resolvers.erasure import jobs
+from palimpsest.resolvers.erasure.jobs import Receipt
 from palimpsest.resolvers.services import Services
 
 MAX_LIST_LIMIT = 1000

@@ -33,7 +33,7 @@ from palimpsest.identity.scopes import PersonRefs, authored_ref, tenant_config_r
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.documents.sources import forget_facts, forget_terms, withdraw_batch
 from palimpsest.resolvers.entities.merging import alias_params
-from palimpsest.resolvers.erasure_jobs import (
+from palimpsest.resolvers.erasure.jobs import (
     DEFAULT_POLICY,
     PLANES,
     AuthoredPolicy,

@@ -33,10 +33,9 @@ from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs, tenant_config_ref
-from palimpsest.resolvers import erasure_authored as authored
-from palimpsest.resolvers import erasure_jobs as jobs
 from palimpsest.resolvers.documents.sources import forget_facts, withdraw_batch
-from palimpsest.resolvers.erasure_jobs import AuthoredPolicy, Counts, ErasureKind, Receipt, Work
+from palimpsest.resolvers.erasure import authored, jobs
+from palimpsest.resolvers.erasure.jobs import AuthoredPolicy, Counts, ErasureKind, Receipt, Work
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef
 

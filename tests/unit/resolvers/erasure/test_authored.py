@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from palimpsest.resolvers.erasure_authored import unnamed
+from palimpsest.resolvers.erasure.authored import unnamed
 
 
 def row(names: list[str], others: list[str], added: list[str], kept: list[str]) -> dict[str, Any]:

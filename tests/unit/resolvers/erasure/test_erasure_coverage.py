@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from palimpsest.cypher import erasure as q
-from palimpsest.resolvers.erasure import PERSON_LABELS
+from palimpsest.resolvers.erasure.erase import PERSON_LABELS
 from tests.unit.cypher.test_statements import SCOPED
 
 # Only the tenant scope holds these: the ontology, the erasure records and the erasure policy.
