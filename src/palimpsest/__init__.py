@@ -88,6 +88,9 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.erasure_audit": "palimpsest.resolvers.erasure.audit",
     "palimpsest.resolvers.erasure_authored": "palimpsest.resolvers.erasure.authored",
     "palimpsest.resolvers.erasure_jobs": "palimpsest.resolvers.erasure.jobs",
+    "palimpsest.resolvers.export": "palimpsest.resolvers.portability.export",
+    "palimpsest.resolvers.importer": "palimpsest.resolvers.portability.importer",
+    "palimpsest.resolvers.import_check": "palimpsest.resolvers.portability.checks",
 }
 
 

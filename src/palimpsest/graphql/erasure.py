@@ -16,7 +16,7 @@ from palimpsest.graphql.facts import EntityInput
 from palimpsest.graphql.scalars import Int64
 from palimpsest.graphql.types import Scope
 from palimpsest.resolvers import erasure as ops
-from palimpsest.resolvers import export
+from palimpsest.resolvers import portability as export
 from palimpsest.resolvers.erasure import Counts, ErasureKind, ErasureStatus, Receipt
 from palimpsest.schema.drafts import EntityRef
 

@@ -1,4 +1,4 @@
-"""Import of an export (``resolvers/export.py``) into the person's empty scopes.
+"""Import of an export (``resolvers/portability/export.py``) into the person's empty scopes.
 
 Operator tooling (``palimpsest import FILE``), never an API field. The file is read twice: a
 first pass checks every line, the header, the trailer's count and each record's shape
@@ -26,10 +26,10 @@ from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs
 from palimpsest.resolvers import term_index
-from palimpsest.resolvers.export import FORMAT, VERSION, loads
 from palimpsest.resolvers.facts import closure
 from palimpsest.resolvers.facts.inputs import type_label
-from palimpsest.resolvers.import_check import check_record
+from palimpsest.resolvers.portability.checks import check_record
+from palimpsest.resolvers.portability.export import FORMAT, VERSION, loads
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem.core import dump
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers.import_check import RECORDS, check_record
-from palimpsest.resolvers.importer import KINDS
+from palimpsest.resolvers.portability.checks import RECORDS, check_record
+from palimpsest.resolvers.portability.importer import KINDS
 
 AT = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
 SECRET = "the words of the note"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from palimpsest.resolvers.erasure.erase import PERSON_LABELS
-from palimpsest.resolvers.export import READERS
-from palimpsest.resolvers.importer import KINDS
+from palimpsest.resolvers.portability.export import READERS
+from palimpsest.resolvers.portability.importer import KINDS
 
 # Recomputed on import (term statistics) or the scope's own bookkeeping (counters, quotas).
 DERIVED = {"TermStats", "Scope"}

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers import importer
-from palimpsest.resolvers.export import dumps, loads
-from palimpsest.resolvers.importer import check_export
+from palimpsest.resolvers.portability import importer
+from palimpsest.resolvers.portability.export import dumps, loads
+from palimpsest.resolvers.portability.importer import check_export
 
 HEADER = dumps(
     {"kind": "header", "format": "palimpsest-export", "version": 1, "tenant": "t", "user": "u"}
