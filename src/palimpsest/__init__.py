@@ -11,10 +11,13 @@ from types import ModuleType
 
 __version__ = "0.1.0"
 
-# Deprecated import paths (0.1.0 grouped the loose modules by role; CHANGELOG.md names each
-# move), kept for one release. An old name imports as the SAME module object as its new one,
-# so code that imports or monkeypatches the old path keeps working; ``<old>.pyi`` beside it
-# tells type checkers the same. Nothing in this repository imports an old path.
+# Deprecated import paths (0.1.0 grouped the loose modules by role, and resolvers/ into one
+# package per plane; CHANGELOG.md names each move), kept for one release. An old name imports
+# as the SAME module object as its new one, so code that imports or monkeypatches the old path
+# keeps working; ``<old>.pyi`` beside it tells type checkers the same. Nothing in this
+# repository imports an old path. The five resolver modules named like their plane (recall,
+# facts, entities, documents, erasure) are not here: those names are the planes' packages now,
+# whose faces export what the doors call.
 MOVED: dict[str, str] = {
     "palimpsest.schema.names": "palimpsest.domain.names",
     "palimpsest.timeparse": "palimpsest.domain.time.timeparse",

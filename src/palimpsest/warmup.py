@@ -51,9 +51,7 @@ from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.limits import EdgeLimits, prepare
 from palimpsest.identity import Scope
 from palimpsest.identity.principal import Principal
-from palimpsest.resolvers import facts
-from palimpsest.resolvers import notes as memory
-from palimpsest.resolvers import recall as recall_asks
+from palimpsest.resolvers import facts, notes, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 
@@ -214,11 +212,11 @@ def warm_principal() -> Principal:
 
 
 async def run_reads(svc: Services, who: Principal) -> None:
-    ask = recall_asks.Ask(query=QUESTION, scope=Scope.USER, also_scopes=(Scope.TENANT,))
-    await recall_asks.recall(svc, who, ask)
-    await recall_asks.search(svc, who, ask)
-    await memory.get(svc, who, Scope.USER, "warmup")
-    await memory.list_entries(svc, who, Scope.USER, "", 10, None)
+    ask = recall.Ask(query=QUESTION, scope=Scope.USER, also_scopes=(Scope.TENANT,))
+    await recall.recall(svc, who, ask)
+    await recall.search(svc, who, ask)
+    await notes.get(svc, who, Scope.USER, "warmup")
+    await notes.list_entries(svc, who, Scope.USER, "", 10, None)
     view = facts.time_view(svc, None, None)
     await facts.list_facts(svc, who, Scope.USER, view, None, None, 10)
 
@@ -230,7 +228,7 @@ async def run_writes(svc: Services, who: Principal) -> None:
     if not isinstance(executor, Neo4jExecutor):
         return
     rehearsing = dataclasses.replace(svc, db=Database(Rehearsal(executor)))
-    await memory.set_value(
+    await notes.set_value(
         rehearsing, who, Scope.USER, "warmup/note", {"text": QUESTION}, None, True, None
     )
     draft = FactDraft(

@@ -46,6 +46,56 @@ def test_doors_do_not_reach_the_database_layer(door: str) -> None:
     assert offenders(modules(door), "palimpsest.cypher", "neo4j") == []
 
 
+def resolver_submodules_imported(path: Path) -> list[str]:
+    """The modules inside a package of ``resolvers/`` that ``path`` imports (a face, the
+    package's ``__init__``, or a loose module directly in ``resolvers/`` is not one)."""
+    found = []
+    where = path.relative_to(SRC) if SRC in path.parents else path.name
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        else:
+            continue
+        inside = {
+            ".".join(parts[:4])
+            for parts in (name.split(".") for name in names)
+            if parts[:2] == ["palimpsest", "resolvers"]
+            and len(parts) >= 4
+            and (SRC / "resolvers" / parts[2]).is_dir()
+            and (
+                SRC.joinpath(*parts[1:4]).with_suffix(".py").is_file()
+                or SRC.joinpath(*parts[1:4]).is_dir()
+            )
+        }
+        found += [f"{where}:{node.lineno} imports {name}" for name in sorted(inside)]
+    return found
+
+
+def test_the_doors_import_the_resolvers_through_their_faces_only() -> None:
+    """Outside ``resolvers/``, a plane is reached through its face (``resolvers/<plane>/``'s
+    ``__all__``), never one of its modules."""
+    doors = [p for p in modules(".") if p.relative_to(SRC).parts[0] != "resolvers"]
+    assert [hit for p in doors for hit in resolver_submodules_imported(p)] == []
+
+
+def test_the_check_sees_a_door_importing_a_plane_module(tmp_path: Path) -> None:
+    door = tmp_path / "door.py"
+    door.write_text(
+        "from palimpsest.resolvers import recall, services\n"
+        "from palimpsest.resolvers.recall import planner\n"
+        "from palimpsest.resolvers.facts.ledger import history\n"
+    )
+    hits = [h.split(" imports ")[1] for h in resolver_submodules_imported(door)]
+    assert hits == ["palimpsest.resolvers.recall.planner", "palimpsest.resolvers.facts.ledger"]
+
+
+def test_at_most_five_modules_stay_loose_in_resolvers() -> None:
+    loose = [p.name for p in (SRC / "resolvers").glob("*.py") if p.name != "__init__.py"]
+    assert len(loose) <= 5, loose
+
+
 def test_only_cypher_and_the_managed_server_touch_the_driver() -> None:
     allowed = ("cypher", "local")
     rest = [p for p in modules(".") if p.relative_to(SRC).parts[0] not in allowed]

@@ -19,8 +19,6 @@ from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
-from palimpsest.resolvers import documents
-from palimpsest.resolvers import documents as document_import
 from palimpsest.resolvers import documents as ops
 from palimpsest.schema.models import Document
 
@@ -115,9 +113,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
     ) -> Imported:
         svc, who = await caller(ctx)
         observed = parse_optional(observed_at, "observed_at")
-        doc = await document_import.import_document(
-            svc, who, scope, markdown, title, path, observed
-        )
+        doc = await ops.import_document(svc, who, scope, markdown, title, path, observed)
         summary = doc.summary
         return {
             "id": summary.id,
@@ -134,7 +130,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
     )
     async def document_get(ctx: Context, id: DocId, scope: ScopeArg = Scope.USER) -> DocumentResult:
         svc, who = await caller(ctx)
-        doc = await documents.get_document(svc, who, scope, id, None, None)
+        doc = await ops.get_document(svc, who, scope, id, None, None)
         return {"document": document_json(doc) if doc else None}
 
     @server.tool(
@@ -151,7 +147,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         scope: ScopeArg = Scope.USER,
     ) -> ChunkResult:
         svc, who = await caller(ctx)
-        chunk = await documents.update_chunk(svc, who, scope, id, text, revision)
+        chunk = await ops.update_chunk(svc, who, scope, id, text, revision)
         return {"chunk": plain(chunk)}
 
     @server.tool(
@@ -186,7 +182,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
     ) -> DocumentResult:
         svc, who = await caller(ctx)
         at = parse_optional(known_at, "known_at")
-        doc = await documents.get_document(svc, who, scope, id, revision, at)
+        doc = await ops.get_document(svc, who, scope, id, revision, at)
         return {"document": document_json(doc) if doc else None}
 
     @server.tool(
