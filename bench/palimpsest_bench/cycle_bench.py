@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 from palimpsest.domain.documents.conversation import turn_text
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.tokens import load_keys, mint, principal_from_claims

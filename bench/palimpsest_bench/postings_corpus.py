@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from palimpsest.cypher import recall as q
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.documents import markdown
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats, StatsDelta, Stored

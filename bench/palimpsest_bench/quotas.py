@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.resolvers.erasure import erase as erasure

@@ -36,7 +36,7 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher import recall as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.domain.documents import markdown
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking import fusion as pure

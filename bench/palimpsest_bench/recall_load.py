@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.documents import importing as importer

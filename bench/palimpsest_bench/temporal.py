@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.domain.names import normalise
 from palimpsest.domain.time.timeparse import parse_time
 from palimpsest.identity import Principal, Role, Scope, resolve_scope

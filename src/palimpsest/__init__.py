@@ -94,6 +94,14 @@ MOVED: dict[str, str] = {
     "palimpsest.resolvers.export": "palimpsest.resolvers.portability.export",
     "palimpsest.resolvers.importer": "palimpsest.resolvers.portability.importer",
     "palimpsest.resolvers.import_check": "palimpsest.resolvers.portability.checks",
+    "palimpsest.cypher.executor": "palimpsest.cypher.driver.executor",
+    "palimpsest.cypher.connect": "palimpsest.cypher.driver.connect",
+    "palimpsest.cypher.driver_errors": "palimpsest.cypher.driver.errors",
+    "palimpsest.cypher.records": "palimpsest.cypher.driver.records",
+    "palimpsest.cypher.causal": "palimpsest.cypher.driver.causal",
+    "palimpsest.cypher.quiet_params": "palimpsest.cypher.driver.quiet_params",
+    "palimpsest.cypher.temporal_wire": "palimpsest.cypher.driver.temporal_wire",
+    "palimpsest.cypher.cosine": "palimpsest.cypher.driver.cosine",
 }
 
 

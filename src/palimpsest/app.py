@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from palimpsest import browser, logs, mcp, readiness
 from palimpsest.config import Settings
-from palimpsest.cypher import causal
+from palimpsest.cypher.driver import causal
 from palimpsest.errors import Unavailable
 from palimpsest.graphql.limits import EdgeLimits
 from palimpsest.graphql.metrics import OperationMetrics

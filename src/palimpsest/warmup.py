@@ -43,8 +43,8 @@ from graphql import GraphQLSchema
 
 from palimpsest.client import operations
 from palimpsest.client.wire import Operation
-from palimpsest.cypher.driver_errors import database_code
-from palimpsest.cypher.executor import Database, Neo4jExecutor, RawRun, Rehearsal, Statement
+from palimpsest.cypher.driver.errors import database_code
+from palimpsest.cypher.driver.executor import Database, Neo4jExecutor, RawRun, Rehearsal, Statement
 from palimpsest.cypher.plans import explained, named_statements
 from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.errors import ErrorCode, PalimpsestError

@@ -13,7 +13,7 @@ from neo4j import AsyncGraphDatabase, Driver
 from neo4j.exceptions import DriverError, Neo4jError
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database, Neo4jExecutor, RawRun
+from palimpsest.cypher.driver.executor import Database, Neo4jExecutor, RawRun
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Principal, Role
 from palimpsest.identity.principal import console_operator

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from neo4j._async.io._bolt._base import AsyncBolt
 
-from palimpsest.cypher.executor import CrossScopeStatement, Database, RawRun, Row, Tx
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Database, RawRun, Row, Tx
 from palimpsest.errors import DatabaseFailure
 from palimpsest.resolvers.services import Services
 

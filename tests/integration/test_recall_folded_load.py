@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
 from palimpsest.resolvers.documents import importing as importer

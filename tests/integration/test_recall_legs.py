@@ -18,7 +18,7 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.domain.ranking.fusion import Source

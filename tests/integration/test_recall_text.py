@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.documents import importing as importer

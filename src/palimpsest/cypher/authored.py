@@ -9,7 +9,7 @@ or removing the fields that name the writer (``ANONYMISE``, and rows others' row
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 
 # The fields of a row that name who wrote it: removed when the author is anonymised.
 _ANONYMISE: LiteralString = """SET n.writer_id = '', n.writer_key = null, n.session_id = null,

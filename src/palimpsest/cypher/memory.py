@@ -6,7 +6,7 @@ so one request sees one clock) rather than the server's ``datetime()``.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.note_versions import ARCHIVE_STATE
 from palimpsest.cypher.quotas import BOUNDS, RAISE
 from palimpsest.cypher.terms import APPLY_CHANGES, PRUNE_CHANGES

@@ -15,7 +15,7 @@ hold its lock, and the resolver never stamps a write earlier than the key's last
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 COUNT_VERSIONS = Statement(
     "COUNT_VERSIONS",

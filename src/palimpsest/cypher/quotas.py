@@ -10,7 +10,7 @@ counter set to it.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.terms import APPLY_CHANGES
 
 # The counter properties, one per counted plane (the only property names ``SET s += $counters``

@@ -17,7 +17,7 @@ final load reads only the rows no leg returned, as before.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.facts import FACT_VISIBLE
 from palimpsest.cypher.recall import (
     CHUNK_CUES,

@@ -16,7 +16,7 @@ setting).
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 from palimpsest.cypher.quotas import PAST_VERSIONS
 
 # Scope ids in key order after ``$after`` (of one tenant, or all with ``$tenant`` null), for

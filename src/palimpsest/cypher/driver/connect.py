@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 
 from neo4j import AsyncGraphDatabase
 
-from palimpsest.cypher import temporal_wire
-from palimpsest.cypher.executor import Database, Neo4jExecutor
+from palimpsest.cypher.driver import temporal_wire
+from palimpsest.cypher.driver.executor import Database, Neo4jExecutor
 
 
 @asynccontextmanager

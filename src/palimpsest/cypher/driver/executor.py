@@ -34,12 +34,12 @@ from neo4j import (
 from neo4j.exceptions import DriverError, Neo4jError
 from prometheus_client import Histogram
 
-from palimpsest.cypher.causal import Causal
-from palimpsest.cypher.causal import current as causal_scope
-from palimpsest.cypher.driver_errors import BOOKMARK_TIMEOUT, code_of, translated, unreached
-from palimpsest.cypher.quiet_params import quiet
-from palimpsest.cypher.records import Row as Row  # the rows every statement returns
-from palimpsest.cypher.records import native
+from palimpsest.cypher.driver.causal import Causal
+from palimpsest.cypher.driver.causal import current as causal_scope
+from palimpsest.cypher.driver.errors import BOOKMARK_TIMEOUT, code_of, translated, unreached
+from palimpsest.cypher.driver.quiet_params import quiet
+from palimpsest.cypher.driver.records import Row as Row  # the rows every statement returns
+from palimpsest.cypher.driver.records import native
 from palimpsest.cypher.slots import Slot, names_dual, params_on, text_on
 from palimpsest.identity import ScopeRef
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from palimpsest.cypher import conversations as q
 from palimpsest.cypher import quotas as qq
-from palimpsest.cypher.executor import Tx
+from palimpsest.cypher.driver.executor import Tx
 from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Scope, ScopeRef, resolve_scope

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from palimpsest.cypher import harvest as q
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers.common import new_id, writer_params

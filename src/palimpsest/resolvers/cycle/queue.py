@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from palimpsest.cypher import queue as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.identity.acting import HarvestedRun
 from palimpsest.resolvers.cycle.harvesting import STATUS_PARAMS, fact_draft

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest.cypher import sweep as q
-from palimpsest.cypher.executor import ScopedDatabase, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import ScopedDatabase, ScopedTx, Statement
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity.scopes import ScopeRef, swept_ref
 from palimpsest.resolvers import term_index

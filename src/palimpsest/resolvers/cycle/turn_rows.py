@@ -10,7 +10,7 @@ from datetime import datetime
 
 from palimpsest.config import Settings
 from palimpsest.cypher import conversations as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.domain.documents import conversation
 from palimpsest.domain.names import normalise
 from palimpsest.embedding import Vector

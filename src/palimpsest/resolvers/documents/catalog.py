@@ -15,7 +15,7 @@ from palimpsest import paging
 from palimpsest.cypher import documents as q
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as rq
-from palimpsest.cypher.executor import Row, ScopedTx, Tx
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Tx
 from palimpsest.domain.documents import markdown, revisions
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope

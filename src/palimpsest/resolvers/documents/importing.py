@@ -17,7 +17,7 @@ from typing import Any
 from palimpsest.cypher import documents as q
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as rq
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.documents import markdown, revisions
 from palimpsest.domain.ranking.fulltext import StatsDelta
 from palimpsest.embedding import Vector

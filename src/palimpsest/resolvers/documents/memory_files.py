@@ -17,7 +17,7 @@ from enum import StrEnum
 
 from palimpsest.cypher import memory_files as q
 from palimpsest.cypher import revisions as rq
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.domain.documents import markdown, revisions
 from palimpsest.domain.documents.revisions import Content, Target
 from palimpsest.domain.notes import memory_paths as mp

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from palimpsest.cypher import revision_mentions as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.domain.documents.mention_places import follow
 
 

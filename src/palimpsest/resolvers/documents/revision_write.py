@@ -13,7 +13,7 @@ from typing import Any
 
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher import revisions as q
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.documents import markdown
 from palimpsest.domain.documents import revisions as rev
 from palimpsest.embedding import Vector

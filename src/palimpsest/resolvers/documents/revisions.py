@@ -14,7 +14,7 @@ from datetime import datetime
 
 from palimpsest import paging
 from palimpsest.cypher import revisions as q
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.documents import markdown
 from palimpsest.domain.documents import revisions as rev
 from palimpsest.errors import InvalidArgument, NotFound, QuotaExceeded

@@ -16,7 +16,7 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.cypher import entities as eq
 from palimpsest.cypher import facts as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.domain.ranking.fulltext import StatsDelta
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from palimpsest import paging
 from palimpsest.cypher import graph as q
-from palimpsest.cypher.executor import Row
+from palimpsest.cypher.driver.executor import Row
 from palimpsest.domain.names import fold, normalise
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope

@@ -14,7 +14,7 @@ from typing import Any
 
 from palimpsest.cypher import entities as q
 from palimpsest.cypher import facts as fq
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.names import fold, normalise
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Principal, Scope, resolve_scope

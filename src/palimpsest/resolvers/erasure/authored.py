@@ -24,7 +24,7 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.cypher import authored as q
 from palimpsest.cypher import erasure as eq
-from palimpsest.cypher.executor import Row, ScopedTx, Statement, Tx
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement, Tx
 from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef

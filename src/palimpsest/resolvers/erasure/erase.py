@@ -26,7 +26,7 @@ import logging
 
 from palimpsest.config import Settings
 from palimpsest.cypher import erasure as q
-from palimpsest.cypher.executor import Statement, Tx
+from palimpsest.cypher.driver.executor import Statement, Tx
 from palimpsest.domain.names import normalise
 from palimpsest.errors import Conflict, InvalidArgument, NotFound, PalimpsestError
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.cypher import erasure as q
-from palimpsest.cypher.executor import Row, Tx
+from palimpsest.cypher.driver.executor import Row, Tx
 from palimpsest.identity import ScopeRef
 from palimpsest.resolvers.common import new_id
 from palimpsest.resolvers.services import Services

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from palimpsest.cypher import facts as q
 from palimpsest.cypher import ontology as oq
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.identity import Principal
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, parse_ontology, reconcile

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from palimpsest.cypher.executor import Row
+from palimpsest.cypher.driver.executor import Row
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.common import provenance_from
 from palimpsest.resolvers.facts.closure import OPEN_END

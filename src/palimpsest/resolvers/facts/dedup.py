@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from palimpsest.cypher import dedup as q
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.ranking import dedup
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE, type_label
 from palimpsest.schema.fact_rows import FactRow, near_duplicate_params

@@ -25,7 +25,7 @@ from typing import Any
 from palimpsest import paging
 from palimpsest.cypher import entities as q
 from palimpsest.cypher import facts as fq
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.names import fold
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import common

@@ -13,7 +13,7 @@ from typing import Any
 
 from palimpsest import paging
 from palimpsest.cypher import facts as q
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.names import fold, normalise
 from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound

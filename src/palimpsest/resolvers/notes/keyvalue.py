@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from palimpsest import paging
 from palimpsest.cypher import memory as q
 from palimpsest.cypher import note_versions as vq
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.notes import values
 from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import InvalidArgument, QuotaExceeded

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from palimpsest.cypher import store as q
-from palimpsest.cypher.executor import Row
+from palimpsest.cypher.driver.executor import Row
 from palimpsest.domain.notes import namespaces as ns
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope

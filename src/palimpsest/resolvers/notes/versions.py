@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from palimpsest import paging
 from palimpsest.config import Settings
 from palimpsest.cypher import note_versions as q
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.notes import values
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope

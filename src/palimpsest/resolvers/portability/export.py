@@ -39,7 +39,7 @@ from typing import Any
 import orjson
 
 from palimpsest.cypher import export as q
-from palimpsest.cypher.executor import Row, ScopedDatabase, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedDatabase, Statement
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal
 from palimpsest.identity.scopes import PersonRefs, person_refs

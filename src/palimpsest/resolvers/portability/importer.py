@@ -21,7 +21,7 @@ from palimpsest.cypher import export as q
 from palimpsest.cypher import facts as fq
 from palimpsest.cypher import memory as mq
 from palimpsest.cypher import quotas as qq
-from palimpsest.cypher.executor import ScopedTx, Statement
+from palimpsest.cypher.driver.executor import ScopedTx, Statement
 from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs

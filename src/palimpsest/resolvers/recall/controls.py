@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from palimpsest.cypher import recall_controls as q
-from palimpsest.cypher.executor import Tx
+from palimpsest.cypher.driver.executor import Tx
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import ScopeRef

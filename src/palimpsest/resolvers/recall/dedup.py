@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from palimpsest.cypher import dedup as q
-from palimpsest.cypher.executor import Tx
+from palimpsest.cypher.driver.executor import Tx
 from palimpsest.domain.ranking import dedup
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef

@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Tx
+from palimpsest.cypher.driver.executor import Row, Tx
 from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef

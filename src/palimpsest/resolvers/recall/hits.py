@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Tx
+from palimpsest.cypher.driver.executor import Row, Tx
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.domain.time import timerefs
 from palimpsest.identity import Principal, Scope, ScopeRef

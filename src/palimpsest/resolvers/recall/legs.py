@@ -41,7 +41,7 @@ from palimpsest.cypher import recall as q
 from palimpsest.cypher import recall_text as qt
 from palimpsest.cypher import recall_whole as wq
 from palimpsest.cypher import terms as tq
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest.cypher import note_versions as q
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source

@@ -29,7 +29,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from palimpsest.cypher.executor import Tx
+from palimpsest.cypher.driver.executor import Tx
 from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument

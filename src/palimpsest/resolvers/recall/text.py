@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palimpsest.cypher import recall_text as q
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 

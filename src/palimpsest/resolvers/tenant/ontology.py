@@ -15,7 +15,7 @@ from typing import Any
 
 from palimpsest.cypher import entities as eq
 from palimpsest.cypher import ontology as q
-from palimpsest.cypher.executor import Tx
+from palimpsest.cypher.driver.executor import Tx
 from palimpsest.domain.names import normalise
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from palimpsest.cypher import memory as mq
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Plane as Grant
 from palimpsest.identity import Principal, Scope, resolve_scope

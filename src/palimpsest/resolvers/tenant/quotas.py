@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from palimpsest.config import Settings
 from palimpsest.cypher import quotas as q
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking.fulltext import StatsDelta
 from palimpsest.errors import QuotaExceeded
 from palimpsest.resolvers import term_index

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from palimpsest.config import Settings
 from palimpsest.cypher import sweep as q
-from palimpsest.cypher.executor import Row, ScopedDatabase
+from palimpsest.cypher.driver.executor import Row, ScopedDatabase
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal
 from palimpsest.identity.permissions import not_isolated, require, tenant_admin

@@ -9,7 +9,13 @@ from dataclasses import replace
 
 import pytest
 
-from palimpsest.cypher.causal import MAX_BOOKMARKS, BookmarkSeal, Causal, current, request_scope
+from palimpsest.cypher.driver.causal import (
+    MAX_BOOKMARKS,
+    BookmarkSeal,
+    Causal,
+    current,
+    request_scope,
+)
 from palimpsest.errors import InvalidArgument
 from tests.unit.principals import principal
 

@@ -1,4 +1,4 @@
-"""The float32 error bound of ``cypher/cosine.py``, against float32 cosines computed the ways
+"""The float32 error bound of ``cypher/driver/cosine.py``, against float32 cosines computed the ways
 an index may compute them (summed in order or pairwise, normalised first or divided by the
 norms, elements rounded or truncated to float32), on random and adversarial vectors."""
 
@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palimpsest.cypher.cosine import BAND, RESCORED, exact_top
+from palimpsest.cypher.driver.cosine import BAND, RESCORED, exact_top
 
 F32 = np.float32
 Cosine32 = Callable[[np.ndarray, np.ndarray], float]

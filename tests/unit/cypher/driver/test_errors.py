@@ -13,7 +13,7 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 
-from palimpsest.cypher.driver_errors import translated
+from palimpsest.cypher.driver.errors import translated
 from palimpsest.errors import (
     Conflict,
     DatabaseFailure,

@@ -10,7 +10,7 @@ from neo4j.exceptions import ClientError, SessionExpired, TransientError
 
 from palimpsest.cypher import memory as mq
 from palimpsest.cypher import schema as sq
-from palimpsest.cypher.executor import (
+from palimpsest.cypher.driver.executor import (
     CrossScopeStatement,
     Database,
     Neo4jExecutor,

@@ -8,7 +8,7 @@ from typing import Any
 from neo4j._codec.hydration.bolt.v3 import HydrationHandler
 from neo4j._codec.packstream.v2 import Packer
 
-from palimpsest.cypher.quiet_params import Numbers, quiet
+from palimpsest.cypher.driver.quiet_params import Numbers, quiet
 
 VECTOR = [i / 7 for i in range(384)]
 

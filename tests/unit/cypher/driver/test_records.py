@@ -10,7 +10,7 @@ import neo4j
 from neo4j.graph import Graph, Node, Path, Relationship
 from neo4j.time import Date, DateTime
 
-from palimpsest.cypher.records import native
+from palimpsest.cypher.driver.records import native
 
 
 def _old(record: neo4j.Record) -> dict[str, Any]:

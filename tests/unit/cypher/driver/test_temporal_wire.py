@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from neo4j._async.io._bolt._bolt6 import AsyncBolt6x0, AsyncBolt6x1
 from neo4j._codec.hydration.bolt.v3 import HydrationHandler as DriverHandler
 
-from palimpsest.cypher import temporal_wire
-from palimpsest.cypher.records import convert
+from palimpsest.cypher.driver import temporal_wire
+from palimpsest.cypher.driver.records import convert
 
 offsets = st.integers(min_value=-18 * 60, max_value=18 * 60).map(
     lambda m: timezone(timedelta(minutes=m))

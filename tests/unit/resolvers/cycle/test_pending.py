@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from palimpsest import paging
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Role, Scope, resolve_scope
 from palimpsest.resolvers.cycle import pending

@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.documents import importing as document_import

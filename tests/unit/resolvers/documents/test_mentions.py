@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers.documents import mentions as revision_mentions
 from palimpsest.resolvers.documents.mentions import Edit

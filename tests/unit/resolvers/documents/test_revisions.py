@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.domain.documents import revisions
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Scope

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.domain.ranking.fulltext import TOTALS
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers.documents import sources

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.errors import InvalidArgument, NotFound
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers.entities import graph

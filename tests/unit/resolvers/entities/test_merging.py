@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.errors import Conflict, InvalidArgument, NotFound
 from palimpsest.identity import Scope
 from palimpsest.resolvers.entities import merging as entity_merge

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers.facts import dedup
 from palimpsest.resolvers.facts.inputs import prepare

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.resolvers.facts import entity_resolution as entities
 from palimpsest.resolvers.facts.inputs import prepare

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.domain.notes import namespaces as ns
 from palimpsest.embedding import Vector
 from palimpsest.errors import InvalidArgument

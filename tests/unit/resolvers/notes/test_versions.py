@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Scope
 from palimpsest.resolvers.notes import keyvalue as memory

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import Forbidden, InvalidArgument
 from palimpsest.identity import Scope

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.errors import Forbidden
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.scopes import Plane
