@@ -18,8 +18,9 @@ from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.facts.ledger import time_view
 from palimpsest.resolvers.recall.controls import Controls, LegWeights, check, leg_weights
-from palimpsest.resolvers.recall.planner import RecallRequest, RecallResult
+from palimpsest.resolvers.recall.planner import RecallResult
 from palimpsest.resolvers.recall.planner import recall as plan
+from palimpsest.resolvers.recall.request import RecallRequest
 from palimpsest.resolvers.services import Services
 
 MAX_TOP_K = 50

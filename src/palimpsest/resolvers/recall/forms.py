@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from palimpsest.domain.ranking import fusion as pure
 
 if TYPE_CHECKING:
-    from palimpsest.resolvers.recall.planner import RecallRequest
+    from palimpsest.resolvers.recall.request import RecallRequest
 
 
 class Form(StrEnum):

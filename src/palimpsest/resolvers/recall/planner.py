@@ -26,7 +26,6 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, TypeVar
 
 from palimpsest.cypher.driver.executor import Tx
@@ -34,7 +33,6 @@ from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers.facts.ledger import TimeView
 from palimpsest.resolvers.recall import controls as recall_controls
 from palimpsest.resolvers.recall import dedup as recall_dedup
 from palimpsest.resolvers.recall import entities as recall_entities
@@ -52,6 +50,7 @@ from palimpsest.resolvers.recall.hits import (
     LegPart,
     TimeFilterReport,
 )
+from palimpsest.resolvers.recall.request import Mode, RecallRequest
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.tenant import retention
 
@@ -72,36 +71,6 @@ __all__ = [
     "TimeFilterReport",
     "recall",
 ]
-
-
-class Mode(StrEnum):
-    HYBRID = "hybrid"
-    VECTOR = "vector"
-    FULLTEXT = "fulltext"
-
-
-@dataclass(frozen=True, slots=True)
-class RecallRequest:
-    query: str
-    top_k: int
-    sources: frozenset[pure.Source]
-    view: TimeView
-    window: pure.Window | None = None
-    prefix: str = ""
-    rrf_k: int = pure.DEFAULT_RRF_K
-    vector_weight: float = 1.0
-    fulltext_weight: float = 1.0
-    mode: Mode = Mode.HYBRID
-    pool: int | None = None  # candidates per leg; default pool_factor x top_k, capped
-    pool_factor: int = 2
-    levers: pure.Levers = field(default_factory=pure.Levers)
-    # False: run the legs only (no fusion, boosts or final load) and count the rows they
-    # ranked; what the latency bench compares the whole request with.
-    fuse: bool = True
-    dedup: float | None = None  # drop near-duplicate hits at this cosine (recall_dedup)
-    controls: recall_controls.Applied = field(default_factory=recall_controls.Applied)
-    weights_given: bool = False  # the call's own leg weights: the question's form keeps them
-    form: str | None = None  # set by the planner (recall_forms.apply), shown in explain
 
 
 @dataclass(frozen=True, slots=True)
