@@ -226,6 +226,8 @@ WARM_ROWS = (
     "MATCH (n:Memory {scope_key: $key}) RETURN count(n) AS n",
     "MATCH (n:MemoryVersion {scope_key: $key}) RETURN count(n) AS n",
     "MATCH (n:Entity {scope_key: $key}) RETURN count(n) AS n",
+    "MATCH (n:Document {scope_key: $key}) RETURN count(n) AS n",
+    "MATCH (n:Chunk {scope_key: $key}) RETURN count(n) AS n",
     "MATCH (n:TermStats {scope_key: $key}) RETURN count(n) AS n",
     "MATCH ()-[f:FACT {scope_key: $key}]->() RETURN count(f) AS n",
 )
