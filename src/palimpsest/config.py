@@ -253,6 +253,9 @@ class Settings(BaseSettings):
     # Start-up's warm-up (warmup.py) runs at most this long before the server serves anyway;
     # 0 switches it off (ready as soon as the backends answer).
     warmup_seconds: float = Field(default=300.0, ge=0.0, le=3600.0)
+    # Its last step drives the common writes and reads (rolled back) this long, so a restarted
+    # database has compiled its hot paths before traffic comes; 0 switches the drive off.
+    warmup_drive_seconds: float = Field(default=30.0, ge=0.0, le=600.0)
     # An admitted request that runs longer than this is stopped and answered UNAVAILABLE.
     request_timeout_seconds: float = Field(default=60.0, ge=1.0, le=3600.0)
     # MCP's event streams (``GET /mcp``) hold a connection each: open at once per principal

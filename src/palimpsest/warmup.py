@@ -19,7 +19,13 @@ server runs these steps in order (``left`` names the ones still to run):
   resolvers in that same principal's scope, each in a transaction that is rolled back
   (``executor.Rehearsal``): run for real, kept nowhere;
 - ``statements``: every named statement planned once (``EXPLAIN``), so one the database
-  cannot plan fails here, not on a caller's request.
+  cannot plan fails here, not on a caller's request;
+- ``drive``: for ``warmup_drive_seconds``, a few lanes (each a principal of its own, as above)
+  repeat the common writes and reads, each round in one transaction that is rolled back
+  (``executor.OneTransaction``): the reads find the round's rows, so the database's compiled
+  code and the API's paths are exercised as traffic would, not only planned. A restarted
+  database compiles its hot paths only after many runs of them; one run each leaves it cold.
+  A drive that fails logs a warning and the server serves anyway: it only warms.
 
 The whole is bounded by ``warmup_seconds``: past it the server serves anyway, with a warning
 naming what was left (a slow start-up must not keep a replica out of service forever). A step
@@ -44,13 +50,21 @@ from graphql import GraphQLSchema
 from palimpsest.client import operations
 from palimpsest.client.wire import Operation
 from palimpsest.cypher.driver.errors import database_code
-from palimpsest.cypher.driver.executor import Database, Neo4jExecutor, RawRun, Rehearsal, Statement
+from palimpsest.cypher.driver.executor import (
+    Database,
+    Neo4jExecutor,
+    OneTransaction,
+    RawRun,
+    Rehearsal,
+    Statement,
+)
 from palimpsest.cypher.plans import explained, named_statements
 from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.limits import EdgeLimits, prepare
 from palimpsest.identity import Scope
 from palimpsest.identity.principal import Principal
+from palimpsest.resolvers import documents as document_import
 from palimpsest.resolvers import facts, notes, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
@@ -62,6 +76,11 @@ Step = Callable[[Services], Awaitable[None]]
 TIMEOUT = "TIMEOUT"
 # What the reads ask: words, so the full-text legs read postings; no row can match anyway.
 QUESTION = "what did we decide about the release"
+# The drive's concurrent lanes: enough to overlap the API's and the database's work on a
+# small machine, few enough to leave the machine its liveness answers.
+DRIVE_LANES = 4
+# What the drive's rows are about (the question names the first).
+TOPICS = ("release", "billing", "deploys", "hiring", "pricing", "backups")
 
 
 class StepFailed(Exception):
@@ -87,6 +106,11 @@ class Warmup:
     seconds: float | None = None
     # Whose empty scopes the reads and the rehearsed writes reach: new for every server.
     principal: Principal = field(default_factory=lambda: warm_principal())
+    # The drive's principals, one per lane; and how many rounds it ran (for tests and logs).
+    lanes: Sequence[Principal] = field(
+        default_factory=lambda: [warm_principal() for _ in range(DRIVE_LANES)]
+    )
+    drive_rounds: int = 0
 
     def steps(self, schema: GraphQLSchema, limits: EdgeLimits) -> list[tuple[str, Step]]:
         async def sql(svc: Services) -> None:
@@ -111,6 +135,7 @@ class Warmup:
             ("reads", reads),
             ("writes", writes),
             ("statements", statements),
+            ("drive", self.drive),
             *self.extra,
         ]
 
@@ -147,7 +172,34 @@ class Warmup:
         self.seconds = round(time.monotonic() - started, 1)
         self.state = "warm"
         if not self.left:
-            log.info("warm-up done in %.1f s", self.seconds)
+            log.info("warm-up done in %.1f s (%d drive rounds)", self.seconds, self.drive_rounds)
+
+    async def drive(self, svc: Services) -> None:
+        seconds = svc.settings.warmup_drive_seconds
+        executor = svc.db.executor
+        # Only on the real database: a test's recording executor has no transaction to roll back.
+        if seconds <= 0 or not isinstance(executor, Neo4jExecutor):
+            return
+        deadline = time.monotonic() + seconds
+
+        async def lane(who: Principal) -> None:
+            while time.monotonic() < deadline:
+                async with OneTransaction(executor) as one:
+                    await drive_round(dataclasses.replace(svc, db=Database(one)), who)
+                self.drive_rounds += 1
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for who in self.lanes:
+                    group.create_task(lane(who))
+        except* Exception as failed:
+            # Names only: an exception's text may quote a statement or a value.
+            kinds = sorted({type(e).__name__ for e in failed.exceptions})
+            log.warning(
+                "warm-up drive stopped after %d rounds (%s); serving anyway",
+                self.drive_rounds,
+                ",".join(kinds),
+            )
 
     def _fail(self, step: str, what: str, code: str) -> None:
         self.state = "failed"
@@ -227,17 +279,50 @@ async def run_writes(svc: Services, who: Principal) -> None:
     executor = svc.db.executor
     if not isinstance(executor, Neo4jExecutor):
         return
-    rehearsing = dataclasses.replace(svc, db=Database(Rehearsal(executor)))
-    await notes.set_value(
-        rehearsing, who, Scope.USER, "warmup/note", {"text": QUESTION}, None, True, None
-    )
+    await write_common(dataclasses.replace(svc, db=Database(Rehearsal(executor))), who)
+
+
+async def write_common(svc: Services, who: Principal) -> None:
+    """A note with its vector and a fact, in ``who``'s user scope (on a rolled-back executor)."""
+    await notes.set_value(svc, who, Scope.USER, "warmup/note", {"text": QUESTION}, None, True, None)
     draft = FactDraft(
         subject=EntityRef(type="project", name="warmup"),
         predicate="owned by",
         object=None,
         object_value="team",
     )
-    await facts.assert_facts(rehearsing, who, Scope.USER, [draft])
+    await facts.assert_facts(svc, who, Scope.USER, [draft])
+
+
+async def drive_round(svc: Services, who: Principal) -> None:
+    """One round of the drive on a scope that looks used, as callers' scopes do: notes new
+    and rewritten (some with vectors), a document, facts on new and known entities, then the
+    common reads, alone and with a wider scope, at two page sizes. The database plans a
+    statement again for other parameter shapes (a list of five hits is not a list of one),
+    so the round sends the shapes traffic sends, not only one of each."""
+    for i, topic in enumerate(TOPICS):
+        value = {"text": f"we decided about the {topic}"}
+        await notes.set_value(svc, who, Scope.USER, f"warmup/{i}", value, None, i < 4, None)
+    await notes.set_value(svc, who, Scope.USER, "warmup/0", QUESTION, None, True, None)
+    markdown = "# Decisions\n\n" + "\n\n".join(f"About the {t}: we chose a plan." for t in TOPICS)
+    await document_import.import_document(svc, who, Scope.USER, markdown, None, None, None)
+    for topic in (*TOPICS[:3], TOPICS[0]):  # the last one names a known entity
+        draft = FactDraft(
+            subject=EntityRef(type="project", name=topic),
+            predicate="owned by",
+            object=None,
+            object_value="team",
+        )
+        await facts.assert_facts(svc, who, Scope.USER, [draft])
+    for also in ((), (Scope.TENANT,)):
+        for top_k in (5, 10):
+            ask = recall.Ask(query=QUESTION, scope=Scope.USER, top_k=top_k, also_scopes=also)
+            await recall.recall(svc, who, ask)
+            await recall.search(svc, who, ask)
+    await notes.get(svc, who, Scope.USER, "warmup/0")
+    await notes.get(svc, who, Scope.USER, "warmup/none")
+    await notes.list_entries(svc, who, Scope.USER, "warmup/", 100, None)
+    await facts.list_facts(svc, who, Scope.USER, facts.time_view(svc, None, None), None, None, 100)
 
 
 async def plan_all(svc: Services, statements: Sequence[Statement]) -> None:

@@ -4,12 +4,22 @@ transaction."""
 
 from __future__ import annotations
 
+import asyncio
+import secrets
 from collections.abc import Awaitable, Callable
 
 import pytest
 from neo4j._async.io._bolt._base import AsyncBolt
 
-from palimpsest.cypher.driver.executor import CrossScopeStatement, Database, RawRun, Row, Tx
+from palimpsest.cypher.driver.executor import (
+    CrossScopeStatement,
+    Database,
+    Neo4jExecutor,
+    OneTransaction,
+    RawRun,
+    Row,
+    Tx,
+)
 from palimpsest.errors import DatabaseFailure
 from palimpsest.resolvers.services import Services
 
@@ -71,3 +81,31 @@ async def test_a_write_transaction_sends_its_begin_with_its_first_statement(
     flushes = 0
     assert await svc.db.write_tx(twice) == [{"one": 1}, {"one": 1}]
     assert flushes == 3
+
+
+WRITE_PROBE = CrossScopeStatement(
+    "TEST_ONE_TX_WRITE", "CREATE (p:OneTxProbe {tag: $tag}) RETURN p.tag AS tag"
+)
+READ_PROBE = CrossScopeStatement(
+    "TEST_ONE_TX_READ", "MATCH (p:OneTxProbe {tag: $tag}) RETURN count(p) AS n"
+)
+
+
+async def test_one_transaction_shows_its_writes_to_later_units_and_keeps_none(
+    svc: Services,
+) -> None:
+    executor = svc.db.executor
+    assert isinstance(executor, Neo4jExecutor)
+    tag = secrets.token_hex(8)
+    async with OneTransaction(executor) as one:
+        db = Database(one)
+        await db.write(WRITE_PROBE, {"tag": tag})
+        await db.write(WRITE_PROBE, {"tag": tag})
+        # A later unit, a read, sees both writes of the block: they share its transaction.
+        assert await db.read(READ_PROBE, {"tag": tag}) == [{"n": 2}]
+        # Units started at once run one after the other on the one transaction.
+        counts = await asyncio.gather(*(db.read(READ_PROBE, {"tag": tag}) for _ in range(4)))
+        assert counts == [[{"n": 2}]] * 4
+    assert await svc.db.read(READ_PROBE, {"tag": tag}) == [{"n": 0}]
+    with pytest.raises(RuntimeError, match="outside its block"):
+        await Database(one).read(READ_PROBE, {"tag": tag})

@@ -139,7 +139,7 @@ def test_a_bound_of_zero_warms_nothing(tmp_path: Path, caplog: pytest.LogCapture
     assert caplog.records == []  # switched off, not stopped by its bound
     assert warmup.state == "warm"
     assert recorder.calls == []
-    steps = ["sql", "model", "documents", "reads", "writes", "statements"]
+    steps = ["sql", "model", "documents", "reads", "writes", "statements", "drive"]
     assert warmup.wire()["skipped"] == steps
 
 

@@ -65,8 +65,16 @@ def event_span(event: Event, session_id: str) -> SpanInput | None:
         speaker=event.author or role,
         role=role,
         observed_at=datetime.fromtimestamp(event.timestamp, UTC),
-        source_id=event.id or message_key(session_id, role, text),
+        source_id=event.id or fallback_key(event, session_id, role, text),
     )
+
+
+def fallback_key(event: Event, session_id: str, role: str, text: str) -> str:
+    """The key of an event without an id (ADK gives each new event one; an event rebuilt
+    without it has none): its invocation and time as well as its text, so a later "Yes." in
+    the same session is a turn of its own, not a duplicate of an earlier one, while the same
+    event added again keeps its key."""
+    return message_key(session_id, event.invocation_id or "", repr(event.timestamp), role, text)
 
 
 class PalimpsestMemoryService(BaseMemoryService):

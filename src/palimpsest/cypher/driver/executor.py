@@ -326,6 +326,62 @@ class Rehearsal:
         await self.real.ping()
 
 
+class OneTransaction:
+    """Every unit of work of a block in one explicit transaction, rolled back at the block's
+    end: later units see what earlier ones wrote, and the database keeps none of it (the
+    warm-up's drive runs whole rounds of writes and reads this way). Units are serialised,
+    since one transaction runs one statement at a time."""
+
+    def __init__(self, real: Neo4jExecutor) -> None:
+        self.real = real
+        self._lock = asyncio.Lock()
+        self._session: AsyncSession | None = None
+        self._tx: AsyncTransaction | None = None
+
+    async def __aenter__(self) -> OneTransaction:
+        real = self.real
+        try:
+            self._session = real.driver.session(
+                database=real.database, default_access_mode=WRITE_ACCESS
+            )
+            self._tx = await self._session.begin_transaction()
+        except (Neo4jError, DriverError) as e:
+            await self._close()
+            raise translated(e) from e
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._close()
+
+    async def _close(self) -> None:
+        try:
+            if self._tx is not None:
+                await self._tx.rollback()
+        except (Neo4jError, DriverError):
+            pass  # a failed transaction is gone already: nothing of it was kept
+        finally:
+            self._tx = None
+            if self._session is not None:
+                await self._session.close()
+                self._session = None
+
+    async def execute(
+        self, work: Callable[[RawRun], Awaitable[T]], *, write: bool, single: bool = False
+    ) -> T:
+        tx = self._tx
+        if tx is None:
+            raise RuntimeError("OneTransaction used outside its block")
+        slot, dual = self.real.slot, self.real.dual
+        async with self._lock:
+            try:
+                return await work(lambda s, params: _run(tx, s, params, slot, dual))
+            except (Neo4jError, DriverError) as e:
+                raise translated(e) from e
+
+    async def ping(self) -> None:
+        await self.real.ping()
+
+
 async def _write_pipelined(
     session: AsyncSession, unit: Callable[[AsyncManagedTransaction], Awaitable[T]]
 ) -> T:
