@@ -13,6 +13,9 @@ counted as modules). Lines are physical lines, blank and comment lines included.
 - ``circles``: strongly connected groups of modules in ``palimpsest`` and ``palimpsest_bench``
   over every import, at the top, in functions and under ``TYPE_CHECKING`` (a package's
   ``__init__`` counts as the package; importing ``a.b`` is not an edge to ``a``).
+- ``resolver_modules``: modules directly in ``resolvers/`` (the loose ones, beside the planes'
+  packages, ``resolver_packages``); ``resolver_mirrors`` counts the mirrors of every module
+  under ``resolvers/``, in its packages too.
 - ``upward_imports``: an import from a layer into a higher one, layers as ``LAYERS`` names
   them (a module in none is not judged).
 - ``product_tests_importing_bench``: files under ``tests/`` that import ``palimpsest_bench``,
@@ -168,7 +171,10 @@ def house(root: Path) -> dict[str, object]:
         "functions_over_60_lines": sum(long_functions(p) for p in code),
         "unit_mirrors": len(mirrored),
         "resolver_modules": sum(1 for p in modules if p.parent == src / "resolvers"),
-        "resolver_mirrors": sum(1 for p in mirrored if p.parent == src / "resolvers"),
+        "resolver_packages": sum(
+            1 for p in (src / "resolvers").iterdir() if (p / "__init__.py").is_file()
+        ),
+        "resolver_mirrors": sum(1 for p in mirrored if src / "resolvers" in p.parents),
         "circles": len(rings),
         "circle_modules": rings,
         "upward_imports": len(upward),

@@ -9,7 +9,7 @@ order, the first ``sample`` of the scope, so two runs on one index probe the sam
 
 from __future__ import annotations
 
-from palimpsest.cypher.executor import ScopedDatabase, Statement
+from palimpsest.cypher.driver.executor import ScopedDatabase, Statement
 
 REACH_K = 10
 # Bench-only: the first ``$n`` embedded chunks of the scope by id, with their stored vectors.

@@ -21,9 +21,12 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
-from palimpsest.resolvers import context as ctx
-from palimpsest.resolvers import document_import, erasure, facts, memory
-from palimpsest.resolvers import recall_asks as asks
+from palimpsest.resolvers.documents import importing as document_import
+from palimpsest.resolvers.erasure import erase as erasure
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as memory
+from palimpsest.resolvers.recall import asks
+from palimpsest.resolvers.recall import context_block as ctx
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft

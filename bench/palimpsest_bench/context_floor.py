@@ -31,7 +31,7 @@ from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
-from palimpsest.resolvers import context as ctx
+from palimpsest.resolvers.recall import context_block as ctx
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_data import Dataset, Query, load_locomo

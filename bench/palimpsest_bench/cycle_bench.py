@@ -34,15 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 from palimpsest.domain.documents.conversation import turn_text
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.tokens import load_keys, mint, principal_from_claims
 from palimpsest.ontology.extractors import load
-from palimpsest.resolvers import harvest as hv
-from palimpsest.resolvers import queue
-from palimpsest.resolvers.consolidate import WorkerConfig, consolidate_scope
-from palimpsest.resolvers.harvest import STATUS_PARAMS
+from palimpsest.resolvers.cycle import harvesting as hv
+from palimpsest.resolvers.cycle import queue
+from palimpsest.resolvers.cycle.consolidate import WorkerConfig, consolidate_scope
+from palimpsest.resolvers.cycle.harvesting import STATUS_PARAMS
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread

@@ -41,12 +41,14 @@ from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Principal, Role, Scope
 from palimpsest.identity.scopes import resolve_scope, scope_key
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import erasure, memory, ontology
-from palimpsest.resolvers.document_import import DocumentDraft, import_documents
-from palimpsest.resolvers.erasure_jobs import Receipt
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import RecallRequest, recall
+from palimpsest.resolvers.documents.importing import DocumentDraft, import_documents
+from palimpsest.resolvers.erasure import erase as erasure
+from palimpsest.resolvers.erasure.jobs import Receipt
+from palimpsest.resolvers.facts.ledger import time_view
+from palimpsest.resolvers.notes import keyvalue as memory
+from palimpsest.resolvers.recall.planner import RecallRequest, recall
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import ontology
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 from palimpsest.sqlmem import Statement

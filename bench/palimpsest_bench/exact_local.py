@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from palimpsest.cypher.executor import ScopedDatabase, Statement
+from palimpsest.cypher.driver.executor import ScopedDatabase, Statement
 from palimpsest_bench.common import HashEmbedder
 
 PAGE = 50_000

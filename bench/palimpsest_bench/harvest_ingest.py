@@ -23,8 +23,8 @@ from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.tokens import principal_from_claims
 from palimpsest.ontology.extractors import load
-from palimpsest.resolvers import harvest as hv
-from palimpsest.resolvers.consolidate import WorkerConfig, consolidate_scope
+from palimpsest.resolvers.cycle import harvesting as hv
+from palimpsest.resolvers.cycle.consolidate import WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services
 from palimpsest_bench.cycle_bench import ERASE_SCOPE
 from palimpsest_bench.recall_data import Dataset, Doc

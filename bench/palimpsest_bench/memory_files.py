@@ -19,8 +19,8 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
-from palimpsest.resolvers import erasure
-from palimpsest.resolvers import memory_files as mf
+from palimpsest.resolvers.documents import memory_files as mf
+from palimpsest.resolvers.erasure import erase as erasure
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import principal

@@ -36,7 +36,7 @@ from palimpsest.config import Settings
 from palimpsest.embedding import Embedder
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local.neo4j.manager import credentials
-from palimpsest.resolvers import recall_timing as timing
+from palimpsest.resolvers.recall import timing
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
 from palimpsest_bench import recall_eval, recall_ingest

@@ -18,15 +18,14 @@ import numpy as np
 import numpy.typing as npt
 
 from palimpsest.cypher import recall as q
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.documents import markdown
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats, StatsDelta, Stored
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import ScopeRef
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers import recall_text as text
 from palimpsest.resolvers import term_index
+from palimpsest.resolvers.recall import legs, text
 from palimpsest_bench.recall_load import ScopePlan, TextGen, documents_for
 
 Ids = npt.NDArray[np.int64]

@@ -20,11 +20,14 @@ from dataclasses import replace
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
-from palimpsest.resolvers import erasure, facts, memory, quotas
+from palimpsest.resolvers.erasure import erase as erasure
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import quotas
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest_bench.common import HashEmbedder, principal

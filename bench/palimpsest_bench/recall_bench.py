@@ -36,15 +36,15 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher import recall as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.domain.documents import markdown
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers import facts as fr
-from palimpsest.resolvers import recall as rr
-from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers.documents import importing as importer
+from palimpsest.resolvers.facts import ledger as fr
+from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall import planner as rr
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench import exact_local

@@ -25,9 +25,10 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.principal import console_operator
-from palimpsest.resolvers import document_import, erasure
-from palimpsest.resolvers import recall_asks as asks
-from palimpsest.resolvers.document_import import DocumentDraft
+from palimpsest.resolvers.documents import importing as document_import
+from palimpsest.resolvers.documents.importing import DocumentDraft
+from palimpsest.resolvers.erasure import erase as erasure
+from palimpsest.resolvers.recall import asks
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import HashEmbedder, principal
 from palimpsest_bench.versions import WORDS, _pcts

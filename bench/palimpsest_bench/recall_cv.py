@@ -31,9 +31,9 @@ import numpy.typing as npt
 
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Scope
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import Mode, RecallRequest, recall
-from palimpsest.resolvers.recall_forms import Form, classify
+from palimpsest.resolvers.facts.ledger import time_view
+from palimpsest.resolvers.recall.forms import Form, classify
+from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_cv_select import (

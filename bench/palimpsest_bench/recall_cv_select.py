@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from palimpsest.resolvers.recall_forms import Form
+from palimpsest.resolvers.recall.forms import Form
 
 Floats = npt.NDArray[np.float64]
 Setting = dict[str, float | bool]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.domain.documents import markdown
-from palimpsest.resolvers import document_import as importer
+from palimpsest.resolvers.documents import importing as importer
 from palimpsest_bench.records import (
     Malformed,
     Skipped,

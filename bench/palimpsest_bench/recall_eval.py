@@ -45,8 +45,8 @@ from palimpsest.config import Settings
 from palimpsest.domain.ranking.fusion import Levers, Source, parse_window
 from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import Mode, RecallRequest, recall
+from palimpsest.resolvers.facts.ledger import time_view
+from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
 from palimpsest_bench import harvest_ingest

@@ -17,8 +17,8 @@ from palimpsest.domain.time.timeparse import parse_optional
 from palimpsest.embedding import Embedder
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope
-from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers import documents as docs
+from palimpsest.resolvers.documents import catalog as docs
+from palimpsest.resolvers.documents import importing as importer
 from palimpsest.resolvers.services import Services
 from palimpsest_bench.common import gather_limited, principal
 from palimpsest_bench.recall_data import Dataset, Doc, units_markdown

@@ -28,9 +28,9 @@ from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
 from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.tokens import load_keys, mint
-from palimpsest.resolvers import facts as fr
-from palimpsest.resolvers import recall_timing as timing
-from palimpsest.resolvers.recall import RecallRequest, recall
+from palimpsest.resolvers.facts import ledger as fr
+from palimpsest.resolvers.recall import timing
+from palimpsest.resolvers.recall.planner import RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import term_index
+from palimpsest.resolvers.documents import importing as importer
 from palimpsest.resolvers.services import Services
 from palimpsest_bench.common import principal
 

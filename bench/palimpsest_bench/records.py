@@ -21,7 +21,7 @@ import orjson
 
 from palimpsest.domain.time.timeparse import parse_time
 from palimpsest.errors import PalimpsestError
-from palimpsest.resolvers.fact_input import prepare
+from palimpsest.resolvers.facts.inputs import prepare
 from palimpsest.schema.drafts import FactDraft
 
 T = TypeVar("T")

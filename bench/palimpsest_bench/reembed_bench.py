@@ -22,8 +22,8 @@ from palimpsest.domain.documents import markdown
 from palimpsest.embedding.models import load_model
 from palimpsest.identity import Scope
 from palimpsest.local import neo4j as neo4j_local
-from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import reembed
+from palimpsest.resolvers.documents import importing as importer
 from palimpsest.runtime import open_services
 from palimpsest_bench import faults
 from palimpsest_bench.common import principal

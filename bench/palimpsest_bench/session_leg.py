@@ -38,12 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Levers
 from palimpsest.identity import resolve_scope
-from palimpsest.resolvers.recall import MAX_POOL, Hit, Mode, recall
+from palimpsest.resolvers.recall.planner import MAX_POOL, Hit, Mode, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import principal

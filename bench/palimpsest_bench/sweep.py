@@ -27,9 +27,13 @@ from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import scope_key
 from palimpsest.jobs.sweeper import walk
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import document_import, documents, erasure, memory, retention
+from palimpsest.resolvers.cycle.sweep import Swept
+from palimpsest.resolvers.documents import catalog as documents
+from palimpsest.resolvers.documents import importing as document_import
+from palimpsest.resolvers.erasure import erase as erasure
+from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
-from palimpsest.resolvers.sweep import Swept
+from palimpsest.resolvers.tenant import retention
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import HashEmbedder, principal
 

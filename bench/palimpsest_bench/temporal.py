@@ -68,14 +68,14 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.domain.names import normalise
 from palimpsest.domain.time.timeparse import parse_time
 from palimpsest.identity import Principal, Role, Scope, resolve_scope
-from palimpsest.resolvers import facts as fr
-from palimpsest.resolvers.fact_input import MAX_BATCH
-from palimpsest.resolvers.ontology import set_ontology
+from palimpsest.resolvers.facts import ledger as fr
+from palimpsest.resolvers.facts.inputs import MAX_BATCH
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant.ontology import set_ontology
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from palimpsest_bench import temporal_reconcile as rec

@@ -23,7 +23,7 @@ from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, Vector
-from palimpsest.resolvers.recall import Mode
+from palimpsest.resolvers.recall.planner import Mode
 from palimpsest.runtime import open_services
 from palimpsest_bench.embed_cache import CachedEmbedder
 from palimpsest_bench.recall_data import LOADERS, Doc

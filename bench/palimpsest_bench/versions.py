@@ -37,8 +37,10 @@ from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import scope_key
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import erasure, memory, note_versions
-from palimpsest.resolvers import recall_asks as asks
+from palimpsest.resolvers.erasure import erase as erasure
+from palimpsest.resolvers.notes import keyvalue as memory
+from palimpsest.resolvers.notes import versions as note_versions
+from palimpsest.resolvers.recall import asks
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import HashEmbedder, principal

@@ -41,7 +41,10 @@ from palimpsest.identity import Principal, Scope
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import scope_key
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import document_import, document_revisions, documents, erasure
+from palimpsest.resolvers.documents import catalog as documents
+from palimpsest.resolvers.documents import importing as document_import
+from palimpsest.resolvers.documents import revisions as document_revisions
+from palimpsest.resolvers.erasure import erase as erasure
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest_bench.common import HashEmbedder, principal

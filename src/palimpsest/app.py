@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from palimpsest import browser, logs, mcp, readiness
 from palimpsest.config import Settings
-from palimpsest.cypher import causal
+from palimpsest.cypher.driver import causal
 from palimpsest.errors import Unavailable
 from palimpsest.graphql.limits import EdgeLimits
 from palimpsest.graphql.metrics import OperationMetrics
@@ -41,7 +41,7 @@ from palimpsest.middleware.auth import TokenBackend, refuse
 from palimpsest.middleware.bookmarks import CausalBookmarks
 from palimpsest.middleware.ratelimit import AnonymousRateLimit, RateLimit
 from palimpsest.resolvers.erasure import resume_pending
-from palimpsest.resolvers.recall_timing import RequestTiming
+from palimpsest.resolvers.recall import RequestTiming
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.warmup import Warmup

@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     recall_time_boost: float = Field(default=1.5, ge=1.0, le=10.0)
     recall_time_when_boost: float = Field(default=1.0, ge=1.0, le=10.0)
     # Fusion per kind of question: the question's form (when, who, how many, ...) picks its
-    # row of resolvers/recall_forms.TABLE over the weights and boosts above; off: the settings
+    # row of resolvers/recall/forms.TABLE over the weights and boosts above; off: the settings
     # for every question (docs/reference/recall.md, Question forms). The table holds one row,
     # chosen by leave-one-conversation-out; off by default: that row lowers LoCoMo's
     # adversarial recall@10 (docs/notes/recall-quality.md).

@@ -1,3 +1,3 @@
 """Deprecated alias, for one release: the module moved (palimpsest.MOVED)."""
 
-from palimpsest.resolvers.recall_timing import *  # noqa: F403
+from palimpsest.resolvers.recall.timing import *  # noqa: F403

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 import anyio.to_thread
 
 from palimpsest.config import Settings
-from palimpsest.cypher.connect import connect
+from palimpsest.cypher.driver.connect import connect
 from palimpsest.embedding import QueryVectors, load_embedder
 from palimpsest.embedding.models import ActiveEmbedder
 from palimpsest.local.neo4j import credentials

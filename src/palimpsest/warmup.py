@@ -49,8 +49,8 @@ from graphql import GraphQLSchema
 
 from palimpsest.client import operations
 from palimpsest.client.wire import Operation
-from palimpsest.cypher.driver_errors import database_code
-from palimpsest.cypher.executor import (
+from palimpsest.cypher.driver.errors import database_code
+from palimpsest.cypher.driver.executor import (
     Database,
     Neo4jExecutor,
     OneTransaction,
@@ -64,7 +64,8 @@ from palimpsest.errors import ErrorCode, PalimpsestError
 from palimpsest.graphql.limits import EdgeLimits, prepare
 from palimpsest.identity import Scope
 from palimpsest.identity.principal import Principal
-from palimpsest.resolvers import document_import, facts, memory, recall_asks
+from palimpsest.resolvers import documents as document_import
+from palimpsest.resolvers import facts, notes, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 
@@ -263,11 +264,11 @@ def warm_principal() -> Principal:
 
 
 async def run_reads(svc: Services, who: Principal) -> None:
-    ask = recall_asks.Ask(query=QUESTION, scope=Scope.USER, also_scopes=(Scope.TENANT,))
-    await recall_asks.recall(svc, who, ask)
-    await recall_asks.search(svc, who, ask)
-    await memory.get(svc, who, Scope.USER, "warmup")
-    await memory.list_entries(svc, who, Scope.USER, "", 10, None)
+    ask = recall.Ask(query=QUESTION, scope=Scope.USER, also_scopes=(Scope.TENANT,))
+    await recall.recall(svc, who, ask)
+    await recall.search(svc, who, ask)
+    await notes.get(svc, who, Scope.USER, "warmup")
+    await notes.list_entries(svc, who, Scope.USER, "", 10, None)
     view = facts.time_view(svc, None, None)
     await facts.list_facts(svc, who, Scope.USER, view, None, None, 10)
 
@@ -283,9 +284,7 @@ async def run_writes(svc: Services, who: Principal) -> None:
 
 async def write_common(svc: Services, who: Principal) -> None:
     """A note with its vector and a fact, in ``who``'s user scope (on a rolled-back executor)."""
-    await memory.set_value(
-        svc, who, Scope.USER, "warmup/note", {"text": QUESTION}, None, True, None
-    )
+    await notes.set_value(svc, who, Scope.USER, "warmup/note", {"text": QUESTION}, None, True, None)
     draft = FactDraft(
         subject=EntityRef(type="project", name="warmup"),
         predicate="owned by",
@@ -303,8 +302,8 @@ async def drive_round(svc: Services, who: Principal) -> None:
     so the round sends the shapes traffic sends, not only one of each."""
     for i, topic in enumerate(TOPICS):
         value = {"text": f"we decided about the {topic}"}
-        await memory.set_value(svc, who, Scope.USER, f"warmup/{i}", value, None, i < 4, None)
-    await memory.set_value(svc, who, Scope.USER, "warmup/0", QUESTION, None, True, None)
+        await notes.set_value(svc, who, Scope.USER, f"warmup/{i}", value, None, i < 4, None)
+    await notes.set_value(svc, who, Scope.USER, "warmup/0", QUESTION, None, True, None)
     markdown = "# Decisions\n\n" + "\n\n".join(f"About the {t}: we chose a plan." for t in TOPICS)
     await document_import.import_document(svc, who, Scope.USER, markdown, None, None, None)
     for topic in (*TOPICS[:3], TOPICS[0]):  # the last one names a known entity
@@ -317,12 +316,12 @@ async def drive_round(svc: Services, who: Principal) -> None:
         await facts.assert_facts(svc, who, Scope.USER, [draft])
     for also in ((), (Scope.TENANT,)):
         for top_k in (5, 10):
-            ask = recall_asks.Ask(query=QUESTION, scope=Scope.USER, top_k=top_k, also_scopes=also)
-            await recall_asks.recall(svc, who, ask)
-            await recall_asks.search(svc, who, ask)
-    await memory.get(svc, who, Scope.USER, "warmup/0")
-    await memory.get(svc, who, Scope.USER, "warmup/none")
-    await memory.list_entries(svc, who, Scope.USER, "warmup/", 100, None)
+            ask = recall.Ask(query=QUESTION, scope=Scope.USER, top_k=top_k, also_scopes=also)
+            await recall.recall(svc, who, ask)
+            await recall.search(svc, who, ask)
+    await notes.get(svc, who, Scope.USER, "warmup/0")
+    await notes.get(svc, who, Scope.USER, "warmup/none")
+    await notes.list_entries(svc, who, Scope.USER, "warmup/", 100, None)
     await facts.list_facts(svc, who, Scope.USER, facts.time_view(svc, None, None), None, None, 100)
 
 

@@ -15,7 +15,7 @@ import pytest
 from neo4j import Driver, GraphDatabase
 
 from palimpsest.config import Settings
-from palimpsest.cypher import executor
+from palimpsest.cypher.driver import executor
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local.graphiql import install_assets

@@ -18,7 +18,7 @@ from palimpsest.ontology.extractors import (
     ScopeView,
     Turn,
 )
-from palimpsest.resolvers.consolidate import Outcome, WorkerConfig, consolidate_scope
+from palimpsest.resolvers.cycle.consolidate import Outcome, WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services, utc_now
 from tests.integration.conftest import Gql
 

@@ -1,4 +1,4 @@
-"""Bookmarks an attacker can send (cypher/causal.py, executor): a forged one is refused at
+"""Bookmarks an attacker can send (cypher/driver/causal.py, executor): a forged one is refused at
 once, an unreachable one is waited for only briefly and refused with a code, and the header
 tells a tenant nothing about anyone else's writes."""
 
@@ -15,8 +15,8 @@ import httpx
 import pytest
 from neo4j import Driver
 
-from palimpsest.cypher import causal
-from palimpsest.cypher.executor import CrossScopeStatement, Database, Neo4jExecutor
+from palimpsest.cypher.driver import causal
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Database, Neo4jExecutor
 from palimpsest.errors import InvalidArgument, Unavailable
 from palimpsest.resolvers.services import Services
 

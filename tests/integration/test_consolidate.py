@@ -26,8 +26,8 @@ from neo4j import Driver
 
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
-from palimpsest.resolvers import consolidate, queue, turn_rows
-from palimpsest.resolvers.consolidate import consolidate_scope
+from palimpsest.resolvers.cycle import consolidate, queue, turn_rows
+from palimpsest.resolvers.cycle.consolidate import consolidate_scope
 from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
 from tests.integration.cycle import Clock, FailingExtractor, config, harvest, ok, scope_of

@@ -13,13 +13,13 @@ from neo4j import AsyncGraphDatabase, Driver
 from neo4j.exceptions import DriverError, Neo4jError
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database, Neo4jExecutor, RawRun
+from palimpsest.cypher.driver.executor import Database, Neo4jExecutor, RawRun
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Principal, Role
 from palimpsest.identity.principal import console_operator
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import erasure
-from palimpsest.resolvers import erasure_jobs as jobs
+from palimpsest.resolvers.erasure import erase as erasure
+from palimpsest.resolvers.erasure import jobs
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqliteStore
 from tests.integration import people

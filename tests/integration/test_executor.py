@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from neo4j._async.io._bolt._base import AsyncBolt
 
-from palimpsest.cypher.executor import (
+from palimpsest.cypher.driver.executor import (
     CrossScopeStatement,
     Database,
     Neo4jExecutor,

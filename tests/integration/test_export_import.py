@@ -14,12 +14,12 @@ import pytest
 from neo4j import AsyncGraphDatabase, Driver
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database, Neo4jExecutor
+from palimpsest.cypher.driver.executor import Database, Neo4jExecutor
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity.principal import console_operator
 from palimpsest.jobs.portability import export_to_file, import_from_file
 from palimpsest.local.neo4j import credentials
-from palimpsest.resolvers import export
+from palimpsest.resolvers.portability import export
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqliteStore
 from tests.integration import people

@@ -22,7 +22,7 @@ from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.jobs.portability import import_from_file
-from palimpsest.resolvers.export import VECTORS
+from palimpsest.resolvers.portability.export import VECTORS
 from tests.integration import people
 from tests.integration.conftest import Gql
 from tests.integration.test_entities import ALL, MERGE, UNMERGE, assert_facts, ok, works

@@ -13,7 +13,7 @@ import pytest
 
 from palimpsest.errors import Conflict
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers import facts
+from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal

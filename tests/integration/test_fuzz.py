@@ -14,9 +14,10 @@ from palimpsest_bench.fuzz import run_fuzz
 OPERATIONS = 500
 
 
-# Open issue: Bolt sockets the neo4j driver opened for a read (cypher/executor.py) are garbage
-# collected unclosed during this run, most likely reads cancelled mid-connect when a recall's
-# other leg fails (resolvers/recall.py cancels it). Tolerated here only, until that is fixed.
+# Open issue: Bolt sockets the neo4j driver opened for a read (cypher/driver/executor.py) are
+# garbage collected unclosed during this run, most likely reads cancelled mid-connect when a
+# recall's other leg fails (resolvers/recall/planner.py cancels it). Tolerated here only, until
+# that is fixed.
 @pytest.mark.filterwarnings("ignore:unclosed <socket.socket:ResourceWarning")
 def test_generated_requests_get_coded_errors_only(live_server_url: str, settings: Settings) -> None:
     # Derandomized, so the examples follow from the schema: 300 of today's schema reach no

@@ -27,7 +27,7 @@ from anthropic.types.beta import (
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.integrations.anthropic import PalimpsestMemoryTool
-from palimpsest.resolvers import memory_files
+from palimpsest.resolvers.documents import memory_files
 from palimpsest.server import serve_in_thread
 from tests.integration.conftest import Gql
 from tests.integration.test_document_revisions import HISTORY, ok

@@ -15,7 +15,7 @@ from neo4j import Driver
 
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import memory
+from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 

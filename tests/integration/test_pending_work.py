@@ -19,7 +19,7 @@ from palimpsest.config import Settings
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
 from palimpsest.jobs.queue_metrics import SPANS, QueueGauges
-from palimpsest.resolvers import queue
+from palimpsest.resolvers.cycle import queue
 from palimpsest.resolvers.services import Services
 from palimpsest.server import serve_in_thread
 from tests.integration.conftest import Gql

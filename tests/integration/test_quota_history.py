@@ -16,7 +16,10 @@ from neo4j import Driver
 
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers import document_import, document_revisions, documents, memory
+from palimpsest.resolvers.documents import catalog as documents
+from palimpsest.resolvers.documents import importing as document_import
+from palimpsest.resolvers.documents import revisions as document_revisions
+from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
 from tests.integration.conftest import Gql
 from tests.integration.cycle import config, drain, harvest, scope_of

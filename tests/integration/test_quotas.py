@@ -21,7 +21,10 @@ from neo4j import Driver
 
 from palimpsest.errors import QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import document_import, facts, harvest, memory
+from palimpsest.resolvers.cycle import harvesting as harvest
+from palimpsest.resolvers.documents import importing as document_import
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.integration.conftest import Gql

@@ -22,7 +22,7 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.resolvers.services import Services

@@ -16,10 +16,10 @@ import pytest
 
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import Mode, RecallRequest, recall
-from palimpsest.resolvers.recall_entities import ENTITIES
-from palimpsest.resolvers.recall_hits import Hit
+from palimpsest.resolvers.facts.ledger import time_view
+from palimpsest.resolvers.recall.entities import ENTITIES
+from palimpsest.resolvers.recall.hits import Hit
+from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from tests.integration.test_recall_sessions import load
 from tests.unit.principals import principal

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
-from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers import facts
-from palimpsest.resolvers import memory as notes
-from palimpsest.resolvers import recall as rr
-from palimpsest.resolvers import recall_legs as legs
-from palimpsest.resolvers.recall_hits import Hit
+from palimpsest.resolvers.documents import importing as importer
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as notes
+from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall import planner as rr
+from palimpsest.resolvers.recall.hits import Hit
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from palimpsest.config import Settings
-from palimpsest.resolvers import recall_forms
-from palimpsest.resolvers.recall_forms import Form, Weights
+from palimpsest.resolvers.recall import forms as recall_forms
+from palimpsest.resolvers.recall.forms import Form, Weights
 from palimpsest.server import serve_in_thread
 from tests.integration.conftest import Gql, gql_over
 from tests.integration.cycle import ok

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from palimpsest.config import Settings
-from palimpsest.resolvers.recall import Mode
+from palimpsest.resolvers.recall.planner import Mode
 from palimpsest_bench import recall_eval
 from tests.integration.conftest import Gql
 

@@ -18,14 +18,15 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import facts, term_index
-from palimpsest.resolvers import memory as notes
-from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers import term_index
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as notes
+from palimpsest.resolvers.recall import legs
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from tests.integration.conftest import Gql

@@ -14,11 +14,11 @@ import pytest
 
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers import recall_asks as asks
-from palimpsest.resolvers.recall import Mode, recall
-from palimpsest.resolvers.recall_hits import Hit
-from palimpsest.resolvers.recall_sessions import SESSION
+from palimpsest.resolvers.documents import importing as importer
+from palimpsest.resolvers.recall import asks
+from palimpsest.resolvers.recall.hits import Hit
+from palimpsest.resolvers.recall.planner import Mode, recall
+from palimpsest.resolvers.recall.sessions import SESSION
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 

@@ -17,8 +17,8 @@ from neo4j import Driver
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.domain.time.timerefs import Range
 from palimpsest.identity import Scope
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import Mode, RecallRequest, recall
+from palimpsest.resolvers.facts.ledger import time_view
+from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest_bench.common import principal
 from tests.integration.conftest import Gql

@@ -1,4 +1,4 @@
-"""The text side in one statement per scope (``READ_TEXT_SIDE``, ``resolvers/recall_text.py``)
+"""The text side in one statement per scope (``READ_TEXT_SIDE``, ``resolvers/recall/text.py``)
 on the real Neo4j: for random small scopes of notes, document chunks and facts (some notes out
 of the asked key prefix, some facts no longer valid), every hybrid and full-text search answers
 exactly as the legs' own reads do (hits, order, scores, explanations and the time filter's
@@ -16,14 +16,15 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers import facts, recall_text
-from palimpsest.resolvers import memory as notes
-from palimpsest.resolvers import recall as rr
-from palimpsest.resolvers.recall_hits import Hit, TimeFilterReport
+from palimpsest.resolvers.documents import importing as importer
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as notes
+from palimpsest.resolvers.recall import planner as rr
+from palimpsest.resolvers.recall import text as recall_text
+from palimpsest.resolvers.recall.hits import Hit, TimeFilterReport
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal

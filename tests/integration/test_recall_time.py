@@ -21,8 +21,8 @@ from neo4j import Driver
 from palimpsest.config import Settings
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Scope
-from palimpsest.resolvers.facts import time_view
-from palimpsest.resolvers.recall import Mode, RecallRequest, recall
+from palimpsest.resolvers.facts.ledger import time_view
+from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.server import serve_in_thread
 from palimpsest_bench.common import principal

@@ -14,7 +14,7 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
-from palimpsest.resolvers import recall_timing as timing
+from palimpsest.resolvers.recall import timing
 from palimpsest.server import serve_in_thread
 from tests.integration.conftest import gql_over
 

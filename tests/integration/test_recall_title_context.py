@@ -12,10 +12,11 @@ import pytest
 
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Principal, Scope
-from palimpsest.resolvers import document_import as importer
-from palimpsest.resolvers import document_revisions, documents
-from palimpsest.resolvers import recall_asks as asks
-from palimpsest.resolvers.recall import Mode, recall
+from palimpsest.resolvers.documents import catalog as documents
+from palimpsest.resolvers.documents import importing as importer
+from palimpsest.resolvers.documents import revisions as document_revisions
+from palimpsest.resolvers.recall import asks
+from palimpsest.resolvers.recall.planner import Mode, recall
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 

@@ -22,10 +22,10 @@ from neo4j import Driver
 
 from palimpsest.cypher import recall as q
 from palimpsest.cypher import recall_whole as wq
-from palimpsest.cypher.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope
-from palimpsest.resolvers import recall_legs as legs
+from palimpsest.resolvers.recall import legs
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import scope_ref
 
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.integration
 
 DIMS = 384
 EXAMPLES = 30  # per run; run it over several ``--hypothesis-seed`` values for more
-EPS = (DIMS + 8) * 2.0**-23  # the float32 score's bound (cypher/cosine.py)
+EPS = (DIMS + 8) * 2.0**-23  # the float32 score's bound (cypher/driver/cosine.py)
 KINDS = {
     Source.DOCUMENTS: (wq.WHOLE_CHUNKS, q.EXACT_CHUNKS),
     Source.NOTES: (wq.WHOLE_MEMORY, q.EXACT_MEMORY),
@@ -104,7 +104,7 @@ def near_ties(
 
 
 def exact_score(e: list[float], q: list[float]) -> float:
-    """The exact score (``cypher/cosine.py``): ``(1 + x.q / sqrt(x.x q.q)) / 2`` in double
+    """The exact score (``cypher/driver/cosine.py``): ``(1 + x.q / sqrt(x.x q.q)) / 2`` in double
     precision, each sum left to right, as Neo4j computes it when it re-scores."""
     dot = xx = qq = 0.0
     for a, b in zip(e, q, strict=True):

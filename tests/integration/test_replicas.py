@@ -1,6 +1,6 @@
 """Two API replicas (two apps on two ports) against the same Neo4j and PostgreSQL: every answer
 is the same from either, and a write on one is read on the other, with the bookmark the write
-returned passed along (cypher/causal.py)."""
+returned passed along (cypher/driver/causal.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from palimpsest.config import Settings
-from palimpsest.cypher.causal import HEADER
+from palimpsest.cypher.driver.causal import HEADER
 from palimpsest.server import serve_in_thread
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ import pytest
 from neo4j import AsyncGraphDatabase
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import CrossScopeStatement, Database, Neo4jExecutor
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Database, Neo4jExecutor
 from palimpsest.errors import DatabaseFailure
 from palimpsest.local.neo4j import credentials
 from palimpsest.server import serve_in_thread

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from neo4j import Driver
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from tests.unit.cypher.test_statements import SCOPED, all_statements
 
 LEAF = re.compile(r"(Scan|Seek|IndexSearch|ByElementId|ById)")

@@ -23,8 +23,9 @@ from neo4j import Driver
 
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key, swept_ref
-from palimpsest.resolvers import retention, sweep
+from palimpsest.resolvers.cycle import sweep
 from palimpsest.resolvers.services import Services, utc_now
+from palimpsest.resolvers.tenant import retention
 from tests.integration.conftest import Gql
 from tests.integration.cycle import drain, harvest
 

@@ -14,7 +14,7 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.cypher import terms as q
-from palimpsest.cypher.executor import ScopedTx
+from palimpsest.cypher.driver.executor import ScopedTx
 from palimpsest.domain.ranking import fulltext
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.scopes import scope_key

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from palimpsest.cypher.executor import Database, Neo4jExecutor, OneTransaction
+from palimpsest.cypher.driver.executor import Database, Neo4jExecutor, OneTransaction
 from palimpsest.domain.ranking.fusion import Source
-from palimpsest.resolvers import recall_asks
+from palimpsest.resolvers.recall import asks as recall_asks
 from palimpsest.resolvers.services import Services
 from palimpsest.warmup import QUESTION, drive_round, warm_principal
 

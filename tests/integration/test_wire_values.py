@@ -1,4 +1,4 @@
-"""Values through the short paths on the real Neo4j (cypher/temporal_wire.py and
+"""Values through the short paths on the real Neo4j (cypher/driver/temporal_wire.py and
 quiet_params.py): date-time parameters arrive as the same instants, stored date-times come
 back as the driver's path would give them after ``records.convert`` (UTC, microseconds), named zones
 included, and vector parameters arrive as lists."""
@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from neo4j._async.io._bolt._bolt6 import AsyncBolt6x0
 
-from palimpsest.cypher import temporal_wire
-from palimpsest.cypher.executor import CrossScopeStatement
+from palimpsest.cypher.driver import temporal_wire
+from palimpsest.cypher.driver.executor import CrossScopeStatement
 from palimpsest.resolvers.services import Services
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,11 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.identity import Principal, Role, Scope, resolve_scope
-from palimpsest.resolvers import common, facts, memory, ontology
+from palimpsest.resolvers import common
+from palimpsest.resolvers.facts import ledger as facts
+from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import ontology
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
 
@@ -47,7 +50,7 @@ def draft(subject: str, obj: str) -> FactDraft:
 async def test_a_key_value_write_is_two_statements(svc: Services, ran: list[str]) -> None:
     who = fresh()
     # A new scope's first note and first version count what its bounds do not know yet
-    # (resolvers/quotas.py).
+    # (resolvers/tenant/quotas.py).
     for _ in range(2):
         await memory.set_value(svc, who, Scope.USER, "first", "words", None, False, None)
     ran.clear()

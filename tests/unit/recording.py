@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database, RawRun, Row, Statement
+from palimpsest.cypher.driver.executor import Database, RawRun, Row, Statement
 from palimpsest.embedding import Vector
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqliteStore

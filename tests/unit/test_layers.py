@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,6 +45,56 @@ def offenders(paths: list[Path], *prefixes: str) -> list[str]:
 @pytest.mark.parametrize("door", ["graphql", "mcp", "cli", "integrations"])
 def test_doors_do_not_reach_the_database_layer(door: str) -> None:
     assert offenders(modules(door), "palimpsest.cypher", "neo4j") == []
+
+
+def resolver_submodules_imported(path: Path) -> list[str]:
+    """The modules inside a package of ``resolvers/`` that ``path`` imports (a face, the
+    package's ``__init__``, or a loose module directly in ``resolvers/`` is not one)."""
+    found = []
+    where = path.relative_to(SRC) if SRC in path.parents else path.name
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        else:
+            continue
+        inside = {
+            ".".join(parts[:4])
+            for parts in (name.split(".") for name in names)
+            if parts[:2] == ["palimpsest", "resolvers"]
+            and len(parts) >= 4
+            and (SRC / "resolvers" / parts[2]).is_dir()
+            and (
+                SRC.joinpath(*parts[1:4]).with_suffix(".py").is_file()
+                or SRC.joinpath(*parts[1:4]).is_dir()
+            )
+        }
+        found += [f"{where}:{node.lineno} imports {name}" for name in sorted(inside)]
+    return found
+
+
+def test_the_doors_import_the_resolvers_through_their_faces_only() -> None:
+    """Outside ``resolvers/``, a plane is reached through its face (``resolvers/<plane>/``'s
+    ``__all__``), never one of its modules."""
+    doors = [p for p in modules(".") if p.relative_to(SRC).parts[0] != "resolvers"]
+    assert [hit for p in doors for hit in resolver_submodules_imported(p)] == []
+
+
+def test_the_check_sees_a_door_importing_a_plane_module(tmp_path: Path) -> None:
+    door = tmp_path / "door.py"
+    door.write_text(
+        "from palimpsest.resolvers import recall, services\n"
+        "from palimpsest.resolvers.recall import planner\n"
+        "from palimpsest.resolvers.facts.ledger import history\n"
+    )
+    hits = [h.split(" imports ")[1] for h in resolver_submodules_imported(door)]
+    assert hits == ["palimpsest.resolvers.recall.planner", "palimpsest.resolvers.facts.ledger"]
+
+
+def test_at_most_five_modules_stay_loose_in_resolvers() -> None:
+    loose = [p.name for p in (SRC / "resolvers").glob("*.py") if p.name != "__init__.py"]
+    assert len(loose) <= 5, loose
 
 
 def test_only_cypher_and_the_managed_server_touch_the_driver() -> None:
@@ -142,17 +193,31 @@ def test_the_jobs_are_not_imported_by_the_core_or_the_rules() -> None:
     assert offenders(below, "palimpsest.jobs") == []
 
 
-# The one circle left in the product (step 3 of issue 44 moves ``RecallRequest`` out of it).
-KNOWN_CIRCLES = [["palimpsest.resolvers.recall", "palimpsest.resolvers.recall_forms"]]
-
-
-def test_no_import_circle_but_the_known_one() -> None:
-    """Over every import, in functions and under ``TYPE_CHECKING`` too (``tools/house.py``)."""
+def house_tool() -> Any:
     spec = importlib.util.spec_from_file_location("house", SRC.parents[1] / "tools" / "house.py")
     assert spec is not None
     assert spec.loader is not None
     house = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(house)
+    return house
+
+
+def test_no_import_circle() -> None:
+    """Over every import, in functions and under ``TYPE_CHECKING`` too (``tools/house.py``)."""
+    house = house_tool()
     sources = {house.module_name(p, SRC.parent): p for p in SRC.rglob("*.py")}
     graph = {n: house.imported(p, n, set(sources)) for n, p in sources.items()}
-    assert house.circles(graph) == KNOWN_CIRCLES
+    assert house.circles(graph) == []
+
+
+def test_the_circle_check_sees_a_type_checking_import(tmp_path: Path) -> None:
+    package = tmp_path / "palimpsest"
+    package.mkdir()
+    (package / "a.py").write_text("from palimpsest import b\n")
+    (package / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from palimpsest.a import x\n"
+    )
+    house = house_tool()
+    sources = {house.module_name(p, tmp_path): p for p in package.glob("*.py")}
+    graph = {n: house.imported(p, n, set(sources)) for n, p in sources.items()}
+    assert house.circles(graph) == [["palimpsest.a", "palimpsest.b"]]

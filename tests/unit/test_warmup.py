@@ -10,7 +10,7 @@ import pytest
 from neo4j.exceptions import CypherSyntaxError
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.errors import Unavailable
 from palimpsest.graphql.limits import EdgeLimits
 from palimpsest.graphql.schema import build_schema

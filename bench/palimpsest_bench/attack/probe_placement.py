@@ -34,7 +34,7 @@ from palimpsest.identity import Role, Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.tokens import TokenKeys, mint
 from palimpsest.ontology.extractors import load
-from palimpsest.resolvers.consolidate import WorkerConfig, consolidate_scope
+from palimpsest.resolvers.cycle.consolidate import WorkerConfig, consolidate_scope
 from palimpsest.runtime import open_services
 
 # (tenant, user) -> spans consolidated

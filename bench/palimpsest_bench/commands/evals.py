@@ -167,7 +167,7 @@ def _recall_eval(
 ) -> None:
     import asyncio
 
-    from palimpsest.resolvers.recall import Mode
+    from palimpsest.resolvers.recall.planner import Mode
     from palimpsest_bench import recall_eval
 
     result = recall_eval.run(

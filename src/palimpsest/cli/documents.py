@@ -26,9 +26,9 @@ def document_history(
     """Print a document's revisions as JSON, newest first (a delete: deleted true), and the
     cursor of the next page on stderr when there is one."""
     from palimpsest.mcp.render import plain
-    from palimpsest.resolvers import document_revisions
+    from palimpsest.resolvers import documents
 
-    found = _run(lambda svc, who: document_revisions.history(svc, who, scope, id, limit, after))
+    found = _run(lambda svc, who: documents.history(svc, who, scope, id, limit, after))
     if found.cursor:
         err(f"more: --after {found.cursor}")
     print_json([plain(r) for r in found.items])
@@ -44,14 +44,14 @@ def document_show(
     """Print a document's Markdown exactly (with --revision or --known-at: as it was then);
     exit 1 when there is none."""
     from palimpsest.domain.time.timeparse import parse_optional
-    from palimpsest.resolvers import document_revisions, documents
+    from palimpsest.resolvers import documents
 
     known = parse_optional(known_at, "known_at")
     doc = _run(lambda svc, who: documents.get_document(svc, who, scope, id, revision, known))
     if doc is None:
         err(f"no document {id!r} in {scope.value} then")
         raise typer.Exit(1)
-    sys.stdout.write(document_revisions.export(doc))
+    sys.stdout.write(documents.export(doc))
 
 
 @document_app.command("diff")
@@ -59,9 +59,7 @@ def document_diff(
     id: str, from_revision: int, to_revision: int, scope: ScopeOpt = Scope.USER
 ) -> None:
     """Print a unified diff of two revisions' Markdown."""
-    from palimpsest.resolvers import document_revisions
+    from palimpsest.resolvers import documents
 
-    found = _run(
-        lambda svc, who: document_revisions.diff(svc, who, scope, id, from_revision, to_revision)
-    )
+    found = _run(lambda svc, who: documents.diff(svc, who, scope, id, from_revision, to_revision))
     sys.stdout.write(found)

@@ -9,7 +9,7 @@ or removing the fields that name the writer (``ANONYMISE``, and rows others' row
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 
 # The fields of a row that name who wrote it: removed when the author is anonymised.
 _ANONYMISE: LiteralString = """SET n.writer_id = '', n.writer_key = null, n.session_id = null,
@@ -163,7 +163,7 @@ RETURN m.id AS id, [m.name] + coalesce(m.aliases, []) AS names, m.merge_id AS me
 
 # The person's set-aside entities go, and with them their names: out of their merge's
 # record (a record left merging nothing goes) and out of the kept entity's aliases, both
-# computed by the resolver (resolvers/erasure_authored.py ``merged``).
+# computed by the resolver (resolvers/erasure/authored.py ``merged``).
 ERASE_AUTHORED_MERGED = Statement(
     "ERASE_AUTHORED_MERGED",
     """CYPHER 25

@@ -1,8 +1,9 @@
-"""What ``context`` reads besides recall (resolvers/context.py): the facts about the entities
-a query names. Pinned notes are read by ``cypher/memory.py`` and ``cypher/note_versions.py``.
+"""What ``context`` reads besides recall (resolvers/recall/context_block.py): the facts about
+the entities a query names. Pinned notes are read by ``cypher/memory.py`` and
+``cypher/note_versions.py``.
 """
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
 
 # The entities of the scope whose normalised name or alias is one of ``$names`` (as the

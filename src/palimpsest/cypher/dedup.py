@@ -8,7 +8,7 @@ fact merges into. ``HIT_EMBEDDINGS`` reads the embeddings of recall candidates s
 that recall's ``dedup`` can compare them; both read one scope only.
 """
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 NEAR_DUPLICATE_FACTS = Statement(
     "NEAR_DUPLICATE_FACTS",

@@ -9,7 +9,7 @@ every statement filters on ``$scope_key``.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 _SCOPE: LiteralString = (
     "tenant_id: $tenant_id, scope: $scope, owner_id: $owner_id, scope_key: $scope_key"

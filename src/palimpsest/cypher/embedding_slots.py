@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import SchemaStatement
+from palimpsest.cypher.driver.executor import SchemaStatement
 from palimpsest.cypher.slots import SLOTS, Slot, other
 
 # Each plane with a vector: its name, how a statement matches its rows.

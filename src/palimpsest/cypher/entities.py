@@ -18,7 +18,7 @@ it lies in the one scope. An unmerge pops exactly what its merge pushed.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.facts import LOCK_FACTS
 
 SUBJECT_TYPES = Statement(

@@ -9,7 +9,7 @@ counts stay exact across crashes and two runners of one job never interleave.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 _COUNTERS: LiteralString = """entries: 0, documents: 0, chunks: 0, entities: 0, facts: 0,
   fact_sources: 0, sql_databases: 0, sql_bytes: 0, spans: 0, chunk_revisions: 0,

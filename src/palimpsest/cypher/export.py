@@ -10,7 +10,7 @@ another writer.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 
 def _props(var: LiteralString) -> LiteralString:

@@ -17,7 +17,7 @@ interval believed at that time (``prior_invalid_at``).
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 # The end a fact had at transaction time ``$known_at``. Every change of a fact's end (a
 # closure, a supersession, a retraction, a re-assertion that closes it) is a new version: the

@@ -1,6 +1,6 @@
 """Graph reads: entity lookup and the walks of graph recall, all inside one scope."""
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.facts import FACT_COLUMNS, FACT_VISIBLE
 
 _ENTITY = """RETURN e.id AS id, e.type AS type, e.name AS name, e.aliases AS aliases,

@@ -10,7 +10,7 @@ writes nothing. ``seq`` orders a scope's spans; it is taken from a counter on th
 after its back-off. Status values are parameters (``$queued``, ``$done``, ``$dead``).
 """
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 HARVEST_SPANS = Statement(
     "HARVEST_SPANS",

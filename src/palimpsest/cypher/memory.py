@@ -6,7 +6,7 @@ so one request sees one clock) rather than the server's ``datetime()``.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.note_versions import ARCHIVE_STATE
 from palimpsest.cypher.quotas import BOUNDS, RAISE
 from palimpsest.cypher.terms import APPLY_CHANGES, PRUNE_CHANGES
@@ -137,7 +137,7 @@ WITH m"""
 # (``$close_tombstone``), the stored node becomes a past version (``$archive``), the note is
 # written, its term statistics change (``$changes`` on ``$shard``; the terms it lowered to
 # nothing, ``$pruned``, go), and the scope's quota counters are raised by ``$added`` when
-# they fit (resolvers/quotas.py decides otherwise). The steps run in this order, as the
+# they fit (resolvers/tenant/quotas.py decides otherwise). The steps run in this order, as the
 # statements they replace did (``ARCHIVE_CURRENT``, ``UPSERT_MEMORY``, ``APPLY_TERM_STATS``,
 # ``PRUNE_TERM_STATS``, ``RAISE_QUOTA_COUNTERS``).
 WRITE_MEMORY = Statement(

@@ -1,8 +1,8 @@
-"""Statements of memory as files (resolvers/memory_files.py)."""
+"""Statements of memory as files (resolvers/documents/memory_files.py)."""
 
 from __future__ import annotations
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 # The live documents below a directory with their current chunks' (text, separator) pairs in
 # reading order, so a listing sizes every file in one statement. Newest first per path, as

@@ -15,7 +15,7 @@ hold its lock, and the resolver never stamps a write earlier than the key's last
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 COUNT_VERSIONS = Statement(
     "COUNT_VERSIONS",
@@ -210,7 +210,7 @@ LIMIT $limit""",
     ),
 )
 
-# -- recall over the past (resolvers/recall_past.py) --------------------------------------
+# -- recall over the past (resolvers/recall/past.py) --------------------------------------
 # The notes of a scope as known at ``$known_at``: no index holds past versions, so these read
 # the scope's notes and versions by ``scope_key`` and score them exactly (the past may cost
 # more, never the present).

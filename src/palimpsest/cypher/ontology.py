@@ -1,6 +1,6 @@
 """The tenant ontology: one ``:Ontology`` node in the tenant scope holding its Markdown."""
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 GET_ONTOLOGY = Statement(
     "GET_ONTOLOGY",

@@ -13,15 +13,15 @@ import importlib
 import pkgutil
 
 import palimpsest.cypher
-from palimpsest.cypher.executor import SchemaStatement, Statement
+from palimpsest.cypher.driver.executor import SchemaStatement, Statement
 
 
 def named_statements() -> list[Statement]:
     """Every ``Statement`` constant of the ``cypher`` modules (alone or in a tuple), by name,
     except schema DDL, which start-up has just run for real."""
     found: dict[str, Statement] = {}
-    for info in pkgutil.iter_modules(palimpsest.cypher.__path__):
-        module = importlib.import_module(f"{palimpsest.cypher.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(palimpsest.cypher.__path__, "palimpsest.cypher."):
+        module = importlib.import_module(info.name)
         for value in vars(module).values():
             group = value if isinstance(value, tuple) else (value,)
             for s in group:

@@ -12,7 +12,7 @@ free. A competing worker blocks on the locks and then finds them taken, so two w
 hold one span. The write that consolidates a span re-checks ownership the same way.
 """
 
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 
 # Which scopes have leasable work, oldest first. Ids only: the worker then resolves each
 # scope for its owner and reads spans through a handle bound to it.

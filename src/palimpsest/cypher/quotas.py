@@ -10,11 +10,11 @@ counter set to it.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.terms import APPLY_CHANGES
 
 # The counter properties, one per counted plane (the only property names ``SET s += $counters``
-# is ever given: resolvers/quotas.py builds that map from this tuple).
+# is ever given: resolvers/tenant/quotas.py builds that map from this tuple).
 COUNTERS: tuple[LiteralString, ...] = (
     "quota_notes",
     "quota_document_bytes",

@@ -19,8 +19,8 @@ resolver with the scope's own statistics. Every leg re-checks the scope after th
 
 from typing import LiteralString
 
-from palimpsest.cypher.cosine import exact_top
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.cosine import exact_top
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.facts import FACT_ROW, FACT_VISIBLE
 from palimpsest.cypher.memory import NOTE_VALID
 
@@ -226,7 +226,7 @@ RETURN collect(f.id) AS ids"""
 )
 
 # Exact legs: every embedded row of the scope, scored by cosine (float32, as the index), the
-# near-ties re-scored from the stored doubles (``cypher/cosine.py``). The planner uses them
+# near-ties re-scored from the stored doubles (``cypher/driver/cosine.py``). The planner uses them
 # when the whole-scope legs cannot answer, and when the index returns fewer rows than asked.
 EXACT_CHUNKS = Statement(
     "EXACT_CHUNKS",

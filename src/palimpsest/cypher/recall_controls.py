@@ -3,7 +3,7 @@ need. ``CHUNK_DOCUMENTS`` names the document of each chunk candidate, so that
 ``maxPerDocument`` can cap hits per document before the top-k is cut; one scope only.
 """
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 CHUNK_DOCUMENTS = Statement(
     "CHUNK_DOCUMENTS",

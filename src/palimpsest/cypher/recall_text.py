@@ -1,4 +1,4 @@
-"""The text side of hybrid recall for one scope in one statement (``resolvers/recall_text.py``).
+"""The text side of hybrid recall for one scope in one statement (``resolvers/recall/text.py``).
 
 ``READ_TEXT_SIDE`` reads the query terms' statistics (the body of ``READ_TERM_STATS``) and,
 for each kind held (``$hold_memory``; ``$kind_memory`` names it; and so on) whose query
@@ -17,7 +17,7 @@ final load reads only the rows no leg returned, as before.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.facts import FACT_VISIBLE
 from palimpsest.cypher.recall import (
     CHUNK_CUES,

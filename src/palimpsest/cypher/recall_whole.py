@@ -10,7 +10,7 @@ How exactness holds by construction, never by luck: the filtered index is asked 
 (``total``, an index seek on ``scope_key`` and a property-existence check: no vector is read).
 Only when the index answered every one of them (``size(found) = total``) are they ranked, by the
 index's score, ties by id, and the exact top ``$k`` taken from them as the exact scan takes
-it (``cypher/cosine.py``: the index's score is float32, so the rows it cannot order for
+it (``cypher/driver/cosine.py``: the index's score is float32, so the rows it cannot order for
 certain are re-scored from their stored doubles), with the leg's usual columns; so the answer
 is the exact scan's whatever the index's search did, and depends only on the scope's rows.
 Otherwise (a lagging row count, a row the index does not hold, an empty scope) the statement
@@ -20,8 +20,8 @@ answers no rows at all, and the leg falls back to the exact scan.
 from typing import LiteralString
 
 from palimpsest.cypher import recall as q
-from palimpsest.cypher.cosine import exact_top
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.cosine import exact_top
+from palimpsest.cypher.driver.executor import Statement
 
 
 def _whole(

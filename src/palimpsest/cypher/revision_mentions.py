@@ -1,4 +1,4 @@
-"""Mentions across a document's revisions (resolvers/revision_mentions.py).
+"""Mentions across a document's revisions (resolvers/documents/mentions.py).
 
 A closed chunk version keeps the ``MENTIONS`` edges its text had: a relabelled chunk keeps
 its own, an edited chunk's are copied onto the version the edit writes. A version is found
@@ -6,7 +6,7 @@ by ``(scope_key, document_id)`` (its index) and its chunk id; an entity by its i
 scope, so no edge ever joins two scopes.
 """
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 # The edited chunks' mentions, copied onto the versions this revision closed (with every
 # property, offsets into the old text included), and answered for the new text to follow.

@@ -11,7 +11,7 @@ and ``version_at``/``expired_at`` (transaction time). A current chunk carries
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 _SCOPE: LiteralString = (
     "tenant_id: $tenant_id, scope: $scope, owner_id: $owner_id, scope_key: $scope_key"

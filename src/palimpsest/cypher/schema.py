@@ -7,7 +7,7 @@ after it, which is what keeps a tiny scope from being starved.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import SchemaStatement
+from palimpsest.cypher.driver.executor import SchemaStatement
 
 
 def _unscoped(name: str, text: LiteralString) -> SchemaStatement:

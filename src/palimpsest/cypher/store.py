@@ -4,7 +4,7 @@ Both read live ``:Memory`` rows of one scope under a key prefix; the prefix, the
 and the paging are ``$parameters``.
 """
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.memory import ENTRY, NOTE_VALID
 
 # ``$needles``: texts the stored JSON value must contain (namespaces.needles, a prefilter).

@@ -16,7 +16,7 @@ setting).
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import CrossScopeStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, Statement
 from palimpsest.cypher.quotas import PAST_VERSIONS
 
 # Scope ids in key order after ``$after`` (of one tenant, or all with ``$tenant`` null), for
@@ -133,7 +133,7 @@ RETURN s.scope_key AS scope_key
 )
 
 # The quotas' bounds, recomputed once a scope is swept: every stored note's bytes, and every
-# version kept (resolvers/quotas.py, the versions plane).
+# version kept (resolvers/tenant/quotas.py, the versions plane).
 RECOUNT_NOTES = Statement(
     "RECOUNT_NOTES",
     """

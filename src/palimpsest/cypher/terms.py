@@ -13,7 +13,7 @@ another such writer in a deadlock, which the executor retries.
 
 from typing import LiteralString
 
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 # Adds ``$changes`` (``StatsDelta.changes``) to shard ``$shard``, in the order given (term
 # order). A fragment, so a write statement can apply its statistics itself (in a

@@ -15,22 +15,20 @@ from palimpsest.graphql.erasure import ErasureReceipt
 from palimpsest.graphql.erasure_policy import ErasurePolicy
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, page_of
 from palimpsest.resolvers import erasure as ops
-from palimpsest.resolvers import erasure_audit as audit
-from palimpsest.resolvers import erasure_authored as policy
-from palimpsest.resolvers.erasure_jobs import AuthoredPolicy
+from palimpsest.resolvers.erasure import AuthoredPolicy
 
 
 @strawberry.type
 class AdminQuery:
     @strawberry.field(
         description="Admin: the tenant's erasure audit trail, newest first (counts, who asked "
-        f"and when; no content), paged (limit at most {audit.MAX_LIST_LIMIT})."
+        f"and when; no content), paged (limit at most {ops.MAX_LIST_LIMIT})."
     )
     async def erasures(
         self, info: Info, limit: LimitArg = paging.DEFAULT_LIMIT, after: AfterArg = None
     ) -> Page[ErasureReceipt]:
         c = info.context
-        found = await audit.list_erasures(c.services, c.principal, limit, after)
+        found = await ops.list_erasures(c.services, c.principal, limit, after)
         return page_of(found, ErasureReceipt.of)
 
     @strawberry.field(
@@ -39,7 +37,7 @@ class AdminQuery:
     )
     async def erasure_policy(self, info: Info) -> ErasurePolicy:
         c = info.context
-        return ErasurePolicy.of(await policy.erasure_policy(c.services, c.principal))
+        return ErasurePolicy.of(await ops.erasure_policy(c.services, c.principal))
 
 
 @strawberry.type
@@ -59,5 +57,5 @@ class AdminMutation:
     )
     async def set_erasure_policy(self, info: Info, authored: AuthoredPolicy) -> ErasurePolicy:
         c = info.context
-        found = await policy.set_erasure_policy(c.services, c.principal, authored.value)
+        found = await ops.set_erasure_policy(c.services, c.principal, authored.value)
         return ErasurePolicy.of(found)

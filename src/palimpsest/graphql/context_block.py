@@ -16,7 +16,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import Searches, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import Scope
-from palimpsest.resolvers import context as ops
+from palimpsest.resolvers import recall as ops
 
 
 @strawberry.enum(description="Which part of a context block a piece belongs to, in order.")

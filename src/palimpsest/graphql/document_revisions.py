@@ -11,7 +11,7 @@ from palimpsest import paging
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.documents import Document
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, Provenance, Scope, page_of
-from palimpsest.resolvers import document_revisions as ops
+from palimpsest.resolvers import documents as ops
 
 
 @strawberry.type(description="One revision of a document: every change writes one.")

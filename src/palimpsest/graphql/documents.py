@@ -20,7 +20,6 @@ from palimpsest.graphql.types import (
     Scope,
     page_of,
 )
-from palimpsest.resolvers import document_import as importer
 from palimpsest.resolvers import documents as ops
 from palimpsest.schema import models
 
@@ -213,7 +212,7 @@ class DocumentMutation:
         new_document: bool = False,
     ) -> Document:
         c = info.context
-        doc = await importer.import_document(
+        doc = await ops.import_document(
             c.services, c.principal, scope, markdown, title, path, observed_at, new_document
         )
         return Document.of(doc)
@@ -228,10 +227,10 @@ class DocumentMutation:
     ) -> list[Document]:
         c = info.context
         drafts = [
-            importer.DocumentDraft(d.markdown, d.title, d.path, d.observed_at, d.new_document)
+            ops.DocumentDraft(d.markdown, d.title, d.path, d.observed_at, d.new_document)
             for d in documents
         ]
-        imported = await importer.import_documents(c.services, c.principal, scope, drafts)
+        imported = await ops.import_documents(c.services, c.principal, scope, drafts)
         return [Document.of(d) for d in imported]
 
     @strawberry.mutation(

@@ -11,8 +11,8 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import Scans, costs
 from palimpsest.graphql.facts import Entity
 from palimpsest.graphql.types import AfterArg, Page, Scope, page_of
-from palimpsest.resolvers import entities as ops
-from palimpsest.resolvers import entity_merge
+from palimpsest.resolvers import entities
+from palimpsest.resolvers import facts as ops
 from palimpsest.schema import models
 
 
@@ -78,7 +78,7 @@ class EntityQuery:
         self, info: Info, scope: Scope, entity_id: ID, limit: int = 20
     ) -> list[EntityMerge]:
         c = info.context
-        found = await entity_merge.merges(c.services, c.principal, scope, entity_id, limit)
+        found = await entities.merges(c.services, c.principal, scope, entity_id, limit)
         return [EntityMerge.of(m) for m in found]
 
 
@@ -93,7 +93,7 @@ class EntityMutation:
         self, info: Info, scope: Scope, keep_id: ID, merge_ids: list[ID]
     ) -> Entity:
         c = info.context
-        kept, _ = await entity_merge.merge(
+        kept, _ = await entities.merge(
             c.services, c.principal, scope, keep_id, [str(i) for i in merge_ids]
         )
         return Entity.of(kept)
@@ -103,5 +103,5 @@ class EntityMutation:
     )
     async def unmerge_entities(self, info: Info, scope: Scope, merge_id: ID) -> list[Entity]:
         c = info.context
-        found = await entity_merge.unmerge(c.services, c.principal, scope, merge_id)
+        found = await entities.unmerge(c.services, c.principal, scope, merge_id)
         return [Entity.of(e) for e in found]

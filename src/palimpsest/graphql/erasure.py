@@ -16,8 +16,8 @@ from palimpsest.graphql.facts import EntityInput
 from palimpsest.graphql.scalars import Int64
 from palimpsest.graphql.types import Scope
 from palimpsest.resolvers import erasure as ops
-from palimpsest.resolvers import export
-from palimpsest.resolvers.erasure_jobs import Counts, ErasureKind, ErasureStatus, Receipt
+from palimpsest.resolvers import portability
+from palimpsest.resolvers.erasure import Counts, ErasureKind, ErasureStatus, Receipt
 from palimpsest.schema.drafts import EntityRef
 
 strawberry.enum(
@@ -134,10 +134,10 @@ class ExportQuery:
     )
     async def export_me(self, info: Info) -> PersonalExport:
         c = info.context
-        lines = await export.export_me(c.services, c.principal)
+        lines = await portability.export_me(c.services, c.principal)
         size = sum(len(line.encode()) + 1 for line in lines)
         return PersonalExport(
-            format=export.FORMAT, version=export.VERSION, lines=lines, bytes=Int64(size)
+            format=portability.FORMAT, version=portability.VERSION, lines=lines, bytes=Int64(size)
         )
 
 

@@ -7,8 +7,8 @@ from datetime import datetime
 
 import strawberry
 
-from palimpsest.resolvers import erasure_authored as ops
-from palimpsest.resolvers.erasure_jobs import Authored, AuthoredPolicy, Planes
+from palimpsest.resolvers import erasure as ops
+from palimpsest.resolvers.erasure import Authored, AuthoredPolicy, Planes
 
 strawberry.enum(
     AuthoredPolicy,

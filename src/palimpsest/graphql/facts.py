@@ -23,8 +23,8 @@ from palimpsest.graphql.types import (
     Scope,
     page_of,
 )
+from palimpsest.resolvers import entities as graph
 from palimpsest.resolvers import facts as ops
-from palimpsest.resolvers import graph
 from palimpsest.schema import models
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 

@@ -12,8 +12,8 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.facts import FactInput
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, Scope, page_of
-from palimpsest.resolvers import harvest as ops
-from palimpsest.resolvers import pending
+from palimpsest.resolvers import cycle as ops
+from palimpsest.resolvers import cycle as pending
 
 
 @strawberry.input(description="One span of dialogue the runtime evicted from its context.")

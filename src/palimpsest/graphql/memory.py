@@ -13,8 +13,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import EMBEDS, EmbedsWhen, costs
 from palimpsest.graphql.scalars import Instant
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, Provenance, Scope, page_of
-from palimpsest.resolvers import memory as ops
-from palimpsest.resolvers import note_versions as versions
+from palimpsest.resolvers import notes as ops
 from palimpsest.schema import models
 
 KeyArg = Annotated[str, strawberry.argument(description="The entry's key (1-512 bytes).")]
@@ -176,7 +175,7 @@ class MemoryQuery:
         after: AfterArg = None,
     ) -> Page[MemoryVersion]:
         c = info.context
-        found = await versions.history(c.services, c.principal, scope, key, limit, after)
+        found = await ops.history(c.services, c.principal, scope, key, limit, after)
         return page_of(found, MemoryVersion.of)
 
 

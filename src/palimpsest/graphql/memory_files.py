@@ -1,5 +1,5 @@
 """GraphQL fields of memory as files (docs/reference/memory-files.md): view a path, and the
-five edits of Claude's memory tool. Thin over ``resolvers/memory_files.py``."""
+five edits of Claude's memory tool. Thin over ``resolvers/documents/memory_files.py``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from strawberry import ID
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import EMBEDS, costs
 from palimpsest.graphql.types import Scope
-from palimpsest.resolvers import memory_files as ops
+from palimpsest.resolvers import documents as ops
 
 
 @strawberry.enum(description="An edit of the `/memories` tree, as Claude's memory tool names it.")

@@ -13,7 +13,7 @@ from palimpsest.graphql.types import Scope
 from palimpsest.ontology import OntologyStatus
 from palimpsest.ontology import placement as pure
 from palimpsest.ontology.reconcile import ClosureReason
-from palimpsest.resolvers import ontology as ops
+from palimpsest.resolvers import tenant as ops
 from palimpsest.resolvers.facts import Closed
 
 strawberry.enum(pure.PlacementReason, name="PlacementReason", description="Why a fact went where.")

@@ -22,7 +22,6 @@ from palimpsest.graphql.recall_args import (
 )
 from palimpsest.graphql.types import ChunkType, Provenance, Scope
 from palimpsest.resolvers import recall as ops
-from palimpsest.resolvers import recall_asks as asks
 
 strawberry.enum(pure.Source, name="Source", description="Kinds of rows recall may return.")
 
@@ -259,16 +258,16 @@ async def _run(
     also_scopes: list[Scope] | None,
     search: bool,
     dedup: float | None = None,
-    controls: asks.Controls | None = None,
+    controls: ops.Controls | None = None,
 ) -> RecallResult:
     c = info.context
     w = when or WhenInput()
-    ask = asks.Ask(
+    ask = ops.Ask(
         query=query,
         scope=scope,
         top_k=top_k,
         sources=[s.value for s in sources] if sources is not None else None,
-        when=asks.When(
+        when=ops.When(
             start=w.from_,
             end=w.to,
             missing=w.missing.value if w.missing else None,
@@ -279,9 +278,9 @@ async def _run(
         prefix=prefix,
         also_scopes=also_scopes or (),
         dedup=dedup,
-        controls=controls or asks.Controls(),
+        controls=controls or ops.Controls(),
     )
-    run = asks.search if search else asks.recall
+    run = ops.search if search else ops.recall
     result = await run(c.services, c.principal, ask)
     report = result.time_filter
     return RecallResult(
@@ -318,7 +317,7 @@ class RecallQuery:
         info: Info,
         scope: Scope,
         query: str,
-        top_k: int = asks.DEFAULT_TOP_K,
+        top_k: int = ops.DEFAULT_TOP_K,
         sources: list[pure.Source] | None = None,
         when: WhenInput | None = None,
         prefix: str = "",
@@ -329,7 +328,7 @@ class RecallQuery:
         weights: WeightsArg = None,
         max_per_document: PerDocumentArg = None,
     ) -> RecallResult:
-        controls = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
+        controls = ops.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _run(
             info, scope, query, top_k, sources, when, prefix, also_scopes, False, dedup, controls
         )
@@ -344,7 +343,7 @@ class RecallQuery:
         info: Info,
         scope: Scope,
         query: str,
-        top_k: int = asks.DEFAULT_TOP_K,
+        top_k: int = ops.DEFAULT_TOP_K,
         sources: list[pure.Source] | None = None,
         when: WhenInput | None = None,
         prefix: str = "",
@@ -355,7 +354,7 @@ class RecallQuery:
         weights: WeightsArg = None,
         max_per_document: PerDocumentArg = None,
     ) -> RecallResult:
-        controls = asks.Controls.of(min_score, recency_half_life, weights, max_per_document)
+        controls = ops.Controls.of(min_score, recency_half_life, weights, max_per_document)
         return await _run(
             info, scope, query, top_k, sources, when, prefix, also_scopes, True, dedup, controls
         )

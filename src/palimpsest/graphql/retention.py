@@ -7,7 +7,7 @@ from enum import Enum
 import strawberry
 
 from palimpsest.graphql.context import Info
-from palimpsest.resolvers import retention as ops
+from palimpsest.resolvers import tenant as ops
 
 
 @strawberry.enum(description="A window of the retention policy.")

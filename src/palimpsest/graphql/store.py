@@ -1,5 +1,5 @@
 """GraphQL fields of namespaced notes (the LangGraph store's search and namespace listing).
-Resolvers only translate; logic is in resolvers/store.py."""
+Resolvers only translate; logic is in resolvers/notes/namespaced.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.cost import EmbedsWhen, costs
 from palimpsest.graphql.memory import MemoryEntry
 from palimpsest.graphql.types import Scope
-from palimpsest.resolvers import store as ops
+from palimpsest.resolvers import notes as ops
 from palimpsest.schema import models
 
 Labels = Annotated[

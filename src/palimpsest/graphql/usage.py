@@ -1,4 +1,4 @@
-"""``usage``: one scope's numbers and limits per plane (resolvers/usage.py)."""
+"""``usage``: one scope's numbers and limits per plane (resolvers/tenant/plane_usage.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import strawberry
 from palimpsest.graphql.context import Info
 from palimpsest.graphql.scalars import Int64
 from palimpsest.graphql.types import Scope
-from palimpsest.resolvers import usage as ops
+from palimpsest.resolvers import tenant as ops
 
 
 @strawberry.type(description="What a scope stores on one plane, and its limit.")

@@ -25,8 +25,8 @@ from prometheus_client import Counter
 
 from palimpsest.config import Settings
 from palimpsest.ontology.extractors import load
-from palimpsest.resolvers import queue
-from palimpsest.resolvers.consolidate import Outcome, WorkerConfig, consolidate_scope
+from palimpsest.resolvers import cycle as queue
+from palimpsest.resolvers.cycle import Outcome, WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services
 
 log = logging.getLogger(__name__)

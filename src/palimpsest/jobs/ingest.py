@@ -21,8 +21,8 @@ from pathlib import Path
 
 from palimpsest.errors import InvalidArgument, PalimpsestError
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import document_import, documents
-from palimpsest.resolvers.document_import import DocumentDraft
+from palimpsest.resolvers import documents
+from palimpsest.resolvers.documents import DocumentDraft
 from palimpsest.resolvers.services import Services
 
 SUFFIXES = (".md", ".markdown")
@@ -140,7 +140,7 @@ async def ingest(
 def _batches(pending: list[_Pending], size: int) -> Iterator[list[_Pending]]:
     group: list[_Pending] = []
     used = 0
-    limit = document_import.MAX_BATCH_BYTES
+    limit = documents.MAX_BATCH_BYTES
     for item in pending:
         n = len(item.text.encode())
         if group and (len(group) >= size or used + n > limit):
@@ -163,7 +163,7 @@ async def _import_group(
 ) -> None:
     drafts = [DocumentDraft(p.text, None, p.source.path) for p in group]
     try:
-        docs = await document_import.import_documents(svc, who, scope, drafts)
+        docs = await documents.import_documents(svc, who, scope, drafts)
     except InvalidArgument as e:
         if len(group) == 1:
             report.failed.append((group[0].source.path, e.message))

@@ -15,8 +15,7 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import person_refs
-from palimpsest.resolvers.export import export_lines
-from palimpsest.resolvers.importer import check_export, import_file
+from palimpsest.resolvers.portability import check_export, export_lines, import_file
 from palimpsest.runtime import open_services
 
 

@@ -20,7 +20,7 @@ from prometheus_client import Gauge
 
 from palimpsest.config import Settings
 from palimpsest.cypher import queue as q
-from palimpsest.resolvers.harvest import STATUS_PARAMS, Status
+from palimpsest.resolvers.cycle import STATUS_PARAMS, Status
 from palimpsest.resolvers.services import Services
 
 log = logging.getLogger(__name__)

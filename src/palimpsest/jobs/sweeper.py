@@ -19,8 +19,8 @@ from collections.abc import Callable
 from prometheus_client import Counter
 
 from palimpsest.config import Settings
+from palimpsest.resolvers.cycle import Swept, sweep_page
 from palimpsest.resolvers.services import Services
-from palimpsest.resolvers.sweep import Swept, sweep_page
 
 log = logging.getLogger(__name__)
 SCOPES_PER_PAGE = 64

@@ -1,5 +1,5 @@
-"""The MCP tool ``context``: the one call per turn, over ``resolvers/context.py`` with the same
-scopes, limits and errors as the GraphQL field (docs/reference/context.md)."""
+"""The MCP tool ``context``: the one call per turn, over ``resolvers/recall/context_block.py``
+with the same scopes, limits and errors as the GraphQL field (docs/reference/context.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
-from palimpsest.resolvers import context as ops
+from palimpsest.resolvers import recall as ops
 
 Budget = Annotated[
     Int32,

@@ -1,7 +1,7 @@
 """MCP tools over documents: import, read, edit a chunk, and the revisions
 (docs/decisions/0008-document-revisions.md): history, one revision (or the one known at a
-time), a diff, a restore. Thin over ``resolvers/document_import.py``,
-``resolvers/documents.py`` and ``resolvers/document_revisions.py``, the resolvers behind
+time), a diff, a restore. Thin over ``resolvers/documents/importing.py``,
+``resolvers/documents/catalog.py`` and ``resolvers/documents/revisions.py``, the resolvers behind
 GraphQL's ``importDocument``, ``document``, ``updateChunk``, ``documentHistory``,
 ``documentDiff`` and ``restoreDocument``: the same limits and the same errors."""
 
@@ -19,8 +19,7 @@ from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
-from palimpsest.resolvers import document_import, documents
-from palimpsest.resolvers import document_revisions as ops
+from palimpsest.resolvers import documents as ops
 from palimpsest.schema.models import Document
 
 DocId = Annotated[str, Field(description="The document id (import_document answers it).")]
@@ -114,9 +113,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
     ) -> Imported:
         svc, who = await caller(ctx)
         observed = parse_optional(observed_at, "observed_at")
-        doc = await document_import.import_document(
-            svc, who, scope, markdown, title, path, observed
-        )
+        doc = await ops.import_document(svc, who, scope, markdown, title, path, observed)
         summary = doc.summary
         return {
             "id": summary.id,
@@ -133,7 +130,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
     )
     async def document_get(ctx: Context, id: DocId, scope: ScopeArg = Scope.USER) -> DocumentResult:
         svc, who = await caller(ctx)
-        doc = await documents.get_document(svc, who, scope, id, None, None)
+        doc = await ops.get_document(svc, who, scope, id, None, None)
         return {"document": document_json(doc) if doc else None}
 
     @server.tool(
@@ -150,7 +147,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         scope: ScopeArg = Scope.USER,
     ) -> ChunkResult:
         svc, who = await caller(ctx)
-        chunk = await documents.update_chunk(svc, who, scope, id, text, revision)
+        chunk = await ops.update_chunk(svc, who, scope, id, text, revision)
         return {"chunk": plain(chunk)}
 
     @server.tool(
@@ -185,7 +182,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
     ) -> DocumentResult:
         svc, who = await caller(ctx)
         at = parse_optional(known_at, "known_at")
-        doc = await documents.get_document(svc, who, scope, id, revision, at)
+        doc = await ops.get_document(svc, who, scope, id, revision, at)
         return {"document": document_json(doc) if doc else None}
 
     @server.tool(

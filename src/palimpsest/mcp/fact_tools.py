@@ -19,7 +19,7 @@ from palimpsest.mcp.render import fact_json, plain
 from palimpsest.mcp.strict_args import Int32, ToolInput
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
 from palimpsest.resolvers import facts as fact_ops
-from palimpsest.resolvers import ontology
+from palimpsest.resolvers import tenant
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
 
 FactId = Annotated[str, Field(description="A fact id (assert_facts and facts answer them).")]
@@ -128,7 +128,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         place: Annotated[bool, Field(description="Let the tenant ontology place facts.")] = True,
     ) -> AssertResult:
         svc, who = await caller(ctx)
-        placed = await ontology.assert_placed(svc, who, scope, [f.draft() for f in facts], place)
+        placed = await tenant.assert_placed(svc, who, scope, [f.draft() for f in facts], place)
         return {
             "results": [
                 {

@@ -1,5 +1,5 @@
 """The MCP tool ``memory``: the command set of Claude's memory tool over the ``/memories`` tree
-(docs/reference/memory-files.md). Thin over ``resolvers/memory_files.py``: the same paths,
+(docs/reference/memory-files.md). Thin over ``resolvers/documents/memory_files.py``: the same paths,
 limits, words and error codes as GraphQL's ``memoryFile`` and ``updateMemoryFile``."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from palimpsest.mcp.hints import writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg
-from palimpsest.resolvers import memory_files as ops
+from palimpsest.resolvers import documents as ops
 
 CommandName = Literal["view", "create", "str_replace", "insert", "delete", "rename"]
 Text = Annotated[str | None, Field(description="See `command`.")]

@@ -19,7 +19,7 @@ from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
-from palimpsest.resolvers import memory, note_versions
+from palimpsest.resolvers import notes
 
 KeyArg = Annotated[str, Field(description="The key, 1-512 bytes.")]
 
@@ -71,7 +71,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         svc, who = await caller(ctx)
         if value is None:  # GraphQL's `value: JSON!` refuses it by type
             raise InvalidArgument("value must not be null; forget a key with memory_delete")
-        entry = await memory.set_value(
+        entry = await notes.set_value(
             svc, who, scope, key, value, ttl_seconds, True, None, pinned=pinned
         )
         return {"entry": plain(entry)}
@@ -90,7 +90,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         known_at: TimeArg = None,
     ) -> EntryResult:
         svc, who = await caller(ctx)
-        entry = await memory.get(
+        entry = await notes.get(
             svc,
             who,
             scope,
@@ -110,7 +110,7 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ctx: Context, key: KeyArg, scope: ScopeArg = Scope.USER
     ) -> DeleteResult:
         svc, who = await caller(ctx)
-        return {"deleted": await memory.delete(svc, who, scope, key)}
+        return {"deleted": await notes.delete(svc, who, scope, key)}
 
     @server.tool(
         description="Every version of a key, newest first: the current value, the values it "
@@ -122,9 +122,9 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         ctx: Context,
         key: KeyArg,
         scope: ScopeArg = Scope.USER,
-        limit: Annotated[int, Field(ge=1, le=note_versions.MAX_HISTORY_LIMIT)] = 100,
+        limit: Annotated[int, Field(ge=1, le=notes.MAX_HISTORY_LIMIT)] = 100,
         after: Annotated[str | None, Field(description="The cursor of the previous page.")] = None,
     ) -> HistoryResult:
         svc, who = await caller(ctx)
-        found = await note_versions.history(svc, who, scope, key, limit, after)
+        found = await notes.history(svc, who, scope, key, limit, after)
         return {"versions": [plain(v) for v in found.items], "cursor": found.cursor}

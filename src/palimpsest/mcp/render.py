@@ -41,7 +41,7 @@ def hit_json(hit: Hit) -> Any:
                 {"kind": d.kind, "scope": d.scope, "id": d.id, "cosine": d.cosine}
                 for d in (hit.explain.duplicates if hit.explain else [])
             ],
-            # What the per-call controls did (resolvers/recall_controls.py), as in `explain`.
+            # What the per-call controls did (resolvers/recall/controls.py), as in `explain`.
             "floor": hit.explain.floor if hit.explain else None,
             "document_place": hit.explain.document_place if hit.explain else None,
             "boosts": {b.lever: b.factor for b in hit.explain.boosts} if hit.explain else {},

@@ -24,7 +24,7 @@ from palimpsest.identity import Principal, Scope
 from palimpsest.mcp import recall_args as rc
 from palimpsest.mcp.hints import READS
 from palimpsest.mcp.render import hit_json, plain
-from palimpsest.resolvers import recall_asks as asks
+from palimpsest.resolvers import recall as asks
 from palimpsest.resolvers.services import Services
 
 Caller = Callable[[Context], Awaitable[tuple[Services, Principal]]]

@@ -1,6 +1,6 @@
 """MCP tools over the consolidator's queue: bank evicted spans (``harvest``) and see what is
-still waiting (``pending_work``). Thin over ``resolvers/harvest.py`` and
-``resolvers/pending.py``, the resolvers behind GraphQL's ``harvest`` and ``pendingWork``."""
+still waiting (``pending_work``). Thin over ``resolvers/cycle/harvesting.py`` and
+``resolvers/cycle/pending.py``, the resolvers behind GraphQL's ``harvest`` and ``pendingWork``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import Int32, ToolInput
 from palimpsest.mcp.tools import Caller, ScopeArg, TimeArg
-from palimpsest.resolvers import harvest as harvest_ops
-from palimpsest.resolvers import pending
+from palimpsest.resolvers import cycle as harvest_ops
+from palimpsest.resolvers import cycle as pending
 
 
 class Span(ToolInput):

@@ -1,4 +1,5 @@
-"""``X-Palimpsest-Bookmark`` in and out of a request, sealed for its caller (cypher/causal.py)."""
+"""``X-Palimpsest-Bookmark`` in and out of a request, sealed for its caller
+(cypher/driver/causal.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,14 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from palimpsest.cypher import causal
+from palimpsest.cypher.driver import causal
 from palimpsest.errors import PalimpsestError
 
 
 class CausalBookmarks:
     """Opens the sealed ``X-Palimpsest-Bookmark`` into the request's causal scope and returns
     the bookmarks the request ended with, sealed for the same caller, in the same header (see
-    cypher/causal.py). After authentication: a seal is bound to the verified principal."""
+    cypher/driver/causal.py). After authentication: a seal is bound to the verified principal."""
 
     def __init__(self, app: ASGIApp, seal: causal.BookmarkSeal) -> None:
         self.app = app

@@ -20,7 +20,7 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher import embedding_slots as q
-from palimpsest.cypher.executor import Database, Neo4jExecutor
+from palimpsest.cypher.driver.executor import Database, Neo4jExecutor
 from palimpsest.cypher.slots import Slot, other
 from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.embedding.models import ActiveEmbedder

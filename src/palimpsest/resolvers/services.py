@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import anyio.to_thread
 
 from palimpsest.config import Settings
-from palimpsest.cypher.executor import Database
+from palimpsest.cypher.driver.executor import Database
 from palimpsest.embedding import Embedder, QueryVectors, Vector
 from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.identity.principal import Principal

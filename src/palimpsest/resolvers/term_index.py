@@ -22,7 +22,7 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.cypher import documents as dq
 from palimpsest.cypher import terms as q
-from palimpsest.cypher.executor import ScopedDatabase, ScopedTx, Statement
+from palimpsest.cypher.driver.executor import ScopedDatabase, ScopedTx, Statement
 from palimpsest.domain.documents.markdown import ChunkType
 from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking.fulltext import StatsDelta, Stored

@@ -7,7 +7,7 @@ from typing import Any
 
 from palimpsest.cypher import embedding_slots as slots_q
 from palimpsest.cypher import schema as q
-from palimpsest.cypher.executor import Database
+from palimpsest.cypher.driver.executor import Database
 from palimpsest.errors import Unavailable
 from palimpsest.schema.embedding_state import EmbeddingState, decode_state
 

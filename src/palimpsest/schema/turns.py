@@ -3,7 +3,7 @@
 A leased span becomes a ``turn`` chunk of its session's conversation (``TurnRow``) and the
 mention edges drawn from it (``MentionRow``), each stamped with the harvesting run
 (``RunStamp``). The records are frozen; ``params`` is the one encoder, applied where a
-statement takes them (``resolvers/turn_rows.py``, ``resolvers/consolidate.py``).
+statement takes them (``resolvers/cycle/turn_rows.py``, ``resolvers/cycle/consolidate.py``).
 """
 
 from __future__ import annotations

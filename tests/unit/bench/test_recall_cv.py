@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from palimpsest.resolvers.recall_forms import Form
+from palimpsest.resolvers.recall.forms import Form
 from palimpsest_bench.recall_cv import Candidates, metrics, ranked, scores, table
 from palimpsest_bench.recall_cv_select import (
     Setting,

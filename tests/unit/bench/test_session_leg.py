@@ -9,7 +9,7 @@ import pytest
 
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
-from palimpsest.resolvers.recall_hits import Hit
+from palimpsest.resolvers.recall.hits import Hit
 from palimpsest_bench import session_leg as sl
 
 K = 60

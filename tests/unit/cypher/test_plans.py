@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palimpsest.cypher.executor import CrossScopeStatement, SchemaStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, SchemaStatement, Statement
 from palimpsest.cypher.plans import explained, named_statements
 from tests.unit.cypher.test_statements import all_statements
 

