@@ -16,19 +16,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from palimpsest.cypher import context as cq
 from palimpsest.cypher import conversations as q
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher.executor import Tx
 from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
-from palimpsest.identity import Scope, ScopeRef, resolve_scope
+from palimpsest.identity import Origin, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
-from palimpsest.ontology.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
-from palimpsest.resolvers import ontology, queue, quotas, turn_rows
+from palimpsest.ontology import Ontology
+from palimpsest.ontology.extractors import (
+    Extraction,
+    Extractor,
+    KnownEntity,
+    KnownFact,
+    Mention,
+    Turn,
+)
+from palimpsest.resolvers import closure, ontology, queue, quotas, turn_rows
 from palimpsest.resolvers.fact_input import VALUE_TYPE
+from palimpsest.resolvers.facts import TimeView
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import FactDraft
 from palimpsest.schema.turns import RunStamp
@@ -56,8 +67,13 @@ class Outcome:
     dead: int = 0
     takeovers: int = 0
     closed: int = 0  # facts closed by single-valued facts written (docs/spec.md, 3b)
+    # What the extractors counted (``Extraction.counts``), once per batch: model facts kept
+    # and dropped, spans whose extraction failed, tokens in and out (docs/extraction.md).
+    extraction: tuple[tuple[str, int], ...] = ()
 
     def __add__(self, o: Outcome) -> Outcome:
+        counts = Counter(dict(self.extraction))
+        counts.update(dict(o.extraction))
         return Outcome(
             self.leased + o.leased,
             self.consolidated + o.consolidated,
@@ -65,7 +81,12 @@ class Outcome:
             self.dead + o.dead,
             self.takeovers + o.takeovers,
             self.closed + o.closed,
+            tuple(sorted(counts.items())),
         )
+
+    def counted(self, name: str) -> int:
+        """One of the extractors' counts (``extraction_failed``, ``tokens_in``, ...)."""
+        return dict(self.extraction).get(name, 0)
 
 
 class LeaseLost(Exception):
@@ -77,7 +98,8 @@ class LeaseLost(Exception):
 
 
 class _EntityView:
-    """What an extractor may read: the scope's entities, by normalised name or alias."""
+    """What an extractor may read: the scope's entities, by normalised name or alias; and
+    (``BandingView``) the tenant's ontology and the current facts about named entities."""
 
     def __init__(self, svc: Services, ref: ScopeRef) -> None:
         self.svc, self.ref = svc, ref
@@ -86,6 +108,26 @@ class _EntityView:
         params = {"names": sorted(names), "value_type": VALUE_TYPE}
         rows = await self.svc.db.scoped(self.ref).read(q.ENTITIES_NAMED, params)
         return [KnownEntity(r["type"], r["name"], r["norm"], tuple(r["aliases"])) for r in rows]
+
+    async def ontology(self) -> Ontology | None:
+        who = act_for_user(self.ref.tenant_id, self.ref.owner_id)
+        return (await closure.load_rules(self.svc, who)).ontology
+
+    async def facts_about(self, names: Collection[str], limit: int) -> list[KnownFact]:
+        view = TimeView(as_of=self.svc.clock())
+        params = {**view.params(), "names": sorted(names), "value_type": VALUE_TYPE}
+        rows = await self.svc.db.scoped(self.ref).read(cq.ENTITY_FACTS, {**params, "limit": limit})
+        return [
+            KnownFact(
+                r["subject"]["type"],
+                r["subject"]["name"],
+                r["fact"]["predicate"],
+                r["object"]["type"],
+                r["object"]["name"],
+                r["fact"]["valid_at"],
+            )
+            for r in rows
+        ]
 
 
 async def consolidate_scope(
@@ -166,25 +208,81 @@ async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch
     takeovers = sum(1 for s in spans if s.takeovers and s.attempts > 1)
     failures: list[tuple[str, str]] = []
     done = closed = 0
+    # Extracted once for the batch (a model call is slow and costs tokens), before the
+    # write's transaction: no extractor holds the scope's lock.
+    found = _Extracted(cfg.extractors, batch.turns, _EntityView(svc, ref))
     try:
-        done, closed = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors)
+        done, closed = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors, found)
     except (PalimpsestError, LeaseLost) as e:
         log.info("batch failed (%s); retrying span by span", type(e).__name__)
         for span, turn, vector in zip(spans, batch.turns, batch.vectors, strict=True):
             try:
-                one, shut = await _write(svc, cfg, ref, [span], [turn], [vector])
+                one, shut = await _write(svc, cfg, ref, [span], [turn], [vector], found)
                 done, closed = done + one, closed + shut
             except LeaseLost:
                 continue
             except PalimpsestError as err:
-                failures.append((span.id, _describe(err)))
+                if not found.drawn_for(span.id):
+                    failures.append((span.id, _describe(err)))
+                    continue
+                # A fact drawn from free text must not cost the span: it is written without.
+                try:
+                    one, shut = await _write(
+                        svc, cfg, ref, [span], [turn], [vector], found, drawn=False
+                    )
+                    done, closed = done + one, closed + shut
+                    found.counts["extraction_failed"] += 1
+                    log.warning("a span's drawn facts were refused (%s); written without", err.code)
+                except LeaseLost:
+                    continue
+                except PalimpsestError as again:
+                    failures.append((span.id, _describe(again)))
     dead = 0
     if failures:
         recorded = await queue.fail(
             svc, ref, cfg.owner, failures, cfg.max_attempts, cfg.backoff_seconds
         )
         dead = sum(1 for _, exhausted in recorded if exhausted)
-    return Outcome(len(spans), done, len(failures), dead, takeovers, closed)
+    counts = tuple(sorted(found.counts.items()))
+    return Outcome(len(spans), done, len(failures), dead, takeovers, closed, counts)
+
+
+class _Extracted:
+    """The extractors' findings for a batch, drawn once and handed out per write.
+
+    A write of some of the batch's spans gets only what was drawn from those; ``drawn=False``
+    leaves out the facts drawn from free text (``FactDraft.extracted_by``). An extraction
+    that raised raises again for every write of the batch, without running again."""
+
+    def __init__(self, extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView):
+        self.extractors, self.turns, self.view = extractors, turns, view
+        self._found: Extraction | None = None
+        self._error: BaseException | None = None
+        self.counts: Counter[str] = Counter()
+
+    async def of(self, turns: Sequence[Turn], drawn: bool = True) -> Extraction:
+        if self._error is not None:
+            raise self._error
+        if self._found is None:
+            try:
+                self._found = await _extract(self.extractors, self.turns, self.view)
+            except BaseException as e:
+                self._error = e
+                raise
+            self.counts.update(self._found.counts)
+        ids = {t.id for t in turns}
+        return Extraction(
+            [m for m in self._found.mentions if m.turn_id in ids],
+            [
+                (i, f)
+                for i, f in self._found.facts
+                if i in ids and (drawn or f.extracted_by is None)
+            ],
+        )
+
+    def drawn_for(self, span_id: str) -> bool:
+        found = self._found.facts if self._found else []
+        return any(i == span_id and f.extracted_by is not None for i, f in found)
 
 
 async def _write(
@@ -194,11 +292,13 @@ async def _write(
     spans: Sequence[queue.LeasedSpan],
     turns: Sequence[Turn],
     vectors: Sequence[Vector],
+    found: _Extracted,
+    drawn: bool = True,
 ) -> tuple[int, int]:
     """Extract, then write the turns, extractions and acknowledgement in one transaction.
 
     Returns the spans consolidated and the facts their facts closed."""
-    extraction = await _extract(cfg.extractors, turns, _EntityView(svc, ref))
+    extraction = await found.of(turns, drawn)
     plans = await _plan_facts(svc, ref, spans, extraction.facts)
     by_id = {s.id: s for s in spans}
     now = svc.clock()
@@ -241,6 +341,8 @@ async def _write(
                 [spans[i] for i in kept],
                 [turns[i] for i in kept],
                 [vectors[i] for i in kept],
+                found,
+                drawn,
             )
         raise
 
@@ -249,14 +351,16 @@ async def _extract(
     extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView
 ) -> Extraction:
     mentions: list[Mention] = []
-    facts: list[tuple[str, FactDraft]] = []
+    drafts: list[tuple[str, FactDraft]] = []
+    counts: Counter[str] = Counter()
     for extractor in extractors:
         found = await extractor.extract(turns, view)
         known = {t.id for t in turns}
         # An extractor may only speak about the turns it was given.
         mentions += [m for m in found.mentions if m.turn_id in known]
-        facts += [(i, f) for i, f in found.facts if i in known]
-    return Extraction(mentions, facts)
+        drafts += [(i, f) for i, f in found.facts if i in known]
+        counts.update(found.counts)
+    return Extraction(mentions, drafts, dict(counts))
 
 
 async def _plan_facts(
@@ -267,14 +371,18 @@ async def _plan_facts(
 ) -> list[ontology.PlacedPlan]:
     """Facts placed as their harvesting run would place them with ``assertFacts``."""
     by_id = {s.id: s for s in spans}
-    groups: dict[tuple[HarvestedRun, int | None], list[FactDraft]] = {}
+    groups: dict[tuple[HarvestedRun, int | None, bool], list[FactDraft]] = {}
     for span_id, draft in facts:
         span = by_id[span_id]
-        groups.setdefault((span.run, span.compaction_generation), []).append(draft)
+        drawn = draft.extracted_by is not None
+        groups.setdefault((span.run, span.compaction_generation, drawn), []).append(draft)
     plans = []
-    for (run, generation), drafts in groups.items():
+    for (run, generation, drawn), drafts in groups.items():
         who = act_for_user(ref.tenant_id, ref.owner_id, run)
         stamp = RunStamp.of(run, generation)
+        if drawn:
+            # Drawn by the server's own extractor, not stated by the runtime.
+            stamp = replace(stamp, origin=Origin.CONSOLIDATOR.value)
         plans.append(await ontology.plan_placed(svc, who, Scope.USER, drafts, True, stamp))
     return plans
 
