@@ -65,7 +65,8 @@ class Endpoint:
 
 
 class ModelClient:
-    """Calls one endpoint; one ``httpx.AsyncClient`` per client, opened on first use."""
+    """Calls one endpoint. Each call opens its own connection pool and closes it, so a
+    client holds nothing open between batches (a model call's latency dwarfs a connect)."""
 
     def __init__(
         self,
@@ -79,24 +80,26 @@ class ModelClient:
         self._transport = transport
         self._sleep = sleep
         self._backoff = backoff_seconds
-        self._http: httpx.AsyncClient | None = None
 
     def __repr__(self) -> str:
         return f"ModelClient({self.endpoint!r})"
-
-    async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
 
     async def call(self, system: str, user: str, schema: dict[str, Any]) -> wire.Answer:
         """The model's answer in the schema's shape, or ``ModelFailed``."""
         ep = self.endpoint
         request = wire.body(ep.protocol, ep.model, system, user, schema, ep.max_output_tokens)
+        timeout = httpx.Timeout(ep.timeout_seconds)
+        async with httpx.AsyncClient(
+            timeout=timeout, transport=self._transport, follow_redirects=False
+        ) as http:
+            return await self._attempts(http, request)
+
+    async def _attempts(self, http: httpx.AsyncClient, request: dict[str, Any]) -> wire.Answer:
+        ep = self.endpoint
         reason = "no attempt"
         for attempt in range(1, ep.max_attempts + 1):
             try:
-                return await self._attempt(request)
+                return await self._attempt(http, request)
             except _Retry as r:
                 reason = r.reason
                 if attempt == ep.max_attempts:
@@ -109,10 +112,9 @@ class ModelClient:
                 raise ModelFailed(failed.reason, attempt) from None
         raise ModelFailed(reason, ep.max_attempts)
 
-    async def _attempt(self, request: dict[str, Any]) -> wire.Answer:
+    async def _attempt(self, http: httpx.AsyncClient, request: dict[str, Any]) -> wire.Answer:
         ep = self.endpoint
         key = ep.api_key.get_secret_value() if ep.api_key else None
-        http = self._client()
         try:
             async with http.stream(
                 "POST",
@@ -138,14 +140,6 @@ class ModelClient:
         if status in RETRIED_STATUS or status >= 500:
             raise _Retry(said, _retry_after(retry_after))
         raise ModelFailed(said, 1)
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            timeout = httpx.Timeout(self.endpoint.timeout_seconds)
-            self._http = httpx.AsyncClient(
-                timeout=timeout, transport=self._transport, follow_redirects=False
-            )
-        return self._http
 
 
 async def _read_capped(response: httpx.Response, cap: int) -> bytes:
