@@ -225,3 +225,31 @@ BERLIN_FACT = {
     "predicate": "lives in",
     "object": {"type": "city", "name": "Berlin"},
 }
+
+
+async def test_a_tenants_daily_token_cap_leaves_later_turns_without_model_facts(
+    gql: Gql, token: Callable[..., str], tenant_id: str, svc: Services, host: ModelHost
+) -> None:
+    host.answer = lambda _: chat_completion(facts_answer(SIEMENS), usage=(700, 100))
+    capped = model(host)
+    capped.tokens_per_day = 1000
+    cfg = config("capped-worker", MentionsExtractor(), ProvidedExtractor(), capped)
+    alice = token(tenant_id, "alice", "planner")
+    bob = token(tenant_id, "bob", "planner")
+    harvest(gql, alice, [SENTENCE])
+    first = await drain(svc, tenant_id, "alice", cfg)
+    assert first.counted("facts") == 1
+    harvest(gql, bob, ["I work at Siemens now, and so does Carol."])
+    host.answer = lambda _: chat_completion(facts_answer(), usage=(300, 100))
+    second = await drain(svc, tenant_id, "bob", cfg)  # 800 spent: one more call may run
+    assert second.counted("tokens_in") == 300
+    harvest(gql, alice, ["I work at Siemens now."])
+    third = await drain(svc, tenant_id, "alice", cfg)  # 1200 spent: refused
+    assert third.consolidated == 1
+    assert third.counted("extraction_refused") == 1
+    assert len(host.seen) == 2
+    # Another tenant's extraction is not held by this tenant's spending.
+    other = f"{tenant_id}-b"
+    harvest(gql, token(other, "alice", "planner"), [SENTENCE])
+    host.answer = lambda _: chat_completion(facts_answer(SIEMENS))
+    assert (await drain(svc, other, "alice", cfg)).counted("facts") == 1

@@ -29,6 +29,7 @@ from palimpsest.ontology.extractors import (
     Extraction,
     KnownFact,
     ScopeView,
+    TokenLedger,
     Turn,
 )
 from palimpsest.ontology.extractors import candidates as word_runs
@@ -44,9 +45,12 @@ MAX_STAMP = 200
 class ModelExtractor:
     name = "model"
 
-    def __init__(self, client: ModelClient, *, version: str = prompt.VERSION) -> None:
+    def __init__(
+        self, client: ModelClient, *, version: str = prompt.VERSION, tokens_per_day: int = 0
+    ) -> None:
         self.client = client
         self.version = version
+        self.tokens_per_day = tokens_per_day  # one tenant's cap (0: none)
         # Who the facts say drew them: the extractor, the prompt's version, the model.
         self.stamp = f"model:{version}:{client.endpoint.model}"[:MAX_STAMP]
 
@@ -62,7 +66,7 @@ class ModelExtractor:
             max_answer_bytes=settings.model_max_answer_bytes,
             max_output_tokens=settings.model_max_output_tokens,
         )
-        return cls(ModelClient(endpoint))
+        return cls(ModelClient(endpoint), tokens_per_day=settings.max_extraction_tokens_per_day)
 
     def __repr__(self) -> str:
         return f"ModelExtractor({self.client.endpoint!r}, {self.version})"
@@ -71,18 +75,41 @@ class ModelExtractor:
         if not turns:
             return Extraction()
         banding = scope if isinstance(scope, BandingView) else None
+        ledger = scope if self.tokens_per_day and isinstance(scope, TokenLedger) else None
         ontology = await banding.ontology() if banding else None
         gate = asyncio.Semaphore(CONCURRENT_CALLS)
 
         async def one(part: list[Turn]) -> _Found:
             async with gate:
-                return await self._part(part, ontology, banding)
+                if ledger is not None and (refused := await self._refused(ledger, part)):
+                    return refused
+                found = await self._part(part, ontology, banding)
+                spent = found.counts["tokens_in"] + found.counts["tokens_out"]
+                if ledger is not None and spent:
+                    await ledger.spend_tokens(spent)
+                return found
 
         done = await asyncio.gather(*(one(p) for p in parts(turns)))
         counts: Counter[str] = Counter()
         for found in done:
             counts.update(found.counts)
         return Extraction(facts=[f for found in done for f in found.facts], counts=dict(counts))
+
+    async def _refused(self, ledger: TokenLedger, part: list[Turn]) -> _Found | None:
+        """The part's turns left without model facts when the tenant's day is spent. The cap
+        is checked before each call: calls already in flight may pass it by their own."""
+        used = await ledger.tokens_today()
+        if used < self.tokens_per_day:
+            return None
+        log.warning(
+            "model extraction refused for %d turn(s): %d tokens spent today, the tenant's cap "
+            "is %d (PALIMPSEST_MAX_EXTRACTION_TOKENS_PER_DAY)",
+            len(part),
+            used,
+            self.tokens_per_day,
+        )
+        metrics.CALLS.labels("refused").inc()
+        return _Found([], Counter(extraction_refused=len(part)))
 
     async def _part(
         self, part: list[Turn], ontology: Ontology | None, banding: BandingView | None

@@ -39,7 +39,14 @@ FAILED = Counter("palimpsest_consolidation_failures_total", "Span consolidation 
 DEAD = Counter("palimpsest_dead_letters_total", "Spans moved to the dead-letter state")
 TAKEOVERS = Counter("palimpsest_lease_takeovers_total", "Spans leased after a lease expired")
 # The extractors' counts the summary shows, when one is not zero (docs/extraction.md).
-EXTRACTION_SUMMARY = ("facts", "dropped", "extraction_failed", "tokens_in", "tokens_out")
+EXTRACTION_SUMMARY = (
+    "facts",
+    "dropped",
+    "extraction_failed",
+    "extraction_refused",
+    "tokens_in",
+    "tokens_out",
+)
 
 
 @dataclass(slots=True)

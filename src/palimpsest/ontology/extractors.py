@@ -115,6 +115,17 @@ class BandingView(ScopeView, Protocol):
 
 
 @runtime_checkable
+class TokenLedger(Protocol):
+    """The tenant's model tokens spent today (UTC), for a per-tenant daily cap."""
+
+    async def tokens_today(self) -> int: ...
+
+    async def spend_tokens(self, tokens: int) -> int:
+        """Add ``tokens`` to today's count; the count after."""
+        ...
+
+
+@runtime_checkable
 class Extractor(Protocol):
     name: str
 

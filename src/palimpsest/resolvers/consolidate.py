@@ -22,12 +22,14 @@ from dataclasses import dataclass, replace
 
 from palimpsest.cypher import context as cq
 from palimpsest.cypher import conversations as q
+from palimpsest.cypher import extraction as xq
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher.executor import Tx
 from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Origin, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
+from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology
 from palimpsest.ontology.extractors import (
     Extraction,
@@ -99,7 +101,8 @@ class LeaseLost(Exception):
 
 class _EntityView:
     """What an extractor may read: the scope's entities, by normalised name or alias; and
-    (``BandingView``) the tenant's ontology and the current facts about named entities."""
+    (``BandingView``) the tenant's ontology and the current facts about named entities; and
+    (``TokenLedger``) the tenant's model tokens spent today."""
 
     def __init__(self, svc: Services, ref: ScopeRef) -> None:
         self.svc, self.ref = svc, ref
@@ -112,6 +115,21 @@ class _EntityView:
     async def ontology(self) -> Ontology | None:
         who = act_for_user(self.ref.tenant_id, self.ref.owner_id)
         return (await closure.load_rules(self.svc, who)).ontology
+
+    async def tokens_today(self) -> int:
+        params = {"day": self.svc.clock().date().isoformat()}
+        [row] = await self.svc.db.scoped(self._tenant).read(xq.EXTRACTION_TOKENS, params)
+        return int(row["used"])
+
+    async def spend_tokens(self, tokens: int) -> int:
+        now = self.svc.clock()
+        params = {"day": now.date().isoformat(), "tokens": tokens, "now": now}
+        [row] = await self.svc.db.scoped(self._tenant).write(xq.SPEND_EXTRACTION_TOKENS, params)
+        return int(row["used"])
+
+    @property
+    def _tenant(self) -> ScopeRef:
+        return tenant_config_ref(act_for_user(self.ref.tenant_id, self.ref.owner_id))
 
     async def facts_about(self, names: Collection[str], limit: int) -> list[KnownFact]:
         view = TimeView(as_of=self.svc.clock())

@@ -143,3 +143,42 @@ def test_the_key_is_in_no_repr(host: ModelHost) -> None:
     found = extractor(host)
     assert "sk-secret" not in repr(found)
     assert "sk-secret" not in repr(found.client)
+
+
+class Ledger(View):
+    def __init__(self, used: int) -> None:
+        super().__init__()
+        self.used = used
+        self.spent: list[int] = []
+
+    async def tokens_today(self) -> int:
+        return self.used
+
+    async def spend_tokens(self, tokens: int) -> int:
+        self.spent.append(tokens)
+        self.used += tokens
+        return self.used
+
+
+async def test_the_daily_token_cap_refuses_a_call_once_spent(
+    host: ModelHost, caplog: pytest.LogCaptureFixture
+) -> None:
+    host.answer = lambda _: chat_completion(facts_answer(), usage=(300, 20))
+    model = extractor(host, max_extraction_tokens_per_day=500)
+    ledger = Ledger(used=0)
+    first = await model.extract([turn(1, "I live in Rome.")], ledger)
+    assert first.counts["tokens_in"] == 300
+    assert ledger.spent == [320]
+    second = await model.extract([turn(2, "I live in Oslo.")], ledger)
+    assert second.counts["tokens_in"] == 300  # 320 < 500: still allowed
+    third = await model.extract([turn(3, "I live in Lima.")], ledger)
+    assert third.counts == {"extraction_refused": 1}
+    assert len(host.seen) == 2  # the third call was never made
+    assert "640 tokens spent today, the tenant's cap is 500" in caplog.text
+
+
+async def test_without_a_cap_nothing_is_counted_against_the_tenant(host: ModelHost) -> None:
+    ledger = Ledger(used=10**9)
+    found = await extractor(host).extract([turn(1, "I live in Rome.")], ledger)
+    assert "extraction_refused" not in found.counts
+    assert ledger.spent == []
