@@ -269,33 +269,32 @@ class _Extracted:
     """The extractors' findings for a batch, drawn once and handed out per write.
 
     A write of some of the batch's spans gets only what was drawn from those; ``drawn=False``
-    leaves out the facts drawn from free text (``FactDraft.extracted_by``). An extraction
-    that raised raises again for every write of the batch, without running again."""
+    leaves out the facts drawn from free text (``FactDraft.extracted_by``). When the batch's
+    extraction raised, each later write extracts its own spans again, so one span an
+    extractor refuses fails alone."""
 
     def __init__(self, extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView):
         self.extractors, self.turns, self.view = extractors, turns, view
         self._found: Extraction | None = None
-        self._error: BaseException | None = None
+        self._raised = False
         self.counts: Counter[str] = Counter()
 
     async def of(self, turns: Sequence[Turn], drawn: bool = True) -> Extraction:
-        if self._error is not None:
-            raise self._error
-        if self._found is None:
+        found = self._found
+        if found is None:
+            whole = not self._raised
             try:
-                self._found = await _extract(self.extractors, self.turns, self.view)
-            except BaseException as e:
-                self._error = e
+                found = await _extract(self.extractors, self.turns if whole else turns, self.view)
+            except BaseException:
+                self._raised = True
                 raise
-            self.counts.update(self._found.counts)
+            self.counts.update(found.counts)
+            if whole:
+                self._found = found
         ids = {t.id for t in turns}
         return Extraction(
-            [m for m in self._found.mentions if m.turn_id in ids],
-            [
-                (i, f)
-                for i, f in self._found.facts
-                if i in ids and (drawn or f.extracted_by is None)
-            ],
+            [m for m in found.mentions if m.turn_id in ids],
+            [(i, f) for i, f in found.facts if i in ids and (drawn or f.extracted_by is None)],
         )
 
     def drawn_for(self, span_id: str) -> bool:
@@ -310,12 +309,14 @@ async def _write(
     spans: Sequence[queue.LeasedSpan],
     turns: Sequence[Turn],
     vectors: Sequence[Vector],
-    found: _Extracted,
+    found: _Extracted | None = None,
     drawn: bool = True,
 ) -> tuple[int, int]:
-    """Extract, then write the turns, extractions and acknowledgement in one transaction.
+    """Extract (unless ``found`` holds the batch's extraction), then write the turns,
+    extractions and acknowledgement in one transaction.
 
     Returns the spans consolidated and the facts their facts closed."""
+    found = found or _Extracted(cfg.extractors, turns, _EntityView(svc, ref))
     extraction = await found.of(turns, drawn)
     plans = await _plan_facts(svc, ref, spans, extraction.facts)
     by_id = {s.id: s for s in spans}
