@@ -22,10 +22,11 @@ from palimpsest.extraction.wire import Protocol
 from palimpsest.ontology.extractors import Extractor, load
 
 
-def load_extractors(settings: Settings) -> list[Extractor]:
-    """The extractors ``PALIMPSEST_EXTRACTORS`` names, ``model`` made from the settings."""
+def load_extractors(settings: Settings, lease_seconds: float | None = None) -> list[Extractor]:
+    """The extractors ``PALIMPSEST_EXTRACTORS`` names, ``model`` made from the settings (its
+    calls bounded by a share of the worker's lease, ``lease_seconds`` or the setting's)."""
     more: dict[str, Callable[[], Extractor]] = {
-        ModelExtractor.name: lambda: ModelExtractor.from_settings(settings)
+        ModelExtractor.name: lambda: ModelExtractor.from_settings(settings, lease_seconds)
     }
     return load(settings.extractor_names, more)
 

@@ -40,22 +40,34 @@ MAX_CALL_CHARS = 24_000  # turn text per call; a longer conversation part is spl
 MAX_KNOWN_FACTS = 50  # stored facts shown per call (banding)
 CONCURRENT_CALLS = 4  # calls one batch has in flight at once
 MAX_STAMP = 200
+# The share of a batch's lease its extraction may take: a slower model's calls are given up
+# (``extraction_failed``) so the turns are written while the worker still holds them;
+# otherwise every lease would expire mid-call, and the spans end as dead letters.
+LEASE_SHARE = 0.5
 
 
 class ModelExtractor:
     name = "model"
 
     def __init__(
-        self, client: ModelClient, *, version: str = prompt.VERSION, tokens_per_day: int = 0
+        self,
+        client: ModelClient,
+        *,
+        version: str = prompt.VERSION,
+        tokens_per_day: int = 0,
+        budget_seconds: float | None = None,
     ) -> None:
         self.client = client
         self.version = version
         self.tokens_per_day = tokens_per_day  # one tenant's cap (0: none)
+        self.budget_seconds = budget_seconds  # one batch's extraction, all calls (None: any)
         # Who the facts say drew them: the extractor, the prompt's version, the model.
         self.stamp = f"model:{version}:{client.endpoint.model}"[:MAX_STAMP]
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> ModelExtractor:
+    def from_settings(
+        cls, settings: Settings, lease_seconds: float | None = None
+    ) -> ModelExtractor:
         endpoint = Endpoint(
             protocol=wire.Protocol(settings.model_protocol),
             url=settings.model_url or "",
@@ -66,7 +78,12 @@ class ModelExtractor:
             max_answer_bytes=settings.model_max_answer_bytes,
             max_output_tokens=settings.model_max_output_tokens,
         )
-        return cls(ModelClient(endpoint), tokens_per_day=settings.max_extraction_tokens_per_day)
+        lease = lease_seconds or settings.consolidate_lease_seconds
+        return cls(
+            ModelClient(endpoint),
+            tokens_per_day=settings.max_extraction_tokens_per_day,
+            budget_seconds=lease * LEASE_SHARE,
+        )
 
     def __repr__(self) -> str:
         return f"ModelExtractor({self.client.endpoint!r}, {self.version})"
@@ -78,12 +95,14 @@ class ModelExtractor:
         ledger = scope if self.tokens_per_day and isinstance(scope, TokenLedger) else None
         ontology = await banding.ontology() if banding else None
         gate = asyncio.Semaphore(CONCURRENT_CALLS)
+        loop = asyncio.get_running_loop()
+        ends = None if self.budget_seconds is None else loop.time() + self.budget_seconds
 
         async def one(part: list[Turn]) -> _Found:
             async with gate:
                 if ledger is not None and (refused := await self._refused(ledger, part)):
                     return refused
-                found = await self._part(part, ontology, banding)
+                found = await self._part(part, ontology, banding, ends)
                 spent = found.counts["tokens_in"] + found.counts["tokens_out"]
                 if ledger is not None and spent:
                     await ledger.spend_tokens(spent)
@@ -112,21 +131,24 @@ class ModelExtractor:
         return _Found([], Counter(extraction_refused=len(part)))
 
     async def _part(
-        self, part: list[Turn], ontology: Ontology | None, banding: BandingView | None
+        self,
+        part: list[Turn],
+        ontology: Ontology | None,
+        banding: BandingView | None,
+        ends: float | None,
     ) -> _Found:
         counts: Counter[str] = Counter(calls=1)
         known = await _known(banding, part)
         document = prompt.document(part, ontology, known)
         system = prompt.instructions(self.version)
         try:
-            answer = await self.client.call(system, document, candidates.SCHEMA)
+            async with asyncio.timeout_at(ends):
+                answer = await self.client.call(system, document, candidates.SCHEMA)
+        except TimeoutError:
+            failed = ModelFailed("the batch's extraction ran out of its share of the lease", 0)
+            return self._failed(part, failed, counts)
         except ModelFailed as failed:
-            # The reason names a status, a class or a cap: never the key or the text.
-            log.warning("model extraction failed for %d turn(s): %s", len(part), failed)
-            metrics.CALLS.labels("failed").inc()
-            metrics.FAILED_SPANS.inc(len(part))
-            counts["extraction_failed"] += len(part)
-            return _Found([], counts)
+            return self._failed(part, failed, counts)
         metrics.CALLS.labels("answered").inc()
         metrics.TOKENS.labels("in").inc(answer.tokens_in)
         metrics.TOKENS.labels("out").inc(answer.tokens_out)
@@ -140,6 +162,14 @@ class ModelExtractor:
         metrics.FACTS.inc(len(checked.facts))
         counts["facts"] += len(checked.facts)
         return _Found(checked.facts, counts)
+
+    def _failed(self, part: list[Turn], failed: ModelFailed, counts: Counter[str]) -> _Found:
+        # The reason names a status, a class or a cap: never the key or the text.
+        log.warning("model extraction failed for %d turn(s): %s", len(part), failed)
+        metrics.CALLS.labels("failed").inc()
+        metrics.FAILED_SPANS.inc(len(part))
+        counts["extraction_failed"] += len(part)
+        return _Found([], counts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,7 +93,7 @@ def worker_config(settings: Settings, index: int, lease_seconds: float | None) -
     owner = f"{socket.gethostname()}:{os.getpid()}:{index}:{secrets.token_hex(4)}"
     return WorkerConfig(
         owner=owner,
-        extractors=load_extractors(settings),
+        extractors=load_extractors(settings, lease_seconds),
         batch_size=settings.consolidate_batch_size,
         lease_seconds=lease_seconds or settings.consolidate_lease_seconds,
         max_attempts=settings.consolidate_max_attempts,

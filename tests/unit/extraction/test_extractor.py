@@ -4,6 +4,7 @@ for banding, checked facts kept, and a failing model leaving its turns without f
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 
@@ -24,6 +25,7 @@ from palimpsest.ontology.extractors import (
 )
 from tests.model_host import (
     ModelHost,
+    Reply,
     candidate,
     chat_completion,
     facts_answer,
@@ -182,3 +184,20 @@ async def test_without_a_cap_nothing_is_counted_against_the_tenant(host: ModelHo
     found = await extractor(host).extract([turn(1, "I live in Rome.")], ledger)
     assert "extraction_refused" not in found.counts
     assert ledger.spent == []
+
+
+async def test_a_slow_model_is_given_up_within_its_share_of_the_lease(host: ModelHost) -> None:
+    host.answer = lambda _: Reply(200, b"{}", delay=2.0)
+    model = extractor(host, consolidate_lease_seconds=0.6)  # half of it: 0.3 s
+    assert model.budget_seconds == pytest.approx(0.3)
+    started = time.monotonic()
+    found = await model.extract([turn(1, "I live in Rome.")], View())
+    assert time.monotonic() - started < 1.5
+    assert found.counts == {"calls": 1, "extraction_failed": 1}
+
+
+def test_the_lease_a_worker_was_given_bounds_its_extraction() -> None:
+    settings = Settings(extractors="model", model_url="http://127.0.0.1:1", model_name="m")
+    [model] = load_extractors(settings, lease_seconds=120)
+    assert isinstance(model, ModelExtractor)
+    assert model.budget_seconds == 60
