@@ -5,6 +5,7 @@ stamped like any other; a failing model or a fact the write refuses never loses 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Callable, Iterator
@@ -12,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from neo4j import Driver
 from pydantic import SecretStr
 
 from palimpsest.extraction import ModelExtractor
@@ -253,3 +255,45 @@ async def test_a_tenants_daily_token_cap_leaves_later_turns_without_model_facts(
     harvest(gql, token(other, "alice", "planner"), [SENTENCE])
     host.answer = lambda _: chat_completion(facts_answer(SIEMENS))
     assert (await drain(svc, other, "alice", cfg)).counted("facts") == 1
+
+
+class SlowMentions(MentionsExtractor):
+    """The mentions extractor, slow on its first batch: that batch's write waits for it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def extract(self, turns: Any, scope: Any) -> Any:
+        self.calls += 1
+        if self.calls == 1:
+            await asyncio.sleep(1.5)
+        return await super().extract(turns, scope)
+
+
+async def test_the_next_batchs_model_call_overlaps_this_batchs_write(
+    gql: Gql,
+    token: Callable[..., str],
+    tenant_id: str,
+    svc: Services,
+    host: ModelHost,
+    neo4j_driver: Driver,
+) -> None:
+    written: list[int] = []
+
+    def answer(seen: Seen) -> Any:
+        records, _, _ = neo4j_driver.execute_query(TURNS_OF, tenant=tenant_id)
+        written.append(records[0]["n"])
+        return chat_completion(facts_answer(SIEMENS))
+
+    host.answer = answer
+    alice = token(tenant_id, "alice", "planner")
+    harvest(gql, alice, [SENTENCE, "I work at Siemens now, they said."])
+    cfg = replace(config("overlap", SlowMentions(), ProvidedExtractor(), model(host)), batch_size=1)
+    outcome = await drain(svc, tenant_id, "alice", cfg)
+    assert outcome.consolidated == 2
+    assert outcome.counted("facts") == 2
+    # The second batch's call was made while the first batch was still being written.
+    assert written == [0, 0]
+
+
+TURNS_OF = """MATCH (c:Chunk {type: 'turn'}) WHERE c.tenant_id = $tenant RETURN count(c) AS n"""

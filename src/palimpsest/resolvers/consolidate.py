@@ -191,6 +191,9 @@ class _Batch:
     lease: queue.Lease
     turns: list[Turn]
     vectors: list[Vector]
+    # What the early extractors drew while the batch was embedded (None: they raised, or
+    # there are none; the batch's settle then runs them with the others).
+    early: Extraction | None = None
 
     @property
     def spans(self) -> list[queue.LeasedSpan]:
@@ -202,8 +205,32 @@ async def _lease_and_embed(svc: Services, cfg: WorkerConfig, ref: ScopeRef) -> _
         svc, ref, cfg.owner, cfg.batch_size, cfg.lease_seconds, cfg.max_attempts
     )
     turns = [turn_rows.turn(s) for s in lease.spans]
-    vectors = await svc.embed([t.text for t in turns]) if turns else []
-    return _Batch(lease, turns, vectors)
+    early = [e for e in cfg.extractors if getattr(e, "early", False)]
+    drawing = (
+        asyncio.create_task(_drawn_early(early, turns, _EntityView(svc, ref)))
+        if early and turns
+        else None
+    )
+    try:
+        vectors = await svc.embed([t.text for t in turns]) if turns else []
+    except BaseException:
+        if drawing is not None:
+            drawing.cancel()
+        raise
+    return _Batch(lease, turns, vectors, await drawing if drawing else None)
+
+
+async def _drawn_early(
+    extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView
+) -> Extraction | None:
+    """An early extractor (a model call) runs while the batch is embedded and the batch
+    before it is written, so its latency overlaps the pipeline's instead of adding to it. It
+    sees the scope as it was before that batch's write. If it raises, settle runs it again."""
+    try:
+        return await _extract(extractors, turns, view)
+    except Exception as e:
+        log.info("early extraction failed (%s); settling runs it again", type(e).__name__)
+        return None
 
 
 async def _abandon(
@@ -228,7 +255,7 @@ async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch
     done = closed = 0
     # Extracted once for the batch (a model call is slow and costs tokens), before the
     # write's transaction: no extractor holds the scope's lock.
-    found = _Extracted(cfg.extractors, batch.turns, _EntityView(svc, ref))
+    found = _Extracted(cfg.extractors, batch.turns, _EntityView(svc, ref), batch.early)
     try:
         done, closed = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors, found)
     except (PalimpsestError, LeaseLost) as e:
@@ -273,11 +300,24 @@ class _Extracted:
     extraction raised, each later write extracts its own spans again, so one span an
     extractor refuses fails alone."""
 
-    def __init__(self, extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView):
-        self.extractors, self.turns, self.view = extractors, turns, view
+    def __init__(
+        self,
+        extractors: Sequence[Extractor],
+        turns: Sequence[Turn],
+        view: _EntityView,
+        early: Extraction | None = None,
+    ):
+        self.view, self.turns = view, turns
+        self.early = early
+        if early is not None:
+            # Drawn already: only the other extractors run at settle time.
+            extractors = [e for e in extractors if not getattr(e, "early", False)]
+            self.counts: Counter[str] = Counter(early.counts)
+        else:
+            self.counts = Counter()
+        self.extractors = extractors
         self._found: Extraction | None = None
         self._raised = False
-        self.counts: Counter[str] = Counter()
 
     async def of(self, turns: Sequence[Turn], drawn: bool = True) -> Extraction:
         found = self._found
@@ -289,6 +329,8 @@ class _Extracted:
                 self._raised = True
                 raise
             self.counts.update(found.counts)
+            if self.early is not None:
+                found = _joined(found, self.early)
             if whole:
                 self._found = found
         ids = {t.id for t in turns}
@@ -298,6 +340,7 @@ class _Extracted:
         )
 
     def drawn_for(self, span_id: str) -> bool:
+        """Whether facts drawn from free text were found for ``span_id``."""
         found = self._found.facts if self._found else []
         return any(i == span_id and f.extracted_by is not None for i, f in found)
 
@@ -364,6 +407,11 @@ async def _write(
                 drawn,
             )
         raise
+
+
+def _joined(late: Extraction, early: Extraction) -> Extraction:
+    """The settle-time extractors' findings, then the early ones' (mentions stay first)."""
+    return Extraction(late.mentions + early.mentions, late.facts + early.facts, late.counts)
 
 
 async def _extract(
