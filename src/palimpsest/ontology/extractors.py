@@ -16,7 +16,9 @@ Built-ins:
   words of it the fact names as its ``quote``).
 
 Third-party extractors are loaded by name from the ``palimpsest.extractors`` entry point
-group: the entry point names a class (instantiated without arguments) or an instance.
+group: the entry point names a class (instantiated without arguments) or an instance. An
+extractor with ``early = True`` (a slow one: ``model``) is run while its batch is embedded,
+before the batch ahead is written; the others run just before their batch's write.
 """
 
 from __future__ import annotations
