@@ -34,7 +34,7 @@ class ModelFailed(Exception):
     """The model gave no usable answer; ``reason`` is safe to log and count."""
 
     def __init__(self, reason: str, attempts: int) -> None:
-        super().__init__(f"{reason} (after {attempts} attempt(s))")
+        super().__init__(f"{reason} (after {attempts} attempt(s))" if attempts else reason)
         self.reason = reason
         self.attempts = attempts
 

@@ -148,7 +148,7 @@ class ModelExtractor:
             async with asyncio.timeout_at(ends):
                 answer = await self.client.call(system, document, candidates.SCHEMA)
         except TimeoutError:
-            failed = ModelFailed("the batch's extraction ran out of its share of the lease", 0)
+            failed = ModelFailed("half the batch's lease passed before an answer", 0)
             return self._failed(part, failed, counts)
         except ModelFailed as failed:
             return self._failed(part, failed, counts)
