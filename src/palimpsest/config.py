@@ -283,6 +283,21 @@ class Settings(BaseSettings):
     # Extractors run on consolidated spans, in order (built-in: mentions, provided; others
     # by ``palimpsest.extractors`` entry point name). Comma-separated.
     extractors: str = "mentions,provided"
+    # The ``model`` extractor (docs/extraction.md): the protocol its host speaks (``openai``:
+    # Chat Completions, ``anthropic``: Messages), the host's base URL, the model's name and
+    # the key (sent only in the request's header: never logged, never in an error).
+    model_protocol: Literal["openai", "anthropic"] = "openai"
+    model_url: str | None = None
+    model_name: str | None = None
+    model_api_key: SecretStr | None = None
+    # One model call: how long an attempt may take, attempts before the batch's turns are
+    # written without facts (``extraction_failed``), the answer's token and byte caps.
+    model_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    model_max_attempts: int = Field(default=3, ge=1, le=10)
+    model_max_output_tokens: int = Field(default=4096, ge=64, le=65_536)
+    model_max_answer_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    # Extraction tokens (in + out) one tenant may spend per UTC day; 0 switches the cap off.
+    max_extraction_tokens_per_day: int = Field(default=0, ge=0)
     # The queue gauges on /metrics are recounted at most this often (0 switches them off).
     queue_metrics_seconds: float = Field(default=10.0, ge=0, le=3600)
 
@@ -292,6 +307,16 @@ class Settings(BaseSettings):
             raise ValueError("PALIMPSEST_TOKEN_SECRET must be at least 32 bytes")
         if self.server_secret is not None and len(self.server_secret.get_secret_value()) < 32:
             raise ValueError("PALIMPSEST_SERVER_SECRET must be at least 32 bytes")
+        if "model" in self.extractor_names:
+            # Refused at start: a worker would otherwise fail every batch's extraction.
+            for setting, value in (("URL", self.model_url), ("NAME", self.model_name)):
+                if not (value or "").strip():
+                    raise ValueError(
+                        f"PALIMPSEST_MODEL_{setting} must be set when PALIMPSEST_EXTRACTORS "
+                        "names model"
+                    )
+            if not (self.model_url or "").startswith(("http://", "https://")):
+                raise ValueError("PALIMPSEST_MODEL_URL must be an http:// or https:// URL")
         return self
 
     @property

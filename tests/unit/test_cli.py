@@ -52,6 +52,7 @@ def one_line_failure(done: subprocess.CompletedProcess[str]) -> str:
         ({"PALIMPSEST_TOKEN_SECRET": "short"}, "PALIMPSEST_TOKEN_SECRET must be at least 32"),
         ({"PALIMPSEST_PORT": "eighty"}, "PALIMPSEST_PORT"),
         ({"PALIMPSEST_MAX_TOKEN_BYTES": "1"}, "PALIMPSEST_MAX_TOKEN_BYTES"),
+        ({"PALIMPSEST_EXTRACTORS": "mentions,model"}, "PALIMPSEST_MODEL_URL must be set"),
     ],
 )
 def test_bad_settings_are_one_line(tmp_path: Path, env: dict[str, str], says: str) -> None:

@@ -154,7 +154,9 @@ ON CREATE SET f.id = item.id, f.lineage = item.id, f.predicate = item.predicate,
               f.tenant_id = $tenant_id, f.scope = $scope, f.owner_id = $owner_id,
               f.session_id = $session_id, f.run_id = $run_id, f.agent_name = $agent_name,
               f.model = $model, f.origin = $origin,
-              f.compaction_generation = item.compaction_generation
+              f.compaction_generation = item.compaction_generation,
+              f.judged_by = item.judged_by,
+              f.judged_at = CASE WHEN item.judged_by IS NULL THEN null ELSE $now END
 ON MATCH SET
   f.co_written = CASE WHEN """
     + _CO_WRITER

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from prometheus_client import Counter
 
 from palimpsest.config import Settings
-from palimpsest.ontology.extractors import load
+from palimpsest.extraction import load_extractors
 from palimpsest.resolvers import cycle as queue
 from palimpsest.resolvers.cycle import Outcome, WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services
@@ -38,6 +38,15 @@ CONSOLIDATED = Counter("palimpsest_consolidated_spans_total", "Spans turned into
 FAILED = Counter("palimpsest_consolidation_failures_total", "Span consolidation failures")
 DEAD = Counter("palimpsest_dead_letters_total", "Spans moved to the dead-letter state")
 TAKEOVERS = Counter("palimpsest_lease_takeovers_total", "Spans leased after a lease expired")
+# The extractors' counts the summary shows, when one is not zero (docs/extraction.md).
+EXTRACTION_SUMMARY = (
+    "facts",
+    "dropped",
+    "extraction_failed",
+    "extraction_refused",
+    "tokens_in",
+    "tokens_out",
+)
 
 
 @dataclass(slots=True)
@@ -48,6 +57,8 @@ class Totals:
     dead: int = 0
     takeovers: int = 0
     closed: int = 0
+    # The extractors' counts (model facts kept and dropped, failed spans, tokens in and out).
+    extraction: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
 
     def add(self, o: Outcome) -> None:
@@ -57,6 +68,8 @@ class Totals:
         self.dead += o.dead
         self.takeovers += o.takeovers
         self.closed += o.closed
+        for name, n in o.extraction:
+            self.extraction[name] = self.extraction.get(name, 0) + n
         CONSOLIDATED.inc(o.consolidated)
         FAILED.inc(o.failed)
         DEAD.inc(o.dead)
@@ -70,6 +83,7 @@ class Totals:
             "dead_letter": self.dead,
             "takeovers": self.takeovers,
             "closed": self.closed,
+            **{k: self.extraction[k] for k in EXTRACTION_SUMMARY if self.extraction.get(k)},
             "seconds": round(time.monotonic() - self.started, 2),
         }
 
@@ -79,7 +93,7 @@ def worker_config(settings: Settings, index: int, lease_seconds: float | None) -
     owner = f"{socket.gethostname()}:{os.getpid()}:{index}:{secrets.token_hex(4)}"
     return WorkerConfig(
         owner=owner,
-        extractors=load(settings.extractor_names),
+        extractors=load_extractors(settings, lease_seconds),
         batch_size=settings.consolidate_batch_size,
         lease_seconds=lease_seconds or settings.consolidate_lease_seconds,
         max_attempts=settings.consolidate_max_attempts,

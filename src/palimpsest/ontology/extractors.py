@@ -4,7 +4,9 @@ An extractor reads a batch of consolidated turns (one user scope at a time) and 
 mention edges and facts; the consolidator writes them, in the turns' scope (mentions) or
 where the ontology places them (facts). An extractor never touches the database: the only
 thing it may ask is ``ScopeView.entities_named``, a read of the scope's entities by name.
-No language model runs inside the server; candidate facts come from the runtime's own model.
+No language model runs inside the server: candidate facts come from the runtime's own model
+(``provided``) or from a model the operator configures (``model``, ``palimpsest.extraction``),
+which is also shown the ``BandingView``: the ontology and the scope's current facts.
 
 Built-ins:
 
@@ -14,13 +16,15 @@ Built-ins:
   words of it the fact names as its ``quote``).
 
 Third-party extractors are loaded by name from the ``palimpsest.extractors`` entry point
-group: the entry point names a class (instantiated without arguments) or an instance.
+group: the entry point names a class (instantiated without arguments) or an instance. An
+extractor with ``early = True`` (a slow one: ``model``) is run while its batch is embedded,
+before the batch ahead is written; the others run just before their batch's write.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import entry_points
@@ -28,6 +32,7 @@ from typing import Protocol, runtime_checkable
 
 from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
+from palimpsest.ontology.model import Ontology
 from palimpsest.schema.drafts import FactDraft, SourceRef
 
 ENTRY_POINT_GROUP = "palimpsest.extractors"
@@ -74,11 +79,51 @@ class Mention:
 class Extraction:
     mentions: list[Mention] = field(default_factory=list)
     facts: list[tuple[str, FactDraft]] = field(default_factory=list)  # (turn id, draft)
+    # What the extractor counted (facts kept, dropped by reason, failed spans, tokens):
+    # summed into the consolidator's outcome (``resolvers.consolidate.Outcome``).
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFact:
+    """A current fact of the scope, as an extractor is shown it (banding)."""
+
+    subject_type: str
+    subject: str
+    predicate: str
+    object_type: str
+    object: str
+    valid_at: datetime | None
 
 
 class ScopeView(Protocol):
     async def entities_named(self, names: Collection[str]) -> list[KnownEntity]:
         """Entities of the scope whose normalised name or alias is one of ``names``."""
+        ...
+
+
+@runtime_checkable
+class BandingView(ScopeView, Protocol):
+    """What the consolidator's view also answers, for an extractor that shows a model the
+    scope: the tenant's ontology, and the current facts about the entities turns name."""
+
+    async def ontology(self) -> Ontology | None:
+        """The tenant's ontology as stored (None: none)."""
+        ...
+
+    async def facts_about(self, names: Collection[str], limit: int) -> list[KnownFact]:
+        """Current facts, newest first, touching the scope's entities named ``names``."""
+        ...
+
+
+@runtime_checkable
+class TokenLedger(Protocol):
+    """The tenant's model tokens spent today (UTC), for a per-tenant daily cap."""
+
+    async def tokens_today(self) -> int: ...
+
+    async def spend_tokens(self, tokens: int) -> int:
+        """Add ``tokens`` to today's count; the count after."""
         ...
 
 
@@ -164,17 +209,22 @@ BUILT_IN: dict[str, type[Extractor]] = {
 }
 
 
-def load(names: Sequence[str]) -> list[Extractor]:
-    """The configured extractors, in order; an unknown name is refused at start-up."""
+def load(
+    names: Sequence[str], more: Mapping[str, Callable[[], Extractor]] | None = None
+) -> list[Extractor]:
+    """The configured extractors, in order; an unknown name is refused at start-up.
+
+    ``more``: built-ins made from the settings (``extraction.load_extractors``: ``model``)."""
     loaded: list[Extractor] = []
+    makers: dict[str, Callable[[], Extractor]] = {**BUILT_IN, **(more or {})}
     for name in names:
-        if name in BUILT_IN:
-            loaded.append(BUILT_IN[name]())
+        if name in makers:
+            loaded.append(makers[name]())
             continue
         found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
         if not found:
             raise InvalidArgument(
-                f"extractor {name!r} is neither built in ({', '.join(BUILT_IN)}) nor an "
+                f"extractor {name!r} is neither built in ({', '.join(makers)}) nor an "
                 f"installed {ENTRY_POINT_GROUP!r} entry point"
             )
         target = found[0].load()

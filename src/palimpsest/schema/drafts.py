@@ -37,3 +37,6 @@ class FactDraft:
     # narrowed to them. ``share_quote``: the quoted text may go where placement moves the fact.
     quote: str | None = None
     share_quote: bool = False
+    # Who drew the fact from free text (``model:<prompt version>:<model name>``), stamped as
+    # the fact's ``judged_by`` when it is created; None for facts a caller stated.
+    extracted_by: str | None = None

@@ -71,6 +71,8 @@ class FactRow:
     years: Sequence[int] | None = None
     has_time: bool | None = None
     speaker: str | None = None
+    # An extractor's stamp (``FactDraft.extracted_by``): the new fact's ``judged_by``.
+    judged_by: str | None = None
 
     def terms(self) -> dict[str, Any]:
         """The stored representation, as ``term_index.added`` reads it."""

@@ -16,19 +16,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from palimpsest.cypher import context as cq
 from palimpsest.cypher import conversations as q
+from palimpsest.cypher import extraction as xq
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher.driver.executor import Tx
 from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
-from palimpsest.identity import Scope, ScopeRef, resolve_scope
+from palimpsest.identity import Origin, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.acting import HarvestedRun, act_for_user
-from palimpsest.ontology.extractors import Extraction, Extractor, KnownEntity, Mention, Turn
+from palimpsest.identity.scopes import tenant_config_ref
+from palimpsest.ontology import Ontology
+from palimpsest.ontology.extractors import (
+    Extraction,
+    Extractor,
+    KnownEntity,
+    KnownFact,
+    Mention,
+    Turn,
+)
 from palimpsest.resolvers.cycle import queue, turn_rows
+from palimpsest.resolvers.facts import closure
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE
+from palimpsest.resolvers.facts.ledger import TimeView
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.tenant import ontology, quotas
 from palimpsest.schema.drafts import FactDraft
@@ -57,8 +71,13 @@ class Outcome:
     dead: int = 0
     takeovers: int = 0
     closed: int = 0  # facts closed by single-valued facts written (docs/spec.md, 3b)
+    # What the extractors counted (``Extraction.counts``), once per batch: model facts kept
+    # and dropped, spans whose extraction failed, tokens in and out (docs/extraction.md).
+    extraction: tuple[tuple[str, int], ...] = ()
 
     def __add__(self, o: Outcome) -> Outcome:
+        counts = Counter(dict(self.extraction))
+        counts.update(dict(o.extraction))
         return Outcome(
             self.leased + o.leased,
             self.consolidated + o.consolidated,
@@ -66,7 +85,12 @@ class Outcome:
             self.dead + o.dead,
             self.takeovers + o.takeovers,
             self.closed + o.closed,
+            tuple(sorted(counts.items())),
         )
+
+    def counted(self, name: str) -> int:
+        """One of the extractors' counts (``extraction_failed``, ``tokens_in``, ...)."""
+        return dict(self.extraction).get(name, 0)
 
 
 class LeaseLost(Exception):
@@ -78,7 +102,9 @@ class LeaseLost(Exception):
 
 
 class _EntityView:
-    """What an extractor may read: the scope's entities, by normalised name or alias."""
+    """What an extractor may read: the scope's entities, by normalised name or alias; and
+    (``BandingView``) the tenant's ontology and the current facts about named entities; and
+    (``TokenLedger``) the tenant's model tokens spent today."""
 
     def __init__(self, svc: Services, ref: ScopeRef) -> None:
         self.svc, self.ref = svc, ref
@@ -87,6 +113,41 @@ class _EntityView:
         params = {"names": sorted(names), "value_type": VALUE_TYPE}
         rows = await self.svc.db.scoped(self.ref).read(q.ENTITIES_NAMED, params)
         return [KnownEntity(r["type"], r["name"], r["norm"], tuple(r["aliases"])) for r in rows]
+
+    async def ontology(self) -> Ontology | None:
+        who = act_for_user(self.ref.tenant_id, self.ref.owner_id)
+        return (await closure.load_rules(self.svc, who)).ontology
+
+    async def tokens_today(self) -> int:
+        params = {"day": self.svc.clock().date().isoformat()}
+        [row] = await self.svc.db.scoped(self._tenant).read(xq.EXTRACTION_TOKENS, params)
+        return int(row["used"])
+
+    async def spend_tokens(self, tokens: int) -> int:
+        now = self.svc.clock()
+        params = {"day": now.date().isoformat(), "tokens": tokens, "now": now}
+        [row] = await self.svc.db.scoped(self._tenant).write(xq.SPEND_EXTRACTION_TOKENS, params)
+        return int(row["used"])
+
+    @property
+    def _tenant(self) -> ScopeRef:
+        return tenant_config_ref(act_for_user(self.ref.tenant_id, self.ref.owner_id))
+
+    async def facts_about(self, names: Collection[str], limit: int) -> list[KnownFact]:
+        view = TimeView(as_of=self.svc.clock())
+        params = {**view.params(), "names": sorted(names), "value_type": VALUE_TYPE}
+        rows = await self.svc.db.scoped(self.ref).read(cq.ENTITY_FACTS, {**params, "limit": limit})
+        return [
+            KnownFact(
+                r["subject"]["type"],
+                r["subject"]["name"],
+                r["fact"]["predicate"],
+                r["object"]["type"],
+                r["object"]["name"],
+                r["fact"]["valid_at"],
+            )
+            for r in rows
+        ]
 
 
 async def consolidate_scope(
@@ -132,6 +193,9 @@ class _Batch:
     lease: queue.Lease
     turns: list[Turn]
     vectors: list[Vector]
+    # What the early extractors drew while the batch was embedded (None: they raised, or
+    # there are none; the batch's settle then runs them with the others).
+    early: Extraction | None = None
 
     @property
     def spans(self) -> list[queue.LeasedSpan]:
@@ -143,8 +207,32 @@ async def _lease_and_embed(svc: Services, cfg: WorkerConfig, ref: ScopeRef) -> _
         svc, ref, cfg.owner, cfg.batch_size, cfg.lease_seconds, cfg.max_attempts
     )
     turns = [turn_rows.turn(s) for s in lease.spans]
-    vectors = await svc.embed([t.text for t in turns]) if turns else []
-    return _Batch(lease, turns, vectors)
+    early = [e for e in cfg.extractors if getattr(e, "early", False)]
+    drawing = (
+        asyncio.create_task(_drawn_early(early, turns, _EntityView(svc, ref)))
+        if early and turns
+        else None
+    )
+    try:
+        vectors = await svc.embed([t.text for t in turns]) if turns else []
+    except BaseException:
+        if drawing is not None:
+            drawing.cancel()
+        raise
+    return _Batch(lease, turns, vectors, await drawing if drawing else None)
+
+
+async def _drawn_early(
+    extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView
+) -> Extraction | None:
+    """An early extractor (a model call) runs while the batch is embedded and the batch
+    before it is written, so its latency overlaps the pipeline's instead of adding to it. It
+    sees the scope as it was before that batch's write. If it raises, settle runs it again."""
+    try:
+        return await _extract(extractors, turns, view)
+    except Exception as e:
+        log.info("early extraction failed (%s); settling runs it again", type(e).__name__)
+        return None
 
 
 async def _abandon(
@@ -167,25 +255,96 @@ async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch
     takeovers = sum(1 for s in spans if s.takeovers and s.attempts > 1)
     failures: list[tuple[str, str]] = []
     done = closed = 0
+    # Extracted once for the batch (a model call is slow and costs tokens), before the
+    # write's transaction: no extractor holds the scope's lock.
+    found = _Extracted(cfg.extractors, batch.turns, _EntityView(svc, ref), batch.early)
     try:
-        done, closed = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors)
+        done, closed = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors, found)
     except (PalimpsestError, LeaseLost) as e:
         log.info("batch failed (%s); retrying span by span", type(e).__name__)
         for span, turn, vector in zip(spans, batch.turns, batch.vectors, strict=True):
             try:
-                one, shut = await _write(svc, cfg, ref, [span], [turn], [vector])
+                one, shut = await _write(svc, cfg, ref, [span], [turn], [vector], found)
                 done, closed = done + one, closed + shut
             except LeaseLost:
                 continue
             except PalimpsestError as err:
-                failures.append((span.id, _describe(err)))
+                if not found.drawn_for(span.id):
+                    failures.append((span.id, _describe(err)))
+                    continue
+                # A fact drawn from free text must not cost the span: it is written without.
+                try:
+                    one, shut = await _write(
+                        svc, cfg, ref, [span], [turn], [vector], found, drawn=False
+                    )
+                    done, closed = done + one, closed + shut
+                    found.counts["extraction_failed"] += 1
+                    log.warning("a span's drawn facts were refused (%s); written without", err.code)
+                except LeaseLost:
+                    continue
+                except PalimpsestError as again:
+                    failures.append((span.id, _describe(again)))
     dead = 0
     if failures:
         recorded = await queue.fail(
             svc, ref, cfg.owner, failures, cfg.max_attempts, cfg.backoff_seconds
         )
         dead = sum(1 for _, exhausted in recorded if exhausted)
-    return Outcome(len(spans), done, len(failures), dead, takeovers, closed)
+    counts = tuple(sorted(found.counts.items()))
+    return Outcome(len(spans), done, len(failures), dead, takeovers, closed, counts)
+
+
+class _Extracted:
+    """The extractors' findings for a batch, drawn once and handed out per write.
+
+    A write of some of the batch's spans gets only what was drawn from those; ``drawn=False``
+    leaves out the facts drawn from free text (``FactDraft.extracted_by``). When the batch's
+    extraction raised, each later write extracts its own spans again, so one span an
+    extractor refuses fails alone."""
+
+    def __init__(
+        self,
+        extractors: Sequence[Extractor],
+        turns: Sequence[Turn],
+        view: _EntityView,
+        early: Extraction | None = None,
+    ):
+        self.view, self.turns = view, turns
+        self.early = early
+        if early is not None:
+            # Drawn already: only the other extractors run at settle time.
+            extractors = [e for e in extractors if not getattr(e, "early", False)]
+            self.counts: Counter[str] = Counter(early.counts)
+        else:
+            self.counts = Counter()
+        self.extractors = extractors
+        self._found: Extraction | None = None
+        self._raised = False
+
+    async def of(self, turns: Sequence[Turn], drawn: bool = True) -> Extraction:
+        found = self._found
+        if found is None:
+            whole = not self._raised
+            try:
+                found = await _extract(self.extractors, self.turns if whole else turns, self.view)
+            except BaseException:
+                self._raised = True
+                raise
+            self.counts.update(found.counts)
+            if self.early is not None:
+                found = _joined(found, self.early)
+            if whole:
+                self._found = found
+        ids = {t.id for t in turns}
+        return Extraction(
+            [m for m in found.mentions if m.turn_id in ids],
+            [(i, f) for i, f in found.facts if i in ids and (drawn or f.extracted_by is None)],
+        )
+
+    def drawn_for(self, span_id: str) -> bool:
+        """Whether facts drawn from free text were found for ``span_id``."""
+        found = self._found.facts if self._found else []
+        return any(i == span_id and f.extracted_by is not None for i, f in found)
 
 
 async def _write(
@@ -195,11 +354,15 @@ async def _write(
     spans: Sequence[queue.LeasedSpan],
     turns: Sequence[Turn],
     vectors: Sequence[Vector],
+    found: _Extracted | None = None,
+    drawn: bool = True,
 ) -> tuple[int, int]:
-    """Extract, then write the turns, extractions and acknowledgement in one transaction.
+    """Extract (unless ``found`` holds the batch's extraction), then write the turns,
+    extractions and acknowledgement in one transaction.
 
     Returns the spans consolidated and the facts their facts closed."""
-    extraction = await _extract(cfg.extractors, turns, _EntityView(svc, ref))
+    found = found or _Extracted(cfg.extractors, turns, _EntityView(svc, ref))
+    extraction = await found.of(turns, drawn)
     plans = await _plan_facts(svc, ref, spans, extraction.facts)
     by_id = {s.id: s for s in spans}
     now = svc.clock()
@@ -242,22 +405,31 @@ async def _write(
                 [spans[i] for i in kept],
                 [turns[i] for i in kept],
                 [vectors[i] for i in kept],
+                found,
+                drawn,
             )
         raise
+
+
+def _joined(late: Extraction, early: Extraction) -> Extraction:
+    """The settle-time extractors' findings, then the early ones' (mentions stay first)."""
+    return Extraction(late.mentions + early.mentions, late.facts + early.facts, late.counts)
 
 
 async def _extract(
     extractors: Sequence[Extractor], turns: Sequence[Turn], view: _EntityView
 ) -> Extraction:
     mentions: list[Mention] = []
-    facts: list[tuple[str, FactDraft]] = []
+    drafts: list[tuple[str, FactDraft]] = []
+    counts: Counter[str] = Counter()
     for extractor in extractors:
         found = await extractor.extract(turns, view)
         known = {t.id for t in turns}
         # An extractor may only speak about the turns it was given.
         mentions += [m for m in found.mentions if m.turn_id in known]
-        facts += [(i, f) for i, f in found.facts if i in known]
-    return Extraction(mentions, facts)
+        drafts += [(i, f) for i, f in found.facts if i in known]
+        counts.update(found.counts)
+    return Extraction(mentions, drafts, dict(counts))
 
 
 async def _plan_facts(
@@ -268,14 +440,18 @@ async def _plan_facts(
 ) -> list[ontology.PlacedPlan]:
     """Facts placed as their harvesting run would place them with ``assertFacts``."""
     by_id = {s.id: s for s in spans}
-    groups: dict[tuple[HarvestedRun, int | None], list[FactDraft]] = {}
+    groups: dict[tuple[HarvestedRun, int | None, bool], list[FactDraft]] = {}
     for span_id, draft in facts:
         span = by_id[span_id]
-        groups.setdefault((span.run, span.compaction_generation), []).append(draft)
+        drawn = draft.extracted_by is not None
+        groups.setdefault((span.run, span.compaction_generation, drawn), []).append(draft)
     plans = []
-    for (run, generation), drafts in groups.items():
+    for (run, generation, drawn), drafts in groups.items():
         who = act_for_user(ref.tenant_id, ref.owner_id, run)
         stamp = RunStamp.of(run, generation)
+        if drawn:
+            # Drawn by the server's own extractor, not stated by the runtime.
+            stamp = replace(stamp, origin=Origin.CONSOLIDATOR.value)
         plans.append(await ontology.plan_placed(svc, who, Scope.USER, drafts, True, stamp))
     return plans
 

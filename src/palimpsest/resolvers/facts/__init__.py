@@ -9,6 +9,7 @@ from palimpsest.resolvers.facts.entity_resolution import (
     MIN_SIMILARITY,
     duplicates,
 )
+from palimpsest.resolvers.facts.inputs import VALUE_TYPE, prepare
 from palimpsest.resolvers.facts.ledger import (
     MAX_LIST_LIMIT,
     Closed,
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_LIST_LIMIT",
     "MAX_SCAN",
     "MIN_SIMILARITY",
+    "VALUE_TYPE",
     "Closed",
     "assert_facts",
     "duplicates",
@@ -34,6 +36,7 @@ __all__ = [
     "history",
     "judge",
     "list_facts",
+    "prepare",
     "retract",
     "supersede",
     "time_view",

@@ -120,6 +120,7 @@ def _prepare_one(index: int, d: FactDraft) -> FactRow:
         source_end=source.end if source else None,
         quote=d.quote,
         share_quote=d.share_quote,
+        judged_by=d.extracted_by,
     )
 
 
