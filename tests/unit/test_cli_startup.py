@@ -11,7 +11,8 @@ import sys
 
 # Loaded by a command's body when it runs, never by the start-up itself.
 HEAVY = ["pydantic", "pydantic_settings", "palimpsest.config", "httpx", "palimpsest.client",
-         "asyncio", "rich", "importlib.metadata", "palimpsest_bench", "neo4j"]  # fmt: skip
+         "asyncio", "rich", "importlib.metadata", "palimpsest_bench", "neo4j",
+         "importlib.abc", "tempfile"]  # fmt: skip
 
 PROBE = """
 import contextlib, io, json, sys
