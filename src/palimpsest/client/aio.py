@@ -1,4 +1,6 @@
-"""``AsyncClient``: the asyncio flavour of ``Client`` (``sync.py``), method for method."""
+"""``AsyncClient``: the asyncio flavour (``Client`` in sync.py is generated from this file).
+Each method is one GraphQL root field in snake_case, its arguments the field's (keyword
+arguments in snake_case), its result the field's type."""
 
 from __future__ import annotations
 

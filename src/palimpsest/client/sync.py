@@ -1,5 +1,8 @@
-"""``Client``: the blocking flavour. Each method is one GraphQL root field in snake_case, its
-arguments the field's (keyword arguments in snake_case), its result the field's type."""
+# Generated from aio.py by tools/unasync.py: edit aio.py, then run `make unasync`
+# (`make lint` fails while the two differ).
+"""``Client``: the blocking flavour (generated from aio.py: edit that file).
+Each method is one GraphQL root field in snake_case, its arguments the field's (keyword
+arguments in snake_case), its result the field's type."""
 
 from __future__ import annotations
 
@@ -50,7 +53,8 @@ When = datetime | str
 
 
 class Client:
-    """``Client(url="http://127.0.0.1:8080", token=...)``; close it, or use it in ``with``."""
+    """``Client(url="http://127.0.0.1:8080", token=...)``; close it, or use
+    it in ``with``."""
 
     def __init__(
         self,
