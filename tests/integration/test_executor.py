@@ -13,8 +13,6 @@ from palimpsest.cypher.executor import CrossScopeStatement, Database, RawRun, Ro
 from palimpsest.errors import DatabaseFailure
 from palimpsest.resolvers.services import Services
 
-pytestmark = pytest.mark.integration
-
 # Neo4j runs CALL { ... } IN TRANSACTIONS only in an implicit transaction: the statement
 # itself tells which kind of transaction ran it.
 IMPLICIT_ONLY = CrossScopeStatement(
