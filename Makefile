@@ -59,8 +59,8 @@ lock:
 	rm -rf $(VENV)-lock
 
 # Needs no server: lint, types and the unit tier (less its PostgreSQL half) over a coverage
-# floor a few points under what it measures.
-COVERAGE_FLOOR := 65
+# floor: the highest multiple of 5 under what it measures (docs/notes/house.md, "coverage").
+COVERAGE_FLOOR := 70
 
 check: lint
 	$(BIN)/pytest tests/unit -m "not postgres" --cov=palimpsest --cov-report= \
