@@ -61,8 +61,9 @@ def test_a_quick_look_with_url_and_token_in_the_environment_reads_no_settings() 
     assert "pydantic_settings" not in probe["after_help"]  # type: ignore[operator]
     # Nor what this one look does not use: the other operations' result types (built on first
     # use), asyncio (the async transport's) and httpx's own command line (click, rich, pygments).
-    assert "palimpsest.client.results" in probe["after_help"]  # type: ignore[operator]
-    unused = ["palimpsest.client.recall_results", "asyncio", "click", "rich", "pygments"]
+    assert "palimpsest.client.note_results" in probe["after_help"]  # type: ignore[operator]
+    unused = ["palimpsest.client.results", "palimpsest.client.recall_results", "asyncio"]
+    unused += ["click", "rich", "pygments"]
     assert [m for m in unused if m in probe["after_help"]] == []  # type: ignore[operator]
     # Without the token in the environment the settings are read (and name what is missing).
     probe = loaded("memory", "get", "k", env=env)

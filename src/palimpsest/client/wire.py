@@ -107,9 +107,14 @@ def encode(value: Any) -> Any:
     return value
 
 
-# Where a result named by text is looked up, in this order: ``results`` re-exports the admin
-# and erasure types, and ``recall_results`` is imported only by an operation that needs it.
-RESULT_MODULES = ("palimpsest.client.results", "palimpsest.client.recall_results")
+# Where a result named by text is looked up, in this order, so an operation imports only the
+# modules up to its result's: the notes' types, then the rest (``results`` re-exports the
+# notes', admin and erasure types), then recall's, facts' and entities'.
+RESULT_MODULES = (
+    "palimpsest.client.note_results",
+    "palimpsest.client.results",
+    "palimpsest.client.recall_results",
+)
 _BUILTINS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "Any": Any}
 
 

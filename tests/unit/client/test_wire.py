@@ -32,6 +32,17 @@ def test_a_result_named_by_text_resolves_to_its_type() -> None:
     assert result_type("list[str] | None") == list[str] | None
     # The admin and erasure types are found through results' re-exports.
     assert result_type("ErasurePolicy") is results.ErasurePolicy
+    # A note's type is the one results re-exports, found without importing results.
+    assert result_type("Provenance") is results.Provenance
+
+
+def test_a_notes_result_imports_only_the_notes_types() -> None:
+    probe = (
+        "import sys; from palimpsest.client import operations; operations.MEMORY.result; "
+        "print(sorted(m for m in sys.modules if m.endswith('results')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['palimpsest.client.note_results']"
 
 
 def test_a_result_no_module_defines_is_refused() -> None:
@@ -51,7 +62,7 @@ def test_an_operation_reads_its_result_by_the_type_its_text_names() -> None:
 
 def test_an_operation_is_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        operations.MEMORY.field = "memories"  # type: ignore[misc]
+        operations.MEMORY.field = "memories"
     with pytest.raises(dataclasses.FrozenInstanceError):
         del operations.MEMORY.kind
 
@@ -61,5 +72,5 @@ def test_importing_the_operations_builds_no_result_type() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = done.stdout
     assert "palimpsest.client.operations" in loaded
-    for module in ("results", "recall_results", "erasure_results", "admin_results"):
+    for module in ("note_results", "results", "recall_results", "erasure_results"):
         assert f"'palimpsest.client.{module}'" not in loaded, module
