@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 SERVER := $(VENV)/.server-installed
 DEV := $(VENV)/.dev-installed
 
-.PHONY: install run test check lint dist lock neo4j-start neo4j-stop postgres-start postgres-stop clean-venv
+.PHONY: install run test check lint unasync dist lock neo4j-start neo4j-stop postgres-start postgres-stop clean-venv
 
 $(SERVER): pyproject.toml client/pyproject.toml requirements/server.lock
 	$(PYTHON) -m venv $(VENV)
@@ -59,8 +59,8 @@ lock:
 	rm -rf $(VENV)-lock
 
 # Needs no server: lint, types and the unit tier (less its PostgreSQL half) over a coverage
-# floor a few points under what it measures.
-COVERAGE_FLOOR := 65
+# floor: the highest multiple of 5 under what it measures (docs/notes/house.md, "coverage").
+COVERAGE_FLOOR := 70
 
 check: lint
 	$(BIN)/pytest tests/unit -m "not postgres" --cov=palimpsest --cov-report= \
@@ -69,9 +69,14 @@ check: lint
 # ^ a wall-time bound that coverage's tracing breaks (sqlglot parses slower); `make test` runs it.
 
 lint: $(DEV)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench docs
+	$(BIN)/ruff check src tests bench tools
+	$(BIN)/ruff format --check src tests bench docs tools
 	$(BIN)/mypy
+	$(BIN)/python tools/unasync.py --check
+
+# The blocking client (client/sync.py) is generated from the asyncio one (client/aio.py).
+unasync: $(DEV)
+	$(BIN)/python tools/unasync.py
 
 neo4j-start: install
 	$(BIN)/palimpsest neo4j start

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 __version__ = "0.1.0"
 
@@ -105,8 +108,10 @@ MOVED: dict[str, str] = {
 }
 
 
-class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers an old name of ``MOVED`` with its new module (after every other finder)."""
+class _Moved:
+    """Answers an old name of ``MOVED`` with its new module (after every other finder). A finder
+    and loader by protocol, not by ``importlib.abc``'s classes: importing those (tempfile,
+    shutil, importlib.resources) would cost every ``palimpsest`` command's start-up."""
 
     def __init__(self) -> None:
         self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
@@ -116,7 +121,7 @@ class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in MOVED:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self)
+        return importlib.machinery.ModuleSpec(fullname, cast("Loader", self))
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         module = importlib.import_module(MOVED[spec.name])

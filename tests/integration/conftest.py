@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -100,6 +101,28 @@ def token(settings: Settings) -> Callable[..., str]:
 @pytest.fixture(scope="session")
 def dev_token(token: Callable[..., str], tenant: str) -> str:
     return token(tenant, "dev-user", "dev-agent")
+
+
+@pytest.fixture
+def tenant_id() -> str:
+    """A tenant of one test's own, for tests that count or erase a whole tenant."""
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def who(token: Callable[..., str], tenant: str) -> str:
+    """The token of a user of one test's own in the session's tenant, as the agent "writer"
+    (a file whose tests need another principal defines its own ``who``)."""
+    return token(tenant, f"u-{uuid.uuid4().hex[:10]}", "writer")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under this folder is the integration tier (it needs the real Neo4j), so no
+    file has to remember the marker."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="session")

@@ -20,16 +20,11 @@ from palimpsest.ontology.extractors import (
 )
 from palimpsest.resolvers.cycle.consolidate import Outcome, WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services, utc_now
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 
 HARVEST = """mutation($spans: [SpanInput!]!, $gen: Int!) {
   harvest(spans: $spans, compactionGeneration: $gen) { accepted spanIds } }"""
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 class Clock:

@@ -19,6 +19,7 @@ from neo4j import Driver
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 
 ALL = [Scope.AGENT, Scope.USER, Scope.TENANT]
@@ -86,12 +87,6 @@ UNWIND $statuses AS status
 CREATE (:PendingSpan {id: randomUUID(), scope_key: $key, tenant_id: $tenant, scope: 'USER',
                       owner_id: $user, status: status, text: $text})
 """
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 @dataclass

@@ -16,8 +16,6 @@ from palimpsest.integrations.hermes import PalimpsestMemoryProvider
 from palimpsest.resolvers.services import Services
 from tests.integration.runtimes import Run, consolidated, new_run
 
-pytestmark = pytest.mark.integration
-
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "reference"
 
 

@@ -20,8 +20,6 @@ from palimpsest.integrations.adk import PalimpsestMemoryService
 from palimpsest.resolvers.services import Services
 from tests.integration.runtimes import ONE_TRY, Run, consolidated, new_run, unreachable_url
 
-pytestmark = pytest.mark.integration
-
 
 def said(author: str, role: str, *parts: types.Part) -> Event:
     return Event(

@@ -18,8 +18,6 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
 from tests.integration.conftest import Gql
 
-pytestmark = pytest.mark.integration
-
 ME = "{ me { tenant user agent roles memoryScopes sqlScopes isolated } }"
 
 

@@ -34,7 +34,7 @@ from tests.integration import backup_world as bw
 
 # A backup or restore stops and starts the private Neo4j; on a loaded machine one test takes
 # longer than the suite's default limit.
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
+pytestmark = pytest.mark.timeout(1200)
 CHANGE = "MATCH (n:Note) DETACH DELETE n WITH count(*) AS gone CREATE (:Intruder {at: 1})"
 
 

@@ -20,8 +20,6 @@ from palimpsest.cypher.driver.executor import CrossScopeStatement, Database, Neo
 from palimpsest.errors import InvalidArgument, Unavailable
 from palimpsest.resolvers.services import Services
 
-pytestmark = pytest.mark.integration
-
 READ = 'query { memory(scope: USER, key: "k") { value } }'
 WRITE = 'mutation { memorySet(scope: USER, key: "k", value: 1) { key } }'
 ONE = CrossScopeStatement("TEST_ONE", "RETURN 1 AS one")

@@ -25,8 +25,6 @@ from tests.integration.runtimes import (
     unreachable_url,
 )
 
-pytestmark = pytest.mark.integration
-
 SESSION = "0f7c2d4e-1111-4a55-9e1e-3c2d1f0a9b77"
 
 

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -29,10 +28,9 @@ from palimpsest.identity.acting import act_for_user
 from palimpsest.resolvers.cycle import consolidate, queue, turn_rows
 from palimpsest.resolvers.cycle.consolidate import consolidate_scope
 from palimpsest.resolvers.services import Services
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.cycle import Clock, FailingExtractor, config, harvest, ok, scope_of
-
-pytestmark = pytest.mark.integration
+from tests.integration.cycle import Clock, FailingExtractor, config, harvest, scope_of
 
 SEARCH = """query($q: String!) { search(scope: USER, query: $q, topK: 5, sources: [DOCUMENTS]) {
   hits { id kind text documentId chunkType observedAt
@@ -60,11 +58,6 @@ def rows(driver: Driver, query: str, tenant: str) -> list[dict[str, Any]]:
 
 def spans_of(driver: Driver, tenant: str) -> list[dict[str, Any]]:
     return [r["span"] for r in rows(driver, SPANS, tenant)]
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"cs-{uuid.uuid4().hex[:10]}"
 
 
 def assert_one_chain(driver: Driver, tenant: str, texts: Sequence[str]) -> None:

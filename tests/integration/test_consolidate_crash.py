@@ -7,13 +7,10 @@ with exactly one turn chunk, and every conversation one NEXT chain, read straigh
 
 from __future__ import annotations
 
-import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
 from palimpsest_bench import cycle_bench
-
-pytestmark = pytest.mark.integration
 
 PER_SPAN = """
 MATCH (p:PendingSpan {tenant_id: $tenant})

@@ -3,19 +3,16 @@ turn's own scope, and candidate facts placed through the ontology as ``assertFac
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from neo4j import Driver
 
 from palimpsest.identity import Scope
 from palimpsest.resolvers.services import Services
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.cycle import HARVEST, drain, ok
-
-pytestmark = pytest.mark.integration
+from tests.integration.cycle import HARVEST, drain
 
 ASSERT = """mutation($scope: Scope!, $facts: [FactInput!]!) {
   assertFacts(scope: $scope, facts: $facts, place: false) { fact { subject { id } } } }"""
@@ -55,11 +52,6 @@ def facts_of(gql: Gql, who: str, scope: str, kind: str, name: str) -> list[dict[
 
 def fact(kind: str, name: str, predicate: str, value: str) -> dict[str, Any]:
     return {"subject": {"type": kind, "name": name}, "predicate": predicate, "objectValue": value}
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"ex-{uuid.uuid4().hex[:10]}"
 
 
 async def test_turns_mention_the_entities_of_their_own_scope_by_name_and_alias(

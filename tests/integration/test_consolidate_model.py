@@ -34,8 +34,6 @@ from tests.model_host import (
     model_host,
 )
 
-pytestmark = pytest.mark.integration
-
 SENTENCE = "I moved to Berlin last month and I work at Siemens now."
 ONTOLOGY = """# Tenant ontology
 status: confirmed

@@ -13,15 +13,12 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
 from palimpsest.local.neo4j import credentials
 from tests.integration.conftest import Gql
 from tests.integration.cycle import harvest
-
-pytestmark = pytest.mark.integration
 
 DONE_BY = """
 MATCH (p:PendingSpan {tenant_id: $tenant})

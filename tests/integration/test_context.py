@@ -26,11 +26,10 @@ from tokenizers import Tokenizer
 
 from palimpsest.config import Settings
 from palimpsest.jobs.portability import export_to_file, import_from_file
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.people import new_org, ok
+from tests.integration.people import new_org
 from tests.integration.test_erasure import ERASE_USER
-
-pytestmark = pytest.mark.integration
 
 CONTEXT = """query($q: String!, $b: Int!, $also: [Scope!], $asOf: Instant, $knownAt: Instant) {
   context(scope: USER, query: $q, budgetTokens: $b, alsoScopes: $also, asOf: $asOf,

@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 
 from palimpsest.identity import Scope
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.integration.test_mcp import call, http_client
-
-pytestmark = pytest.mark.integration
 
 ALL = [Scope.AGENT, Scope.USER, Scope.TENANT]
 ASSERT = (
@@ -36,12 +35,6 @@ RECALL = (
     "sources: [FACTS], dedup: $dedup) { hits { id text explain { duplicates "
     "{ kind scope id cosine } } } } }"
 )
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 @pytest.fixture

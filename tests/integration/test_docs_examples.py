@@ -23,8 +23,6 @@ import pytest
 
 from tests.docs_examples import DOCS, Block, example_pages, runnable_blocks
 
-pytestmark = pytest.mark.integration
-
 PAGES = [page for page in example_pages() if runnable_blocks(page)]
 GRAPHQL_ERRORS = re.compile(r'"errors"\s*:\s*\[')
 TIMEOUT_SECONDS = 300

@@ -18,8 +18,6 @@ from graphql import OperationDefinitionNode, parse
 
 from palimpsest.identity import Scope
 
-pytestmark = pytest.mark.integration
-
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "operations"
 FILES = sorted(DOCS.glob("*.graphql"))
 CAPTURE = re.compile(r"^#>\s*(\w+)\s*=\s*([\w.]+)\s*$", re.M)

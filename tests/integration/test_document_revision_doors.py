@@ -16,6 +16,7 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.jobs.portability import import_from_file
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
 from tests.integration.test_document_revisions import (
     AT,
@@ -30,13 +31,9 @@ from tests.integration.test_document_revisions import (
     V2,
     V3,
     assert_exact,
-    code_of,
-    ok,
 )
 from tests.integration.test_ingest import _cli
 from tests.integration.test_mcp import call, http_client
-
-pytestmark = pytest.mark.integration
 
 ERASE_ME = "mutation { eraseMe { status } }"
 EXPORT = "{ exportMe { lines } }"
@@ -44,8 +41,8 @@ EXPECTED = {1: V1, 2: V2, 3: V3, 5: V2}
 
 
 @pytest.fixture
-def who(token: Callable[..., str]) -> str:
-    return token(f"dr-{uuid.uuid4().hex[:8]}", "alice", "writer")
+def who(token: Callable[..., str], tenant_id: str) -> str:
+    return token(tenant_id, "alice", "writer")
 
 
 def five_revisions(gql: Gql, who: str) -> str:

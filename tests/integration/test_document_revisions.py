@@ -9,12 +9,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from neo4j import Driver
 
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 CHUNKS = "chunks { id text parentId index position span { startLine endLine startChar endChar } }"
 IMPORT = (
@@ -51,21 +49,6 @@ V3 = (
     "paragraph.\n\n## Deploy safely\n\n- step one\n  - nested\n\n```sh\nmake deploy\n```\n\n"
     "> careful\n"
 )
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
-def code_of(body: dict[str, Any]) -> str:
-    return str(body["errors"][0]["extensions"]["code"])
-
-
-@pytest.fixture
-def who(token: Callable[..., str], tenant: str, request: pytest.FixtureRequest) -> str:
-    return token(tenant, f"rev-{request.node.name[:30]}-{uuid.uuid4().hex[:6]}", "writer")
 
 
 def assert_exact(doc: dict[str, Any], text: str) -> None:

@@ -18,10 +18,9 @@ from neo4j import Driver
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.resolvers.services import Services, utc_now
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.test_sweep import POLICY, ok, sweep_user
-
-pytestmark = pytest.mark.integration
+from tests.integration.test_sweep import POLICY, sweep_user
 
 IMPORT = """mutation($m: String!, $path: String) {
   importDocument(scope: USER, markdown: $m, path: $path)

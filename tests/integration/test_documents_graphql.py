@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 FIXTURES = Path(__file__).parent.parent / "unit" / "fixtures" / "markdown"
 IMPORT = """mutation($m: String!, $path: String, $title: String) {
@@ -27,21 +26,6 @@ UPDATE = """mutation($id: ID!, $text: String!, $rev: Int!) {
 CHUNK = "query($id: ID!) { chunk(scope: USER, id: $id) { id text } }"
 OBSERVED = """mutation($t: Instant) { importDocument(scope: USER, markdown: "# x\\n",
   observedAt: $t) { summary { id } } }"""
-
-
-def code_of(body: dict[str, Any]) -> str:
-    return str(body["errors"][0]["extensions"]["code"])
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
-@pytest.fixture
-def who(token: Callable[..., str], tenant: str, request: pytest.FixtureRequest) -> str:
-    return token(tenant, f"docs-{request.node.name[:40]}", "writer")
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.md")))

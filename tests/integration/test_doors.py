@@ -11,14 +11,11 @@ from pathlib import Path
 
 import httpx
 import orjson
-import pytest
 
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest.server import serve_in_thread
 from palimpsest_bench.attack import probe_doors
-
-pytestmark = pytest.mark.integration
 
 IDLE = 1.5
 

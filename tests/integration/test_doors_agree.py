@@ -14,15 +14,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
-import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.integration.conftest import Gql
 from tests.integration.door_cases import ANSWERS, CAROLS_KEY, SEED, Kind, Refusal
 from tests.integration.door_refusals import EXEMPT, REFUSALS, global_refusals
-
-pytestmark = pytest.mark.integration
 
 KINDS: tuple[Kind, ...] = ("good", "bad", "foreign", "global")
 IMPORT = """mutation($m: String!) { importDocument(scope: USER, markdown: $m)

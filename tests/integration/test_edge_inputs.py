@@ -16,8 +16,6 @@ from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.tokens import load_keys
 
-pytestmark = pytest.mark.integration
-
 ANONYMOUS_MAX_BYTES = Settings().anonymous_max_bytes
 
 BAD_BODIES = {

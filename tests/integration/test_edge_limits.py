@@ -18,8 +18,6 @@ from graphql import get_introspection_query
 from palimpsest.config import Settings
 from palimpsest.server import serve_in_thread
 
-pytestmark = pytest.mark.integration
-
 SMALL_BODY_CAP = 64 * 1024
 
 

@@ -12,8 +12,6 @@ from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from tests.integration.conftest import Gql
 
-pytestmark = pytest.mark.integration
-
 STATUS = """query { embeddingStatus { state active { model dimensions slot }
   target { model } old { model } planes { plane active target missing old } } }"""
 

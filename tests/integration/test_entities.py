@@ -16,9 +16,8 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.identity import Scope
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 ALL = [Scope.AGENT, Scope.USER, Scope.TENANT]
 ASSERT = (
@@ -49,21 +48,6 @@ ALIASES = (
 IMPORT = (
     "mutation($m: String!) { importDocument(scope: USER, markdown: $m) { chunks { id text } } }"
 )
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
-def code_of(body: dict[str, Any]) -> str:
-    return str(body["errors"][0]["extensions"]["code"])
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"ent-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture

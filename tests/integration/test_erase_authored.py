@@ -16,10 +16,9 @@ from neo4j import Driver
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from tests.integration import people
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.people import ALL, count, ok
-
-pytestmark = pytest.mark.integration
+from tests.integration.people import ALL, count
 
 PLANES = "entries noteVersions documents chunks chunkRevisions documentRevisions entities facts"
 ERASE_USER = (

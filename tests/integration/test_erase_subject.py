@@ -13,11 +13,10 @@ from neo4j import Driver
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from tests.integration import people
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
-from tests.integration.people import fact, ok, span
-from tests.integration.test_erasure import ERASURES, RECEIPT, code_of
-
-pytestmark = pytest.mark.integration
+from tests.integration.people import fact, span
+from tests.integration.test_erasure import ERASURES, RECEIPT
 
 ERASE = (
     "mutation($scope: Scope!, $s: EntityInput!) { eraseSubject(scope: $scope, subject: $s) { "

@@ -13,10 +13,9 @@ from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.resolvers.services import Services
 from tests.integration import cycle, people
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
-from tests.integration.people import Person, by_label, count, ok
-
-pytestmark = pytest.mark.integration
+from tests.integration.people import Person, by_label, count
 
 COUNTS = "entries documents chunks entities facts factSources sqlDatabases sqlBytes spans"
 RECEIPT = f"""id kind scope status requestedBy requestedAt finishedAt attempts matched
@@ -28,10 +27,6 @@ ERASURES += " } cursor hasMore } }"
 SEARCH = """query($q: String!, $scope: Scope!) { search(scope: $scope, query: $q, topK: 50) {
   hits { id text } } }"""
 FACT = "query($id: ID!) { fact(scope: TENANT, id: $id) { sources { chunkId text } } }"
-
-
-def code_of(body: dict[str, Any]) -> str:
-    return str(body["errors"][0]["extensions"]["code"])
 
 
 @pytest.fixture

@@ -23,12 +23,12 @@ from palimpsest.resolvers.erasure import jobs
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqliteStore
 from tests.integration import people
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.people import Person, by_label, count, ok
+from tests.integration.people import Person, by_label, count
 from tests.integration.test_erasure import ERASE_USER, ERASURES, assert_nothing_left
 from tests.unit.recording import ConstantEmbedder
 
-pytestmark = pytest.mark.integration
 T = TypeVar("T")
 CRASHES = (PalimpsestError, DriverError, Neo4jError, OSError)
 

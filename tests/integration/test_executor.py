@@ -23,8 +23,6 @@ from palimpsest.cypher.driver.executor import (
 from palimpsest.errors import DatabaseFailure
 from palimpsest.resolvers.services import Services
 
-pytestmark = pytest.mark.integration
-
 # Neo4j runs CALL { ... } IN TRANSACTIONS only in an implicit transaction: the statement
 # itself tells which kind of transaction ran it.
 IMPLICIT_ONLY = CrossScopeStatement(

@@ -23,12 +23,11 @@ from palimpsest.resolvers.portability import export
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqliteStore
 from tests.integration import people
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
-from tests.integration.people import count, ok
-from tests.integration.test_erasure import ERASE_USER, code_of
+from tests.integration.people import count
+from tests.integration.test_erasure import ERASE_USER
 from tests.unit.recording import ConstantEmbedder
-
-pytestmark = pytest.mark.integration
 
 EXPORT_ME = "{ exportMe { format version lines bytes } }"
 SEARCH = """query($q: String!, $kind: Source!) { search(scope: USER, query: $q, topK: 5,

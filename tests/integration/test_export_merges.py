@@ -23,6 +23,7 @@ from palimpsest.identity.scopes import scope_key
 from palimpsest.jobs.portability import import_from_file
 from palimpsest.resolvers.portability.export import VECTORS
 from tests.integration import people
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.integration.test_entities import (
     ALL,
@@ -30,12 +31,9 @@ from tests.integration.test_entities import (
     MERGE,
     UNMERGE,
     assert_facts,
-    ok,
     snapshot,
     works,
 )
-
-pytestmark = pytest.mark.integration
 
 EXPORT = "{ exportMe { lines } }"
 ERASE_ME = "mutation { eraseMe { status } }"
@@ -44,11 +42,6 @@ MERGES = """query($id: ID!) { entityMerges(scope: USER, entityId: $id) {
 RECORDS = """MATCH (r:EntityMerge) WHERE r.tenant_id = $t
 RETURN r.id AS id, properties(r) AS props ORDER BY id"""
 NEW_KINDS = ("merged_entity", "entity_merge")
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"xm-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture

@@ -24,10 +24,9 @@ from palimpsest.identity.scopes import scope_key
 from palimpsest.jobs.portability import import_from_file
 from palimpsest.resolvers.portability.export import VECTORS
 from tests.integration import people
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.test_entities import ALL, MERGE, UNMERGE, assert_facts, ok, works
-
-pytestmark = pytest.mark.integration
+from tests.integration.test_entities import ALL, MERGE, UNMERGE, assert_facts, works
 
 EXPORT = "{ exportMe { lines } }"
 ERASE_ME = "mutation { eraseMe { status } }"
@@ -51,11 +50,6 @@ RETURN f.id AS id, s.id AS s, o.id AS o, properties(f) AS props ORDER BY id"""
 KINDS = ("chunk", "version")
 VERSIONS_OF = """MATCH (v:ChunkVersion {scope_key: $k})
 RETURN v.document_id AS document_id, v.id AS chunk_id, v.from_revision AS from_revision"""
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"xv-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture

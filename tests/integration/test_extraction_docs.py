@@ -28,8 +28,6 @@ from tests.model_host import (
     model_host,
 )
 
-pytestmark = pytest.mark.integration
-
 PAGE = DOCS / "extraction.md"
 EXPORT = re.compile(r"^export PALIMPSEST_(\w+)=(.*)$")
 SENTENCE = "I moved to Berlin last month and I work at Siemens now."

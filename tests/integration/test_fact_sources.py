@@ -13,9 +13,8 @@ from neo4j import Driver
 from palimpsest.cypher.schema import MIGRATE_FACT_SOURCES
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 ALL = [Scope.AGENT, Scope.USER, Scope.TENANT]
 IMPORT = """mutation($m: String!, $scope: Scope! = USER) {
@@ -33,12 +32,6 @@ ASSERT = (
 FACT = "query($id: ID!, $scope: Scope!) { fact(scope: $scope, id: $id) { " + FACT_FIELDS + "} }"
 ENTITIES = "query($scope: Scope!) { entities(scope: $scope) { items { name } } }"
 ONTOLOGY = "# Tenant ontology\nstatus: confirmed\n\n## service\nscope: tenant\n"
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 @pytest.fixture

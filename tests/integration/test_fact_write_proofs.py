@@ -18,8 +18,6 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
 
-pytestmark = pytest.mark.integration
-
 
 def fresh() -> Principal:
     return principal(tenant_id=f"proofs-{uuid.uuid4().hex[:8]}", user_id="alice")

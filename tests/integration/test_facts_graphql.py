@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 FACT_FIELDS = "id text validAt invalidAt createdAt expiredAt supersedes supersededBy confidence"
 ASSERT = (
@@ -31,16 +30,6 @@ SUPERSEDE = """mutation($id: ID!, $by: ID!) { supersedeFact(scope: USER, id: $id
 
 RETRACT = """mutation($id: ID!, $at: Instant) { retractFact(scope: USER, id: $id,
   invalidAt: $at) { id } }"""
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
-def code_of(body: dict[str, Any]) -> str:
-    return str(body["errors"][0]["extensions"]["code"])
 
 
 @pytest.fixture

@@ -32,7 +32,6 @@ PLACEHOLDER = "Bearer <paste-your-token-here>"
 UI_TIMEOUT_MS = 20_000
 
 # No skip when Chromium is missing: `make test` installs it, and a missing browser must fail.
-pytestmark = pytest.mark.integration
 
 
 async def _set_editor(page: Page, selector: str, text: str) -> None:

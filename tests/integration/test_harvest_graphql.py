@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +13,8 @@ from neo4j import Driver
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.tokens import load_keys
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 HARVEST = """mutation($spans: [SpanInput!]!, $gen: Int!) {
   harvest(spans: $spans, compactionGeneration: $gen) {
@@ -28,12 +26,6 @@ RETURN p {.*} AS span ORDER BY p.seq
 """
 
 
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
 def refused(body: dict[str, Any]) -> str:
     assert body.get("data") is None, body
     code: str = body["errors"][0]["extensions"]["code"]
@@ -43,11 +35,6 @@ def refused(body: dict[str, Any]) -> str:
 def spans_of(driver: Driver, tenant: str) -> list[dict[str, Any]]:
     records, _, _ = driver.execute_query(SPANS_OF_TENANT, tenant=tenant)
     return [dict(r["span"]) for r in records]
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"hv-{uuid.uuid4().hex[:10]}"
 
 
 def turn(text: str, source: str | None = None, **more: Any) -> dict[str, Any]:

@@ -24,8 +24,6 @@ from tests.integration.runtimes import (
     unreachable_url,
 )
 
-pytestmark = pytest.mark.integration
-
 TURN = ("Remember that my sister Ines lives in Coimbra.", "I will remember Ines in Coimbra.")
 EVICTED: list[dict[str, Any]] = [
     {"role": "system", "content": "You are Hermes."},

@@ -23,8 +23,6 @@ from palimpsest.jobs.ingest import Manifest, Report, find_sources, ingest
 from palimpsest.runtime import open_services
 from tests.integration.conftest import Gql
 
-pytestmark = pytest.mark.integration
-
 DOCS = """query($p: String!) {
   documents(scope: USER, pathPrefix: $p, limit: 500) { items { id path } hasMore }
 }"""

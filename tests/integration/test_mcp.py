@@ -12,15 +12,12 @@ from typing import Any
 
 import httpx
 import httpx2
-import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from palimpsest.identity import Scope
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 TOOLS = {
     "remember",

@@ -19,8 +19,6 @@ from mcp_types.version import (
     LATEST_MODERN_VERSION,
 )
 
-pytestmark = pytest.mark.integration
-
 SELECT = {"statement": "SELECT 40 + 2 AS n"}
 ANSWER = {"columns": ["n"], "rows": [[42]], "truncated": False}
 

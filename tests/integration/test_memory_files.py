@@ -29,11 +29,10 @@ from palimpsest.identity import Scope
 from palimpsest.integrations.anthropic import PalimpsestMemoryTool
 from palimpsest.resolvers.documents import memory_files
 from palimpsest.server import serve_in_thread
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.test_document_revisions import HISTORY, ok
+from tests.integration.test_document_revisions import HISTORY
 from tests.integration.test_mcp import http_client
-
-pytestmark = pytest.mark.integration
 
 PREFS = "# Preferences\n\nI like coffee.\nI like tea.\n"
 FILE_ID = "query($p: String!) { memoryFile(scope: USER, path: $p) { documentId path } }"
@@ -42,11 +41,6 @@ AT = (
     " { markdown summary { path title } } }"
 )
 DOCS = "{ documents(scope: USER, limit: 500) { items { id path revision } } }"
-
-
-@pytest.fixture
-def who(token: Callable[..., str], tenant: str) -> str:
-    return token(tenant, f"files-{uuid.uuid4().hex[:8]}", "writer")
 
 
 @pytest.fixture

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from palimpsest.identity import Scope
+from tests.integration.answers import only_code_of
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 SET = """
 mutation($scope: Scope!, $key: String!, $value: JSON!, $ttl: Int, $embed: Boolean! = false) {
@@ -29,11 +28,6 @@ def value_of(gql: Gql, token: str, scope: str, key: str) -> Any:
     assert "errors" not in body, body
     entry = body["data"]["memory"]
     return None if entry is None else entry["value"]
-
-
-def code_of(body: dict[str, Any]) -> str:
-    [error] = body["errors"]
-    return str(error["extensions"]["code"])
 
 
 @pytest.fixture
@@ -102,9 +96,9 @@ def test_global_scope_is_operator_only_and_spans_tenants(
     key = f"global/{tenant}"
     for who in ("alice_a1", "admin", "listing_admin", "other_admin", "isolated_operator"):
         refused = gql(SET, people[who], scope="GLOBAL", key=key, value="x")
-        assert code_of(refused) == "FORBIDDEN", who
+        assert only_code_of(refused) == "FORBIDDEN", who
         assert refused["data"] is None
-        assert code_of(gql(GET, people[who], scope="GLOBAL", key=key)) == "FORBIDDEN", who
+        assert only_code_of(gql(GET, people[who], scope="GLOBAL", key=key)) == "FORBIDDEN", who
     assert (
         "operator role"
         in gql(GET, people["admin"], scope="GLOBAL", key=key)["errors"][0]["message"]
@@ -151,12 +145,12 @@ def test_missing_owner_ids_and_isolation_are_refused(
     isolated = token(tenant, "dave", "planner", isolated=True)
     narrow = token(tenant, "erin", "planner", memory_scopes=[Scope.AGENT, Scope.USER])
     assert "user id" in gql(GET, no_user, scope="USER", key="k")["errors"][0]["message"]
-    assert code_of(gql(GET, no_agent, scope="AGENT", key="k")) == "FORBIDDEN"
-    assert code_of(gql(SET, isolated, scope="TENANT", key="k", value=1)) == "FORBIDDEN"
+    assert only_code_of(gql(GET, no_agent, scope="AGENT", key="k")) == "FORBIDDEN"
+    assert only_code_of(gql(SET, isolated, scope="TENANT", key="k", value=1)) == "FORBIDDEN"
     assert "isolated" in gql(GET, isolated, scope="TENANT", key="k")["errors"][0]["message"]
     assert value_of(gql, isolated, "USER", "k") is None  # USER still works
     refused = gql(SET, narrow, scope="TENANT", key="k", value=1)
-    assert code_of(refused) == "FORBIDDEN"
+    assert only_code_of(refused) == "FORBIDDEN"
     assert "memory_scopes" in refused["errors"][0]["message"]
 
 
@@ -170,7 +164,7 @@ def test_ttl_expires_and_negative_ttl_changes_nothing(gql: Gql, people: dict[str
     assert value_of(gql, who, "USER", "ttl/short") is None
     gql(SET, who, scope="USER", key="ttl/neg", value="kept")
     refused = gql(SET, who, scope="USER", key="ttl/neg", value="replaced", ttl=-5)
-    assert code_of(refused) == "INVALID_ARGUMENT"
+    assert only_code_of(refused) == "INVALID_ARGUMENT"
     assert value_of(gql, who, "USER", "ttl/neg") == "kept"
 
 
@@ -182,17 +176,17 @@ def test_bad_values_and_unknown_scope_get_clear_errors_and_change_nothing(
     deep: Any = "leaf"
     for _ in range(80):
         deep = [deep]
-    assert code_of(gql(SET, who, scope="USER", key="bad/v", value=deep)) == "INVALID_ARGUMENT"
+    assert only_code_of(gql(SET, who, scope="USER", key="bad/v", value=deep)) == "INVALID_ARGUMENT"
     oversize = "x" * (300 * 1024)
     refused = gql(SET, who, scope="USER", key="bad/v", value=oversize)
-    assert code_of(refused) == "QUOTA_EXCEEDED"
+    assert only_code_of(refused) == "QUOTA_EXCEEDED"
     assert "262144" in refused["errors"][0]["message"]
     unknown = gql('{ memory(scope: PLANET, key: "bad/v") { value } }', who)
-    assert code_of(unknown) == "INVALID_ARGUMENT"
-    assert code_of(gql(SET, who, scope="USER", key="", value=1)) == "INVALID_ARGUMENT"
+    assert only_code_of(unknown) == "INVALID_ARGUMENT"
+    assert only_code_of(gql(SET, who, scope="USER", key="", value=1)) == "INVALID_ARGUMENT"
     # An integer beyond 64 bits is refused by name, never rounded into a float.
     big = gql(SET, who, scope="USER", key="bad/v", value=123456789012345678901234567890)
-    assert code_of(big) == "INVALID_ARGUMENT"
+    assert only_code_of(big) == "INVALID_ARGUMENT"
     assert "64 bits" in big["errors"][0]["message"]
     # A body that is not JSON (NaN is not a JSON literal) is refused whole.
     raw = b'{"query": "mutation($v: JSON!) { memorySet(scope: USER, key: \\"bad/v\\", '
@@ -214,7 +208,7 @@ def test_reducers(gql: Gql, people: dict[str, str]) -> None:
     assert gql(incr, who, k="n", d=41)["data"]["memoryIncrement"]["value"] == 42
     assert gql(incr, who, k="n", d=-0.5)["data"]["memoryIncrement"]["value"] == 41.5
     gql(SET, who, scope="USER", key="s", value="text")
-    assert code_of(gql(incr, who, k="s")) == "CONFLICT"
+    assert only_code_of(gql(incr, who, k="s")) == "CONFLICT"
     assert value_of(gql, who, "USER", "s") == "text"
 
     merge = 'mutation($v: JSON!) { memoryMerge(scope: USER, key: "m", value: $v) { value } }'
@@ -234,7 +228,7 @@ def test_reducers(gql: Gql, people: dict[str, str]) -> None:
         assert gql(bounded, who, v=item, l=2)["data"]["memoryBoundedList"]["dropped"] == 0
     third = gql(bounded, who, v="three", l=2)["data"]["memoryBoundedList"]
     assert third == {"dropped": 1, "entry": {"value": ["two", "three"]}}
-    assert code_of(gql(bounded, who, v="four", l=0)) == "INVALID_ARGUMENT"
+    assert only_code_of(gql(bounded, who, v="four", l=0)) == "INVALID_ARGUMENT"
     assert value_of(gql, who, "USER", "bl") == ["two", "three"]
 
 
@@ -256,7 +250,7 @@ def test_list_by_prefix_with_paging(gql: Gql, people: dict[str, str]) -> None:
             break
     assert seen == [f"notes/{i}" for i in range(5)]
     too_many = gql("{ memories(scope: AGENT, limit: 5000) { cursor } }", who)
-    assert code_of(too_many) == "INVALID_ARGUMENT"
+    assert only_code_of(too_many) == "INVALID_ARGUMENT"
 
 
 def test_set_with_embedding_stores_a_vector(
@@ -282,7 +276,7 @@ def test_embed_text_is_capped_and_counted_against_the_quota(
     tenant = f"q-{uuid.uuid4().hex[:8]}"
     who = token(tenant, "alice", "a1")
     huge = gql(EMBED_TEXT, who, key="big", text="word " * 2000)  # 10,000 characters
-    assert code_of(huge) == "INVALID_ARGUMENT"
+    assert only_code_of(huge) == "INVALID_ARGUMENT"
     assert "8192" in huge["errors"][0]["message"]
     assert gql('{ memory(scope: USER, key: "big") { key } }', who)["data"]["memory"] is None
     text = "sardines " * 100  # 900 bytes stored beside a 1-byte value
@@ -301,4 +295,4 @@ def test_graph_recall_query_is_capped(gql: Gql, token: Callable[..., str]) -> No
         who,
         q="x" * 4001,
     )
-    assert code_of(body) == "INVALID_ARGUMENT"
+    assert only_code_of(body) == "INVALID_ARGUMENT"

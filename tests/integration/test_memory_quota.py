@@ -19,8 +19,6 @@ from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 
-pytestmark = pytest.mark.integration
-
 BOUND = """
 MATCH (s:Scope {scope_key: $k})
 RETURN s.memory_bytes AS bound,

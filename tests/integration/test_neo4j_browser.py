@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from playwright.async_api import Page, async_playwright
 
 from palimpsest.browser import GUIDE_PATH, style
@@ -20,8 +19,6 @@ from palimpsest.config import Settings
 from palimpsest.local.neo4j import credentials
 from tests.integration.conftest import Gql
 from tests.integration.test_graphiql_browser import CHROMIUM, CHROMIUM_ARGS
-
-pytestmark = pytest.mark.integration
 
 SHOTS = Path(os.environ.get("PALIMPSEST_SCREENSHOTS", "/tmp/palimpsest-screenshots"))
 UI_TIMEOUT_MS = 60_000

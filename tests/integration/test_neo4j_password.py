@@ -6,13 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from palimpsest.config import Settings
 from palimpsest.local.neo4j.java import find_java
 from palimpsest.local.neo4j.manager import set_initial_password
-
-pytestmark = pytest.mark.integration
 
 
 def test_a_password_with_a_leading_dash_is_set(tmp_path: Path) -> None:

@@ -23,11 +23,10 @@ from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.jobs.portability import import_from_file
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql, gql_over
 from tests.integration.test_ingest import _cli
 from tests.integration.test_mcp import call, http_client
-
-pytestmark = pytest.mark.integration
 
 SET = """mutation($k: String!, $v: JSON!, $ttl: Int) {
   memorySet(scope: USER, key: $k, value: $v, ttlSeconds: $ttl) { updatedAt } }"""
@@ -50,12 +49,6 @@ LISTS = """mutation($k: String!) {
   b: memoryAppendDedupe(scope: USER, key: $k, value: "x") { appended }
   c: memoryBoundedList(scope: USER, key: $k, value: "y", limit: 1) { dropped } }"""
 ERASE_ME = "mutation { eraseMe { status removed { entries noteVersions } } }"
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 def history(gql: Gql, who: str, key: str, limit: int = 100) -> list[dict[str, Any]]:

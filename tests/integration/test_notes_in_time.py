@@ -3,15 +3,13 @@ time filters applied to notes as to facts."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 SET = """mutation($k: String!, $v: JSON!, $obs: Instant, $valid: Instant, $invalid: Instant) {
   memorySet(scope: USER, key: $k, value: $v, embed: true, observedAt: $obs, validAt: $valid,
@@ -27,12 +25,6 @@ RECALL = """query($q: String!, $when: WhenInput) {
     timeFilter { mode inWindow outOfWindow undated } } }"""
 
 
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
 def code(body: dict[str, Any]) -> str:
     # A nullable field answers null beside its error; a non-null one nulls the whole data.
     assert not any((body.get("data") or {}).values()), body
@@ -40,8 +32,8 @@ def code(body: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-def who(token: Callable[..., str]) -> str:
-    return token(f"nt-{uuid.uuid4().hex[:8]}", "alice", "planner")
+def who(token: Callable[..., str], tenant_id: str) -> str:
+    return token(tenant_id, "alice", "planner")
 
 
 @pytest.fixture

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from palimpsest.identity import Scope
+from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 MEMORIES = """query($after: String, $limit: Int! = 3, $prefix: String! = "") {
   memories(scope: USER, prefix: $prefix, limit: $limit, after: $after)
@@ -56,16 +55,6 @@ SUPERSEDE = """mutation($id: ID!, $by: ID!) { supersedeFact(scope: USER, id: $id
   { already } }"""
 EXEC = """mutation { sqlExec(scope: USER, statements: [{statement: "CREATE TABLE t (a)"}])
   { results { rowsAffected } } }"""
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
-def code_of(body: dict[str, Any]) -> str:
-    return str(body["errors"][0]["extensions"]["code"])
 
 
 def walk(gql: Gql, who: str, query: str, **variables: Any) -> tuple[list[dict[str, Any]], int]:

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import socket
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 import httpx
-import pytest
 from prometheus_client import REGISTRY
 
 from palimpsest.config import Settings
@@ -22,10 +20,9 @@ from palimpsest.jobs.queue_metrics import SPANS, QueueGauges
 from palimpsest.resolvers.cycle import queue
 from palimpsest.resolvers.services import Services
 from palimpsest.server import serve_in_thread
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.cycle import Clock, FailingExtractor, config, drain, harvest, ok
-
-pytestmark = pytest.mark.integration
+from tests.integration.cycle import Clock, FailingExtractor, config, drain, harvest
 
 PENDING = """query($scope: Scope) { pendingWork(scope: $scope) { scope queued leased done dead
   oldestQueuedSeconds } }"""
@@ -41,11 +38,6 @@ def code(body: dict[str, Any]) -> str:
 
 def counts(work: dict[str, Any]) -> tuple[int, int, int, int]:
     return work["queued"], work["leased"], work["done"], work["dead"]
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"pw-{uuid.uuid4().hex[:10]}"
 
 
 def test_the_api_keeps_the_queue_gauges_fresh_on_the_metrics_listener(

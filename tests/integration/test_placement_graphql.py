@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from palimpsest.identity import Scope
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 ONTOLOGY = """# Tenant ontology
 status: {status}
@@ -34,12 +33,6 @@ ASSERT = """mutation($facts: [FactInput!]!) { assertFacts(scope: USER, facts: $f
   { created fact { id scope provenance { sourceQuote { chunkId text } } }
     placement { scope moved reason } } }"""
 ALL = [Scope.AGENT, Scope.USER, Scope.TENANT]
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 @pytest.fixture

@@ -21,10 +21,9 @@ from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.scopes import resolve_scope, scope_key
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.indexes import apply_schema
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.cycle import HARVEST, drain, ok
-
-pytestmark = pytest.mark.integration
+from tests.integration.cycle import HARVEST, drain
 
 ONTOLOGY = """# Tenant ontology
 status: confirmed

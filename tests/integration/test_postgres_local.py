@@ -14,8 +14,6 @@ from palimpsest.config import Settings
 from palimpsest.local import postgres as postgres_local
 from palimpsest.local.postgres import manager
 
-pytestmark = pytest.mark.integration
-
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
-
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest_bench.attack import probe_erase
-
-pytestmark = pytest.mark.integration
 
 
 async def test_the_erasure_probe_passes_every_case(

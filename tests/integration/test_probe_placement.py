@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
-
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest.resolvers.services import Services
 from palimpsest_bench.attack import probe_placement
 from tests.integration.cycle import drain
-
-pytestmark = pytest.mark.integration
 
 CASES = {
     "harvest-placed-quote",

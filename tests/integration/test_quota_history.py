@@ -25,8 +25,6 @@ from tests.integration.conftest import Gql
 from tests.integration.cycle import config, drain, harvest, scope_of
 from tests.integration.test_quotas import limited, refusal, snapshot
 
-pytestmark = pytest.mark.integration
-
 DOC = "# Plants\n\nThe aloe needs little water.\n\n- repot in spring\n"
 MORE = DOC + "\nA new paragraph about ferns.\n"
 VERSIONS = """

@@ -30,8 +30,6 @@ from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.integration.conftest import Gql
 from tests.unit.principals import principal
 
-pytestmark = pytest.mark.integration
-
 # Everything of one scope a write could add to, with every property (the Scope node too).
 SNAPSHOT = """
 UNWIND ['Memory', 'MemoryVersion', 'Document', 'DocumentRevision', 'Chunk', 'ChunkVersion',

@@ -6,7 +6,6 @@ the field, before anything is read."""
 from __future__ import annotations
 
 import math
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -14,10 +13,9 @@ from typing import Any
 import pytest
 
 from palimpsest.identity import Scope
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.integration.test_mcp import call, http_client
-
-pytestmark = pytest.mark.integration
 
 HITS = """hits { kind id key documentId score cosine vectorRank fulltextRank
   explain { fused floor documentPlace legs { leg rank contribution weight beyondDepth }
@@ -42,12 +40,6 @@ IMPORT = (
 FERRY = "The Hydra ferry leaves the harbour at 7:40 every morning"
 
 
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
 def answer(gql: Gql, who: str, query: str = RECALL, **variables: Any) -> dict[str, Any]:
     data = ok(gql(query, who, **variables))
     found: dict[str, Any] = data["search" if "search" in data else "recall"]
@@ -60,8 +52,8 @@ def hits(gql: Gql, who: str, query: str = RECALL, **variables: Any) -> list[dict
 
 
 @pytest.fixture
-def who(token: Callable[..., str]) -> str:
-    return token(f"ctl-{uuid.uuid4().hex[:8]}", "alice", "planner", memory_scopes=[Scope.USER])
+def who(token: Callable[..., str], tenant_id: str) -> str:
+    return token(tenant_id, "alice", "planner", memory_scopes=[Scope.USER])
 
 
 def note(gql: Gql, who: str, key: str, text: str, **extra: Any) -> None:

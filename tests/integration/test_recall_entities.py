@@ -24,8 +24,6 @@ from palimpsest.resolvers.services import Services
 from tests.integration.test_recall_sessions import load
 from tests.unit.principals import principal
 
-pytestmark = pytest.mark.integration
-
 QUESTION = "What job does Melanie's brother have?"
 FIRST = [
     "Melanie: My brother Oscar moved to Portland last spring.",

@@ -27,8 +27,6 @@ from palimpsest.resolvers.recall.hits import Hit
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 
-pytestmark = pytest.mark.integration
-
 WORDS = [
     "heron",
     "lantern",

@@ -7,7 +7,6 @@ the ones that form's row of ``recall_forms.TABLE`` set; a call's own ``weights``
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,10 +17,8 @@ from palimpsest.config import Settings
 from palimpsest.resolvers.recall import forms as recall_forms
 from palimpsest.resolvers.recall.forms import Form, Weights
 from palimpsest.server import serve_in_thread
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql, gql_over
-from tests.integration.cycle import ok
-
-pytestmark = pytest.mark.integration
 
 IMPORT = """mutation($m: String!, $at: Instant) {
   importDocument(scope: USER, markdown: $m, observedAt: $at) { summary { id } } }"""
@@ -35,11 +32,6 @@ TURNS = [
 ]
 SAID = "2023-05-08T13:56:00Z"
 ROW = Weights(fulltext_weight=3.0, when_boost=2.0)
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"qf-{uuid.uuid4().hex[:10]}"
 
 
 @pytest.fixture

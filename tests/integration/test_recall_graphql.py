@@ -5,16 +5,14 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from palimpsest.config import Settings
 from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.identity import Scope
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 RECALL = """query($q: String!, $sources: [Source!], $when: WhenInput, $k: Int! = 10,
   $also: [Scope!], $prefix: String! = "") {
@@ -34,12 +32,6 @@ IMPORT = """mutation($m: String!, $at: Instant) { importDocument(scope: USER, ma
   observedAt: $at) { summary { id } } }"""
 
 
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
 @pytest.fixture(scope="module")
 def embedder(settings: Settings) -> Embedder:
     return load_embedder(
@@ -51,10 +43,8 @@ def embedder(settings: Settings) -> Embedder:
 
 
 @pytest.fixture
-def who(token: Callable[..., str]) -> str:
-    return token(
-        f"rc-{uuid.uuid4().hex[:8]}", "alice", "planner", memory_scopes=[Scope.USER, Scope.TENANT]
-    )
+def who(token: Callable[..., str], tenant_id: str) -> str:
+    return token(tenant_id, "alice", "planner", memory_scopes=[Scope.USER, Scope.TENANT])
 
 
 @pytest.fixture

@@ -22,9 +22,8 @@ import pytest
 from palimpsest.config import Settings
 from palimpsest.resolvers.recall.planner import Mode
 from palimpsest_bench import recall_eval
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-
-pytestmark = pytest.mark.integration
 
 GUESS = "quokkaberry"
 LADDER = ["amberline", "birchwick", "copperfen", "dunmarrow", "elmstead"]
@@ -37,12 +36,6 @@ SET = """mutation($k: String!, $v: JSON!) { memorySet(scope: USER, key: $k, valu
   embed: true) { key } }"""
 ASSERT = """mutation($facts: [FactInput!]!) { assertFacts(scope: USER, facts: $facts,
   place: false) { fact { id } } }"""
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 def plant_ladder(gql: Gql, who: str) -> None:

@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
@@ -31,8 +30,6 @@ from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from tests.integration.conftest import Gql
 from tests.unit.principals import principal
-
-pytestmark = pytest.mark.integration
 
 Found = tuple[list[str], dict[str, float], set[str], list[int]]
 QUERY = "heron lantern quarry"

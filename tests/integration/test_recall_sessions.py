@@ -22,8 +22,6 @@ from palimpsest.resolvers.recall.sessions import SESSION
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 
-pytestmark = pytest.mark.integration
-
 QUESTION = "What did Caroline pack for the kayak trip on the lake?"
 TRIP = [
     "Caroline: We finally took the kayak out on the lake last weekend.",

@@ -21,10 +21,8 @@ from palimpsest.resolvers.facts.ledger import time_view
 from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest_bench.common import principal
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.cycle import ok
-
-pytestmark = pytest.mark.integration
 
 IMPORT = """mutation($m: String!) {
   importDocument(scope: USER, markdown: $m) { summary { id } chunks { id text } } }"""

@@ -29,8 +29,6 @@ from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
 
-pytestmark = pytest.mark.integration
-
 WORDS = ["heron", "lantern", "quarry", "saffron", "otter", "violet", "maple", "cobalt", "ember"]
 OLD_READS = {
     "READ_TERM_STATS",

@@ -9,7 +9,6 @@ dates overlapping a range (``timeRange``), and "when" questions preferring speci
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -26,10 +25,9 @@ from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.server import serve_in_thread
 from palimpsest_bench.common import principal
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql, gql_over
-from tests.integration.cycle import drain, harvest, ok
-
-pytestmark = pytest.mark.integration
+from tests.integration.cycle import drain, harvest
 
 IMPORT = """mutation($m: String!, $at: Instant) {
   importDocument(scope: USER, markdown: $m, observedAt: $at) {
@@ -71,11 +69,6 @@ def day(iso: str) -> int:
 
 
 ON = {"time_boost": 1.5, "time_when_boost": 1.3}  # the boosts on, whatever the defaults
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"tr-{uuid.uuid4().hex[:10]}"
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,6 @@ from palimpsest.resolvers.recall import timing
 from palimpsest.server import serve_in_thread
 from tests.integration.conftest import gql_over
 
-pytestmark = pytest.mark.integration
-
 IMPORT = """mutation($m: String!) {
   importDocument(scope: USER, markdown: $m) { summary { id } } }"""
 SET = """mutation($k: String!, $v: JSON!) { memorySet(scope: USER, key: $k, value: $v,

@@ -8,8 +8,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 
-import pytest
-
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.documents import catalog as documents
@@ -22,7 +20,6 @@ from tests.unit.principals import principal
 
 DOCUMENTS = frozenset({Source.DOCUMENTS})
 
-pytestmark = pytest.mark.integration
 
 PAGE = "Elowen Marchbank"
 BODY = [

@@ -29,8 +29,6 @@ from palimpsest.resolvers.recall import legs
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import scope_ref
 
-pytestmark = pytest.mark.integration
-
 DIMS = 384
 EXAMPLES = 30  # per run; run it over several ``--hypothesis-seed`` values for more
 EPS = (DIMS + 8) * 2.0**-23  # the float32 score's bound (cypher/driver/cosine.py)

@@ -22,11 +22,10 @@ from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.jobs.portability import import_from_file
 from palimpsest.resolvers.services import Services
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.integration.cycle import HARVEST, drain
 from tests.integration.test_erasure import ERASE_USER
-
-pytestmark = pytest.mark.integration
 
 ONTOLOGY = """# Tenant ontology
 status: confirmed
@@ -57,12 +56,6 @@ FACTS = (
     " { items { " + FACT + " } } }"
 )
 ALL = [Scope.AGENT, Scope.USER, Scope.TENANT]
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 @pytest.fixture

@@ -43,8 +43,6 @@ from tests.integration.reembed_world import (
     vectors,
 )
 
-pytestmark = pytest.mark.integration
-
 NOTES = 32  # enough batches of one for a kill to land mid-way
 
 

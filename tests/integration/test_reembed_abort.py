@@ -41,8 +41,6 @@ from tests.integration.reembed_world import (
     vectors,
 )
 
-pytestmark = pytest.mark.integration
-
 NOTES = 12
 STATUS = """query { embeddingStatus { state active { model slot } target { model }
   old { model } aborted { model slot } planes { plane active target missing old } } }"""

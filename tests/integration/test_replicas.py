@@ -14,8 +14,6 @@ from palimpsest.config import Settings
 from palimpsest.cypher.driver.causal import HEADER
 from palimpsest.server import serve_in_thread
 
-pytestmark = pytest.mark.integration
-
 Call = Callable[..., httpx.Response]
 
 WRITES: list[tuple[str, dict[str, Any]]] = [

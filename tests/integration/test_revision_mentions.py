@@ -22,12 +22,11 @@ from neo4j import Driver
 from palimpsest.config import Settings
 from palimpsest.jobs.portability import import_from_file
 from palimpsest.resolvers.services import Services
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.integration.cycle import HARVEST, drain
-from tests.integration.test_entities import ALL, assert_facts, entities, ok, works
+from tests.integration.test_entities import ALL, assert_facts, entities, works
 from tests.integration.test_export_version_mentions import ERASE_ME, EXPORT, stored, write
-
-pytestmark = pytest.mark.integration
 
 IMPORT = """mutation($m: String!, $path: String!) {
   importDocument(scope: USER, markdown: $m, path: $path)
@@ -60,11 +59,6 @@ FIRST = [
     ("Initech", 17, 26, "Bob Smith"),
 ]
 FOLLOWED = [("Bob Smith", 10, 19, "Bob Smith"), ("Initech", 10, 19, "Bob Smith")]
-
-
-@pytest.fixture
-def tenant_id() -> str:
-    return f"rm-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture

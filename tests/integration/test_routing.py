@@ -16,8 +16,6 @@ from palimpsest.errors import DatabaseFailure
 from palimpsest.local.neo4j import credentials
 from palimpsest.server import serve_in_thread
 
-pytestmark = pytest.mark.integration
-
 # A write that leaves nothing behind; only this test runs it.
 PROBE = CrossScopeStatement("routing_probe", "CREATE (n:RoutingProbe) DELETE n RETURN 1 AS one")
 

@@ -13,12 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import httpx
-import pytest
 
 from palimpsest.config import Settings
 from palimpsest.local.neo4j import status
-
-pytestmark = pytest.mark.integration
 
 
 def _free_port() -> int:

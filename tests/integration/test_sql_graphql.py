@@ -12,9 +12,8 @@ import httpx
 import pytest
 
 from palimpsest.identity import Scope
+from tests.integration.answers import only_code_of
 from tests.integration.conftest import Gql, gql_over
-
-pytestmark = pytest.mark.integration
 
 DIALECT = {
     "sqlite": {
@@ -83,11 +82,6 @@ mutation($id: ID!, $scope: Scope! = TENANT) {
 }"""
 
 
-def code_of(body: dict[str, Any]) -> str:
-    [error] = body["errors"]
-    return str(error["extensions"]["code"])
-
-
 def run(gql: Gql, token: str, scope: str, *statements: str | tuple[str, Any]) -> dict[str, Any]:
     batch = [
         {"statement": s, "args": None} if isinstance(s, str) else {"statement": s[0], "args": s[1]}
@@ -145,7 +139,7 @@ def test_two_users_with_the_same_table_name_see_their_own_data(
     assert rows(gql, people["alice_default"], "USER", "SELECT v FROM prefs") == [["alice"]]
     # another tenant's alice is someone else
     body = gql(QUERY, people["stranger"], scope="USER", sql="SELECT v FROM prefs")
-    assert code_of(body) == "INVALID_ARGUMENT"
+    assert only_code_of(body) == "INVALID_ARGUMENT"
     assert "no such table" in body["errors"][0]["message"]
 
 
@@ -169,7 +163,7 @@ def test_default_grants_reach_user_only(gql: Gql, people: dict[str, str]) -> Non
     assert rows(gql, people["alice_default"], "USER", "SELECT 1") == [[1]]
     for scope in ("TENANT", "AGENT", "GLOBAL"):
         body = gql(QUERY, people["alice_default"], scope=scope, sql="SELECT 1")
-        assert code_of(body) == "FORBIDDEN", scope
+        assert only_code_of(body) == "FORBIDDEN", scope
     assert (
         "sql_scopes"
         in gql(QUERY, people["alice_default"], scope="TENANT", sql="SELECT 1")["errors"][0][
@@ -184,7 +178,7 @@ def test_an_isolated_member_is_refused_the_tenant_database(
     gql: Gql, people: dict[str, str]
 ) -> None:
     body = gql(QUERY, people["isolated"], scope="TENANT", sql="SELECT 1")
-    assert code_of(body) == "FORBIDDEN"
+    assert only_code_of(body) == "FORBIDDEN"
     assert "isolated" in body["errors"][0]["message"]
     assert rows(gql, people["isolated"], "USER", "SELECT 1") == [[1]]
 
@@ -195,7 +189,7 @@ def test_refused_statements_name_why(
 ) -> None:
     sql, reason = DIALECT[backend]["refusals"][which]
     body = gql(QUERY, people["alice"], scope="USER", sql=sql)
-    assert code_of(body) == "INVALID_ARGUMENT"
+    assert only_code_of(body) == "INVALID_ARGUMENT"
     assert reason in body["errors"][0]["message"]
     assert reason in body["errors"][0]["extensions"]["reason"]
 
@@ -214,7 +208,7 @@ def test_a_failing_batch_changes_nothing(gql: Gql, people: dict[str, str]) -> No
         ("INSERT INTO ledger (id, n) VALUES (?, ?)", [1, 1]),
         ("INSERT INTO ledger (id, n) VALUES (1, 2)", None),  # duplicate key
     )
-    assert code_of(body) == "CONFLICT"
+    assert only_code_of(body) == "CONFLICT"
     assert body["errors"][0]["extensions"]["statement"] == 1
     assert rows(gql, people["bob"], "USER", "SELECT count(*) FROM ledger") == [[0]]
 
@@ -222,7 +216,7 @@ def test_a_failing_batch_changes_nothing(gql: Gql, people: dict[str, str]) -> No
 def test_a_runaway_query_is_stopped_with_the_limit_named(gql: Gql, people: dict[str, str]) -> None:
     sql = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
     body = gql(QUERY, people["alice"], scope="USER", sql=sql)
-    assert code_of(body) == "QUOTA_EXCEEDED"
+    assert only_code_of(body) == "QUOTA_EXCEEDED"
     extensions = body["errors"][0]["extensions"]
     assert extensions["limit"] == "statementTimeoutMs"
     assert extensions["timeoutMs"] == 2000
@@ -252,7 +246,7 @@ def test_result_limits_hold_while_rows_are_produced(
     huge = 15_000_000 if backend == "sqlite" else 2_000_000
     wide = "SELECT " + ", ".join([spelled(backend, "blob", n=huge)] * 8)
     body = gql(QUERY, people["alice"], scope="USER", sql=wide)
-    assert code_of(body) == "QUOTA_EXCEEDED"
+    assert only_code_of(body) == "QUOTA_EXCEEDED"
     extensions = body["errors"][0]["extensions"]
     assert (extensions["limit"], extensions["maxValueBytes"]) == ("sqlMaxValueBytes", 1048576)
     columns = "SELECT " + ", ".join(str(i) for i in range(101))
@@ -279,7 +273,7 @@ def test_a_view_over_the_catalog_is_refused(gql: Gql, people: dict[str, str], ba
         "CREATE TABLE IF NOT EXISTS kept (a INTEGER)",
         spelled(backend, "catalog_view"),
     )
-    assert code_of(body) == "INVALID_ARGUMENT"
+    assert only_code_of(body) == "INVALID_ARGUMENT"
     assert spelled(backend, "catalog_reason") in body["errors"][0]["extensions"]["reason"]
     assert rows(gql, people["alice"], "USER", spelled(backend, "views")) == []
 
@@ -321,7 +315,7 @@ def test_listing_and_erasure_are_admin_only_and_tenant_bound(
     seen = ("CREATE TABLE IF NOT EXISTS seen (a INTEGER)", "INSERT INTO seen VALUES (1)")
     run(gql, people["alice"], "USER", *seen)
     run(gql, people["stranger"], "USER", *seen)
-    assert code_of(gql(DATABASES, people["alice"])) == "FORBIDDEN"
+    assert only_code_of(gql(DATABASES, people["alice"])) == "FORBIDDEN"
     listed = listing(gql, people["admin"])
     assert listed
     assert {d["tenant"] for d in listed} == {tenant}
@@ -332,9 +326,9 @@ def test_listing_and_erasure_are_admin_only_and_tenant_bound(
     # NOT_FOUND, the same answer as for no database at all
     other = listing(gql, people["other_admin"])
     assert mine[0]["id"] not in {d["id"] for d in other}
-    assert code_of(gql(ERASE, people["other_admin"], id=mine[0]["id"])) == "NOT_FOUND"
-    assert code_of(gql(ERASE, people["admin"], id="0" * 32)) == "NOT_FOUND"
-    assert code_of(gql(ERASE, people["alice"], id=mine[0]["id"])) == "FORBIDDEN"
+    assert only_code_of(gql(ERASE, people["other_admin"], id=mine[0]["id"])) == "NOT_FOUND"
+    assert only_code_of(gql(ERASE, people["admin"], id="0" * 32)) == "NOT_FOUND"
+    assert only_code_of(gql(ERASE, people["alice"], id=mine[0]["id"])) == "FORBIDDEN"
     erased = gql(ERASE, people["admin"], id=mine[0]["id"])["data"]["sqlErase"]
     assert erased["erased"] is True
     assert erased["bytes"] > 0
@@ -348,10 +342,10 @@ def test_the_global_listing_needs_the_operator_role(
     run(gql, people["stranger"], "USER", "CREATE TABLE IF NOT EXISTS seen (a INTEGER)")
     tenants = {d["tenant"] for d in listing(gql, people["operator"], "GLOBAL")}
     assert {tenant + "-other"} <= tenants  # another tenant's database, at least
-    assert code_of(gql(DATABASES, people["admin"], scope="USER")) == "INVALID_ARGUMENT"
+    assert only_code_of(gql(DATABASES, people["admin"], scope="USER")) == "INVALID_ARGUMENT"
     # Finding 5: a tenant admin never lists other tenants, not even with GLOBAL in its token
     for who in ("admin", "listing_admin", "narrow_operator", "isolated_operator", "alice"):
-        assert code_of(gql(DATABASES, people[who], scope="GLOBAL")) == "FORBIDDEN", who
+        assert only_code_of(gql(DATABASES, people[who], scope="GLOBAL")) == "FORBIDDEN", who
     assert "errors" not in gql(DATABASES, people["listing_admin"])
     # an operator's TENANT view is its own tenant's, like an admin's
     own = listing(gql, people["operator"])
@@ -366,9 +360,9 @@ def test_only_an_operator_erases_across_tenants_and_only_asking_for_global(
     [theirs] = [d for d in listed if d["tenant"] == tenant + "-other" and d["scope"] == "TENANT"]
     for who in ("admin", "listing_admin"):
         refused = gql(ERASE, people[who], id=theirs["id"], scope="GLOBAL")
-        assert code_of(refused) == "FORBIDDEN", who
-        assert code_of(gql(ERASE, people[who], id=theirs["id"])) == "NOT_FOUND", who
-    assert code_of(gql(ERASE, people["operator"], id=theirs["id"])) == "NOT_FOUND"
+        assert only_code_of(refused) == "FORBIDDEN", who
+        assert only_code_of(gql(ERASE, people[who], id=theirs["id"])) == "NOT_FOUND", who
+    assert only_code_of(gql(ERASE, people["operator"], id=theirs["id"])) == "NOT_FOUND"
     assert rows(gql, people["stranger"], "TENANT", "SELECT count(*) FROM t") == [[0]]
     body = gql(ERASE, people["operator"], id=theirs["id"], scope="GLOBAL")
     assert body["data"]["sqlErase"]["erased"] is True

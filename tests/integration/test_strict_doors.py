@@ -14,8 +14,6 @@ from tests.integration.conftest import Gql
 from tests.integration.door_refusals import forged
 from tests.integration.test_doors_agree import mcp_client
 
-pytestmark = pytest.mark.integration
-
 IMPORT = """mutation($m: String!) { importDocument(scope: USER, markdown: $m)
   { summary { id } chunks { id text revision } } }"""
 HISTORY = """query($id: ID!, $after: String) { documentHistory(scope: USER, id: $id, after: $after)

@@ -26,10 +26,9 @@ from palimpsest.identity.scopes import scope_key, swept_ref
 from palimpsest.resolvers.cycle import sweep
 from palimpsest.resolvers.services import Services, utc_now
 from palimpsest.resolvers.tenant import retention
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.integration.cycle import drain, harvest
-
-pytestmark = pytest.mark.integration
 
 SET = """mutation($k: String!, $v: JSON!, $ttl: Int) {
   memorySet(scope: USER, key: $k, value: $v, ttlSeconds: $ttl) { updatedAt } }"""
@@ -57,12 +56,6 @@ RETURN s.memory_bytes AS bound, s.note_versions AS counted,
          AS bytes,
        COUNT { MATCH (p:PendingSpan {scope_key: $key}) } AS spans
 """
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 def counts(driver: Driver, tenant: str, user: str) -> dict[str, Any]:

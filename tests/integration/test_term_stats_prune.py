@@ -10,7 +10,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import pytest
 from neo4j import Driver
 
 from palimpsest.cypher import terms as q
@@ -20,10 +19,9 @@ from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.services import Services
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.unit.principals import principal
-
-pytestmark = pytest.mark.integration
 
 SET = """mutation($k: String!, $v: JSON!) { memorySet(scope: USER, key: $k, value: $v) { key } }"""
 DELETE = "mutation($k: String!) { memoryDelete(scope: USER, key: $k) { deleted } }"
@@ -34,12 +32,6 @@ EDIT = """mutation($id: ID!, $t: String!) { updateChunk(scope: USER, id: $id, te
 DELETE_DOC = "mutation($id: ID!) { deleteDocument(scope: USER, id: $id) { chunksDeleted } }"
 STATS = """MATCH (s:TermStats {scope_key: $k}) WHERE s.term IN $terms
 RETURN s.kind AS kind, s.term AS term, sum(s.df) AS df"""
-
-
-def ok(body: dict[str, Any]) -> dict[str, Any]:
-    assert "errors" not in body, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 def word() -> str:

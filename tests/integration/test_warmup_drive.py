@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
-
 from palimpsest.cypher.driver.executor import Database, Neo4jExecutor, OneTransaction
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.resolvers.recall import asks as recall_asks
 from palimpsest.resolvers.services import Services
 from palimpsest.warmup import QUESTION, drive_round, warm_principal
-
-pytestmark = pytest.mark.integration
 
 
 async def test_a_round_reads_the_rows_it_wrote_and_keeps_none(svc: Services) -> None:

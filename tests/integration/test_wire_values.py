@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-import pytest
 from neo4j._async.io._bolt._bolt6 import AsyncBolt6x0
 
 from palimpsest.cypher.driver import temporal_wire
 from palimpsest.cypher.driver.executor import CrossScopeStatement
 from palimpsest.resolvers.services import Services
-
-pytestmark = pytest.mark.integration
 
 ECHO = CrossScopeStatement(
     "TEST_ECHO_DATETIME",

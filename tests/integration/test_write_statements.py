@@ -21,8 +21,6 @@ from palimpsest.resolvers.tenant import ontology
 from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
 
-pytestmark = pytest.mark.integration
-
 KV_WRITE = ["LOCK_SCOPE_READ_ENTRY", "WRITE_MEMORY"]
 FACT_WRITE = [
     "GET_ONTOLOGY",  # the tenant's ontology, read before the write's transaction

@@ -11,7 +11,8 @@ import sys
 
 # Loaded by a command's body when it runs, never by the start-up itself.
 HEAVY = ["pydantic", "pydantic_settings", "palimpsest.config", "httpx", "palimpsest.client",
-         "asyncio", "rich", "importlib.metadata", "palimpsest_bench", "neo4j"]  # fmt: skip
+         "asyncio", "rich", "importlib.metadata", "palimpsest_bench", "neo4j",
+         "importlib.abc", "tempfile"]  # fmt: skip
 
 PROBE = """
 import contextlib, io, json, sys
@@ -58,6 +59,12 @@ def test_a_quick_look_with_url_and_token_in_the_environment_reads_no_settings() 
     probe = loaded("memory", "get", "k", env={**env, "PALIMPSEST_RUN_TOKEN": "t"})
     assert "palimpsest.client" in probe["after_help"]  # type: ignore[operator]
     assert "pydantic_settings" not in probe["after_help"]  # type: ignore[operator]
+    # Nor what this one look does not use: the other operations' result types (built on first
+    # use), asyncio (the async transport's) and httpx's own command line (click, rich, pygments).
+    assert "palimpsest.client.note_results" in probe["after_help"]  # type: ignore[operator]
+    unused = ["palimpsest.client.results", "palimpsest.client.recall_results", "asyncio"]
+    unused += ["click", "rich", "pygments"]
+    assert [m for m in unused if m in probe["after_help"]] == []  # type: ignore[operator]
     # Without the token in the environment the settings are read (and name what is missing).
     probe = loaded("memory", "get", "k", env=env)
     assert "pydantic_settings" in probe["after_help"]  # type: ignore[operator]

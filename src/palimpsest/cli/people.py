@@ -261,20 +261,20 @@ def _client() -> Client:
     """The typed client on the running API (``PALIMPSEST_SERVER_URL``), as the run token."""
     import os
 
-    from palimpsest.client import Client
+    from palimpsest.cli.quick import light_client
 
     # Both named in the environment (how agents and scripts run the quick looks): nothing else
     # of the settings is read, so their models, a fifth of a second, are not loaded.
     url, token = os.environ.get("PALIMPSEST_SERVER_URL"), os.environ.get("PALIMPSEST_RUN_TOKEN")
     if url and token:
-        return Client(url=url, token=token)
+        return light_client(url, token)
     settings = load_settings()
     if settings.run_token is None:
         raise Unauthenticated(
             "set PALIMPSEST_RUN_TOKEN to the run token to act as, e.g. "
             "export PALIMPSEST_RUN_TOKEN=$(palimpsest token mint --tenant acme --user alice)"
         )
-    return Client(url=settings.api_url, token=settings.run_token.get_secret_value())
+    return light_client(settings.api_url, settings.run_token.get_secret_value())
 
 
 def _json_or_text(value: str) -> Any:

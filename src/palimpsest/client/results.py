@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-# Re-exported: the schema's admin and erasure types are looked up here like every other result.
+# Re-exported: the schema's note, admin and erasure types are looked up here like every other
+# result (and imported from here, as before the notes' types had a module of their own).
 from palimpsest.client.admin_results import EmbeddingModel as EmbeddingModel
 from palimpsest.client.admin_results import EmbeddingPlane as EmbeddingPlane
 from palimpsest.client.admin_results import EmbeddingStatus as EmbeddingStatus
 from palimpsest.client.admin_results import PlaneUsage as PlaneUsage
 from palimpsest.client.admin_results import Usage as Usage
-from palimpsest.client.enums import ChunkType, Origin, Role, Scope
+from palimpsest.client.enums import ChunkType, Role, Scope
 from palimpsest.client.erasure_results import AuthoredCounts as AuthoredCounts
 from palimpsest.client.erasure_results import AuthoredErasure as AuthoredErasure
 from palimpsest.client.erasure_results import ErasureCounts as ErasureCounts
@@ -21,18 +22,17 @@ from palimpsest.client.erasure_results import ErasurePolicy as ErasurePolicy
 from palimpsest.client.erasure_results import ErasureReceipt as ErasureReceipt
 from palimpsest.client.erasure_results import ErasureReceiptPage as ErasureReceiptPage
 from palimpsest.client.erasure_results import RetentionPolicy as RetentionPolicy
-
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    appended: bool
-    entry: MemoryEntry
-
-
-@dataclass(frozen=True, slots=True)
-class BoundedListResult:
-    dropped: int
-    entry: MemoryEntry
+from palimpsest.client.note_results import AppendResult as AppendResult
+from palimpsest.client.note_results import BoundedListResult as BoundedListResult
+from palimpsest.client.note_results import DeleteResult as DeleteResult
+from palimpsest.client.note_results import MemoryEntry as MemoryEntry
+from palimpsest.client.note_results import MemoryEntryPage as MemoryEntryPage
+from palimpsest.client.note_results import MemoryVersion as MemoryVersion
+from palimpsest.client.note_results import MemoryVersionPage as MemoryVersionPage
+from palimpsest.client.note_results import Provenance as Provenance
+from palimpsest.client.note_results import SourceQuote as SourceQuote
+from palimpsest.client.note_results import StoreItem as StoreItem
+from palimpsest.client.note_results import StoreNamespace as StoreNamespace
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +84,6 @@ class DeadLetterPage:
     items: list[DeadLetter]
     cursor: str | None
     has_more: bool
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteResult:
-    deleted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,81 +160,12 @@ class Me:
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryEntry:
-    """One key/value entry. Values are any JSON."""
-
-    scope: Scope
-    key: str
-    value: Any
-    expires_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
-    embedded: bool
-    observed_at: datetime | None
-    valid_at: datetime | None
-    invalid_at: datetime | None
-    provenance: Provenance
-    pinned: bool
-
-
-@dataclass(frozen=True, slots=True)
 class MemoryFileAnswer:
     """What a memory file command answers: the text shown, and the file it touched."""
 
     text: str
     path: str | None
     document_id: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class StoreItem:
-    """A note under a namespaced key, as a store search finds it."""
-
-    namespace: list[str]
-    key: str
-    score: float | None
-    entry: MemoryEntry
-
-
-@dataclass(frozen=True, slots=True)
-class StoreNamespace:
-    """One namespace: its labels, outermost first."""
-
-    labels: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryEntryPage:
-    """One page of a list, in the list's stable order."""
-
-    items: list[MemoryEntry]
-    cursor: str | None
-    has_more: bool
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryVersion:
-    """One version of a key, current in transaction time [createdAt, expiredAt)."""
-
-    key: str
-    value: Any
-    deleted: bool
-    created_at: datetime
-    expired_at: datetime | None
-    expires_at: datetime | None
-    valid_at: datetime | None
-    invalid_at: datetime | None
-    provenance: Provenance
-    pinned: bool
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryVersionPage:
-    """One page of a list, in the list's stable order."""
-
-    items: list[MemoryVersion]
-    cursor: str | None
-    has_more: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,34 +188,6 @@ class PersonalExport:
     version: int
     lines: list[str]
     bytes: int
-
-
-@dataclass(frozen=True, slots=True)
-class Provenance:
-    """Who wrote a row and from what. `origin` is stamped by the server. Across tenants (GLOBAL
-    rows) the writer's session, run, agent and model are shown to platform operators only;
-    everyone sees origin, compaction generation, source quote and judgement.
-    """
-
-    origin: Origin
-    compaction_generation: int | None
-    source_quote: SourceQuote | None
-    judged_by: str | None
-    judged_at: datetime | None
-    tenant: str
-    session: str | None
-    run: str | None
-    agent: str | None
-    model: str | None
-    writer: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SourceQuote:
-    chunk_id: str
-    start: int
-    end: int
-    text: str | None
 
 
 @dataclass(frozen=True, slots=True)

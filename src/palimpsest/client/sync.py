@@ -1,54 +1,60 @@
-"""``Client``: the blocking flavour. Each method is one GraphQL root field in snake_case, its
-arguments the field's (keyword arguments in snake_case), its result the field's type."""
+# Generated from aio.py by tools/unasync.py: edit aio.py, then run `make unasync`
+# (`make lint` fails while the two differ).
+"""``Client``: the blocking flavour (generated from aio.py: edit that file).
+Each method is one GraphQL root field in snake_case, its arguments the field's (keyword
+arguments in snake_case), its result the field's type."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import httpx
 
 from palimpsest.client import operations as op
 from palimpsest.client.enums import Scope
-from palimpsest.client.inputs import (
-    EntityInput,
-    FactInput,
-    MemoryFileCommandInput,
-    RecallOptions,
-    SpanInput,
-)
-from palimpsest.client.recall_results import (
-    ContextBlock,
-    Entity,
-    EntityDuplicatePage,
-    EntityMerge,
-    FactAssertion,
-    FactPage,
-    HarvestReceipt,
-    RecallResult,
-)
-from palimpsest.client.results import (
-    DeleteResult,
-    Document,
-    Me,
-    MemoryEntry,
-    MemoryEntryPage,
-    MemoryFileAnswer,
-    MemoryVersionPage,
-    SqlQueryResult,
-    Usage,
-)
 from palimpsest.client.transport import RetryPolicy, Transport
 from palimpsest.client.wire import Operation, camel
+
+if TYPE_CHECKING:  # annotations only: each result type is built when its operation runs
+    from palimpsest.client.inputs import (
+        EntityInput,
+        FactInput,
+        MemoryFileCommandInput,
+        RecallOptions,
+        SpanInput,
+    )
+    from palimpsest.client.recall_results import (
+        ContextBlock,
+        Entity,
+        EntityDuplicatePage,
+        EntityMerge,
+        FactAssertion,
+        FactPage,
+        HarvestReceipt,
+        RecallResult,
+    )
+    from palimpsest.client.results import (
+        DeleteResult,
+        Document,
+        Me,
+        MemoryEntry,
+        MemoryEntryPage,
+        MemoryFileAnswer,
+        MemoryVersionPage,
+        SqlQueryResult,
+        Usage,
+    )
 
 T = TypeVar("T")
 When = datetime | str
 
 
 class Client:
-    """``Client(url="http://127.0.0.1:8080", token=...)``; close it, or use it in ``with``."""
+    """``Client(url="http://127.0.0.1:8080", token=...)``; close it, or use
+    it in ``with``."""
 
     def __init__(
         self,

@@ -18,7 +18,6 @@ of a stored quota, ...) is raised at once, and so is a timeout while a response 
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections.abc import Mapping
@@ -212,6 +211,14 @@ class Transport:
         self.http.close()
 
 
+async def _sleep(seconds: float) -> None:
+    # asyncio is imported here, not at the top: the blocking client (the CLI's quick looks)
+    # never needs it, and it is a tenth of the client's import time.
+    import asyncio
+
+    await asyncio.sleep(seconds)
+
+
 class AsyncTransport:
     """Posts GraphQL over an ``httpx.AsyncClient``; the same rules as ``Transport``."""
 
@@ -240,7 +247,7 @@ class AsyncTransport:
                 outcome = self.rules.unreachable(self.endpoint, attempt, e)
             if not isinstance(outcome, Retry):
                 return outcome
-            await asyncio.sleep(outcome.wait)
+            await _sleep(outcome.wait)
             attempt += 1
 
     async def aclose(self) -> None:

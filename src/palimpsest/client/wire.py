@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import date, datetime
 from enum import Enum
 from typing import Any, Generic, Literal, TypeVar
@@ -107,16 +107,86 @@ def encode(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)  # no slots: ``Operation[T](...)`` sets ``__orig_class__``
+# Where a result named by text is looked up, in this order, so an operation imports only the
+# modules up to its result's: the notes' types, then the rest (``results`` re-exports the
+# notes', admin and erasure types), then recall's, facts' and entities'.
+RESULT_MODULES = (
+    "palimpsest.client.note_results",
+    "palimpsest.client.results",
+    "palimpsest.client.recall_results",
+)
+_BUILTINS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "Any": Any}
+
+
+@functools.cache
+def result_type(text: str) -> Any:
+    """The type a result's text names: ``"MemoryEntry | None"``, ``"list[Fact]"``, ``"str"``.
+    Only the module that defines the name is imported, so a command that runs one operation
+    does not build the client's other result dataclasses (most of its import time)."""
+    text = text.strip()
+    if text.endswith("| None"):
+        return result_type(text.removesuffix("| None")) | None
+    if text.startswith("list[") and text.endswith("]"):
+        return list[result_type(text[5:-1])]  # type: ignore[misc]
+    if text in _BUILTINS:
+        return _BUILTINS[text]
+    for name in RESULT_MODULES:
+        found = vars(importlib.import_module(name)).get(text)
+        if isinstance(found, type):
+            return found
+    raise LookupError(f"no client result type {text!r} in {', '.join(RESULT_MODULES)}")
+
+
 class Operation(Generic[T]):
     """One root field: its kind, its arguments as the schema declares them
     (``"scope: Scope!, key: String!"``) and its result type. Only the arguments a call gives
-    are sent; the server's defaults do the rest."""
+    are sent; the server's defaults do the rest.
+
+    The result may be given as a type or as its text (``"MemoryEntry | None"``, looked up in
+    ``RESULT_MODULES`` on first use): ``operations`` names its results by text, so importing it
+    builds none of them. ``result`` is the type either way."""
+
+    __slots__ = ("__orig_class__", "_given", "field", "kind", "signature")
 
     kind: Literal["query", "mutation"]
     field: str
     signature: str
-    result: Any
+    _given: Any  # the result as given: a type, or its text
+
+    def __init__(
+        self, kind: Literal["query", "mutation"], field: str, signature: str, result: Any
+    ) -> None:
+        for name, value in (("kind", kind), ("field", field), ("signature", signature)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_given", result)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "__orig_class__":  # set by ``Operation[T](...)``
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _key(self) -> tuple[str, str, str, Any]:
+        return (self.kind, self.field, self.signature, self._given)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Operation) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Operation(kind={self.kind!r}, field={self.field!r}, "
+            f"signature={self.signature!r}, result={self._given!r})"
+        )
+
+    @property
+    def result(self) -> Any:
+        given = self._given
+        return result_type(given) if isinstance(given, str) else given
 
     @property
     def args(self) -> dict[str, str]:

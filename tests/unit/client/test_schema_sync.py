@@ -23,7 +23,7 @@ from graphql import (
 from graphql.pyutils import Undefined
 
 from palimpsest.client import enums, inputs, operations, recall_results, results
-from palimpsest.client.wire import Operation
+from palimpsest.client.wire import Operation, result_type
 from palimpsest.graphql.schema import build_schema
 
 SCALARS = {
@@ -134,10 +134,19 @@ def test_every_root_field_is_an_operation_with_its_arguments_and_type(
         assert isinstance(root_type, GraphQLObjectType)
         for name, f in root_type.fields.items():
             args = ", ".join(f"{a}: {d.type}" for a, d in f.args.items())
-            want = f'{snake(name).upper()} = Operation[{py(f.type)}]("{root.lower()}", '
-            want += f'"{name}", "{args}", {py(f.type)})'
+            result = py(f.type)
+            constant = snake(name).upper()
+            want = f'{constant}: Operation[{result}] = Operation("{root.lower()}", '
+            want += f'"{name}", "{args}", "{result}")'
             o = ops.pop(name, None)
-            if o is None or o.kind != root.lower() or o.signature != args:
+            if (
+                o is None
+                or o.kind != root.lower()
+                or o.signature != args
+                or o.result != result_type(result)
+                # What mypy reads: the constant's annotation names the same result.
+                or vars(operations)["__annotations__"].get(constant) != f"Operation[{result}]"
+            ):
                 problems.append(f"operations.py should have {want}")
     problems += [f"operations.py has {name}, which the schema no longer has" for name in ops]
     assert problems == [], "\n".join(problems)
