@@ -13,6 +13,7 @@ from palimpsest.cypher.executor import Database
 from palimpsest.embedding import Embedder, QueryVectors, Vector
 from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.identity.principal import Principal
+from palimpsest.resolvers.harvest_wake import HarvestWake
 from palimpsest.sqlmem import SqlStore
 from palimpsest.workers.offload import Offload
 
@@ -36,6 +37,8 @@ class Services:
     # Where work proportional to a request's size runs (off the loop); inline by default, for
     # unit tests: the server and the harnesses get the worker pool (runtime.open_services).
     offload: Offload = field(default_factory=Offload.inline)
+    # Harvest wakes this process's consolidator workers (``palimpsest serve`` runs them).
+    wake: HarvestWake = field(default_factory=HarvestWake)
 
     async def embed(self, texts: Sequence[str], *, stored: bool = True) -> list[Vector]:
         """Embed off the event loop: the model is CPU-bound. Vectors to be ``stored`` are
