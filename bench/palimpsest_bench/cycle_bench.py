@@ -293,7 +293,9 @@ async def run_harvest(
     keys = load_keys(settings)
     async with open_services(settings) as svc:
         try:
-            with serve_in_thread(settings) as url:
+            # No consolidator in the server: this harness consolidates, and times it, itself.
+            quiet = settings.model_copy(update={"serve_consolidators": 0})
+            with serve_in_thread(quiet) as url:
                 say(f"{spans} spans through GraphQL harvest, {batch} per call ...")
                 t0 = time.perf_counter()
                 for p in planned:

@@ -260,6 +260,22 @@ def bench_harvest(
     print_json(asyncio.run(cycle_bench.run_harvest(Settings(), spans, batch, say=err)))
 
 
+@bench_app.command("freshness")
+def bench_freshness(
+    seconds: Annotated[float, typer.Option(min=1, help="How long spans are harvested.")] = 30.0,
+    rate: Annotated[
+        float, typer.Option(min=0.1, max=1000, help="Spans harvested per second.")
+    ] = 20.0,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="A span not found this long after harvest is missed.")
+    ] = 15.0,
+) -> None:
+    """Harvest spans at a steady rate while search asks for each: harvest-to-recall p50/p95."""
+    from palimpsest_bench import freshness
+
+    print_json(freshness.run(Settings(), seconds=seconds, rate=rate, timeout=timeout, say=err))
+
+
 @bench_app.command("erase")
 def bench_erase(
     users: Annotated[int, typer.Option(min=1, help="Other people in the tenant.")] = 100,
