@@ -266,6 +266,9 @@ def bench_freshness(
     rate: Annotated[
         float, typer.Option(min=0.1, max=1000, help="Spans harvested per second.")
     ] = 20.0,
+    users: Annotated[
+        int, typer.Option(min=1, max=100, help="Users sending in turn, one call at a time each.")
+    ] = 4,
     timeout: Annotated[
         float, typer.Option(min=1, help="A span not found this long after harvest is missed.")
     ] = 15.0,
@@ -273,7 +276,10 @@ def bench_freshness(
     """Harvest spans at a steady rate while search asks for each: harvest-to-recall p50/p95."""
     from palimpsest_bench import freshness
 
-    print_json(freshness.run(Settings(), seconds=seconds, rate=rate, timeout=timeout, say=err))
+    run = freshness.run(
+        Settings(), seconds=seconds, rate=rate, users=users, timeout=timeout, say=err
+    )
+    print_json(run)
 
 
 @bench_app.command("erase")
