@@ -77,6 +77,11 @@ def announce(settings: Settings) -> None:
         err(f"Neo4j: {settings.bolt_uri}")
     if settings.metrics_port is not None:
         err(f"metrics: http://{settings.metrics_host}:{settings.metrics_port}/metrics")
+    workers = settings.serve_consolidators
+    if workers:
+        err(f"consolidators: {workers} worker(s) here turn harvested spans into memory")
+    else:
+        err("consolidators: none here (PALIMPSEST_SERVE_CONSOLIDATORS=0); run `consolidate`")
     err("Ready. Ctrl-C stops the API.")
 
 
