@@ -251,13 +251,17 @@ def bench_consolidate_crash(
 def bench_harvest(
     spans: Annotated[int, typer.Option(min=1, help="Spans to harvest.")] = 2000,
     batch: Annotated[int, typer.Option(min=1, max=1000, help="Spans per harvest call.")] = 50,
+    long: Annotated[
+        bool, typer.Option("--long", help="Synthetic messages of 1,000-8,000 characters.")
+    ] = False,
 ) -> None:
     """Harvest spans/s through GraphQL; consolidation against embedding-only spans/s."""
     import asyncio
 
     from palimpsest_bench import cycle_bench
 
-    print_json(asyncio.run(cycle_bench.run_harvest(Settings(), spans, batch, say=err)))
+    run = cycle_bench.run_harvest(Settings(), spans, batch, say=err, long=long)
+    print_json(asyncio.run(run))
 
 
 @bench_app.command("freshness")
