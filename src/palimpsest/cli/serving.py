@@ -17,6 +17,7 @@ from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.local.graphiql import install_assets
 from palimpsest.local.ports import require_free
+from palimpsest.ontology import extractors
 from palimpsest.runtime import check_configured_model
 
 
@@ -35,6 +36,8 @@ def serve_api(settings: Settings) -> None:
         postgres_local.start(settings, say=err)
     # The app's start-up would refuse the same in uvicorn's lifespan, as a traceback.
     asyncio.run(check_configured_model(settings))
+    if settings.serve_consolidators:
+        extractors.load(settings.extractor_names)  # an unknown name: one line, not a traceback
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
     config = uvicorn.Config(
         create_app(settings), host=settings.host, port=settings.port, log_level="warning"

@@ -33,7 +33,8 @@ class ServedConsolidators:
         self.svc = svc
         self.count = settings.serve_consolidators
         self.totals = Totals()
-        self._settings = settings
+        # Built now, at start-up: an unknown extractor name stops the server before it serves.
+        self._configs = [worker_config(settings, i, None) for i in range(self.count)]
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -41,8 +42,7 @@ class ServedConsolidators:
         """Start the workers (none when the setting is 0); they run until ``stop``."""
         if self._tasks or self.count == 0 or self._stop.is_set():
             return
-        for i in range(self.count):
-            cfg = worker_config(self._settings, i, None)
+        for i, cfg in enumerate(self._configs):
             loop = work(self.svc, cfg, self.totals, self._stop, once=False, wake=self.svc.wake)
             self._tasks.append(asyncio.create_task(loop, name=f"consolidator-{i}"))
         self.svc.wake.workers += self.count

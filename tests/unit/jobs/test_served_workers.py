@@ -12,6 +12,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from palimpsest.config import Settings
+from palimpsest.errors import InvalidArgument
 from palimpsest.jobs.served_workers import ServedConsolidators
 from palimpsest.resolvers import queue
 from palimpsest.resolvers.harvest_wake import HarvestWake
@@ -89,3 +90,12 @@ async def test_stopped_before_start_never_starts(monkeypatch: pytest.MonkeyPatch
     await workers.stop()
     workers.start()
     assert svc.wake.workers == 0
+
+
+def test_an_unknown_extractor_stops_the_server_at_start_up() -> None:
+    settings = Settings(serve_consolidators=1, extractors="mentions,nosuch")
+    with pytest.raises(InvalidArgument, match="nosuch"):
+        ServedConsolidators(services(settings), settings)
+    # With no worker here, the extractors are this server's business no more.
+    none = settings.model_copy(update={"serve_consolidators": 0})
+    ServedConsolidators(services(none), none)
