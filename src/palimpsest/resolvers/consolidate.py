@@ -101,7 +101,8 @@ async def consolidate_scope(
     once ``stopping()``: a server shutting down finishes what it holds and takes no more).
 
     Pipelined: the next batch is leased and embedded (CPU) while the current one is written
-    (database), so a worker spends its time embedding, not waiting. Extraction reads the
+    (database), so a worker spends its time embedding, not waiting; after a batch short of
+    the lease limit there is no next one to lease (the visit ends). Extraction reads the
     scope only after the previous batch committed, so it sees what that batch created.
     """
     ref = resolve_scope(act_for_user(tenant_id, user_id), Scope.USER)
@@ -116,9 +117,12 @@ async def consolidate_scope(
         if not batch.spans:
             break
         rounds += 1
+        # A batch short of the lease limit drained the scope when it was leased: a span
+        # banked since is the next visit's (a harvest on this server wakes the worker).
+        drained = len(batch.spans) + len(batch.lease.dead) < cfg.batch_size
         upcoming = (
             asyncio.create_task(_lease_and_embed(svc, cfg, ref))
-            if rounds < max_batches and not stopping()
+            if rounds < max_batches and not drained and not stopping()
             else None
         )
         try:
