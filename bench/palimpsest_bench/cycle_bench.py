@@ -8,7 +8,8 @@
   ``consolidated`` spans done with exactly one turn chunk, ``lost`` spans neither done with
   their chunk nor dead, ``duplicated`` turn chunks beyond one per span, ``dead_letter``, and
   ``chain_errors``: conversations whose NEXT edges are not one chain over their turns.
-- ``harvest``: spans through GraphQL ``harvest`` over HTTP (uvicorn in-process, a real run
+- ``harvest``: spans (one sentence each, or with ``long`` synthetic chat messages of
+  1,000-8,000 characters) through GraphQL ``harvest`` over HTTP (uvicorn in-process, a real run
   token, batches of ``batch`` spans), then, on the same turn texts in the batches the
   consolidator leases, embedding alone (half before, half after, so both see the same
   machine) against the whole consolidation (lease, embed, mentions, write, ack) run
@@ -133,20 +134,39 @@ def sentence(rng: random.Random, i: int) -> str:
     return f"turn {i}: " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 24))) + "."
 
 
+LONG_CHARS = (1_000, 8_000)  # ``harvest --long``: a message's length, drawn evenly
+
+
+def long_message(rng: random.Random, i: int) -> str:
+    """A synthetic long chat message: sentences until a length drawn from ``LONG_CHARS``."""
+    target = rng.randint(*LONG_CHARS)
+    parts = [f"turn {i}:"]
+    size = len(parts[0])
+    while size < target:
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 24)))
+        parts.append(words.capitalize() + ".")
+        size += len(parts[-1]) + 1
+    return " ".join(parts)[:target]
+
+
 @dataclass(frozen=True, slots=True)
 class Planned:
     who: Principal
     spans: list[hv.SpanDraft]
 
 
-def plan(tenant: str, n: int, users: int, sessions: int, seed: int = 7) -> list[Planned]:
-    """``n`` spans spread over ``users`` x ``sessions`` runs, one run per session."""
+def plan(
+    tenant: str, n: int, users: int, sessions: int, seed: int = 7, long: bool = False
+) -> list[Planned]:
+    """``n`` spans spread over ``users`` x ``sessions`` runs, one run per session (``long``:
+    messages of 1,000-8,000 characters instead of a sentence)."""
     rng = random.Random(seed)
     runs = [(f"user-{u}", f"session-{u}-{s}") for u in range(users) for s in range(sessions)]
     out = [Planned(run_principal(tenant, u, s), []) for u, s in runs]
     for i in range(n):
         speaker = rng.choice(["Ana", "Ben"])
-        out[i % len(out)].spans.append(hv.SpanDraft(sentence(rng, i), speaker, source_id=str(i)))
+        text = long_message(rng, i) if long else sentence(rng, i)
+        out[i % len(out)].spans.append(hv.SpanDraft(text, speaker, source_id=str(i)))
     return out
 
 
@@ -285,15 +305,21 @@ HARVEST_GQL = (
 
 
 async def run_harvest(
-    settings: Settings, spans: int = 2000, batch: int = 50, say: Progress = stderr
+    settings: Settings,
+    spans: int = 2000,
+    batch: int = 50,
+    say: Progress = stderr,
+    long: bool = False,
 ) -> dict[str, Any]:
     settings = settings.model_copy(update={"log_level": "WARNING"})
     tenant = f"bench-harvest-{uuid.uuid4().hex[:8]}"
-    planned = plan(tenant, spans, 1, 4)
+    planned = plan(tenant, spans, 1, 4, long=long)
     keys = load_keys(settings)
     async with open_services(settings) as svc:
         try:
-            with serve_in_thread(settings) as url:
+            # No consolidator in the server: this harness consolidates, and times it, itself.
+            quiet = settings.model_copy(update={"serve_consolidators": 0})
+            with serve_in_thread(quiet) as url:
                 say(f"{spans} spans through GraphQL harvest, {batch} per call ...")
                 t0 = time.perf_counter()
                 for p in planned:
@@ -346,6 +372,8 @@ async def run_harvest(
     return {
         "benchmark": "harvest",
         "spans": spans,
+        "long": long,
+        "chars_median": sorted(len(s.text) for p in planned for s in p.spans)[spans // 2],
         "batch": batch,
         "harvest_spans_per_s": round(spans / harvest_s, 1),
         "consolidated": consolidated,

@@ -73,7 +73,9 @@ def run(settings: Settings, messages: int = 2000, tool_kib: int = 8) -> dict[str
         "read_ms": round((time.perf_counter() - started) * 1000, 1),
         "harvest_calls": sum(1 for _ in batches(spans)),
     }
-    with tempfile.TemporaryDirectory() as d, serve_in_thread(settings) as url:
+    # The hook's cost alone: no consolidator in the server shares the CPU with it.
+    quiet = settings.model_copy(update={"serve_consolidators": 0})
+    with tempfile.TemporaryDirectory() as d, serve_in_thread(quiet) as url:
         path = Path(d) / "bench.jsonl"
         path.write_text(text, encoding="utf-8")
         out.update(asyncio.run(_measure(url, token, path)))

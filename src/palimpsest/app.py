@@ -7,7 +7,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TypedDict
 
@@ -34,7 +34,8 @@ from palimpsest.graphql.view import (
 )
 from palimpsest.identity.server_key import server_key
 from palimpsest.identity.tokens import load_keys
-from palimpsest.jobs.queue_metrics import refreshing
+from palimpsest.jobs.queue_metrics import QueueGauges, refreshing
+from palimpsest.jobs.served_workers import ServedConsolidators
 from palimpsest.middleware.access_log import AccessLog
 from palimpsest.middleware.admission import Admission, Limits
 from palimpsest.middleware.auth import TokenBackend, refuse
@@ -60,6 +61,12 @@ async def _resume_erasures(services: Services) -> None:
         await resume_pending(services)
     except Exception as e:  # logged by kind only; the next start-up tries again
         log.error("resuming erasures failed: %s", type(e).__name__)
+
+
+async def _after(first: asyncio.Task[None], then: Callable[[], None]) -> None:
+    """``then()`` once ``first`` has ended, however it ended."""
+    await asyncio.wait([first])
+    then()
 
 
 @contextmanager
@@ -111,10 +118,19 @@ def create_app(settings: Settings | None = None, warmup: Warmup | None = None) -
                         "replicas will refuse each other's bookmarks: set "
                         "PALIMPSEST_SERVER_SECRET (or PALIMPSEST_TOKEN_SECRET)"
                     )
-                async with refreshing(services, settings):
-                    yield {"services": services}
-                warm.cancel()
-                resuming.cancel()
+                # The in-process consolidator workers start once warm-up has ended.
+                workers = ServedConsolidators(services, settings)
+                starting = asyncio.create_task(_after(warm, workers.start))
+                try:
+                    async with refreshing(services, settings):
+                        yield {"services": services}
+                finally:
+                    starting.cancel()
+                    await workers.stop()
+                    warm.cancel()
+                    resuming.cancel()
+
+    queue_count = QueueGauges(readiness.QUEUE_COUNT_SECONDS)
 
     async def healthz(_: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -126,10 +142,12 @@ def create_app(settings: Settings | None = None, warmup: Warmup | None = None) -
         if warming.state != "warm":
             body, status = readiness.warming(warming.wire())
         else:
-            body, status = readiness.report(
-                await readiness.check(services), services.embedder.model_name
+            checks, cycle = await asyncio.gather(
+                readiness.check(services), readiness.consolidators(services, queue_count)
             )
+            body, status = readiness.report(checks, services.embedder.model_name)
             body["warmup"] = warming.wire()
+            body["consolidators"] = cycle
         return JSONResponse(body, status_code=status)
 
     graphql = GraphQLView(schema, limits, settings.graphql_document_cache)

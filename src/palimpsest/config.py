@@ -272,6 +272,9 @@ class Settings(BaseSettings):
     consolidate_max_attempts: int = Field(default=5, ge=1, le=100)
     consolidate_backoff_seconds: float = Field(default=30.0, ge=0, le=86400)
     consolidate_poll_seconds: float = Field(default=2.0, gt=0, le=300)
+    # Consolidator workers ``palimpsest serve`` runs in its own process (0: none; the
+    # deployment runs ``palimpsest consolidate`` instead). Replicas may all run them.
+    serve_consolidators: int = Field(default=1, ge=0, le=64)
     # Retention sweeps (``palimpsest sweep``): how long the past is kept, in seconds (0: for
     # ever; a tenant admin overrides each with ``setRetentionPolicy``), rows per batch (one
     # transaction each) and how often a running sweeper looks again.

@@ -4,6 +4,11 @@
 Neo4j always; SQL Memory's backend as configured (PostgreSQL is a server of its own; SQLite's
 directory must be writable). Each check is bounded, and a failure is reported by backend name
 and error code only: never a message that could carry a DSN, a host or a secret.
+
+Beside the backends, ``consolidators`` says how many consolidator workers this process runs
+(``PALIMPSEST_SERVE_CONSOLIDATORS``) and how old the oldest span waiting on the harvest queue
+is (all tenants': one figure, no tenant named; counted at most once a second). Neither
+makes the server unready: another process may run the workers.
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from palimpsest.errors import ErrorCode, PalimpsestError
+from palimpsest.jobs.queue_metrics import QueueGauges
 from palimpsest.resolvers.services import Services
 
 log = logging.getLogger("palimpsest.readiness")
 
 CHECK_SECONDS = 5.0
+QUEUE_COUNT_SECONDS = 1.0  # /readyz may be asked often: the queue is counted at most this often
 TIMEOUT = "TIMEOUT"
 
 
@@ -79,3 +86,17 @@ def warming(warmup: dict[str, object]) -> tuple[dict[str, object], int]:
     (``unavailable``, naming the step): a balancer sends no traffic yet."""
     status = "unavailable" if warmup.get("status") == "failed" else "warming"
     return {"status": status, "warmup": warmup}, 503
+
+
+async def consolidators(services: Services, queue: QueueGauges) -> dict[str, object]:
+    """``{"workers": n, "oldestQueuedSeconds": age or null}``; the age is null too when the
+    queue could not be counted in time (the backends' checks say why)."""
+    try:
+        figures = await asyncio.wait_for(queue.refresh(services), CHECK_SECONDS)
+    except TimeoutError:
+        figures = None
+    oldest = None if figures is None else figures.oldest_queued_seconds
+    return {
+        "workers": services.wake.workers,
+        "oldestQueuedSeconds": None if oldest is None else round(oldest, 3),
+    }

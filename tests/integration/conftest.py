@@ -41,9 +41,14 @@ def settings() -> Settings:
     # edge checks, GraphiQL), more than the default allows one address; the limit itself is
     # tested on servers of its own (test_doors.py, tests/unit/middleware/test_ratelimit.py).
     # Start-up's warm-up is off: each server of the suite would plan every statement again
-    # while the tests run; test_readiness.py's servers warm up.
+    # while the tests run; test_readiness.py's servers warm up. No consolidator workers run
+    # in the suite's servers: the memory-cycle tests steer consolidation themselves
+    # (cycle.py); test_served_consolidators.py's servers run them.
     return Settings(
-        anonymous_rate_limit_per_second=20.0, anonymous_rate_limit_burst=500, warmup_seconds=0.0
+        anonymous_rate_limit_per_second=20.0,
+        anonymous_rate_limit_burst=500,
+        warmup_seconds=0.0,
+        serve_consolidators=0,
     )
 
 

@@ -250,3 +250,21 @@ def test_a_worker_serves_its_counters_and_stops_cleanly_on_sigterm() -> None:
             worker.kill()
     assert worker.returncode == 0
     assert '"consolidated"' in out
+
+
+async def test_a_visit_leases_ahead_only_after_a_full_batch(
+    gql: Gql, token: Callable[..., str], tenant_id: str, svc: Services, ran: list[str]
+) -> None:
+    """A batch short of the lease limit drained the scope: no second lease is tried, while
+    full batches are followed by the next one (the pipeline)."""
+    who = token(tenant_id, "alice", "planner")
+    harvest(gql, who, [f"short visit {i}" for i in range(3)])
+    ran.clear()
+    outcome = await consolidate_scope(svc, config("w", batch_size=5), *scope_of(tenant_id, "alice"))
+    assert outcome.consolidated == 3
+    assert ran.count("LOCK_LEASABLE") == 1
+    harvest(gql, who, [f"long visit {i}" for i in range(12)])
+    ran.clear()
+    outcome = await consolidate_scope(svc, config("w", batch_size=5), *scope_of(tenant_id, "alice"))
+    assert outcome.consolidated == 12
+    assert ran.count("LOCK_LEASABLE") == 3  # 5, 5, then 2: short, so no fourth

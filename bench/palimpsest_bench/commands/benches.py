@@ -251,13 +251,39 @@ def bench_consolidate_crash(
 def bench_harvest(
     spans: Annotated[int, typer.Option(min=1, help="Spans to harvest.")] = 2000,
     batch: Annotated[int, typer.Option(min=1, max=1000, help="Spans per harvest call.")] = 50,
+    long: Annotated[
+        bool, typer.Option("--long", help="Synthetic messages of 1,000-8,000 characters.")
+    ] = False,
 ) -> None:
     """Harvest spans/s through GraphQL; consolidation against embedding-only spans/s."""
     import asyncio
 
     from palimpsest_bench import cycle_bench
 
-    print_json(asyncio.run(cycle_bench.run_harvest(Settings(), spans, batch, say=err)))
+    run = cycle_bench.run_harvest(Settings(), spans, batch, say=err, long=long)
+    print_json(asyncio.run(run))
+
+
+@bench_app.command("freshness")
+def bench_freshness(
+    seconds: Annotated[float, typer.Option(min=1, help="How long spans are harvested.")] = 30.0,
+    rate: Annotated[
+        float, typer.Option(min=0.1, max=1000, help="Spans harvested per second.")
+    ] = 20.0,
+    users: Annotated[
+        int, typer.Option(min=1, max=100, help="Users sending in turn, one call at a time each.")
+    ] = 4,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="A span not found this long after harvest is missed.")
+    ] = 15.0,
+) -> None:
+    """Harvest spans at a steady rate while search asks for each: harvest-to-recall p50/p95."""
+    from palimpsest_bench import freshness
+
+    run = freshness.run(
+        Settings(), seconds=seconds, rate=rate, users=users, timeout=timeout, say=err
+    )
+    print_json(run)
 
 
 @bench_app.command("erase")

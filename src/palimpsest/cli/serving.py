@@ -17,6 +17,7 @@ from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.local.graphiql import install_assets
 from palimpsest.local.ports import require_free
+from palimpsest.ontology import extractors
 from palimpsest.runtime import check_configured_model
 
 
@@ -35,6 +36,8 @@ def serve_api(settings: Settings) -> None:
         postgres_local.start(settings, say=err)
     # The app's start-up would refuse the same in uvicorn's lifespan, as a traceback.
     asyncio.run(check_configured_model(settings))
+    if settings.serve_consolidators:
+        extractors.load(settings.extractor_names)  # an unknown name: one line, not a traceback
     install_assets(settings.graphiql_dir, settings.npm_registry_url)
     config = uvicorn.Config(
         create_app(settings), host=settings.host, port=settings.port, log_level="warning"
@@ -77,6 +80,11 @@ def announce(settings: Settings) -> None:
         err(f"Neo4j: {settings.bolt_uri}")
     if settings.metrics_port is not None:
         err(f"metrics: http://{settings.metrics_host}:{settings.metrics_port}/metrics")
+    workers = settings.serve_consolidators
+    if workers:
+        err(f"consolidators: {workers} worker(s) here turn harvested spans into memory")
+    else:
+        err("consolidators: none here (PALIMPSEST_SERVE_CONSOLIDATORS=0); run `consolidate`")
     err("Ready. Ctrl-C stops the API.")
 
 

@@ -178,6 +178,7 @@ class PendingWork:
     done: int
     dead: int
     oldest_queued_seconds: float | None
+    consolidators: int  # consolidator workers running in the server that answered
 
 
 @dataclass(frozen=True, slots=True)

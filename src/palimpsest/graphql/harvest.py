@@ -76,6 +76,11 @@ class PendingWork:
     oldest_queued_seconds: float | None = strawberry.field(
         description="Age of the oldest span not yet consolidated; null when none waits."
     )
+    consolidators: int = strawberry.field(
+        description="Consolidator workers running in the server that answered "
+        "(PALIMPSEST_SERVE_CONSOLIDATORS); 0 when none runs here, and the queue is drained by "
+        "`palimpsest consolidate` or another replica, if anything."
+    )
 
     @classmethod
     def of(cls, w: pending.PendingWork) -> PendingWork:
@@ -86,6 +91,7 @@ class PendingWork:
             done=w.done,
             dead=w.dead,
             oldest_queued_seconds=w.oldest_queued_seconds,
+            consolidators=w.consolidators,
         )
 
 

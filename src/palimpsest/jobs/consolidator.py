@@ -10,7 +10,6 @@ now and exits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import random
@@ -27,7 +26,7 @@ from palimpsest.config import Settings
 from palimpsest.extraction import load_extractors
 from palimpsest.resolvers import cycle as queue
 from palimpsest.resolvers.cycle import Outcome, WorkerConfig, consolidate_scope
-from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.services import HarvestWake, Services
 
 log = logging.getLogger(__name__)
 SCOPES_PER_ROUND = 64
@@ -102,11 +101,19 @@ def worker_config(settings: Settings, index: int, lease_seconds: float | None) -
 
 
 async def work(
-    svc: Services, cfg: WorkerConfig, totals: Totals, stop: asyncio.Event, *, once: bool
+    svc: Services,
+    cfg: WorkerConfig,
+    totals: Totals,
+    stop: asyncio.Event,
+    *,
+    once: bool,
+    wake: HarvestWake | None = None,
 ) -> None:
-    """One worker's loop, until ``stop`` is set (or, with ``once``, nothing is leasable)."""
+    """One worker's loop, until ``stop`` is set (or, with ``once``, nothing is leasable).
+    ``wake``: a harvest on this process ends an idle worker's wait (``palimpsest serve``)."""
     idle = 0
     while not stop.is_set():
+        seen = wake.count if wake else 0  # before the look: a harvest after it is not missed
         try:
             scopes = await queue.pending_scopes(svc, SCOPES_PER_ROUND)
             random.shuffle(scopes)  # spread concurrent workers over the waiting scopes
@@ -114,7 +121,9 @@ async def work(
             for s in scopes:
                 if stop.is_set():
                     break
-                outcome = await consolidate_scope(svc, cfg, s.tenant_id, s.owner_id, s.scope_key)
+                outcome = await consolidate_scope(
+                    svc, cfg, s.tenant_id, s.owner_id, s.scope_key, stopping=stop.is_set
+                )
                 totals.add(outcome)
                 leased += outcome.leased + outcome.dead
         except Exception as e:
@@ -127,7 +136,7 @@ async def work(
             return
         if not leased:
             # Nothing waits, or another worker took what did between the look and the lease.
-            await _pause(stop, 0.2 if once else svc.settings.consolidate_poll_seconds)
+            await _pause(stop, 0.2 if once else svc.settings.consolidate_poll_seconds, wake, seen)
 
 
 async def run(
@@ -154,6 +163,16 @@ async def run(
     return totals.as_dict()
 
 
-async def _pause(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
+async def _pause(
+    stop: asyncio.Event, seconds: float, wake: HarvestWake | None = None, seen: int = 0
+) -> None:
+    """Sleep ``seconds``, or less: until stopped, or until a harvest after the count ``seen``."""
+    waits: list[asyncio.Future[object]] = [asyncio.ensure_future(stop.wait())]
+    if wake is not None:
+        waits.append(asyncio.ensure_future(wake.wait(seen)))
+    try:
+        await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)

@@ -50,7 +50,8 @@ class HarvestResult(TypedDict):
 
 
 class PendingResult(TypedDict):
-    """Spans by state: queued, leased, done, dead; the oldest waiting span's age."""
+    """Spans by state: queued, leased, done, dead; the oldest waiting span's age; the
+    consolidator workers running in this server."""
 
     work: dict[str, Any]
 

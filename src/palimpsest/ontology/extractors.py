@@ -30,6 +30,8 @@ from datetime import datetime
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
+import anyio.to_thread
+
 from palimpsest.domain.names import normalise
 from palimpsest.errors import InvalidArgument
 from palimpsest.ontology.model import Ontology
@@ -38,6 +40,9 @@ from palimpsest.schema.drafts import FactDraft, SourceRef
 ENTRY_POINT_GROUP = "palimpsest.extractors"
 SPEAKER_TYPE = "person"
 MAX_NAME_WORDS = 8  # the longest entity name (in words) the mentions extractor looks for
+# Below this many characters in a batch its candidate names are found inline: too little work
+# to be worth a thread.
+INLINE_CHARS = 16_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -138,7 +143,10 @@ class MentionsExtractor:
     name = "mentions"
 
     async def extract(self, turns: Sequence[Turn], scope: ScopeView) -> Extraction:
-        places = {t.id: candidates(t.text) for t in turns}
+        if sum(len(t.text) for t in turns) < INLINE_CHARS:
+            places = _places(turns)
+        else:  # long turns take milliseconds each: not on a serving process's event loop
+            places = await anyio.to_thread.run_sync(_places, turns)
         names = {n for found in places.values() for n in found}
         known = await scope.entities_named(names) if names else []
         by_name: dict[str, list[KnownEntity]] = {}
@@ -187,6 +195,10 @@ def _quoting(draft: FactDraft, source: SourceRef) -> FactDraft:
         quote=draft.quote,
         share_quote=draft.share_quote,
     )
+
+
+def _places(turns: Sequence[Turn]) -> dict[str, dict[str, tuple[int, int]]]:
+    return {t.id: candidates(t.text) for t in turns}
 
 
 def candidates(text: str) -> dict[str, tuple[int, int]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,6 +22,45 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class HarvestWake:
+    """The nudge ``harvest`` gives this process's consolidator workers, and how many listen.
+
+    A worker that found nothing to lease sleeps for ``PALIMPSEST_CONSOLIDATE_POLL_SECONDS``; a span
+    banked on this server meanwhile wakes it at once, so a quiet server turns a harvested turn
+    into memory within about a second instead of a poll later. Spans banked on another replica
+    are found on the poll (leases keep the replicas apart either way).
+
+    The nudge is a counter, not a flag: a worker remembers the count it saw before it looked
+    for work, and a harvest that landed while it was busy (after the look, before the sleep)
+    ends the sleep before it starts. Nothing here is shared between processes or threads: the
+    workers and the resolvers run on the server's one event loop.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed: asyncio.Event | None = None  # made by the first waiter, on its loop
+        self.workers = 0  # consolidator workers running in this process
+
+    @property
+    def count(self) -> int:
+        """Harvests notified so far: what a worker remembers before it looks for work."""
+        return self._count
+
+    def notify(self) -> None:
+        """Spans were banked: wake every worker waiting now, and any about to wait."""
+        self._count += 1
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None  # later waiters wait for the next harvest
+
+    async def wait(self, seen: int) -> None:
+        """Return once a harvest was notified after the count ``seen`` (at once if one was)."""
+        while self._count == seen:
+            if self._changed is None:
+                self._changed = asyncio.Event()
+            await self._changed.wait()
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     db: Database
@@ -36,6 +76,8 @@ class Services:
     # Where work proportional to a request's size runs (off the loop); inline by default, for
     # unit tests: the server and the harnesses get the worker pool (runtime.open_services).
     offload: Offload = field(default_factory=Offload.inline)
+    # Harvest wakes this process's consolidator workers (``palimpsest serve`` runs them).
+    wake: HarvestWake = field(default_factory=HarvestWake)
 
     async def embed(self, texts: Sequence[str], *, stored: bool = True) -> list[Vector]:
         """Embed off the event loop: the model is CPU-bound. Vectors to be ``stored`` are

@@ -27,3 +27,13 @@ def test_the_development_token_says_how_long_it_lives(
     assert claims["exp"] - claims["iat"] == 3600
     assert f"lives 1 hour, until {until}" in header
     assert "palimpsest token mint --ttl" in header
+
+
+@pytest.mark.parametrize(("workers", "line"), [(1, "consolidators: 1 worker(s)"), (0, "none")])
+def test_serve_says_whether_it_consolidates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: int, line: str
+) -> None:
+    announce(Settings(home=tmp_path, neo4j_uri="bolt://127.0.0.1:1", serve_consolidators=workers))
+    said = [s for s in capsys.readouterr().err.splitlines() if s.startswith("consolidators:")]
+    assert len(said) == 1
+    assert line in said[0]

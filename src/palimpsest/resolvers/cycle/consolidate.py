@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from palimpsest.cypher import context as cq
@@ -157,11 +157,14 @@ async def consolidate_scope(
     user_id: str,
     scope_key: str,
     max_batches: int = PIPELINE_BATCHES,
+    stopping: Callable[[], bool] = lambda: False,
 ) -> Outcome:
-    """Consolidate up to ``max_batches`` leased batches of the user's spans.
+    """Consolidate up to ``max_batches`` leased batches of the user's spans (no more lease
+    once ``stopping()``: a server shutting down finishes what it holds and takes no more).
 
     Pipelined: the next batch is leased and embedded (CPU) while the current one is written
-    (database), so a worker spends its time embedding, not waiting. Extraction reads the
+    (database), so a worker spends its time embedding, not waiting; after a batch short of
+    the lease limit there is no next one to lease (the visit ends). Extraction reads the
     scope only after the previous batch committed, so it sees what that batch created.
     """
     ref = resolve_scope(act_for_user(tenant_id, user_id), Scope.USER)
@@ -176,13 +179,22 @@ async def consolidate_scope(
         if not batch.spans:
             break
         rounds += 1
+        # A batch short of the lease limit drained the scope when it was leased: a span
+        # banked since is the next visit's (a harvest on this server wakes the worker).
+        drained = len(batch.spans) + len(batch.lease.dead) < cfg.batch_size
         upcoming = (
-            asyncio.create_task(_lease_and_embed(svc, cfg, ref)) if rounds < max_batches else None
+            asyncio.create_task(_lease_and_embed(svc, cfg, ref))
+            if rounds < max_batches and not drained and not stopping()
+            else None
         )
         try:
             total += await _settle(svc, cfg, ref, batch)
-        except BaseException:
+        except BaseException as e:
             await _abandon(svc, ref, cfg.owner, upcoming)
+            if isinstance(e, asyncio.CancelledError):
+                # Stopped mid-write (its transaction rolled back): hand the batch back now
+                # rather than leave it to its lease's expiry. Spans already acked stay done.
+                await queue.release(svc, ref, cfg.owner, [s.id for s in batch.spans])
             raise
         batch = await upcoming if upcoming else None
     return total
@@ -375,7 +387,7 @@ async def _write(
         documents: dict[str, str] = {}
         for session, group in turn_rows.sessions(spans).items():
             doc = await turn_rows.write_turns(
-                user, svc.settings, session, group, turns, vectors, now
+                user, svc.settings, session, group, turns, vectors, now, svc.offload
             )
             documents.update({s.id: doc for s in group})
         mentions = [

@@ -114,6 +114,8 @@ async def harvest(
     rows = await svc.db.scoped(ref).write_tx(work)
     rows.sort(key=lambda r: int(r["index"]))
     accepted = sum(1 for r in rows if r["created"])
+    if accepted:
+        svc.wake.notify()  # committed: a worker of this server may lease them now
     return HarvestReceipt(
         accepted=accepted,
         duplicates=len(rows) - accepted,

@@ -44,6 +44,7 @@ class PendingWork:
     done: int
     dead: int
     oldest_queued_seconds: float | None  # age of the oldest span not yet done
+    consolidators: int = 0  # consolidator workers running in the server that answered
 
 
 async def pending_work(svc: Services, who: Principal, scope: Scope) -> PendingWork:
@@ -51,12 +52,13 @@ async def pending_work(svc: Services, who: Principal, scope: Scope) -> PendingWo
     params = {**STATUS_PARAMS, "now": now}
     if scope is Scope.USER:
         ref = resolve_scope(who, Scope.USER)
-        return _work(scope, await svc.db.scoped(ref).read(hq.QUEUE_COUNTS, params), now)
+        rows = await svc.db.scoped(ref).read(hq.QUEUE_COUNTS, params)
+        return _work(scope, rows, now, svc.wake.workers)
     if scope is Scope.TENANT:
         require(tenant_admin(who), "the tenant's pending work is visible to tenant admins only")
         ref = resolve_scope(who, Scope.TENANT)
         rows = await svc.db.read(q.TENANT_QUEUE_COUNTS, {**params, "tenant": ref.tenant_id})
-        return _work(scope, rows, now)
+        return _work(scope, rows, now, svc.wake.workers)
     raise InvalidArgument("spans wait in USER scopes: ask for USER (yours) or TENANT (admins)")
 
 
@@ -88,7 +90,9 @@ async def requeue(svc: Services, who: Principal, span_ids: Sequence[str]) -> lis
     return [r["id"] for r in await svc.db.scoped(ref).write(q.REQUEUE_DEAD, params)]
 
 
-def _work(scope: Scope, rows: list[dict[str, Any]], now: datetime) -> PendingWork:
+def _work(
+    scope: Scope, rows: list[dict[str, Any]], now: datetime, consolidators: int
+) -> PendingWork:
     by = {r["status"]: r for r in rows}
     queued = by.get(Status.QUEUED, {})
     leased = int(queued.get("leased") or 0)
@@ -100,4 +104,5 @@ def _work(scope: Scope, rows: list[dict[str, Any]], now: datetime) -> PendingWor
         done=int(by.get(Status.DONE, {}).get("spans") or 0),
         dead=int(by.get(Status.DEAD, {}).get("spans") or 0),
         oldest_queued_seconds=(now - oldest).total_seconds() if oldest else None,
+        consolidators=consolidators,
     )

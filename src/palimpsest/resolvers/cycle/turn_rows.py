@@ -20,6 +20,7 @@ from palimpsest.resolvers.common import new_id
 from palimpsest.resolvers.cycle import queue
 from palimpsest.resolvers.tenant import quotas
 from palimpsest.schema.turns import MentionRow, RunStamp, TurnRow
+from palimpsest.workers.offload import Offload
 
 
 async def write_turns(
@@ -30,7 +31,10 @@ async def write_turns(
     turns: Sequence[Turn],
     vectors: Sequence[Vector],
     now: datetime,
+    offload: Offload | None = None,
 ) -> str:
+    """Append the group's turns to their session's conversation; its id. ``offload``: where
+    a large batch's term indexing runs (off the event loop of a serving process)."""
     doc = conversation.document_id(tx.ref.scope_key, session)
     root = conversation.root_id(doc)
     first = group[0]
@@ -63,7 +67,7 @@ async def write_turns(
     if draw:
         await tx.run(q.LINK_TURNS, {"pairs": draw})
     # Full-text representation and term statistics, neighbours included, in this transaction.
-    await term_index.refresh_chunks(tx, settings, [s.id for s in added])
+    await term_index.refresh_chunks(tx, settings, [s.id for s in added], offload)
     # Counted like an import: a refusal fails the batch, and the spans stay queued.
     grown = {
         quotas.Plane.CHUNKS: len(rows) + int(bool(opened["opened"])),
