@@ -101,10 +101,8 @@ class PostgresStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PostgresStore:
-        from palimpsest.local.postgres import conninfo
-
         return cls(
-            conninfo(settings),
+            settings.postgres_conninfo(),
             max_rows=settings.sql_max_rows,
             timeout_ms=settings.sql_timeout_ms,
             max_bytes=settings.sql_max_db_bytes,
