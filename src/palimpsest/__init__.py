@@ -45,6 +45,8 @@ MOVED: dict[str, str] = {
     "palimpsest.queue_metrics": "palimpsest.jobs.queue_metrics",
     "palimpsest.ports": "palimpsest.local.ports",
     "palimpsest.recall_timing": "palimpsest.resolvers.recall_timing",
+    # Issue 44, step 4: schema/ holds types only; applying the constraints and indexes is I/O.
+    "palimpsest.schema.indexes": "palimpsest.cypher.indexes",
 }
 
 

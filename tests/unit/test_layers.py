@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,6 +56,14 @@ def test_only_cypher_and_the_managed_server_touch_the_driver() -> None:
 def test_lower_modules_never_import_the_core_or_the_doors() -> None:
     lower = modules("schema", "identity", "domain", "ontology", "embedding")
     assert offenders(lower, "palimpsest.resolvers", "palimpsest.graphql", "palimpsest.mcp") == []
+
+
+def test_schema_holds_types_without_io_or_statements() -> None:
+    """``schema/`` is the domain's types: applying the constraints and indexes is
+    ``cypher/indexes.py``'s, and no schema module reaches a statement, the driver or a file."""
+    io = ("palimpsest.cypher", "neo4j", "psycopg", "sqlite3", "httpx", "os", "pathlib", "shutil")
+    assert modules("schema")
+    assert offenders(modules("schema"), *io) == []
 
 
 def test_roles_are_checked_through_the_named_predicates_only() -> None:
@@ -148,11 +157,31 @@ KNOWN_CIRCLES = [["palimpsest.resolvers.recall", "palimpsest.resolvers.recall_fo
 
 def test_no_import_circle_but_the_known_one() -> None:
     """Over every import, in functions and under ``TYPE_CHECKING`` too (``tools/house.py``)."""
+    house = _house()
+    sources = {house.module_name(p, SRC.parent): p for p in SRC.rglob("*.py")}
+    graph = {n: house.imported(p, n, set(sources)) for n, p in sources.items()}
+    assert house.circles(graph) == KNOWN_CIRCLES
+
+
+def _house() -> Any:
     spec = importlib.util.spec_from_file_location("house", SRC.parents[1] / "tools" / "house.py")
     assert spec is not None
     assert spec.loader is not None
     house = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(house)
+    return house
+
+
+def test_no_import_runs_upward() -> None:
+    """A module imports its own layer and those below (``LAYERS`` in ``tools/house.py``):
+    the middleware not the GraphQL view, the runtime and SQL Memory not the managed servers."""
+    house = _house()
     sources = {house.module_name(p, SRC.parent): p for p in SRC.rglob("*.py")}
-    graph = {n: house.imported(p, n, set(sources)) for n, p in sources.items()}
-    assert house.circles(graph) == KNOWN_CIRCLES
+    known = set(sources)
+    upward = [
+        f"{a} -> {b}"
+        for a, path in sorted(sources.items())
+        for b in sorted(house.imported(path, a, known))
+        if (la := house.layer(a)) is not None and (lb := house.layer(b)) is not None and lb > la
+    ]
+    assert upward == []
