@@ -14,7 +14,7 @@ def test_a_statement_is_its_text_and_its_arguments() -> None:
     s = sqlmem.SqlStatement("INSERT INTO t VALUES (?)", [1])
     assert (s.sql, s.args) == ("INSERT INTO t VALUES (?)", [1])
     assert sqlmem.SqlStatement("SELECT 1").args is None
-    assert sqlmem.SqlStatement is not CypherStatement
+    assert sqlmem.SqlStatement.__name__ != CypherStatement.__name__  # the clash the name ends
 
 
 @pytest.mark.parametrize("module", [sqlmem, base])
@@ -28,4 +28,4 @@ def test_the_face_lists_the_new_name_only() -> None:
     assert "SqlStatement" in sqlmem.__all__
     assert "Statement" not in sqlmem.__all__
     with pytest.raises(AttributeError):
-        sqlmem.NoSuchName  # type: ignore[attr-defined]  # noqa: B018
+        sqlmem.NoSuchName  # noqa: B018
