@@ -16,7 +16,7 @@ import pytest
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest.server import serve_in_thread
-from palimpsest_bench.attack import probe_doors
+from palimpsest_suites.attack import probe_doors
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,7 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
-from palimpsest_bench.attack import probe_erase
+from palimpsest_suites.attack import probe_erase
 
 pytestmark = pytest.mark.integration
 

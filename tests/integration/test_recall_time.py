@@ -21,11 +21,11 @@ from neo4j import Driver
 from palimpsest.config import Settings
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Scope
+from palimpsest.identity.tokens import principal_from_claims
 from palimpsest.resolvers.facts import time_view
 from palimpsest.resolvers.recall import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.server import serve_in_thread
-from palimpsest_bench.common import principal
 from tests.integration.conftest import Gql, gql_over
 from tests.integration.cycle import drain, harvest, ok
 
@@ -157,7 +157,12 @@ async def test_switched_off_and_rows_without_ranges_rank_as_before(
             mode=Mode.HYBRID,
             levers=lv,
         )
-        found = await recall(svc, principal(tenant_id, "alice"), [Scope.USER], req)
+        found = await recall(
+            svc,
+            principal_from_claims({"tenant": tenant_id, "user": "alice", "agent": "eval"}),
+            [Scope.USER],
+            req,
+        )
         return {
             h.text.strip(): (
                 h.score,
