@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # `make run` needs only the server: its dependencies come from a lock with every file's hash
 # (requirements/server.lock, `make lock`), then the two distributions of this checkout are
 # installed over them without dependencies. `make test` adds the test tools, the runtimes'
-# SDKs the integrations' tests drive and the bench.
+# SDKs the integrations' tests drive, the suites (attack, fuzz, faults) and the bench.
 SERVER := $(VENV)/.server-installed
 DEV := $(VENV)/.dev-installed
 
@@ -20,8 +20,8 @@ $(SERVER): pyproject.toml client/pyproject.toml requirements/server.lock
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e ./client -e .
 	touch $@
 
-$(DEV): $(SERVER) bench/pyproject.toml
-	$(BIN)/pip install --quiet -e ".[dev,e5]" -e "./bench[peer,plot]"
+$(DEV): $(SERVER) bench/pyproject.toml suites/pyproject.toml
+	$(BIN)/pip install --quiet -e ".[dev,e5]" -e ./suites -e "./bench[peer,plot]"
 	# The Hermes provider's tests need only its MemoryProvider class: hermes-agent pins
 	# versions the server cannot take (client/pyproject.toml, `hermes`), so without its
 	# dependencies.
@@ -69,8 +69,8 @@ check: lint
 # ^ a wall-time bound that coverage's tracing breaks (sqlglot parses slower); `make test` runs it.
 
 lint: $(DEV)
-	$(BIN)/ruff check src tests bench tools
-	$(BIN)/ruff format --check src tests bench docs tools
+	$(BIN)/ruff check src tests bench suites tools
+	$(BIN)/ruff format --check src tests bench suites docs tools
 	$(BIN)/mypy
 	$(BIN)/python tools/unasync.py --check
 

@@ -10,9 +10,10 @@ counted as modules). Lines are physical lines, blank and comment lines included.
 - ``top_modules``: ``.py`` files directly in ``src/palimpsest`` but ``__init__.py``; the old
   paths kept as aliases for one release (``<old>.pyi`` beside ``MOVED`` in ``__init__.py``)
   are no modules and are counted apart as ``alias_paths``.
-- ``circles``: strongly connected groups of modules in ``palimpsest`` and ``palimpsest_bench``
-  over every import, at the top, in functions and under ``TYPE_CHECKING`` (a package's
-  ``__init__`` counts as the package; importing ``a.b`` is not an edge to ``a``).
+- ``circles``: strongly connected groups of modules in ``palimpsest``, ``palimpsest_suites``
+  and ``palimpsest_bench`` over every import, at the top, in functions and under
+  ``TYPE_CHECKING`` (a package's ``__init__`` counts as the package; importing ``a.b`` is not
+  an edge to ``a``).
 - ``resolver_modules``: modules directly in ``resolvers/`` (the loose ones, beside the planes'
   packages, ``resolver_packages``); ``resolver_mirrors`` counts the mirrors of every module
   under ``resolvers/``, in its packages too.
@@ -136,10 +137,12 @@ def house(root: Path) -> dict[str, object]:
     code_lines, test_lines = sum(sizes), sum(lines(p) for p in tests)
 
     sources = {module_name(p, src.parent): p for p in code}
-    bench = root / "bench" / "palimpsest_bench"
-    sources |= {
-        module_name(p, bench.parent): p for p in bench.rglob("*.py") if "__pycache__" not in p.parts
-    }
+    for package in (root / "suites" / "palimpsest_suites", root / "bench" / "palimpsest_bench"):
+        sources |= {
+            module_name(p, package.parent): p
+            for p in package.rglob("*.py")
+            if "__pycache__" not in p.parts
+        }
     known = set(sources)
     graph = {name: imported(path, name, known) for name, path in sources.items()}
     rings = circles(graph)

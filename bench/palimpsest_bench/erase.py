@@ -51,7 +51,7 @@ from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.tenant import ontology
 from palimpsest.runtime import open_services
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
-from palimpsest.sqlmem import Statement
+from palimpsest.sqlmem import SqlStatement
 from palimpsest.sqlmem.core import dump
 from palimpsest_bench.common import gather_limited
 
@@ -242,10 +242,10 @@ async def _load(svc: Services, p: Person, scale: int) -> None:
     await ontology.assert_placed(svc, p.who, Scope.TENANT, [sourceless], place=False)
     ref = resolve_scope(p.who, Scope.USER)
     await svc.sql.execute(
-        ref, [Statement("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")]
+        ref, [SqlStatement("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")]
     )
     rows = [
-        Statement("INSERT INTO notes (body) VALUES (?)", [f"{m} row {i}"]) for i in range(scale)
+        SqlStatement("INSERT INTO notes (body) VALUES (?)", [f"{m} row {i}"]) for i in range(scale)
     ]
     for i in range(0, len(rows), 100):
         await svc.sql.execute(ref, rows[i : i + 100])

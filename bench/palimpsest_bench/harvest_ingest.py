@@ -26,8 +26,8 @@ from palimpsest.ontology.extractors import load
 from palimpsest.resolvers.cycle import harvesting as hv
 from palimpsest.resolvers.cycle.consolidate import WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services
-from palimpsest_bench.cycle_bench import ERASE_SCOPE
 from palimpsest_bench.recall_data import Dataset, Doc
+from palimpsest_suites.crash import ERASE_SCOPE
 
 Progress = Callable[[str], None]
 BATCH = 20  # spans per harvest call

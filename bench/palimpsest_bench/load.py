@@ -35,8 +35,8 @@ from palimpsest_bench import load_profile as prof
 from palimpsest_bench import load_readers as readers
 from palimpsest_bench.load_figures import Results, summary
 from palimpsest_bench.recall_load import cpu_steal_seconds
-from palimpsest_bench.served import ApiProcess, free_port
-from palimpsest_bench.wire import WireClient
+from palimpsest_suites.served import ApiProcess, free_port
+from palimpsest_suites.wire import WireClient
 
 Say = Callable[[str], None]
 UPSERT = "INSERT INTO notes (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v"

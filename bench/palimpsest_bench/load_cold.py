@@ -30,7 +30,7 @@ from palimpsest_bench import load
 from palimpsest_bench import load_profile as prof
 from palimpsest_bench import load_readers as readers
 from palimpsest_bench.load_figures import summary
-from palimpsest_bench.served import ApiProcess
+from palimpsest_suites.served import ApiProcess
 
 Say = Callable[[str], None]
 IDLE_SECONDS = 5.0

@@ -23,7 +23,6 @@ are measured, never asserted.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
@@ -62,6 +61,7 @@ from palimpsest_bench.recall_load import (
     filtered_plan,
     load_average,
 )
+from palimpsest_suites.figures import percentile as percentile
 
 Progress = Callable[[str], None]
 
@@ -77,19 +77,6 @@ POOL = min(2 * TOP_K, rr.MAX_POOL)
 LOCAL_EXACT_ABOVE = 50_000  # synthetic scopes larger than this: exact search with numpy
 
 # -- pure helpers -------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], pct: float) -> float:
-    """The ``pct``-th percentile with linear interpolation between ranks (numpy's default)."""
-    if not values:
-        raise ValueError("no values")
-    if not 0 <= pct <= 100:
-        raise ValueError("pct must be within 0-100")
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * pct / 100
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def overlap(found: Sequence[str], exact: Sequence[str], k: int = TOP_K) -> float:

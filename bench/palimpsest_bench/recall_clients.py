@@ -17,8 +17,8 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest_bench.recall_bench import TOP_K, Progress, latency_stats
 from palimpsest_bench.recall_load import ScopePlan, cpu_steal_seconds, load_average, stolen_since
-from palimpsest_bench.served import ApiProcess
 from palimpsest_bench.sql import GraphQLClient
+from palimpsest_suites.served import ApiProcess
 
 SEARCH_GQL = (
     "query($scope: Scope!, $q: String!, $k: Int!) { search(scope: $scope, query: $q, topK: $k) "

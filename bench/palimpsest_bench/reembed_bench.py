@@ -25,10 +25,10 @@ from palimpsest.local import neo4j as neo4j_local
 from palimpsest.resolvers import reembed
 from palimpsest.resolvers.documents import importing as importer
 from palimpsest.runtime import open_services
-from palimpsest_bench import faults
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_load import AGENT, ScopePlan, documents_for, load_average
-from palimpsest_bench.served import free_port
+from palimpsest_suites import faults
+from palimpsest_suites.served import free_port
 
 Say = reembed.Say
 

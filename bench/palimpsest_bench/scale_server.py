@@ -16,7 +16,7 @@ from pathlib import Path
 
 from palimpsest.config import Settings
 from palimpsest.local import neo4j as neo4j_local
-from palimpsest_bench.faults import prepare_home
+from palimpsest_suites.faults import prepare_home
 
 Say = Callable[[str], None]
 TAKEN_BOLT = frozenset({7687, 7698})  # the shared server, and bench faults' server

@@ -105,6 +105,8 @@ MOVED: dict[str, str] = {
     "palimpsest.cypher.quiet_params": "palimpsest.cypher.driver.quiet_params",
     "palimpsest.cypher.temporal_wire": "palimpsest.cypher.driver.temporal_wire",
     "palimpsest.cypher.cosine": "palimpsest.cypher.driver.cosine",
+    # Issue 44, step 4: schema/ holds types only; applying the constraints and indexes is I/O.
+    "palimpsest.schema.indexes": "palimpsest.cypher.indexes",
 }
 
 

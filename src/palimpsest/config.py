@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from palimpsest.errors import Unavailable
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -357,3 +359,52 @@ class Settings(BaseSettings):
     @property
     def dev_secret_file(self) -> Path:
         return self.home / "dev-token-secret"
+
+    # Credentials and connection info: here, not in ``local/``, because the runtime and SQL
+    # Memory need them too and must not import the managed servers (the layers,
+    # tools/house.py). ``local/`` writes the generated passwords these read.
+    @property
+    def neo4j_password_file(self) -> Path:
+        """The managed Neo4j's generated password (``palimpsest neo4j install`` writes it)."""
+        return self.neo4j_home / "password"
+
+    @property
+    def postgres_password_file(self) -> Path:
+        """The managed PostgreSQL's generated password (``palimpsest postgres start``)."""
+        return self.postgres_home / "password"
+
+    def neo4j_credentials(self) -> tuple[str, str]:
+        """The Bolt user and password: configured, or the managed server's generated one."""
+        if self.neo4j_password is not None:
+            return self.neo4j_user, self.neo4j_password.get_secret_value()
+        path = self.neo4j_password_file
+        if not path.exists():
+            raise Unavailable(
+                f"no Neo4j password: set PALIMPSEST_NEO4J_PASSWORD or run `palimpsest neo4j "
+                f"install` (expected {path})"
+            )
+        return "neo4j", path.read_text().strip()
+
+    def postgres_credentials(self) -> tuple[str, str]:
+        """The admin role and its password: configured, or the managed server's generated one."""
+        if self.postgres_password is not None:
+            return self.postgres_user, self.postgres_password.get_secret_value()
+        path = self.postgres_password_file
+        if not path.exists():
+            raise Unavailable(
+                "no PostgreSQL password: set PALIMPSEST_POSTGRES_PASSWORD or run "
+                f"`palimpsest postgres start` (expected {path})"
+            )
+        return self.postgres_user, path.read_text().strip()
+
+    def postgres_conninfo(self, dbname: str | None = None) -> dict[str, object]:
+        """Connection parameters of the admin role (``psycopg.connect(**conninfo)``)."""
+        user, password = self.postgres_credentials()
+        return {
+            "host": self.postgres_host,
+            "port": self.postgres_port,
+            "dbname": dbname or self.postgres_database,
+            "user": user,
+            "password": password,
+            "connect_timeout": 5,
+        }

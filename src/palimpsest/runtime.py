@@ -15,12 +15,11 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher.driver.connect import connect
+from palimpsest.cypher.indexes import apply_schema, preflight_model
 from palimpsest.embedding import QueryVectors, load_embedder
 from palimpsest.embedding.models import ActiveEmbedder
-from palimpsest.local.neo4j import credentials
 from palimpsest.resolvers.reembed import Follower, use_slot
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.indexes import apply_schema, preflight_model
 from palimpsest.sqlmem import SqlStore
 from palimpsest.sqlmem.sqlite.store import SqliteStore
 from palimpsest.workers.offload import Offload
@@ -30,7 +29,7 @@ from palimpsest.workers.offload import Offload
 async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[Services]:
     """``dual``: writes during a model migration embed with both models (``reembed`` itself,
     which loads the target model for its own batches, passes False)."""
-    auth = credentials(settings)
+    auth = settings.neo4j_credentials()
     wait = settings.bookmark_wait_seconds
     async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
         state = await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
@@ -72,9 +71,9 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
 
 async def check_configured_model(settings: Settings) -> None:
     """Refuse, before anything is written or started, an embedding model the database does
-    not hold (``schema.indexes.check_model``): ``serve`` says it in one line instead of
+    not hold (``cypher.indexes.check_model``): ``serve`` says it in one line instead of
     uvicorn's lifespan traceback."""
-    auth = credentials(settings)
+    auth = settings.neo4j_credentials()
     wait = settings.bookmark_wait_seconds
     async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
         await preflight_model(db, settings.embedding_model, settings.embedding_dimensions)

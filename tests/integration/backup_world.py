@@ -24,8 +24,8 @@ from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.server import serve_in_thread
-from palimpsest_bench import faults
-from palimpsest_bench.served import free_port
+from palimpsest_suites import faults
+from palimpsest_suites.served import free_port
 
 NODES = "MATCH (n) RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS props"
 RELATIONSHIPS = """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest.resolvers.services import Services
-from palimpsest_bench.attack.run import run_attack
+from palimpsest_suites.attack.run import run_attack
 from tests.integration.cycle import drain
 
 KINDS = {"kv", "document", "fact", "sql", "ontology", "provenance"}

@@ -13,9 +13,9 @@ import jwt
 import pytest
 
 from palimpsest.config import Settings
+from palimpsest.cypher.indexes import apply_schema
 from palimpsest.identity.tokens import load_keys
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.indexes import apply_schema
 from tests.integration.conftest import Gql
 
 ME = "{ me { tenant user agent roles memoryScopes sqlScopes isolated } }"

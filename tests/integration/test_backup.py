@@ -29,7 +29,7 @@ from palimpsest.local import neo4j as neo4j_local
 from palimpsest.local import postgres as postgres_local
 from palimpsest.local.backup import backup, restore
 from palimpsest.local.backup.restore import JOURNAL
-from palimpsest_bench.served import free_port
+from palimpsest_suites.served import free_port
 from tests.integration import backup_world as bw
 
 # A backup or restore stops and starts the private Neo4j; on a loaded machine one test takes

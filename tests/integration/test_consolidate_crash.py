@@ -1,8 +1,9 @@
 """Crash safety on every run: real worker processes killed with SIGKILL while they hold leases.
 
-A small version of ``palimpsest bench consolidate-crash``: one worker process drains a queue
-while the harness kills it mid-lease and starts a new one. Afterwards every span must be done
-with exactly one turn chunk, and every conversation one NEXT chain, read straight from Neo4j.
+A small run of the crash suite (``palimpsest_suites.crash``; ``palimpsest bench
+consolidate-crash`` runs it large): one worker process drains a queue while the harness kills
+it mid-lease and starts a new one. Afterwards every span must be done with exactly one turn
+chunk, and every conversation one NEXT chain, read straight from Neo4j.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from neo4j import Driver
 
 from palimpsest.config import Settings
-from palimpsest_bench import cycle_bench
+from palimpsest_suites import crash
 
 PER_SPAN = """
 MATCH (p:PendingSpan {tenant_id: $tenant})
@@ -27,7 +28,7 @@ RETURN count(c) AS turns, COUNT { MATCH (:Chunk {tenant_id: $tenant})-[:NEXT]->(
 async def test_killed_workers_lose_and_duplicate_nothing(
     settings: Settings, neo4j_driver: Driver
 ) -> None:
-    result = await cycle_bench.run_crash(
+    result = await crash.run_crash(
         settings,
         spans=48,
         kills=2,

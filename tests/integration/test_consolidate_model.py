@@ -21,8 +21,9 @@ from palimpsest.extraction.client import Endpoint, ModelClient
 from palimpsest.extraction.wire import Protocol
 from palimpsest.ontology.extractors import MentionsExtractor, ProvidedExtractor
 from palimpsest.resolvers.services import Services
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.cycle import config, drain, harvest, ok
+from tests.integration.cycle import config, drain, harvest
 from tests.model_host import (
     ModelHost,
     Seen,

@@ -15,7 +15,7 @@ import orjson
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest.server import serve_in_thread
-from palimpsest_bench.attack import probe_doors
+from palimpsest_suites.attack import probe_doors
 
 IDLE = 1.5
 

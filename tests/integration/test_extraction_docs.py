@@ -17,8 +17,9 @@ from palimpsest.config import Settings
 from palimpsest.extraction import load_extractors
 from palimpsest.resolvers.services import Services
 from tests.docs_examples import DOCS, code_blocks
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql
-from tests.integration.cycle import config, drain, harvest, ok
+from tests.integration.cycle import config, drain, harvest
 from tests.model_host import (
     Seen,
     candidate,

@@ -14,8 +14,8 @@ from neo4j import Driver
 
 from palimpsest.config import Settings
 from palimpsest.local import neo4j as neo4j_local
-from palimpsest_bench import faults
-from palimpsest_bench.served import free_port
+from palimpsest_suites import faults
+from palimpsest_suites.served import free_port
 
 
 @pytest.mark.timeout(900)

@@ -9,7 +9,7 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
-from palimpsest_bench.fuzz import run_fuzz
+from palimpsest_suites.fuzz import run_fuzz
 
 OPERATIONS = 500
 

@@ -16,11 +16,11 @@ import pytest
 from neo4j import Driver
 
 from palimpsest.config import Settings
+from palimpsest.cypher.indexes import apply_schema
 from palimpsest.identity import Scope
 from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.scopes import resolve_scope, scope_key
 from palimpsest.resolvers.services import Services
-from palimpsest.schema.indexes import apply_schema
 from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.integration.cycle import HARVEST, drain

@@ -6,7 +6,7 @@ import uuid
 
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
-from palimpsest_bench.attack import probe_erase
+from palimpsest_suites.attack import probe_erase
 
 
 async def test_the_erasure_probe_passes_every_case(

@@ -7,7 +7,7 @@ import uuid
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest.resolvers.services import Services
-from palimpsest_bench.attack import probe_placement
+from palimpsest_suites.attack import probe_placement
 from tests.integration.cycle import drain
 
 CASES = {

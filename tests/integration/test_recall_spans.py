@@ -17,10 +17,11 @@ from neo4j import Driver
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.domain.time.timerefs import Range
 from palimpsest.identity import Scope
-from palimpsest.resolvers.facts.ledger import time_view
-from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
+from palimpsest.identity.tokens import principal_from_claims
+from palimpsest.resolvers.facts import time_view
+from palimpsest.resolvers.recall.planner import recall
+from palimpsest.resolvers.recall.request import Mode, RecallRequest
 from palimpsest.resolvers.services import Services
-from palimpsest_bench.common import principal
 from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 
@@ -53,7 +54,12 @@ async def ask(
         mode=Mode.HYBRID,
         levers=lv,
     )
-    found = await recall(svc, principal(tenant, "alice"), [Scope.USER], req)
+    found = await recall(
+        svc,
+        principal_from_claims({"tenant": tenant, "user": "alice", "agent": "eval"}),
+        [Scope.USER],
+        req,
+    )
     out = {}
     for h in found.hits:
         assert h.explain is not None

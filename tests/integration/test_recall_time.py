@@ -20,11 +20,12 @@ from neo4j import Driver
 from palimpsest.config import Settings
 from palimpsest.domain.ranking.fusion import Levers, Source
 from palimpsest.identity import Scope
-from palimpsest.resolvers.facts.ledger import time_view
-from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
+from palimpsest.identity.tokens import principal_from_claims
+from palimpsest.resolvers.facts import time_view
+from palimpsest.resolvers.recall.planner import recall
+from palimpsest.resolvers.recall.request import Mode, RecallRequest
 from palimpsest.resolvers.services import Services
 from palimpsest.server import serve_in_thread
-from palimpsest_bench.common import principal
 from tests.integration.answers import ok
 from tests.integration.conftest import Gql, gql_over
 from tests.integration.cycle import drain, harvest
@@ -150,7 +151,12 @@ async def test_switched_off_and_rows_without_ranges_rank_as_before(
             mode=Mode.HYBRID,
             levers=lv,
         )
-        found = await recall(svc, principal(tenant_id, "alice"), [Scope.USER], req)
+        found = await recall(
+            svc,
+            principal_from_claims({"tenant": tenant_id, "user": "alice", "agent": "eval"}),
+            [Scope.USER],
+            req,
+        )
         return {
             h.text.strip(): (
                 h.score,

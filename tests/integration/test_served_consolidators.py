@@ -22,14 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from palimpsest.config import Settings
 from palimpsest.server import serve_in_thread
+from tests.integration.answers import ok
 from tests.integration.conftest import Gql, gql_over
-from tests.integration.cycle import harvest, ok
-
-pytestmark = pytest.mark.integration
+from tests.integration.cycle import harvest
 
 SEARCH = """query($q: String!) { search(scope: USER, query: $q, topK: 5, sources: [DOCUMENTS]) {
   hits { id text } } }"""

@@ -6,7 +6,7 @@ import uuid
 
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
-from palimpsest_bench.attack.probe_sql import run
+from palimpsest_suites.attack.probe_sql import run
 
 
 async def test_values_built_in_one_call_end_and_no_catalog_answers_another_scope(

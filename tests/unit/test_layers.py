@@ -108,6 +108,14 @@ def test_lower_modules_never_import_the_core_or_the_doors() -> None:
     assert offenders(lower, "palimpsest.resolvers", "palimpsest.graphql", "palimpsest.mcp") == []
 
 
+def test_schema_holds_types_without_io_or_statements() -> None:
+    """``schema/`` is the domain's types: applying the constraints and indexes is
+    ``cypher/indexes.py``'s, and no schema module reaches a statement, the driver or a file."""
+    io = ("palimpsest.cypher", "neo4j", "psycopg", "sqlite3", "httpx", "os", "pathlib", "shutil")
+    assert modules("schema")
+    assert offenders(modules("schema"), *io) == []
+
+
 def test_roles_are_checked_through_the_named_predicates_only() -> None:
     """``identity/permissions.py`` names every role check; elsewhere roles are only shown."""
     found = []
@@ -221,3 +229,18 @@ def test_the_circle_check_sees_a_type_checking_import(tmp_path: Path) -> None:
     sources = {house.module_name(p, tmp_path): p for p in package.glob("*.py")}
     graph = {n: house.imported(p, n, set(sources)) for n, p in sources.items()}
     assert house.circles(graph) == [["palimpsest.a", "palimpsest.b"]]
+
+
+def test_no_import_runs_upward() -> None:
+    """A module imports its own layer and those below (``LAYERS`` in ``tools/house.py``):
+    the middleware not the GraphQL view, the runtime and SQL Memory not the managed servers."""
+    house = house_tool()
+    sources = {house.module_name(p, SRC.parent): p for p in SRC.rglob("*.py")}
+    known = set(sources)
+    upward = [
+        f"{a} -> {b}"
+        for a, path in sorted(sources.items())
+        for b in sorted(house.imported(path, a, known))
+        if (la := house.layer(a)) is not None and (lb := house.layer(b)) is not None and lb > la
+    ]
+    assert upward == []

@@ -50,7 +50,7 @@ def bench_attack(
     ] = 20_000,
 ) -> None:
     """Attack matrix: canaries everywhere, every field as every principal; counts leaks."""
-    from palimpsest_bench import attack
+    from palimpsest_suites import attack
 
     found = attack.run(
         Settings(),
@@ -157,8 +157,8 @@ def bench_load(
     if neo4j_home is None:
         go(Settings(), {}, ())
         return
-    from palimpsest_bench.faults import api_env
     from palimpsest_bench.scale_server import own_server
+    from palimpsest_suites.faults import api_env
 
     with own_server(Settings(), neo4j_home, 10_000, err, bolt_port, http_port, keep_running) as s:
         go(s, api_env(s), ("PALIMPSEST_NEO4J_URI", "PALIMPSEST_NEO4J_PASSWORD"))
@@ -172,7 +172,7 @@ def bench_fuzz(
     """Schema-driven fuzzing (hypothesis-graphql): counts INTERNAL and untyped 5xx replies."""
     from palimpsest.identity.tokens import load_keys
     from palimpsest.server import serve_in_thread
-    from palimpsest_bench.fuzz import run_fuzz
+    from palimpsest_suites.fuzz import run_fuzz
 
     settings = Settings().model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
     with serve_in_thread(settings) as url:
@@ -190,7 +190,7 @@ def bench_faults(
     keep: Annotated[bool, typer.Option(help="Keep a fresh temp home afterwards.")] = False,
 ) -> None:
     """SIGKILL a separate Neo4j (and the API) during batches; count lost and half-written."""
-    from palimpsest_bench import faults
+    from palimpsest_suites import faults
 
     print_json(
         faults.run(
@@ -239,9 +239,9 @@ def bench_consolidate_crash(
     """Drain a queue while killing workers mid-lease: {accepted, consolidated, lost, ...}."""
     import asyncio
 
-    from palimpsest_bench import cycle_bench
+    from palimpsest_suites import crash
 
-    run = cycle_bench.run_crash(
+    run = crash.run_crash(
         Settings(), spans=spans, kills=kills, workers=workers, lease_seconds=lease_seconds, say=err
     )
     print_json(asyncio.run(run))

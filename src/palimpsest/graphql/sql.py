@@ -13,7 +13,7 @@ from palimpsest.graphql.context import Info
 from palimpsest.graphql.scalars import Int64
 from palimpsest.graphql.types import AfterArg, LimitArg, Page, Scope, page_of
 from palimpsest.resolvers import sql as ops
-from palimpsest.sqlmem import DatabaseInfo, ExecResult, Statement
+from palimpsest.sqlmem import DatabaseInfo, ExecResult, SqlStatement
 
 ARGS_HELP = (
     "Parameters: a list for `?` placeholders, or an object for `:name` / `@name` / `$name`. "
@@ -136,7 +136,7 @@ class SqlMutation:
         self, info: Info, scope: Scope, statements: list[SqlStatementInput]
     ) -> SqlExecResult:
         c = info.context
-        batch = [Statement(s.statement, s.args) for s in statements]
+        batch = [SqlStatement(s.statement, s.args) for s in statements]
         results = await ops.execute(c.services, c.principal, scope, batch)
         return SqlExecResult(results=[SqlStatementResult.of(r) for r in results])
 

@@ -27,7 +27,6 @@ from typing import Any
 import orjson
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import DocumentNode
-from starlette.authentication import BaseUser
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -45,6 +44,9 @@ from palimpsest.graphql.errors import CodedSchema
 from palimpsest.graphql.ide import ide_html
 from palimpsest.graphql.limits import EdgeLimits, anonymous_document, prepare
 from palimpsest.identity import Principal
+
+# AuthenticatedCaller is the middleware's; still importable from here (it was defined here).
+from palimpsest.middleware.auth import AuthenticatedCaller as AuthenticatedCaller
 from palimpsest.middleware.replay import replay
 from palimpsest.resolvers.services import Services
 
@@ -303,18 +305,3 @@ def _caller(scope: Scope) -> Principal | None:
 
 def _no_constants(name: str) -> Any:
     raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
-
-
-class AuthenticatedCaller(BaseUser):
-    """What the authentication middleware puts on ``request.user``."""
-
-    @property
-    def is_authenticated(self) -> bool:
-        return True
-
-    def __init__(self, principal: Principal) -> None:
-        self.principal = principal
-
-    @property
-    def display_name(self) -> str:
-        return self.principal.user_id or self.principal.agent_name or self.principal.tenant_id

@@ -9,13 +9,13 @@ from typing import Annotated, Any, TypedDict
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from palimpsest import sqlmem
 from palimpsest.identity import Scope
 from palimpsest.mcp.hints import READS, writes
 from palimpsest.mcp.render import plain
 from palimpsest.mcp.strict_args import ToolInput
 from palimpsest.mcp.tools import Caller, ScopeArg
 from palimpsest.resolvers import sql
-from palimpsest.sqlmem import Statement
 
 SqlArgs = Annotated[
     list[Any] | dict[str, Any] | None,
@@ -74,6 +74,6 @@ def register(server: MCPServer[Any], caller: Caller) -> None:
         scope: ScopeArg = Scope.USER,
     ) -> ExecResult:
         svc, who = await caller(ctx)
-        batch = [Statement(s.statement, s.args) for s in statements]
+        batch = [sqlmem.SqlStatement(s.statement, s.args) for s in statements]
         results = await sql.execute(svc, who, scope, batch)
         return {"results": [plain(r) for r in results]}

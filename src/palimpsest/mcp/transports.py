@@ -21,13 +21,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from palimpsest import logs
 from palimpsest.config import Settings
 from palimpsest.errors import ErrorCode, Unauthenticated
-from palimpsest.graphql.view import AuthenticatedCaller
 from palimpsest.identity import Principal
 from palimpsest.identity.tokens import load_keys, verify
 from palimpsest.local import neo4j as neo4j_local
 from palimpsest.mcp.edge import McpEdge
 from palimpsest.mcp.server import build_server
 from palimpsest.mcp.streams import EventStreams
+from palimpsest.middleware.auth import AuthenticatedCaller
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 

@@ -13,8 +13,23 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 
 from palimpsest.errors import ErrorCode, PalimpsestError
-from palimpsest.graphql.view import AuthenticatedCaller
+from palimpsest.identity import Principal
 from palimpsest.identity.tokens import TokenKeys, VerifiedTokens
+
+
+class AuthenticatedCaller(BaseUser):
+    """What the authentication middleware puts on ``request.user``."""
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
+
+    @property
+    def display_name(self) -> str:
+        return self.principal.user_id or self.principal.agent_name or self.principal.tenant_id
 
 
 class TokenBackend(AuthenticationBackend):

@@ -21,6 +21,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher import embedding_slots as q
 from palimpsest.cypher.driver.executor import Database, Neo4jExecutor
+from palimpsest.cypher.indexes import vector_options
 from palimpsest.cypher.slots import Slot, other
 from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.embedding.models import ActiveEmbedder
@@ -30,7 +31,6 @@ from palimpsest.identity.principal import Principal, Scope
 from palimpsest.identity.scopes import resolve_scope
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.embedding_state import EmbeddingState, ModelSlot, decode_state
-from palimpsest.schema.indexes import vector_options
 
 log = logging.getLogger(__name__)
 Say = Callable[[str], None]

@@ -26,7 +26,7 @@ from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.permissions import admin_or_operator, not_isolated, require
 from palimpsest.identity.scopes import Plane
 from palimpsest.resolvers.services import Services
-from palimpsest.sqlmem import DatabaseInfo, ExecResult, QueryResult, Statement
+from palimpsest.sqlmem import DatabaseInfo, ExecResult, QueryResult, SqlStatement
 
 Visible = Callable[[DatabaseInfo], bool]
 MAX_LIST_LIMIT = 1000
@@ -41,7 +41,7 @@ async def query(
 
 
 async def execute(
-    svc: Services, who: Principal, scope: Scope, statements: Sequence[Statement]
+    svc: Services, who: Principal, scope: Scope, statements: Sequence[SqlStatement]
 ) -> list[ExecResult]:
     ref = resolve_scope(who, scope, Plane.SQL)
     return await svc.sql.execute(ref, statements)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from palimpsest.cypher.slots import Slot, other, parse
+from palimpsest.embedding.slots import Slot, other, parse
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from palimpsest.cypher.slots import DualVector
+from palimpsest.embedding.slots import DualVector
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,23 @@
 """SQL Memory: a private relational database per scope owner (docs/spec.md, Planes)."""
 
+import warnings
 from typing import TYPE_CHECKING
 
-from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, SqlStore, Statement
+from palimpsest.sqlmem.core.base import (
+    DEPRECATED_STATEMENT,
+    DatabaseInfo,
+    ExecResult,
+    QueryResult,
+    SqlStatement,
+    SqlStore,
+)
 
 if TYPE_CHECKING:
     from palimpsest.sqlmem.sqlite.store import SqliteStore
 
-__all__ = ["DatabaseInfo", "ExecResult", "QueryResult", "SqlStore", "SqliteStore", "Statement"]
+    Statement = SqlStatement  # deprecated (below)
+
+__all__ = ["DatabaseInfo", "ExecResult", "QueryResult", "SqlStatement", "SqlStore", "SqliteStore"]
 
 
 def __getattr__(name: str) -> object:
@@ -17,4 +27,7 @@ def __getattr__(name: str) -> object:
         from palimpsest.sqlmem.sqlite.store import SqliteStore
 
         return SqliteStore
+    if name == "Statement":  # the old name, for one release (it clashed with cypher's)
+        warnings.warn(DEPRECATED_STATEMENT, DeprecationWarning, stacklevel=2)
+        return SqlStatement
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

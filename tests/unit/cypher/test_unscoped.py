@@ -2,8 +2,8 @@
 
 A ``Statement`` has no argument that unscopes it (mypy rejects ``scoped=False``); the two
 unscoped kinds are ``SchemaStatement`` and ``CrossScopeStatement``. This test reads the
-product's and the bench's source and fails on any other module that makes one, subclasses
-``Statement`` or passes ``scoped`` at all.
+product's, the suites' and the bench's source and fails on any other module that makes one,
+subclasses ``Statement`` or passes ``scoped`` at all.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from palimpsest.cypher.driver.executor import CrossScopeStatement, SchemaStatement, Statement
 
 ROOT = Path(__file__).resolve().parents[3]
-SOURCES = (ROOT / "src", ROOT / "bench")
+SOURCES = (ROOT / "src", ROOT / "bench", ROOT / "suites")
 EXECUTOR = "src/palimpsest/cypher/driver/executor.py"
 MAKERS = {
     "SchemaStatement": {
@@ -30,8 +30,9 @@ MAKERS = {
         # Erasure's search for the shared scopes a person wrote in: scope ids only.
         "src/palimpsest/cypher/authored.py",
         EXECUTOR,  # the bookmark wait, which reads no row
-        # The bench's audits of its own runs: counts per status and per scope key, no content.
-        "bench/palimpsest_bench/cycle_bench.py",
+        # The suites' and the bench's audits of their own runs: counts per status and per
+        # scope key, no content.
+        "suites/palimpsest_suites/crash.py",
         "bench/palimpsest_bench/recall_load.py",
     },
 }

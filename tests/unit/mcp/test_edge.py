@@ -11,9 +11,9 @@ import pytest
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from palimpsest.graphql.view import AuthenticatedCaller
 from palimpsest.mcp.edge import McpEdge, recode
 from palimpsest.mcp.streams import EventStreams
+from palimpsest.middleware.auth import AuthenticatedCaller
 from tests.unit.principals import principal
 
 

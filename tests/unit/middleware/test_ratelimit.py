@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from palimpsest.graphql.view import AuthenticatedCaller
+from palimpsest.middleware.auth import AuthenticatedCaller
 from palimpsest.middleware.ratelimit import AnonymousRateLimit, TokenBuckets
 from tests.unit.principals import principal
 

@@ -12,7 +12,7 @@ import pytest
 
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.sqlmem import DatabaseInfo, SqliteStore, Statement
+from palimpsest.sqlmem import DatabaseInfo, SqliteStore, SqlStatement
 from palimpsest.sqlmem.postgres.store import PostgresStore
 from palimpsest.sqlmem.sqlite import files
 from palimpsest.sqlmem.sqlite.store import MAX_BATCH
@@ -53,7 +53,7 @@ def sql(store: Store, name: str, **values: int) -> str:
 
 
 def make_notes(store: Store, who: ScopeRef) -> None:
-    store.execute_sync(who, [Statement(sql(store, "notes"))])
+    store.execute_sync(who, [SqlStatement(sql(store, "notes"))])
 
 
 def count(store: Store, who: ScopeRef) -> int:
@@ -70,7 +70,7 @@ def test_scopes_are_separate_and_a_read_creates_nothing(
     assert alice.scope_key not in listed  # a read never creates a database
     for who, body in ((alice, "alice"), (bob, "bob")):
         make_notes(store, who)
-        store.execute_sync(who, [Statement("INSERT INTO notes (body) VALUES (?)", [body])])
+        store.execute_sync(who, [SqlStatement("INSERT INTO notes (body) VALUES (?)", [body])])
     assert store.query_sync(alice, "SELECT body FROM notes", None).rows == [["alice"]]
     assert store.query_sync(bob, "SELECT body FROM notes", None).rows == [["bob"]]
     with pytest.raises(InvalidArgument, match="no such table"):
@@ -83,10 +83,12 @@ def test_positional_and_named_args_and_blobs(make_store: MakeStore, scopes: Scop
     results = store.execute_sync(
         alice,
         [
-            Statement("INSERT INTO notes (body, b) VALUES (?, ?)", ["one", {"$base64": "AAH/"}]),
-            Statement("INSERT INTO notes (id, body) VALUES (:id, :body)", {"id": 41, "body": "x"}),
-            Statement("UPDATE notes SET body = body || '!' WHERE id > ?", [0]),
-            Statement("DELETE FROM notes WHERE id = 41"),
+            SqlStatement("INSERT INTO notes (body, b) VALUES (?, ?)", ["one", {"$base64": "AAH/"}]),
+            SqlStatement(
+                "INSERT INTO notes (id, body) VALUES (:id, :body)", {"id": 41, "body": "x"}
+            ),
+            SqlStatement("UPDATE notes SET body = body || '!' WHERE id > ?", [0]),
+            SqlStatement("DELETE FROM notes WHERE id = 41"),
         ],
     )
     assert [r.rows_affected for r in results] == [1, 1, 2, 1]
@@ -97,15 +99,15 @@ def test_positional_and_named_args_and_blobs(make_store: MakeStore, scopes: Scop
 def test_a_batch_failing_halfway_leaves_no_change(make_store: MakeStore, scopes: Scopes) -> None:
     store, alice = make_store(), scopes("alice")
     make_notes(store, alice)
-    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('kept')")])
+    store.execute_sync(alice, [SqlStatement("INSERT INTO notes (body) VALUES ('kept')")])
     with pytest.raises(Conflict, match=r"(?i)unique") as caught:
         store.execute_sync(
             alice,
             [
-                Statement("CREATE TABLE more (a INTEGER)"),
-                Statement("INSERT INTO notes (body) VALUES ('new')"),
-                Statement("INSERT INTO notes (body) VALUES ('kept')"),  # fails
-                Statement("INSERT INTO notes (body) VALUES ('never')"),
+                SqlStatement("CREATE TABLE more (a INTEGER)"),
+                SqlStatement("INSERT INTO notes (body) VALUES ('new')"),
+                SqlStatement("INSERT INTO notes (body) VALUES ('kept')"),  # fails
+                SqlStatement("INSERT INTO notes (body) VALUES ('never')"),
             ],
         )
     assert caught.value.details["statement"] == 2
@@ -123,8 +125,8 @@ def test_a_refused_statement_anywhere_means_nothing_runs(
         store.execute_sync(
             alice,
             [
-                Statement("INSERT INTO notes (body) VALUES ('a')"),
-                Statement(sql(store, "refused")),
+                SqlStatement("INSERT INTO notes (body) VALUES ('a')"),
+                SqlStatement(sql(store, "refused")),
             ],
         )
     assert count(store, alice) == 0
@@ -152,7 +154,7 @@ def test_a_long_query_and_a_long_write_are_stopped_in_time(
     with pytest.raises(QuotaExceeded, match="timeout"):
         store.execute_sync(
             alice,
-            [Statement("INSERT INTO notes (body) VALUES ('first')"), Statement(forever)],
+            [SqlStatement("INSERT INTO notes (body) VALUES ('first')"), SqlStatement(forever)],
         )
     assert count(store, alice) == 0
 
@@ -171,14 +173,14 @@ def test_the_size_quota_refuses_with_numbers_and_changes_nothing(
 ) -> None:
     store, alice = make_store(), scopes("alice")
     make_notes(store, alice)
-    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('small')")])
+    store.execute_sync(alice, [SqlStatement("INSERT INTO notes (body) VALUES ('small')")])
     with pytest.raises(QuotaExceeded, match="quota of 262144 bytes") as caught:
-        store.execute_sync(alice, [Statement(sql(store, "big_insert"))])
+        store.execute_sync(alice, [SqlStatement(sql(store, "big_insert"))])
     assert caught.value.details["quota"] == 262144
     assert 0 < caught.value.details["current"] < 262144
     assert count(store, alice) == 1
     # the refused rows do not linger against the quota: a small write still fits
-    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('after')")])
+    store.execute_sync(alice, [SqlStatement("INSERT INTO notes (body) VALUES ('after')")])
     assert count(store, alice) == 2
 
 
@@ -229,7 +231,8 @@ def test_listing_and_erasure(make_store: MakeStore, scopes: Scopes) -> None:
 async def test_the_async_interface_runs_off_the_loop(make_store: MakeStore, scopes: Scopes) -> None:
     store, team = make_store(), scopes("x", Scope.TENANT)
     results = await store.execute(
-        team, [Statement("CREATE TABLE t (a INTEGER)"), Statement("INSERT INTO t VALUES (?)", [7])]
+        team,
+        [SqlStatement("CREATE TABLE t (a INTEGER)"), SqlStatement("INSERT INTO t VALUES (?)", [7])],
     )
     assert results[1].rows_affected == 1
     assert (await store.query(team, "SELECT a FROM t", None)).rows == [[7]]
@@ -404,7 +407,7 @@ def test_a_write_stopped_inside_one_call_changes_nothing(
     if sqlite:
         store = make_store(max_value_bytes=ONE_CALL_VALUE_BYTES)
     make_notes(store, alice)
-    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('kept')")])
+    store.execute_sync(alice, [SqlStatement("INSERT INTO notes (body) VALUES ('kept')")])
     # SQLite: one instr() call its progress handler cannot stop (the worker is killed; run to
     # its end it takes over ten seconds); PostgreSQL: a long statement its timeout stops (the
     # one-call builders are refused).
@@ -418,9 +421,9 @@ def test_a_write_stopped_inside_one_call_changes_nothing(
         store.execute_sync(
             alice,
             [
-                Statement("INSERT INTO notes (body) VALUES ('new')"),
-                Statement("CREATE TABLE more (a INTEGER)"),
-                Statement(slow),
+                SqlStatement("INSERT INTO notes (body) VALUES ('new')"),
+                SqlStatement("CREATE TABLE more (a INTEGER)"),
+                SqlStatement(slow),
             ],
         )
     assert time.monotonic() - started < 5
@@ -430,7 +433,7 @@ def test_a_write_stopped_inside_one_call_changes_nothing(
     with pytest.raises(InvalidArgument, match="no such table"):
         store.query_sync(alice, "SELECT count(*) FROM more", None)
     # The file's writer lock was released: the next write goes through at once.
-    store.execute_sync(alice, [Statement("INSERT INTO notes (body) VALUES ('after')")])
+    store.execute_sync(alice, [SqlStatement("INSERT INTO notes (body) VALUES ('after')")])
     assert count(store, alice) == 2
 
 
@@ -443,10 +446,11 @@ def _databases(store: Store) -> list[DatabaseInfo]:
 def test_a_repeated_query_survives_a_schema_change(make_store: MakeStore, scopes: Scopes) -> None:
     store, alice = make_store(), scopes("alice")
     store.execute_sync(
-        alice, [Statement("CREATE TABLE w (a INTEGER)"), Statement("INSERT INTO w VALUES (1)")]
+        alice,
+        [SqlStatement("CREATE TABLE w (a INTEGER)"), SqlStatement("INSERT INTO w VALUES (1)")],
     )
     for _ in range(6):  # more than any driver's threshold for preparing a repeated text
         assert store.query_sync(alice, "SELECT * FROM w", None).columns == ["a"]
-    store.execute_sync(alice, [Statement("ALTER TABLE w ADD COLUMN b INTEGER")])
+    store.execute_sync(alice, [SqlStatement("ALTER TABLE w ADD COLUMN b INTEGER")])
     for _ in range(2):
         assert store.query_sync(alice, "SELECT * FROM w", None).rows == [[1, None]]

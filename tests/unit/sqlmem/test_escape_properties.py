@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Scope
-from palimpsest.sqlmem import SqliteStore, Statement
+from palimpsest.sqlmem import SqliteStore, SqlStatement
 from palimpsest.sqlmem.sqlite.authorizer import Mode, harden, install, trusted
 from tests.unit.principals import scope_ref
 
@@ -81,8 +81,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Sql
         store.execute_sync(
             who,
             [
-                Statement("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"),
-                Statement("INSERT INTO notes (body) VALUES ('secret')"),
+                SqlStatement("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"),
+                SqlStatement("INSERT INTO notes (body) VALUES ('secret')"),
             ],
         )
     yield store, tmp_path
@@ -134,7 +134,7 @@ def test_nothing_forbidden_runs_through_the_store(
         if as_query:
             store.query_sync(ATTACKER, text, None)
         else:
-            store.execute_sync(ATTACKER, [Statement(text)])
+            store.execute_sync(ATTACKER, [SqlStatement(text)])
     except PalimpsestError:
         pass  # refusals are expected; any other exception type fails the test
     check_invariants(store, root, before)

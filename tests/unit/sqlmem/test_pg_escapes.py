@@ -22,7 +22,7 @@ from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument, PalimpsestError, QuotaExceeded
 from palimpsest.identity import Scope
 from palimpsest.local.postgres import conninfo
-from palimpsest.sqlmem import Statement
+from palimpsest.sqlmem import SqlStatement
 from palimpsest.sqlmem.postgres.admin import Admin, role_password
 from palimpsest.sqlmem.postgres.store import PostgresStore
 from tests.unit.principals import scope_ref
@@ -126,8 +126,8 @@ def world(pg_conninfo: dict[str, Any]) -> Iterator[tuple[PostgresStore, psycopg.
         store.execute_sync(
             who,
             [
-                Statement("CREATE TABLE notes (id serial PRIMARY KEY, body text)"),
-                Statement("INSERT INTO notes (body) VALUES ('secret')"),
+                SqlStatement("CREATE TABLE notes (id serial PRIMARY KEY, body text)"),
+                SqlStatement("INSERT INTO notes (body) VALUES ('secret')"),
             ],
         )
     admin = psycopg.connect(**pg_conninfo, autocommit=True)
@@ -198,7 +198,7 @@ def test_nothing_forbidden_runs_through_the_store(
         if as_query:
             store.query_sync(ATTACKER, render(sql), None)
         else:
-            store.execute_sync(ATTACKER, [Statement(render(sql))])
+            store.execute_sync(ATTACKER, [SqlStatement(render(sql))])
     except PalimpsestError:
         pass  # refusals are expected; any other exception type fails the test
     assert snapshot(admin) == before
@@ -260,13 +260,15 @@ def test_layer_two_alone_refuses_what_layer_one_would(
     with pytest.raises(InvalidArgument, match="read-only"):
         store.query_sync(ATTACKER, "SELECT nextval('notes_id_seq')", None)
     with pytest.raises(InvalidArgument, match="multiple commands"):
-        store.execute_sync(ATTACKER, [Statement("UPDATE notes SET body = 'x'; DELETE FROM notes")])
+        store.execute_sync(
+            ATTACKER, [SqlStatement("UPDATE notes SET body = 'x'; DELETE FROM notes")]
+        )
     with pytest.raises(InvalidArgument) as caught:
         store.execute_sync(
             ATTACKER,
             [
-                Statement("INSERT INTO notes (body) VALUES ('kept?')"),
-                Statement(f"DELETE FROM {victim}.notes"),
+                SqlStatement("INSERT INTO notes (body) VALUES ('kept?')"),
+                SqlStatement(f"DELETE FROM {victim}.notes"),
             ],
         )
     assert caught.value.details["statement"] == 1

@@ -41,16 +41,8 @@ class Status:
 
 
 def credentials(settings: Settings) -> tuple[str, str]:
-    """The Bolt user and password: configured, or the managed server's generated one."""
-    if settings.neo4j_password is not None:
-        return settings.neo4j_user, settings.neo4j_password.get_secret_value()
-    path = _password_file(settings)
-    if not path.exists():
-        raise Unavailable(
-            f"no Neo4j password: set PALIMPSEST_NEO4J_PASSWORD or run `palimpsest neo4j install` "
-            f"(expected {path})"
-        )
-    return "neo4j", path.read_text().strip()
+    """The Bolt user and password (``Settings.neo4j_credentials``, kept under this name)."""
+    return settings.neo4j_credentials()
 
 
 def install(settings: Settings, say: Say = print) -> None:
@@ -166,7 +158,7 @@ def set_initial_password(java: Path, home: Path, password: str) -> None:
 
 
 def _password_file(settings: Settings) -> Path:
-    return settings.neo4j_home / "password"
+    return settings.neo4j_password_file
 
 
 def _pid_file(settings: Settings) -> Path:

@@ -52,29 +52,13 @@ class Status:
 
 
 def credentials(settings: Settings) -> tuple[str, str]:
-    """The admin role and its password: configured, or the managed server's generated one."""
-    if settings.postgres_password is not None:
-        return settings.postgres_user, settings.postgres_password.get_secret_value()
-    path = _password_file(settings)
-    if not path.exists():
-        raise Unavailable(
-            "no PostgreSQL password: set PALIMPSEST_POSTGRES_PASSWORD or run "
-            f"`palimpsest postgres start` (expected {path})"
-        )
-    return settings.postgres_user, path.read_text().strip()
+    """The admin role and its password (``Settings.postgres_credentials``, kept here)."""
+    return settings.postgres_credentials()
 
 
 def conninfo(settings: Settings, dbname: str | None = None) -> dict[str, object]:
-    """Connection parameters of the admin role (psycopg.connect(**conninfo(...)))."""
-    user, password = credentials(settings)
-    return {
-        "host": settings.postgres_host,
-        "port": settings.postgres_port,
-        "dbname": dbname or settings.postgres_database,
-        "user": user,
-        "password": password,
-        "connect_timeout": 5,
-    }
+    """Connection parameters of the admin role (``Settings.postgres_conninfo``, kept here)."""
+    return settings.postgres_conninfo(dbname)
 
 
 def bin_dir(settings: Settings) -> Path:
@@ -297,7 +281,7 @@ def _data_dir(settings: Settings) -> Path:
 
 
 def _password_file(settings: Settings) -> Path:
-    return settings.postgres_home / "password"
+    return settings.postgres_password_file
 
 
 def _running_pid(settings: Settings) -> int | None:

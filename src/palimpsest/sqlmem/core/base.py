@@ -7,16 +7,20 @@ Each backend validates statements in its own dialect, so the interface takes raw
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from palimpsest.identity import Scope, ScopeRef
 
 
 @dataclass(frozen=True, slots=True)
-class Statement:
+class SqlStatement:
+    """One statement of a SQL Memory batch, in the backend's dialect (apart from the Cypher
+    ``Statement`` of ``cypher/``)."""
+
     sql: str
     args: Any = None  # JSON: a list (positional) or an object (named)
 
@@ -52,7 +56,7 @@ class SqlStore(Protocol):
         """Run one read-only statement in the scope's database."""
         ...
 
-    async def execute(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
+    async def execute(self, ref: ScopeRef, batch: Sequence[SqlStatement]) -> list[ExecResult]:
         """Run DDL/DML statements atomically: all of them, or (on any error) none."""
         ...
 
@@ -77,3 +81,18 @@ class SqlStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+# The old name, for one release: it clashed with cypher's ``Statement``.
+DEPRECATED_STATEMENT = (
+    "palimpsest.sqlmem.Statement is deprecated: use palimpsest.sqlmem.SqlStatement (the same class)"
+)
+if TYPE_CHECKING:
+    Statement = SqlStatement
+
+
+def __getattr__(name: str) -> object:
+    if name == "Statement":
+        warnings.warn(DEPRECATED_STATEMENT, DeprecationWarning, stacklevel=2)
+        return SqlStatement
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.sqlmem.core import codec
-from palimpsest.sqlmem.core.base import Statement
+from palimpsest.sqlmem.core.base import SqlStatement
 
 Record = dict[str, Any]
 BATCH = 100  # statements per sqlExec-sized transaction when loading
@@ -47,18 +47,18 @@ def dump(path: Path) -> list[Record]:
         conn.close()
 
 
-def load_statements(records: list[Record]) -> Iterator[list[Statement]]:
+def load_statements(records: list[Record]) -> Iterator[list[SqlStatement]]:
     """The statements that rebuild a dump, in batches the store runs one by one."""
-    batch: list[Statement] = []
+    batch: list[SqlStatement] = []
     for r in records:
         if r["kind"] == "sql_schema":
-            batch.append(Statement(r["sql"]))
+            batch.append(SqlStatement(r["sql"]))
         else:
             columns = ", ".join(_quote(c) for c in r["columns"])
             marks = ", ".join("?" for _ in r["columns"])
             # Quoted identifiers from the dump; the store validates the statement anyway.
             sql = f"INSERT INTO {_quote(r['table'])} ({columns}) VALUES ({marks})"  # noqa: S608
-            batch.append(Statement(sql, list(r["values"])))
+            batch.append(SqlStatement(sql, list(r["values"])))
         if len(batch) == BATCH:
             yield batch
             batch = []

@@ -42,7 +42,7 @@ from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument, QuotaExceeded, Unavailable
 from palimpsest.identity import ScopeRef
 from palimpsest.sqlmem.core import codec
-from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, Statement
+from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, SqlStatement
 from palimpsest.sqlmem.core.failure import Failure
 from palimpsest.sqlmem.core.limits import capped_rows, check_width
 from palimpsest.sqlmem.core.writers import Writers
@@ -101,10 +101,8 @@ class PostgresStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PostgresStore:
-        from palimpsest.local.postgres import conninfo
-
         return cls(
-            conninfo(settings),
+            settings.postgres_conninfo(),
             max_rows=settings.sql_max_rows,
             timeout_ms=settings.sql_timeout_ms,
             max_bytes=settings.sql_max_db_bytes,
@@ -123,7 +121,7 @@ class PostgresStore:
     async def query(self, ref: ScopeRef, sql: str, args: Any) -> QueryResult:
         return await anyio.to_thread.run_sync(self.query_sync, ref, sql, args)
 
-    async def execute(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
+    async def execute(self, ref: ScopeRef, batch: Sequence[SqlStatement]) -> list[ExecResult]:
         async with self._writers.hold(ref.scope_key):
             return await anyio.to_thread.run_sync(self.execute_sync, ref, batch)
 
@@ -177,7 +175,7 @@ class PostgresStore:
             truncated_by=truncated_by,
         )
 
-    def execute_sync(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
+    def execute_sync(self, ref: ScopeRef, batch: Sequence[SqlStatement]) -> list[ExecResult]:
         if not 1 <= len(batch) <= MAX_BATCH:
             raise InvalidArgument(f"a batch holds 1 to {MAX_BATCH} statements, not {len(batch)}")
         work = [

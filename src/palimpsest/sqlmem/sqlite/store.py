@@ -32,7 +32,7 @@ import anyio.to_thread
 from palimpsest.errors import InvalidArgument, Unavailable
 from palimpsest.identity import ScopeRef
 from palimpsest.sqlmem.core import codec, dump
-from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, Statement
+from palimpsest.sqlmem.core.base import DatabaseInfo, ExecResult, QueryResult, SqlStatement
 from palimpsest.sqlmem.core.writers import ThreadWriters, Writers
 from palimpsest.sqlmem.sqlite import files
 from palimpsest.sqlmem.sqlite.authorizer import DEFAULT_MAX_VALUE_BYTES
@@ -100,7 +100,7 @@ class SqliteStore:
         limiter = self._pool.limiter
         return await anyio.to_thread.run_sync(self.query_sync, ref, sql, args, limiter=limiter)
 
-    async def execute(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
+    async def execute(self, ref: ScopeRef, batch: Sequence[SqlStatement]) -> list[ExecResult]:
         async with self._writers.hold(ref.scope_key):
             limiter = self._pool.limiter
             return await anyio.to_thread.run_sync(self.execute_sync, ref, batch, limiter=limiter)
@@ -137,7 +137,7 @@ class SqliteStore:
         result: QueryResult = self._pool.run(Query(str(path), checked.sql, params))
         return result
 
-    def execute_sync(self, ref: ScopeRef, batch: Sequence[Statement]) -> list[ExecResult]:
+    def execute_sync(self, ref: ScopeRef, batch: Sequence[SqlStatement]) -> list[ExecResult]:
         if not 1 <= len(batch) <= MAX_BATCH:
             raise InvalidArgument(f"a batch holds 1 to {MAX_BATCH} statements, not {len(batch)}")
         # Validate everything first: a refused statement anywhere means nothing runs.

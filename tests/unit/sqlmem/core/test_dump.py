@@ -11,7 +11,7 @@ import pytest
 
 from palimpsest.errors import InvalidArgument
 from palimpsest.identity import Scope
-from palimpsest.sqlmem import SqliteStore, Statement
+from palimpsest.sqlmem import SqliteStore, SqlStatement
 from palimpsest.sqlmem.core import dump
 from tests.unit.principals import scope_ref
 
@@ -39,11 +39,11 @@ def test_dump_and_load_reproduce_schema_and_rows(tmp_path: Path, store: MakeStor
         source.execute(
             ref,
             [
-                Statement(
+                SqlStatement(
                     'CREATE TABLE "odd ""name""" (id INTEGER PRIMARY KEY, v TEXT, b BLOB, f REAL)'
                 ),
-                Statement('CREATE INDEX by_v ON "odd ""name""" (v)'),
-                Statement(
+                SqlStatement('CREATE INDEX by_v ON "odd ""name""" (v)'),
+                SqlStatement(
                     'INSERT INTO "odd ""name""" (v, b, f) VALUES (?, ?, ?), (?, ?, ?)',
                     ["x", {"$base64": "AAE="}, {"$float": "Infinity"}, None, None, 1.5],
                 ),

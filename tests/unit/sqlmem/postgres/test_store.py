@@ -10,7 +10,7 @@ import pytest
 from psycopg import sql
 
 from palimpsest.errors import InvalidArgument, QuotaExceeded
-from palimpsest.sqlmem import Statement
+from palimpsest.sqlmem import SqlStatement
 from palimpsest.sqlmem.postgres.admin import role_password
 from palimpsest.sqlmem.postgres.store import PostgresStore
 from tests.unit.sqlmem.conftest import Scopes
@@ -46,8 +46,8 @@ def test_replicas_provision_many_new_scopes_at_once(
             store.execute_sync(
                 who,
                 [
-                    Statement("CREATE TABLE t (a INTEGER)"),
-                    Statement("INSERT INTO t VALUES (?)", [i]),
+                    SqlStatement("CREATE TABLE t (a INTEGER)"),
+                    SqlStatement("INSERT INTO t VALUES (?)", [i]),
                 ],
             )
             return stores[(i + 1) % 2].query_sync(who, "SELECT a FROM t", None).rows
@@ -101,7 +101,7 @@ def test_a_scope_under_the_unkeyed_names_is_renamed_when_replicas_start(
         new_role, new_schema = store.admin.role_name(key), store.admin.schema_name(key)
         assert (new_role, new_schema) != (old_role, old_schema)
         assert store.query_sync(who, "SELECT body FROM notes", None).rows == [["kept"]]
-        stores[1].execute_sync(who, [Statement("INSERT INTO notes VALUES ('after')")])
+        stores[1].execute_sync(who, [SqlStatement("INSERT INTO notes VALUES ('after')")])
         assert stores[2].query_sync(who, "SELECT count(*) FROM notes", None).rows == [[2]]
         listed = {d.key: d for d in store.admin.databases()}
         assert listed[key].owner_id == who.owner_id

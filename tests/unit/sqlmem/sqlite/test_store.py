@@ -15,7 +15,7 @@ import pytest
 
 from palimpsest.errors import Conflict, InvalidArgument, QuotaExceeded
 from palimpsest.identity import Scope, ScopeRef
-from palimpsest.sqlmem import SqliteStore, Statement
+from palimpsest.sqlmem import SqliteStore, SqlStatement
 from palimpsest.sqlmem.core.base import QueryResult
 from palimpsest.sqlmem.sqlite import files
 from palimpsest.sqlmem.sqlite.store import MAX_BATCH
@@ -42,7 +42,7 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
 
 def make_notes(store: SqliteStore, who: ScopeRef = ALICE) -> None:
     store.execute_sync(
-        who, [Statement("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT UNIQUE, b BLOB)")]
+        who, [SqlStatement("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT UNIQUE, b BLOB)")]
     )
 
 
@@ -58,8 +58,8 @@ def test_files_are_per_scope_named_by_key_and_created_on_first_write(
     make_notes(store)
     assert (tmp_path / "sql" / f"{ALICE.scope_key}.db").exists()
     make_notes(store, BOB)
-    store.execute_sync(ALICE, [Statement("INSERT INTO notes (body) VALUES ('alice')")])
-    store.execute_sync(BOB, [Statement("INSERT INTO notes (body) VALUES ('bob')")])
+    store.execute_sync(ALICE, [SqlStatement("INSERT INTO notes (body) VALUES ('alice')")])
+    store.execute_sync(BOB, [SqlStatement("INSERT INTO notes (body) VALUES ('bob')")])
     assert store.query_sync(ALICE, "SELECT body FROM notes", None).rows == [["alice"]]
     assert store.query_sync(BOB, "SELECT body FROM notes", None).rows == [["bob"]]
     with pytest.raises(InvalidArgument, match="no such table"):
@@ -69,7 +69,7 @@ def test_files_are_per_scope_named_by_key_and_created_on_first_write(
 def test_a_bad_scope_key_touches_no_file(store: SqliteStore, tmp_path: Path) -> None:
     evil = forged(ALICE, "../../etc/passwd")
     with pytest.raises(InvalidArgument, match="scope key"):
-        store.execute_sync(evil, [Statement("CREATE TABLE t (a)")])
+        store.execute_sync(evil, [SqlStatement("CREATE TABLE t (a)")])
     with pytest.raises(InvalidArgument, match="scope key"):
         store.query_sync(forged(ALICE, "A" * 32), "SELECT 1", None)
     assert list(tmp_path.iterdir()) == []
@@ -80,11 +80,13 @@ def test_positional_and_named_args_rows_affected_and_last_row_id(store: SqliteSt
     results = store.execute_sync(
         ALICE,
         [
-            Statement("INSERT INTO notes (body, b) VALUES (?, ?)", ["one", {"$base64": "AAH/"}]),
-            Statement("INSERT INTO notes (id, body) VALUES (:id, @body)", {"id": 41, "body": "x"}),
-            Statement("REPLACE INTO notes (id, body) VALUES ($id, 'y')", {"$id": 41}),
-            Statement("UPDATE notes SET body = body || '!' WHERE id > ?", [0]),
-            Statement("DELETE FROM notes WHERE id = 41"),
+            SqlStatement("INSERT INTO notes (body, b) VALUES (?, ?)", ["one", {"$base64": "AAH/"}]),
+            SqlStatement(
+                "INSERT INTO notes (id, body) VALUES (:id, @body)", {"id": 41, "body": "x"}
+            ),
+            SqlStatement("REPLACE INTO notes (id, body) VALUES ($id, 'y')", {"$id": 41}),
+            SqlStatement("UPDATE notes SET body = body || '!' WHERE id > ?", [0]),
+            SqlStatement("DELETE FROM notes WHERE id = 41"),
         ],
     )
     affected = [(r.rows_affected, r.last_insert_id) for r in results]
@@ -95,15 +97,15 @@ def test_positional_and_named_args_rows_affected_and_last_row_id(store: SqliteSt
 
 def test_a_batch_failing_halfway_leaves_no_change(store: SqliteStore) -> None:
     make_notes(store)
-    store.execute_sync(ALICE, [Statement("INSERT INTO notes (body) VALUES ('kept')")])
+    store.execute_sync(ALICE, [SqlStatement("INSERT INTO notes (body) VALUES ('kept')")])
     with pytest.raises(Conflict, match="UNIQUE") as caught:
         store.execute_sync(
             ALICE,
             [
-                Statement("CREATE TABLE more (a)"),
-                Statement("INSERT INTO notes (body) VALUES ('new')"),
-                Statement("INSERT INTO notes (body) VALUES ('kept')"),  # fails
-                Statement("INSERT INTO notes (body) VALUES ('never')"),
+                SqlStatement("CREATE TABLE more (a)"),
+                SqlStatement("INSERT INTO notes (body) VALUES ('new')"),
+                SqlStatement("INSERT INTO notes (body) VALUES ('kept')"),  # fails
+                SqlStatement("INSERT INTO notes (body) VALUES ('never')"),
             ],
         )
     assert caught.value.details["statement"] == 2
@@ -117,7 +119,10 @@ def test_a_refused_statement_anywhere_means_nothing_runs(store: SqliteStore) -> 
     with pytest.raises(InvalidArgument, match="ATTACH"):
         store.execute_sync(
             ALICE,
-            [Statement("INSERT INTO notes (body) VALUES ('a')"), Statement("ATTACH 'x' AS y")],
+            [
+                SqlStatement("INSERT INTO notes (body) VALUES ('a')"),
+                SqlStatement("ATTACH 'x' AS y"),
+            ],
         )
     assert count(store) == 0
 
@@ -142,8 +147,8 @@ def test_a_long_write_is_stopped_and_rolled_back(store: SqliteStore) -> None:
         store.execute_sync(
             ALICE,
             [
-                Statement("INSERT INTO notes (body) VALUES ('first')"),
-                Statement(
+                SqlStatement("INSERT INTO notes (body) VALUES ('first')"),
+                SqlStatement(
                     "INSERT INTO notes (body) WITH RECURSIVE c(n) AS "
                     "(SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT NULL FROM c WHERE n < 0"
                 ),
@@ -167,13 +172,13 @@ def test_rows_are_capped_with_a_truncated_flag(store: SqliteStore) -> None:
 
 def test_the_size_quota_refuses_with_numbers_and_changes_nothing(store: SqliteStore) -> None:
     make_notes(store)
-    store.execute_sync(ALICE, [Statement("INSERT INTO notes (body) VALUES ('small')")])
+    store.execute_sync(ALICE, [SqlStatement("INSERT INTO notes (body) VALUES ('small')")])
     big = (
         "INSERT INTO notes (b) WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
         "WHERE n < 100) SELECT randomblob(4000) FROM c"
     )
     with pytest.raises(QuotaExceeded, match="quota of 262144 bytes") as caught:
-        store.execute_sync(ALICE, [Statement(big)])
+        store.execute_sync(ALICE, [SqlStatement(big)])
     assert caught.value.details["quota"] == 262144
     assert 0 < caught.value.details["current"] < 262144
     assert count(store) == 1
@@ -232,7 +237,7 @@ def test_listing_and_erasure(store: SqliteStore, tmp_path: Path) -> None:
 
 def test_readers_run_while_a_writer_holds_the_file(store: SqliteStore) -> None:
     make_notes(store)
-    store.execute_sync(ALICE, [Statement("INSERT INTO notes (body) VALUES ('x')")])
+    store.execute_sync(ALICE, [SqlStatement("INSERT INTO notes (body) VALUES ('x')")])
     slow = SqliteStore(store.root, max_rows=5, timeout_ms=2000, max_bytes=0)
     done = threading.Event()
 
@@ -241,8 +246,8 @@ def test_readers_run_while_a_writer_holds_the_file(store: SqliteStore) -> None:
             slow.execute_sync(
                 ALICE,
                 [
-                    Statement("INSERT INTO notes (body) VALUES ('y')"),
-                    Statement(
+                    SqlStatement("INSERT INTO notes (body) VALUES ('y')"),
+                    SqlStatement(
                         "INSERT INTO notes (body) WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL "
                         "SELECT n + 1 FROM c WHERE n < 200000) SELECT NULL FROM c WHERE n < 0"
                     ),
@@ -278,7 +283,7 @@ def test_the_connection_is_hardened(store: SqliteStore) -> None:
 
 async def test_the_async_interface_runs_off_the_loop(store: SqliteStore) -> None:
     results = await store.execute(
-        TEAM, [Statement("CREATE TABLE t (a)"), Statement("INSERT INTO t VALUES (?)", [7])]
+        TEAM, [SqlStatement("CREATE TABLE t (a)"), SqlStatement("INSERT INTO t VALUES (?)", [7])]
     )
     assert results[1].rows_affected == 1
     assert (await store.query(TEAM, "SELECT a FROM t", None)).rows == [[7]]
@@ -348,14 +353,14 @@ def test_printf_gives_up_at_the_value_cap(tight: SqliteStore) -> None:
 def test_bound_values_and_stored_rows_obey_the_value_cap(tight: SqliteStore) -> None:
     with pytest.raises(QuotaExceeded, match="65536 bytes"):
         tight.query_sync(ALICE, "SELECT length(?)", ["x" * 70_000])
-    tight.execute_sync(ALICE, [Statement("CREATE TABLE t (a BLOB, b BLOB)")])
+    tight.execute_sync(ALICE, [SqlStatement("CREATE TABLE t (a BLOB, b BLOB)")])
     with pytest.raises(QuotaExceeded, match="65536 bytes"):
         # each value fits, the row does not
         tight.execute_sync(
             ALICE,
             [
-                Statement("INSERT INTO t VALUES (zeroblob(10), zeroblob(10))"),
-                Statement("INSERT INTO t VALUES (zeroblob(40000), zeroblob(40000))"),
+                SqlStatement("INSERT INTO t VALUES (zeroblob(10), zeroblob(10))"),
+                SqlStatement("INSERT INTO t VALUES (zeroblob(40000), zeroblob(40000))"),
             ],
         )
     assert tight.query_sync(ALICE, "SELECT count(*) FROM t", None).rows == [[0]]
@@ -404,7 +409,7 @@ def test_the_column_cap_refuses_before_the_statement_runs(tight: SqliteStore) ->
         tight.query_sync(ALICE, sql, None)
     assert caught.value.details["limit"] == "sqlMaxColumns"
     assert time.monotonic() - started < 1.0  # the timeout is 2 s: it never ran
-    tight.execute_sync(ALICE, [Statement("CREATE TABLE w (" + ", ".join("abcdefghi") + ")")])
+    tight.execute_sync(ALICE, [SqlStatement("CREATE TABLE w (" + ", ".join("abcdefghi") + ")")])
     with pytest.raises(QuotaExceeded, match="returns 9 columns"):
         tight.query_sync(ALICE, "SELECT * FROM w", None)
     assert tight.query_sync(ALICE, "SELECT a, b FROM w UNION ALL SELECT 1, 2", None).rows == [
@@ -425,7 +430,7 @@ def test_the_column_cap_refuses_before_the_statement_runs(tight: SqliteStore) ->
 def test_pragma_functions_are_refused_in_writes_and_views(store: SqliteStore, sql: str) -> None:
     make_notes(store)
     with pytest.raises(InvalidArgument, match="statement refused"):
-        store.execute_sync(ALICE, [Statement(sql)])
+        store.execute_sync(ALICE, [SqlStatement(sql)])
     names = store.query_sync(ALICE, "SELECT name FROM sqlite_master ORDER BY name", None)
     assert names.rows == [["notes"], ["sqlite_autoindex_notes_1"]]
 
@@ -446,8 +451,8 @@ def test_the_authorizer_alone_refuses_a_view_over_a_pragma(
         store.execute_sync(
             ALICE,
             [
-                Statement("INSERT INTO notes (body) VALUES ('kept?')"),
-                Statement("CREATE VIEW v AS SELECT * FROM pragma_database_list"),
+                SqlStatement("INSERT INTO notes (body) VALUES ('kept?')"),
+                SqlStatement("CREATE VIEW v AS SELECT * FROM pragma_database_list"),
             ],
         )
     assert caught.value.details["statement"] == 1
@@ -469,7 +474,7 @@ async def test_callers_beyond_the_workers_wait_holding_no_thread(
 
     monkeypatch.setattr(store._pool, "run", run)
     owners = [ref("acme", Scope.USER, f"u{n}") for n in range(3)]
-    write = [Statement("CREATE TABLE t (x)")]
+    write = [SqlStatement("CREATE TABLE t (x)")]
     calls: list[Callable[[], Coroutine[Any, Any, object]]] = [
         *(functools.partial(store.query, o, "SELECT 1", None) for o in owners),
         *(functools.partial(store.execute, o, write) for o in owners),

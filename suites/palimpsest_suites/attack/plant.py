@@ -16,8 +16,8 @@ from typing import Any
 
 from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
-from palimpsest_bench.attack.matrix import Identity, Member, Plane
-from palimpsest_bench.wire import WireClient
+from palimpsest_suites.attack.matrix import Identity, Member, Plane
+from palimpsest_suites.wire import WireClient
 
 PHRASE = "vault phrase harbour gate"  # what attackers search for
 

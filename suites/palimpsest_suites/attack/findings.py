@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from palimpsest_bench.attack import plant
+from palimpsest_suites.attack import plant
 
 CANARY = re.compile(rb"cnry[0-9a-f]{20}")
 MAX_FINDINGS = 25

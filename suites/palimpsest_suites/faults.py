@@ -38,9 +38,9 @@ from palimpsest.identity import Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local import neo4j as neo4j_local
-from palimpsest_bench.recall_bench import percentile
-from palimpsest_bench.served import ApiProcess
-from palimpsest_bench.wire import WireClient
+from palimpsest_suites.figures import percentile
+from palimpsest_suites.served import ApiProcess
+from palimpsest_suites.wire import WireClient
 
 Say = Callable[[str], None]
 KINDS = ("facts", "api-sql", "import", "sql")

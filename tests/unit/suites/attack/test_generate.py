@@ -9,8 +9,8 @@ from graphql import GraphQLNonNull, parse, validate
 
 from palimpsest.graphql.schema import build_schema
 from palimpsest.identity import Scope
-from palimpsest_bench.attack.generate import Values, fields_of, id_kind_of
-from palimpsest_bench.attack.matrix import ROLES, Member, Plane
+from palimpsest_suites.attack.generate import Values, fields_of, id_kind_of
+from palimpsest_suites.attack.matrix import ROLES, Member, Plane
 
 SCHEMA = build_schema()._schema
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palimpsest_bench.faults import SIZES, Batch, Tally, judge
+from palimpsest_suites.faults import SIZES, Batch, Tally, judge
 
 
 def test_judge_counts_partial_and_lost_batches() -> None:

@@ -15,9 +15,9 @@ from typing import Any
 from palimpsest.config import Settings
 from palimpsest.identity.tokens import load_keys
 from palimpsest.server import serve_in_thread
-from palimpsest_bench.attack import probe_stalls
-from palimpsest_bench.attack.probe_placement import in_process
-from palimpsest_bench.attack.run import run_attack
+from palimpsest_suites.attack import probe_stalls
+from palimpsest_suites.attack.probe_placement import in_process
+from palimpsest_suites.attack.run import run_attack
 
 
 def run(

@@ -11,14 +11,14 @@ import secrets
 from typing import Any
 
 from palimpsest.identity.tokens import TokenKeys
-from palimpsest_bench.attack import (
+from palimpsest_suites.attack import (
     probe_bookmarks,
     probe_doors,
     probe_erase,
     probe_placement,
     probe_sql,
 )
-from palimpsest_bench.attack.probe_placement import Consolidate
+from palimpsest_suites.attack.probe_placement import Consolidate
 
 
 async def run_probes(

@@ -27,7 +27,7 @@ from graphql import (
     get_nullable_type,
 )
 
-from palimpsest_bench.attack.plant import PHRASE
+from palimpsest_suites.attack.plant import PHRASE
 
 MAX_DEPTH = 4
 

@@ -4,7 +4,7 @@ database's (an index of our name but another shape is remade)."""
 from __future__ import annotations
 
 from palimpsest.cypher import schema as q
-from palimpsest.schema.indexes import range_shapes
+from palimpsest.cypher.indexes import range_shapes
 
 
 def test_every_range_index_statement_is_read_with_its_label_and_properties() -> None:

@@ -27,13 +27,13 @@ from graphql import build_client_schema, get_introspection_query
 
 from palimpsest.identity import Scope
 from palimpsest.identity.tokens import TokenKeys, mint
-from palimpsest_bench.attack import findings, matrix, plant
-from palimpsest_bench.attack.generate import Field, Values, fields_of, fresh_id
-from palimpsest_bench.attack.matrix import Member, Plane
-from palimpsest_bench.attack.plant import Garden
-from palimpsest_bench.attack.probe_placement import Consolidate
-from palimpsest_bench.attack.probes import run_probes
-from palimpsest_bench.wire import Reply, WireClient
+from palimpsest_suites.attack import findings, matrix, plant
+from palimpsest_suites.attack.generate import Field, Values, fields_of, fresh_id
+from palimpsest_suites.attack.matrix import Member, Plane
+from palimpsest_suites.attack.plant import Garden
+from palimpsest_suites.attack.probe_placement import Consolidate
+from palimpsest_suites.attack.probes import run_probes
+from palimpsest_suites.wire import Reply, WireClient
 
 DESTRUCTIVE = re.compile(r"delete|erase|forget|purge|drop|remove|^set", re.IGNORECASE)
 # Fields that erase everything the caller owns, by design: they run as a bystander (the same

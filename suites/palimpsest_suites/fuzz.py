@@ -33,7 +33,7 @@ from hypothesis_graphql import Mode, from_schema, nodes
 
 from palimpsest.identity import Role, Scope
 from palimpsest.identity.tokens import TokenKeys, mint
-from palimpsest_bench.attack.generate import Field, fields_of
+from palimpsest_suites.attack.generate import Field, fields_of
 
 MAX_EXAMPLES_KEPT = 20
 THREE = [Scope.AGENT, Scope.USER, Scope.TENANT]
