@@ -16,7 +16,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from palimpsest.config import Settings
 from palimpsest.domain.time.timeparse import parse_optional
@@ -35,8 +35,8 @@ WORKERS = 2  # consolidator loops: one embeds while the other writes
 # A batch whose embedding outlasts its lease (long turns on a loaded machine) loses the lease:
 # its spans come back once the lease expires, so draining waits this long for them after a
 # round that found nothing, polling every ``POLL`` seconds.
-_WORKER = {f.name: f.default for f in fields(WorkerConfig)}
-SETTLE_SECONDS = 2 * float(_WORKER["lease_seconds"]) + float(_WORKER["backoff_seconds"])
+_WORKER = WorkerConfig(owner="", extractors=())  # the defaults drain's loops run with
+SETTLE_SECONDS = 2 * _WORKER.lease_seconds + _WORKER.backoff_seconds
 POLL = 5.0
 
 
