@@ -25,6 +25,7 @@ from palimpsest.runtime import open_services as services
 from palimpsest_bench import beam_bm25, harvest_ingest
 from palimpsest_bench.beam_data import Beam, first_conversations, load_beam
 from palimpsest_bench.beam_metrics import ALL, FOLD_METRICS, figures, fold_table
+from palimpsest_bench.beam_metrics import details as evidence_ranks
 from palimpsest_bench.embed_cache import CachedEmbedder
 from palimpsest_bench.recall_eval import VIAS, ablation_rankings, answer_all, headline
 from palimpsest_bench.recall_folds import holds
@@ -61,8 +62,10 @@ async def run(
     limit: int | None = None,
     ablation: bool = False,
     folds: bool = False,
+    details: bool = False,
 ) -> dict[str, Any]:
-    """``limit``: only the first N conversations (an indicative run)."""
+    """``limit``: only the first N conversations (an indicative run). ``details``: each
+    question's evidence ranks in the JSON too."""
     if mode not in MODES:
         raise InvalidArgument(f"--mode {mode}: one of {', '.join(MODES)}")
     if via not in VIAS:
@@ -97,6 +100,8 @@ async def run(
     result.update(scored)
     result["questions"] = _questions(beam)
     result["skipped"] = beam.skipped
+    if details:
+        result["details"] = evidence_ranks(beam, ds.queries, rankings)
     if variants:
         table = {"all levers": headline(ds, rankings)}
         table |= {name: headline(ds, r) for name, r in variants.items()}

@@ -84,6 +84,33 @@ def figures(
     }
 
 
+def details(
+    beam: Beam, queries: Sequence[Query], rankings: Sequence[Sequence[str]]
+) -> list[dict[str, Any]]:
+    """Per question: the 1-based rank of each evidence message in the top 10 (null: not
+    there), by labelled part when the question has parts (``--details``)."""
+
+    def rank(ranked: Sequence[str], unit: str) -> int | None:
+        found = best_rank(ranked, (unit,))
+        return None if found is None else found + 1
+
+    out: list[dict[str, Any]] = []
+    for q, ranked in zip(queries, rankings, strict=True):
+        parts = beam.parts.get(q.id, {})
+        row: dict[str, Any] = {
+            "question": q.id,
+            "type": q.category,
+            "ranks": {u: rank(ranked, u) for u in sorted(q.relevant)},
+        }
+        if parts:
+            row["parts"] = {
+                name: {u: rank(ranked, u) for u in sorted(units)}
+                for name, units in sorted(parts.items())
+            }
+        out.append(row)
+    return out
+
+
 def fold_table(beam: Beam, variants: Mapping[str, Sequence[Sequence[str]]]) -> list[dict[str, Any]]:
     """``variants``: ``all`` and ``-<lever>`` -> one ranking per question of the dataset."""
     queries = beam.dataset.queries

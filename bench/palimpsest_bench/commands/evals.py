@@ -335,6 +335,9 @@ def eval_beam(
     ] = None,
     ablate: Ablate = False,
     folds: Folds = False,
+    details: Annotated[
+        bool, typer.Option("--details", help="Also print each question's evidence ranks.")
+    ] = False,
 ) -> None:
     """BEAM: long conversations, a user each, messages as turns; recall_any@10, recall_all@10,
     nDCG@10 by question type, and how often the updated statement ranks above the original."""
@@ -354,5 +357,6 @@ def eval_beam(
         limit=limit,
         ablation=ablate,
         folds=folds,
+        details=details,
     )
     print_json(asyncio.run(run))

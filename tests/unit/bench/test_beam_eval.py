@@ -108,6 +108,15 @@ def test_bm25_run_prints_the_issue_s_keys(tmp_path: Path) -> None:
     }
 
 
+def test_details_list_the_evidence_ranks(tmp_path: Path) -> None:
+    data = _folder(tmp_path)
+    args = ["eval", "beam", "--data", str(data), "--mode", "bm25", "--details"]
+    result = CliRunner().invoke(cli_app(), args)
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["details"]
+    assert row["parts"] == {"original_info": {"c1:0": 1}, "updated_info": {"c1:2": 2}}
+
+
 def test_bm25_refuses_ablation(tmp_path: Path) -> None:
     data = _folder(tmp_path)
     result = CliRunner().invoke(

@@ -13,6 +13,7 @@ from palimpsest_bench.beam_metrics import (
     FOLD_METRICS,
     NEWER_FIRST,
     best_rank,
+    details,
     figures,
     fold_table,
     newer_first,
@@ -108,3 +109,17 @@ def test_folds_count_where_a_lever_helps_per_conversation() -> None:
     counted = holds(folds, FOLD_METRICS)
     assert counted["newer_first"][NEWER_FIRST] == {"helps": 1, "harms": 0, "same": 1}
     assert counted["newer_first"]["recall_any@10"] == {"helps": 0, "harms": 0, "same": 2}
+
+
+def test_details_give_each_evidence_message_its_rank_by_part() -> None:
+    beam = _beam()
+    rows = details(beam, beam.dataset.queries[:2], [["x", "a:2"], ["a:3"]])
+    assert rows == [
+        {
+            "question": "a#ku#0",
+            "type": "knowledge_update",
+            "ranks": {"a:1": None, "a:2": 2},
+            "parts": {"original_info": {"a:1": None}, "updated_info": {"a:2": 2}},
+        },
+        {"question": "a#ie#0", "type": "information_extraction", "ranks": {"a:3": 1}},
+    ]
