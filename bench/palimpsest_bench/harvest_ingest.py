@@ -32,6 +32,12 @@ from palimpsest_suites.crash import ERASE_SCOPE
 Progress = Callable[[str], None]
 BATCH = 20  # spans per harvest call
 WORKERS = 2  # consolidator loops: one embeds while the other writes
+# A batch whose embedding outlasts its lease (long turns on a loaded machine) loses the lease:
+# its spans come back once the lease expires, so draining waits this long for them after a
+# round that found nothing, polling every ``POLL`` seconds.
+_WORKER = WorkerConfig(owner="", extractors=())  # the defaults drain's loops run with
+SETTLE_SECONDS = 2 * _WORKER.lease_seconds + _WORKER.backoff_seconds
+POLL = 5.0
 
 
 @dataclass(slots=True)
@@ -104,6 +110,12 @@ async def ingest(
     t1 = time.perf_counter()
     progress(f"  harvested in {t1 - t0:.1f}s; consolidating with {WORKERS} loops")
     done = await drain(svc, settings, tenant, users)
+    idle_since = time.perf_counter()
+    while done < len(unit_of) and time.perf_counter() - idle_since < SETTLE_SECONDS:
+        await asyncio.sleep(POLL)
+        if more := await drain(svc, settings, tenant, users):
+            done += more
+            idle_since = time.perf_counter()
     t2 = time.perf_counter()
     progress(f"  consolidated {done} spans in {t2 - t1:.1f}s ({done / (t2 - t1):.0f}/s)")
     if done != len(unit_of):

@@ -143,6 +143,7 @@ HEADLINE: dict[str, tuple[str, ...]] = {
     "locomo": ("recall@10", "ndcg@10"),
     "scifact": ("ndcg@10",),
     "timeqa": ("ndcg@10",),
+    "beam": ("recall_any@10", "recall_all@10", "ndcg@10"),
 }
 
 
@@ -182,8 +183,10 @@ async def ablation_rankings(
     top_k: int,
     pool: int | None,
     progress: Progress,
+    reload: bool = True,
 ) -> dict[str, list[list[str]]]:
-    """The rankings with each lever removed in turn (``--ablate``, ``--folds``): ``-<lever>``."""
+    """The rankings with each lever removed in turn (``--ablate``, ``--folds``): ``-<lever>``.
+    ``reload`` False leaves out the ingest-time levers (each loads the dataset again)."""
     full = Levers.of(svc.settings)
     table: dict[str, list[list[str]]] = {}
     for lever, change in ABLATIONS.items():
@@ -191,7 +194,8 @@ async def ablation_rankings(
             svc, tenant, ds, loaded, mode, top_k, pool, replace(full, **change)
         )
         progress(f"  without {lever}: {headline(ds, table[f'-{lever}'])}")
-    for lever, change in INGEST_ABLATIONS.items():
+    reloaded: dict[str, dict[str, Any]] = INGEST_ABLATIONS if reload else {}
+    for lever, change in reloaded.items():
         if not all(getattr(svc.settings, k) for k in change):
             continue  # already off: the full ranking is the one without it
         plain = replace(svc, settings=svc.settings.model_copy(update=change))

@@ -57,12 +57,14 @@ def fold_table(
     return table
 
 
-def holds(folds: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+def holds(
+    folds: Sequence[Mapping[str, Any]], metrics: Sequence[str] = FOLD_METRICS
+) -> dict[str, dict[str, dict[str, int]]]:
     """Per lever and metric: in how many folds the lever helps, harms, or changes nothing."""
     out: dict[str, dict[str, dict[str, int]]] = {}
     for fold in folds:
         for lever, figures in fold["without"].items():
-            for metric in FOLD_METRICS:
+            for metric in metrics:
                 gain = fold[ALL][metric] - figures[metric]
                 row = out.setdefault(lever, {}).setdefault(
                     metric, {"helps": 0, "harms": 0, "same": 0}

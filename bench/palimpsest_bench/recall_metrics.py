@@ -1,5 +1,6 @@
-"""The evaluations' ranking metrics (pure): LoCoMo's hit@k as recall@k, BEIR's recall@k and
-binary-gain nDCG@k, MRR@k, and which of them each dataset reports."""
+"""The evaluations' ranking metrics (pure): LoCoMo's hit@k as recall@k (BEAM's recall_any@k),
+BEAM's recall_all@k, BEIR's recall@k and binary-gain nDCG@k, MRR@k, and which of them each
+dataset reports."""
 
 from __future__ import annotations
 
@@ -26,6 +27,13 @@ def recall_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float
     return len(wanted.intersection(ranked[:k])) / len(wanted)
 
 
+def all_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """1.0 when every relevant id is in the top ``k`` (BEAM's recall_all@k), else 0.0; 0.0
+    when there are none."""
+    wanted = set(relevant)
+    return 1.0 if wanted and wanted <= set(ranked[:k]) else 0.0
+
+
 def ndcg_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
     """Binary-gain nDCG@k (log2 discount, ranks from 1): BEIR's metric for 0/1 qrels."""
     wanted = set(relevant)
@@ -48,6 +56,7 @@ def mrr_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
 METRICS: dict[str, Callable[[Sequence[str], Iterable[str]], float]] = {
     "hit@5": lambda r, g: hit_at_k(r, g, 5),
     "hit@10": lambda r, g: hit_at_k(r, g, 10),
+    "all@10": lambda r, g: all_at_k(r, g, 10),
     "recall@100": lambda r, g: recall_at_k(r, g, 100),
     "ndcg@10": lambda r, g: ndcg_at_k(r, g, 10),
     "mrr@10": lambda r, g: mrr_at_k(r, g, 10),
@@ -62,6 +71,7 @@ REPORTED: dict[str, dict[str, str]] = {
     },
     "scifact": {"ndcg@10": "ndcg@10", "recall@100": "recall@100"},
     "timeqa": {"ndcg@10": "ndcg@10", "mrr@10": "mrr@10"},
+    "beam": {"recall_any@10": "hit@10", "recall_all@10": "all@10", "ndcg@10": "ndcg@10"},
 }
 
 

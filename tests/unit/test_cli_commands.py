@@ -27,6 +27,7 @@ COMMANDS = [
     ["postgres", "start"],
     ["bench", "recall-latency"],
     ["eval", "locomo"],
+    ["eval", "beam"],
 ]
 
 

@@ -307,3 +307,56 @@ def eval_context_floor(
             Settings(), data, conversations, questions, stride, budget, floors, say=err
         )
     )
+
+
+class BeamMode(StrEnum):
+    VECTOR = "vector"
+    FULLTEXT = "fulltext"
+    HYBRID = "hybrid"
+    BM25 = "bm25"
+
+
+@eval_app.command("beam")
+def eval_beam(
+    data: DataDir,
+    mode: Annotated[
+        BeamMode,
+        typer.Option(
+            "--mode", help="Which legs of recall to run, or bm25: the plain BM25 baseline."
+        ),
+    ] = BeamMode.HYBRID,
+    via: Via = None,
+    pool: Pool = None,
+    keep: KeepDocs = False,
+    embed_cache: EmbedCache = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="Only the first N conversations (indicative figures)."),
+    ] = None,
+    ablate: Ablate = False,
+    folds: Folds = False,
+    details: Annotated[
+        bool, typer.Option("--details", help="Also print each question's evidence ranks.")
+    ] = False,
+) -> None:
+    """BEAM: long conversations, a user each, messages as turns; recall_any@10, recall_all@10,
+    nDCG@10 by question type, and how often the updated statement ranks above the original."""
+    import asyncio
+
+    from palimpsest_bench import beam_eval
+
+    run = beam_eval.run(
+        Settings(),
+        data,
+        mode.value,
+        err,
+        via=(via or IngestVia.IMPORT).value,
+        pool=pool,
+        keep=keep,
+        embed_cache=embed_cache,
+        limit=limit,
+        ablation=ablate,
+        folds=folds,
+        details=details,
+    )
+    print_json(asyncio.run(run))

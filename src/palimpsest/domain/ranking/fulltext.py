@@ -40,6 +40,11 @@ QUESTION_WORDS = frozenset(
 _TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*", re.UNICODE)
 _STEMMER = SnowballStemmer("english")
 MAX_QUERY_TERMS = 64
+# A longer run of letters and digits (a hash, a base64 blob pasted into a message) is no word
+# anyone searches for, and as a :TermStats key it overflows the range index's key size (about
+# 8 kB), which failed the whole write: such runs are not terms (Lucene's standard tokenizer
+# stops a token at the same length).
+MAX_TERM_CHARS = 255
 # Term kinds of the statistics: one per kind of row, and the speakers of conversation turns.
 KINDS = ("memory", "chunk", "fact")
 SPEAKER_KIND = "speaker"
@@ -53,12 +58,13 @@ def _stem(word: str) -> str:
 
 def analyze(text: str) -> list[str]:
     """Terms of ``text``: words lowercased, possessive 's and apostrophes removed, stop words
-    out, Snowball English stems. Terms are ``[^\\W_]+`` runs, so never Lucene syntax."""
+    and words over ``MAX_TERM_CHARS`` out, Snowball English stems. Terms are ``[^\\W_]+`` runs,
+    so never Lucene syntax."""
     out: list[str] = []
     for raw in _TOKEN.findall(text.lower()):
         word = raw[:-2] if raw.endswith(("'s", "\u2019s")) else raw
         word = word.replace("'", "").replace("\u2019", "")
-        if word and word not in STOP_WORDS:
+        if word and word not in STOP_WORDS and len(word) <= MAX_TERM_CHARS:
             out.append(_stem(word))
     return out
 

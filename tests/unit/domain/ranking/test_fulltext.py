@@ -29,6 +29,14 @@ def test_analyzer_stems_drops_stop_words_and_possessives() -> None:
     assert ft.analyze("don't  x_y 2023") == ["dont", "x", "y", "2023"]
 
 
+def test_analyzer_drops_runs_too_long_to_be_words() -> None:
+    blob = "Zm" * 5_000  # a pasted base64 blob: as a term it overflowed the range index
+    assert ft.analyze(f"hash {blob} kept") == ["hash", "kept"]
+    edge = "a" * ft.MAX_TERM_CHARS
+    assert ft.analyze(f"{edge} {edge}b") == [ft.analyze(edge)[0]]
+    assert ft.query_terms(f"where is {blob}", drop_question_words=True) == []
+
+
 def test_question_words_leave_the_full_text_query_only_when_asked() -> None:
     assert ft.query_terms("When did Caroline go to the support group?", True) == [
         "carolin",
