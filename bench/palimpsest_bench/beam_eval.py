@@ -20,7 +20,7 @@ from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.errors import InvalidArgument
-from palimpsest.resolvers.recall import Mode
+from palimpsest.resolvers.recall.request import Mode
 from palimpsest.runtime import open_services as services
 from palimpsest_bench import beam_bm25, harvest_ingest
 from palimpsest_bench.beam_data import Beam, first_conversations, load_beam

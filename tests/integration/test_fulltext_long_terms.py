@@ -12,9 +12,9 @@ import pytest
 from palimpsest.domain.ranking import fulltext as ft
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import Scope
-from palimpsest.resolvers import document_import as importer
+from palimpsest.resolvers import documents as importer
 from palimpsest.resolvers import facts
-from palimpsest.resolvers import recall as rr
+from palimpsest.resolvers.recall import planner as rr
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 
