@@ -7,12 +7,7 @@ depends on; their old paths here still import, as the same module objects, for o
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.machinery
-import sys
-from collections.abc import Sequence
-from types import ModuleType
+from palimpsest import MovedPaths
 
 _MODULES = ("attack", "fuzz", "faults", "served", "wire")
 _ATTACK = (
@@ -36,30 +31,6 @@ MOVED: dict[str, str] = {
 }
 
 
-class _MovedSuites(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers an old name of ``MOVED`` with its new module (as ``palimpsest.MOVED`` does), ahead
-    of the other finders: an editable install's finder may still map the old name to a file of
-    another checkout."""
-
-    def __init__(self) -> None:
-        self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in MOVED:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = importlib.import_module(MOVED[spec.name])
-        self._specs[module.__name__] = module.__spec__
-        return module
-
-    def exec_module(self, module: ModuleType) -> None:
-        # The import machinery sets the old name's spec on the module: give it back its own.
-        module.__spec__ = self._specs[module.__name__]
-
-
-if not any(type(f).__qualname__ == _MovedSuites.__qualname__ for f in sys.meta_path):  # reloads
-    sys.meta_path.insert(0, _MovedSuites())
+# Ahead of the other finders: an editable install's finder may still map an old name to a file
+# of another checkout.
+MovedPaths("palimpsest_bench", MOVED).install(first=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
@@ -110,23 +110,26 @@ MOVED: dict[str, str] = {
 }
 
 
-class _Moved:
-    """Answers an old name of ``MOVED`` with its new module (after every other finder). A finder
+class MovedPaths:
+    """Answers an old name of ``moved`` with its new module: the same module object. A finder
     and loader by protocol, not by ``importlib.abc``'s classes: importing those (tempfile,
-    shutil, importlib.resources) would cost every ``palimpsest`` command's start-up."""
+    shutil, importlib.resources) would cost every ``palimpsest`` command's start-up. ``owner``
+    names the package whose map it serves, so a reload installs it once."""
 
-    def __init__(self) -> None:
+    def __init__(self, owner: str, moved: Mapping[str, str]) -> None:
+        self.owner = owner
+        self.moved = moved
         self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in MOVED:
+        if fullname not in self.moved:
             return None
         return importlib.machinery.ModuleSpec(fullname, cast("Loader", self))
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = importlib.import_module(MOVED[spec.name])
+        module = importlib.import_module(self.moved[spec.name])
         self._specs[module.__name__] = module.__spec__
         return module
 
@@ -134,6 +137,15 @@ class _Moved:
         # The import machinery sets the old name's spec on the module: give it back its own.
         module.__spec__ = self._specs[module.__name__]
 
+    def install(self, *, first: bool) -> None:
+        """On ``sys.meta_path`` once per owner: first (ahead of an editable install's finder
+        that may map the old name to another checkout's file) or after every other finder."""
+        if any(getattr(f, "owner", None) == self.owner for f in sys.meta_path):  # reloads
+            return
+        if first:
+            sys.meta_path.insert(0, self)
+        else:
+            sys.meta_path.append(self)
 
-if not any(type(f).__qualname__ == _Moved.__qualname__ for f in sys.meta_path):  # reloads
-    sys.meta_path.append(_Moved())
+
+MovedPaths("palimpsest", MOVED).install(first=False)
