@@ -7,8 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from palimpsest.cli import coercion
+
 if TYPE_CHECKING:
     from palimpsest.config import Settings
+
+# Plain values (strings, integers, choices) are coerced without typer's pydantic adapters.
+coercion.install()
 
 app = typer.Typer(
     no_args_is_help=True,
