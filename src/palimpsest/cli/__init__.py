@@ -1,19 +1,31 @@
-"""The ``palimpsest`` command. Each module registers its subcommands on the groups in ``apps``;
-installed distributions add theirs through the ``palimpsest.cli`` entry point group (the
-bench's ``bench`` and ``eval``)."""
+"""The ``palimpsest`` command. ``main`` is its entry point: the common reading looks
+(``memory get``, ``memory history``, ``memory search``, ``usage``) given in their plain forms
+run the short way (``cli/shortcut.py``: no typer, a third of their start-up); every other
+command line goes to the whole command on typer (``cli/registry.py``), where each module
+registers its subcommands and installed distributions add theirs through the
+``palimpsest.cli`` entry point group (the bench's ``bench`` and ``eval``).
+
+Importing this package loads neither typer nor any command module: the names below that
+need them (``app``, ``cli_app``, ``run_command``, the command modules) load on first use.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import TYPE_CHECKING, Any
 
-import typer
+from palimpsest.cli.failures import expected_failure
 
-from palimpsest.cli import backups, context, cycle, documents, people, portability, server
-from palimpsest.cli.apps import app, err
+if TYPE_CHECKING:
+    from palimpsest.cli import backups, context, cycle, documents, people, portability, server
+    from palimpsest.cli.registry import PLUGINS, app, builtin_commands, cli_app, run_command
 
 __all__ = [
+    "PLUGINS",
     "app",
     "backups",
+    "builtin_commands",
     "cli_app",
     "context",
     "cycle",
@@ -25,79 +37,21 @@ __all__ = [
     "run_command",
     "server",
 ]
-PLUGINS = "palimpsest.cli"
-_mounted: set[str] = set()
+_ON_TYPER = frozenset(__all__) - {"expected_failure", "main"}
 
 
-def cli_app() -> typer.Typer:
-    """The ``palimpsest`` command with every installed distribution's commands mounted."""
-    from importlib.metadata import entry_points
-
-    for plugin in entry_points(group=PLUGINS):
-        if plugin.name not in _mounted:
-            plugin.load()(app)
-            _mounted.add(plugin.name)
-    return app
+def __getattr__(name: str) -> Any:
+    if name in _ON_TYPER:
+        return getattr(importlib.import_module("palimpsest.cli.registry"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    # A built-in command (or --version) runs without the plugins: scanning the installed
-    # distributions and importing theirs is start-up a quick look would pay for nothing. The
-    # full help and a plugin's own command mount them.
-    args = sys.argv[1:]
-    words = [w for w in args if not w.startswith("-")]
-    builtin = words[0] in builtin_commands() if words else bool(args) and "--help" not in args
-    run_command(app if builtin else cli_app())
+    from palimpsest.cli import shortcut
 
+    code = shortcut.run(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from palimpsest.cli import registry
 
-def builtin_commands() -> frozenset[str]:
-    return _BUILTIN
-
-
-def _registered() -> frozenset[str]:
-    groups = {g.name or "" for g in app.registered_groups}
-    return frozenset(groups) | {
-        c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
-        for c in app.registered_commands
-    }
-
-
-# Taken when this package is imported, before any plugin is mounted on ``app``.
-_BUILTIN = _registered()
-
-
-def run_command(command: typer.Typer) -> None:
-    """Run ``command``; an expected failure prints one line and exits 1, never a traceback."""
-    try:
-        command()
-    except KeyboardInterrupt:
-        err("palimpsest: interrupted")
-        sys.exit(130)
-    except Exception as e:
-        message = expected_failure(e)
-        if message is None:
-            raise
-        err(f"palimpsest: {message}")
-        sys.exit(1)
-
-
-def expected_failure(e: BaseException) -> str | None:
-    """One line for a failure the user can act on; None for a bug (keep its traceback)."""
-    from palimpsest.errors import PalimpsestError
-
-    if isinstance(e, PalimpsestError):
-        return e.message
-    if isinstance(e, OSError):
-        return str(e)
-    if "pydantic" not in sys.modules:  # nothing could have raised its ValidationError
-        return None
-    from pydantic import ValidationError
-
-    if isinstance(e, ValidationError):
-        problems = []
-        for err in e.errors():
-            name = "_".join(str(p) for p in err["loc"]).upper()
-            text = err["msg"].removeprefix("Value error, ")
-            problems.append(f"PALIMPSEST_{name}: {text}" if name else text)
-        return f"invalid settings: {'; '.join(problems)}"
-    return None
+    registry.main()

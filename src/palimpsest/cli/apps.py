@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from palimpsest.cli import coercion
+from palimpsest.cli.looks import print_json as print_json
 
 if TYPE_CHECKING:
     from palimpsest.config import Settings
@@ -43,12 +43,6 @@ def load_settings() -> Settings:
     from palimpsest.config import Settings
 
     return Settings()
-
-
-def print_json(result: object) -> None:
-    import orjson
-
-    sys.stdout.write(orjson.dumps(result).decode() + "\n")
 
 
 def _version(value: bool) -> None:

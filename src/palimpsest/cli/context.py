@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from palimpsest.cli.apps import app, err, print_json
-from palimpsest.cli.people import ScopeOpt, TimeOpt, _client
+from palimpsest.cli.people import ScopeOpt, TimeOpt
+from palimpsest.cli.quick import client as _client
 from palimpsest.domain.notes.values import plain
 from palimpsest.identity import Scope
 

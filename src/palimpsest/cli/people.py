@@ -2,6 +2,8 @@
 
 They act as the run token in ``PALIMPSEST_RUN_TOKEN``. The quick looks ask the running API
 through the typed client (``palimpsest.client``), so they start in a fraction of a second;
+the reading ones' bodies are ``cli/looks.py``'s, which ``cli/shortcut.py`` also runs without
+typer;
 ``ingest`` and ``term-peaks`` call the same resolvers as the API, in-process. Either way,
 scopes and grants are exactly those of GraphQL and MCP.
 """
@@ -9,7 +11,7 @@ scopes and grants are exactly those of GraphQL and MCP.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -17,16 +19,15 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import orjson
 import typer
 
+from palimpsest.cli import looks
 from palimpsest.cli.apps import app, err, load_settings, print_json
-from palimpsest.domain.notes.values import plain
+from palimpsest.cli.looks import hits_table as hits_table
+from palimpsest.cli.quick import ACT_AS_HINT
+from palimpsest.cli.quick import client as _client
 from palimpsest.errors import Unauthenticated
 from palimpsest.identity import Scope
 
 if TYPE_CHECKING:  # the quick looks never load the core, the driver or the settings' models
-    from rich.table import Table
-
-    from palimpsest.client import Client
-    from palimpsest.client.recall_results import RecallHit
     from palimpsest.config import Settings
     from palimpsest.identity import Principal
     from palimpsest.resolvers.services import Services
@@ -45,10 +46,7 @@ async def _session(settings: Settings) -> AsyncIterator[tuple[Services, Principa
     from palimpsest.runtime import open_services
 
     if settings.run_token is None:
-        raise Unauthenticated(
-            "set PALIMPSEST_RUN_TOKEN to the run token to act as, e.g. "
-            "export PALIMPSEST_RUN_TOKEN=$(palimpsest token mint --tenant acme --user alice)"
-        )
+        raise Unauthenticated(ACT_AS_HINT)
     who = verify(load_keys(settings), settings.run_token.get_secret_value())
     managed = settings.neo4j_managed and settings.neo4j_uri is None
     if managed and not neo4j_local.status(settings).running:
@@ -151,17 +149,7 @@ def term_peaks(scope: ScopeOpt = Scope.USER) -> None:
 def usage(scope: ScopeOpt = Scope.USER) -> None:
     """Print what a scope stores on every plane, beside each limit, as JSON (asks the running
     API as the run token's caller)."""
-    with _client() as client:
-        found = client.usage(scope)
-    print_json(
-        {
-            "scope": found.scope.value,
-            "planes": {
-                p.plane: {"used": p.used, "limit": p.limit, "setting": p.setting}
-                for p in found.planes
-            },
-        }
-    )
+    _exit(looks.usage(scope.value))
 
 
 TimeOpt = Annotated[str | None, typer.Option(help="A date: YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339.")]
@@ -173,12 +161,7 @@ def memory_get(
 ) -> None:
     """Print one entry's value as JSON (with --known-at: the value the key held then); exit 1
     when the key is missing or expired."""
-    with _client() as client:
-        entry = client.memory(scope, key, as_of=as_of, known_at=known_at)
-    if entry is None:
-        err(f"no entry {key!r} in {scope.value}")
-        raise typer.Exit(1)
-    print_json(entry.value)
+    _exit(looks.memory_get(key, scope.value, as_of, known_at))
 
 
 @memory_app.command("set")
@@ -212,11 +195,7 @@ def memory_history(
 ) -> None:
     """Print a key's versions as JSON, newest first (tombstones: deleted, no value), and the
     cursor of the next page on stderr when there is one."""
-    with _client() as client:
-        found = client.memory_history(scope, key, limit=limit, after=after)
-    if found.has_more and found.cursor:
-        err(f"more: --after {found.cursor}")
-    print_json([plain(v) for v in found.items])
+    _exit(looks.memory_history(key, scope.value, limit, after))
 
 
 @memory_app.command("search")
@@ -226,55 +205,12 @@ def memory_search(
     top_k: Annotated[int, typer.Option(min=1)] = 10,
 ) -> None:
     """Search notes, facts and documents of a scope; a table on stderr, JSON hits on stdout."""
-    with _client() as client:
-        result = client.search(scope, query, top_k=top_k)
-    _stderr_console().print(hits_table(result.hits))
-    print_json([{**plain(h), "kind": h.kind.value.lower()} for h in result.hits])
+    _exit(looks.memory_search(query, scope.value, top_k))
 
 
-def hits_table(hits: Sequence[RecallHit]) -> Table:
-    """The hits with what tells a good one from a bad one: the fused score only orders them
-    (every score is near 1/(k + rank)), the cosine and each leg's rank say how well it
-    matched."""
-    from rich.table import Table
-
-    table = Table("score", "cosine", "vector #", "full-text #", "kind", "key / document", "text")
-    for h in hits:
-        where = h.key or h.document_id or (h.fact.id if h.fact else h.id)
-        table.add_row(
-            f"{h.score:.4f}",
-            "-" if h.cosine is None else f"{h.cosine:.3f}",
-            _rank(h.vector_rank),
-            _rank(h.fulltext_rank),
-            h.kind.value.lower(),
-            where,
-            _short(h.text),
-        )
-    return table
-
-
-def _rank(rank: int | None) -> str:
-    return "-" if rank is None else str(rank)
-
-
-def _client() -> Client:
-    """The typed client on the running API (``PALIMPSEST_SERVER_URL``), as the run token."""
-    import os
-
-    from palimpsest.cli.quick import light_client
-
-    # Both named in the environment (how agents and scripts run the quick looks): nothing else
-    # of the settings is read, so their models, a fifth of a second, are not loaded.
-    url, token = os.environ.get("PALIMPSEST_SERVER_URL"), os.environ.get("PALIMPSEST_RUN_TOKEN")
-    if url and token:
-        return light_client(url, token)
-    settings = load_settings()
-    if settings.run_token is None:
-        raise Unauthenticated(
-            "set PALIMPSEST_RUN_TOKEN to the run token to act as, e.g. "
-            "export PALIMPSEST_RUN_TOKEN=$(palimpsest token mint --tenant acme --user alice)"
-        )
-    return light_client(settings.api_url, settings.run_token.get_secret_value())
+def _exit(code: int) -> None:
+    if code:
+        raise typer.Exit(code)
 
 
 def _json_or_text(value: str) -> Any:
@@ -282,11 +218,6 @@ def _json_or_text(value: str) -> Any:
         return orjson.loads(value)
     except orjson.JSONDecodeError:
         return value
-
-
-def _short(text: str, width: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _stderr_console() -> Any:

@@ -21,6 +21,26 @@ if TYPE_CHECKING:
     from palimpsest.client import Client
 
 TIMEOUT = 30.0  # seconds, as the client's own default
+ACT_AS_HINT = (
+    "set PALIMPSEST_RUN_TOKEN to the run token to act as, e.g. "
+    "export PALIMPSEST_RUN_TOKEN=$(palimpsest token mint --tenant acme --user alice)"
+)
+
+
+def client() -> Client:
+    """The typed client on the running API (``PALIMPSEST_SERVER_URL``), as the run token."""
+    # Both named in the environment (how agents and scripts run the quick looks): nothing else
+    # of the settings is read, so their models, a fifth of a second, are not loaded.
+    url, token = os.environ.get("PALIMPSEST_SERVER_URL"), os.environ.get("PALIMPSEST_RUN_TOKEN")
+    if url and token:
+        return light_client(url, token)
+    from palimpsest.config import Settings
+    from palimpsest.errors import Unauthenticated
+
+    settings = Settings()
+    if settings.run_token is None:
+        raise Unauthenticated(ACT_AS_HINT)
+    return light_client(settings.api_url, settings.run_token.get_secret_value())
 
 
 def light_client(url: str, token: str) -> Client:
