@@ -1,9 +1,9 @@
 """The suites' old paths in the bench: each is the same module object as its new path in
-``palimpsest_suites``, and nothing in the repository imports an old path any more."""
+``palimpsest_suites``. That nothing in the repository imports one any more is checked by
+tests/unit/test_moved.py's scan, one for both tables."""
 
 from __future__ import annotations
 
-import ast
 import importlib
 from pathlib import Path
 
@@ -32,18 +32,3 @@ def test_every_suite_module_has_its_old_path() -> None:
         if p.name != "__init__.py"
     } - {"crash", "figures"}  # new modules: no old path
     assert {m.removeprefix("palimpsest_suites.") for m in MOVED.values()} == moved | {"attack"}
-
-
-def test_nothing_in_the_repository_imports_an_old_path() -> None:
-    found = []
-    for folder in ("src", "tests", "bench", "suites"):
-        for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module:
-                    names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-                else:
-                    continue
-                found += [f"{path.relative_to(ROOT)}:{node.lineno}" for n in names if n in MOVED]
-    assert found == []
