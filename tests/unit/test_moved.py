@@ -1,9 +1,10 @@
 """The old import paths of the modules grouped by role: each is the same module object as its
-new path, type checkers see it through a ``.pyi``, and nothing here imports it any more."""
+new path, and type checkers see it through a ``.pyi``. That nothing in the repository imports
+one any more is checked by tests/unit/bench/test_moved.py's scan, one for the product's table
+and the bench's (the product's tests do not import the bench)."""
 
 from __future__ import annotations
 
-import ast
 import importlib
 from pathlib import Path
 
@@ -42,25 +43,3 @@ def test_a_monkeypatch_through_the_old_path_reaches_the_new_module(
 
     monkeypatch.setattr("palimpsest.timeparse.parse_time", sentinel)
     assert vars(timeparse)["parse_time"] is sentinel
-
-
-def test_nothing_in_the_repository_imports_an_old_path() -> None:
-    """One scan of the repository for the product's old paths and the bench's
-    (``palimpsest_bench.MOVED``, tests/unit/bench/test_moved.py)."""
-    from palimpsest_bench import MOVED as BENCH_MOVED
-
-    old_paths = MOVED.keys() | BENCH_MOVED.keys()
-    found = []
-    for folder in ("src", "tests", "bench", "suites"):
-        for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module:
-                    names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-                else:
-                    continue
-                found += [
-                    f"{path.relative_to(ROOT)}:{node.lineno}" for n in names if n in old_paths
-                ]
-    assert found == []
