@@ -29,7 +29,7 @@ ROOT = "r" * 32
 VECTOR = Vector([0.0, 1.0, 0.0, 0.0])
 
 # The document now: a heading and a paragraph under it.
-CURRENT = [
+CURRENT: list[Row] = [
     {
         "id": "a" * 32,
         "type": "heading",
