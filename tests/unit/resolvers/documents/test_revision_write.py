@@ -100,7 +100,7 @@ async def written(
             row,
             wanted,
             vectors,
-            "",
+            options.pop("preamble", ""),
             options.pop("title", "Title"),
             "/p.md",
             **options,
@@ -158,7 +158,8 @@ async def test_a_new_text_without_its_embedding_conflicts(tmp_path: Path) -> Non
 
 
 async def test_a_deletion_closes_every_chunk_and_counts_no_bytes(tmp_path: Path) -> None:
-    got, recorder = await written(tmp_path, locked(), [], {}, deleted=True)
+    # The head stays (a front matter too), but a deleted document holds no bytes.
+    got, recorder = await written(tmp_path, locked(), [], {}, deleted=True, preamble="---\n")
     assert got == Written(revision=4, changed=2)
     closed = call(recorder, "CLOSE_CHUNKS")["rows"]
     assert {c["id"] for c in closed} == {"a" * 32, "b" * 32}
