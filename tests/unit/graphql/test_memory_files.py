@@ -80,3 +80,22 @@ async def test_no_token_no_file(tmp_path: Path) -> None:
     _, errors = await answer(svc, None, VIEW, scope="USER", path="/memories/notes.md")
     assert [e["code"] for e in errors] == ["UNAUTHENTICATED"]
     assert recorder.calls == []
+
+
+async def test_an_inserts_line_and_text_reach_the_command(tmp_path: Path) -> None:
+    tree = Tree(dict(FILES))
+    tree.stop = False  # the lock finds it gone meanwhile: the text is written as a new document
+    svc, recorder = services(tree, tmp_path)
+    command = {
+        "command": "INSERT",
+        "path": "/memories/notes.md",
+        "insertLine": 1,
+        "insertText": "middle",
+    }
+    data, errors = await answer(svc, principal(), EDIT, scope="USER", command=command)
+    assert errors == []
+    assert data is not None
+    assert data["updateMemoryFile"]["text"] == "The file /memories/notes.md has been edited."
+    [create] = [c.params for c in recorder.calls if c.name == "CREATE_DOCUMENT"]
+    text = "".join(c["text"] + c["separator"] for c in create["chunks"])
+    assert text.rstrip("\n") == "first line\nmiddle\nsecond line"
