@@ -1,11 +1,14 @@
-"""One entity per name on write (``resolvers.entities.resolve``), on a recording executor:
-a stored entity's spelling wins, a batch's first spelling of a new name is every later one's,
-and a literal value is only ever itself."""
+"""One entity per name on write (``resolvers.facts.entity_resolution``), on a recording
+executor: a stored entity's spelling wins, a batch's first spelling of a new name is every
+later one's, and a literal value is only ever itself; and the likely duplicates it lists,
+paged, with their reason and figure."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.identity import Scope, resolve_scope
@@ -74,3 +77,66 @@ async def test_a_literal_value_is_never_resolved(tmp_path: Path) -> None:
     assert row.object_norm == "3.5"
     [names] = [c.params["names"] for c in recorder.calls if c.name == "LOCK_RESOLVE_ENTITIES"]
     assert [n["type"] for n in names] == ["person"]
+
+
+# -- likely duplicates, paged ---------------------------------------------------------------
+
+
+def named(entity_id: str, name: str, type_: str = "person", aliases: tuple[str, ...] = ()) -> Row:
+    return {
+        "entity": {
+            "id": entity_id,
+            "type": type_,
+            "name": name,
+            "normalized_name": name.lower(),
+            "aliases": list(aliases),
+            "alias_keys": list(aliases),
+        }
+    }
+
+
+NAMES = [
+    named("1" * 32, "Ada Lovelace"),
+    named("2" * 32, "ada lovelace"),  # the same name, spelt otherwise
+    named("3" * 32, "Ada Lovelaze"),  # one letter off
+    named("4" * 32, "Countess", aliases=("ada lovelace",)),  # names her as an alias
+    named("5" * 32, "Charles Babbage"),
+    named("6" * 32, "Ada Lovelace", type_="ship"),  # another type: never her duplicate
+]
+
+
+def test_similarity_is_one_minus_the_edit_distance_over_the_longer() -> None:
+    assert entities.similarity("", "") == 1.0
+    assert entities.similarity("abcd", "abcd") == 1.0
+    assert entities.similarity("abcde", "abcdx") == 0.8
+    assert entities.similarity("ab", "abcdefghij") == pytest.approx(0.2)  # too far apart to count
+    # At the length budget the names are measured, not passed: 3 of 15 is not a distance.
+    assert entities.similarity("ada lovelace", "charles babbage") < entities.MIN_SIMILARITY
+
+
+async def test_duplicates_are_found_by_name_alias_and_spelling_within_a_type(
+    tmp_path: Path,
+) -> None:
+    svc, recorder = services(lambda s, p: NAMES, tmp_path)
+    page = await entities.duplicates(svc, principal(), Scope.USER, 10, None)
+    pairs = {(d.a.id[0], d.b.id[0], d.reason) for d in page.items}
+    assert ("1", "2", "SAME_NAME") in pairs
+    assert ("4", "1", "ALIAS") in pairs or ("1", "4", "ALIAS") in pairs
+    assert any({a, b} == {"1", "3"} and r == "EDIT_DISTANCE" for a, b, r in pairs)
+    assert not any("6" in (a, b) or "5" in (a, b) for a, b, _ in pairs)
+    figures = {d.reason: d.figure for d in page.items}
+    assert figures["SAME_NAME"] == 1.0
+    assert 0.8 <= figures["EDIT_DISTANCE"] < 1.0
+    [read] = recorder.calls
+    assert read.params["cap"] == entities.MAX_SCAN
+
+
+async def test_duplicates_page_in_a_stable_order(tmp_path: Path) -> None:
+    svc, _ = services(lambda s, p: NAMES, tmp_path)
+    whole = await entities.duplicates(svc, principal(), Scope.USER, 10, None)
+    first = await entities.duplicates(svc, principal(), Scope.USER, 2, None)
+    assert first.cursor is not None
+    rest = await entities.duplicates(svc, principal(), Scope.USER, 10, first.cursor)
+    ids = [(d.a.id, d.b.id) for d in whole.items]
+    assert [(d.a.id, d.b.id) for d in first.items + rest.items] == ids
+    assert rest.cursor is None
