@@ -321,9 +321,9 @@ class RecallPlan:
         speakers = {s for st in self.stats.result() for s in st.speakers}
         kinds = [s for s in self.sources if not (self.notes_past and s is pure.Source.NOTES)]
 
-        def boost(new: list[Hit]) -> None:
-            fusion.boost(new, question, lv)
-            recall_controls.weigh_recency(new, req.controls, now)
+        def boost(new: list[Hit]) -> list[Hit]:
+            boosted = fusion.boost(new, question, lv)
+            return recall_controls.weigh_recency(boosted, req.controls, now)
 
         return recall_entities.plan_of(
             self.terms, speakers, kinds, self.pool, self.base, lv, req.rrf_k, req.window, boost
@@ -368,8 +368,8 @@ def _rank(
         req.levers.absent_at_depth,
         req.form,
     )
-    fusion.boost(ranked, question, req.levers)
-    recall_controls.weigh_recency(ranked, req.controls, now)
+    ranked = fusion.boost(ranked, question, req.levers)
+    ranked = recall_controls.weigh_recency(ranked, req.controls, now)
     ranked.sort(key=lambda h: -h.score)
     if req.window and req.window.missing is pure.Missing.PREFER:
         # Prefer ranks: in-window first, then undated, then out-of-window; stable otherwise.
