@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from palimpsest.cypher.driver.executor import Tx
 from palimpsest.domain.ranking import cues, fulltext
@@ -57,7 +57,6 @@ class RecallResult:
     sources_applied: bool = False  # only the code that applied the selector sets it true
     time_filter: TimeFilterReport | None = None
     scopes: list[Scope] = field(default_factory=list)
-    legs_rows: int = 0  # rows the legs ranked, summed (set only when fusion is off)
     # Which temporal filters each kind of row was read with (recall_past.applied_filters).
     applied_filters: list[past.KindFilter] = field(default_factory=list)
     controls: recall_controls.Report | None = None  # what the per-call controls did
@@ -83,7 +82,7 @@ class RecallPlan:
     @classmethod
     async def of(
         cls, svc: Services, who: Principal, scopes: Sequence[Scope], req: RecallRequest
-    ) -> RecallPlan:
+    ) -> Self:
         """The plan for ``req``, or ``InvalidArgument``; a read as known at a past time is
         refused where retention has swept that past (never answered as if it had not)."""
         refs = [resolve_scope(who, s) for s in dict.fromkeys(scopes)]
@@ -262,9 +261,6 @@ class RecallPlan:
         if self.spans:
             spans = self.spans
             timing.observe("legs", max(e for _, e in spans) - min(s for s, _ in spans))
-        if not req.fuse:
-            rows = sum(len(one.ranked.ids) for one in lists)
-            return RecallResult(hits=[], scopes=[r.scope for r in refs], legs_rows=rows)
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, self.pool, now)
         prefer = req.window is not None and req.window.missing is pure.Missing.PREFER
