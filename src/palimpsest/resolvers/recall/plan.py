@@ -132,8 +132,8 @@ class RecallPlan:
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             if not self.stats.done():
                 await text_lists  # it failed before the statistics were read: raises
-            question = self.question()
-            vector = await self.embed(question)
+            question = self._question()
+            vector = await self._embed(question)
             return await self.svc.db.read_tx(
                 lambda tx: self._vector_then_finish(tx, vector, question, text_lists)
             )
@@ -145,7 +145,7 @@ class RecallPlan:
 
     async def _text_only(self, tx: Tx) -> RecallResult:
         lists = await self.text_side(tx)
-        return await self.finish(tx, lists, self.question())
+        return await self.finish(tx, lists, self._question())
 
     async def _vector_then_finish(
         self,
@@ -158,7 +158,7 @@ class RecallPlan:
         lists += await asyncio.shield(text_lists)
         return await self.finish(tx, lists, question)
 
-    def question(self) -> cues.QuestionCues:
+    def _question(self) -> cues.QuestionCues:
         """What the question asks for (dates, "when", years, a named speaker), read once the
         statistics name the scopes' speakers."""
         req, now = self.req, self.base["now"]
@@ -166,7 +166,7 @@ class RecallPlan:
         speakers = {s for st in self.stats.result() for s in st.speakers}
         return cues.read_question(req.query, speakers, anchor)
 
-    async def embed(self, question: cues.QuestionCues) -> list[float]:
+    async def _embed(self, question: cues.QuestionCues) -> list[float]:
         """The query's vector, the speakers the question names left out (lever 3)."""
         query = self.req.query
         if self.req.levers.speaker_strip:
