@@ -24,13 +24,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from palimpsest.config import Settings
+from palimpsest.cypher.driver.executor import Tx
+from palimpsest.domain.ranking import cues
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
 from palimpsest.identity.acting import act_for_user
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.resolvers.facts import ledger as fr
 from palimpsest.resolvers.recall import timing
-from palimpsest.resolvers.recall.planner import RecallRequest, recall
+from palimpsest.resolvers.recall.fusion import RankedList
+from palimpsest.resolvers.recall.plan import RecallPlan, RecallResult
+from palimpsest.resolvers.recall.request import RecallRequest
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
@@ -60,12 +64,29 @@ from palimpsest_bench.recall_load import (
 from palimpsest_bench.sql import GraphQLClient
 
 
+@dataclass(slots=True)
+class LegsOnlyPlan(RecallPlan):
+    """The product's recall plan with its finish left out: the statistics, the full-text and
+    vector legs in their two transactions, then only the rows the legs ranked counted (no
+    fusion, boosts or final load)."""
+
+    rows: int = 0
+
+    async def finish(
+        self, tx: Tx, lists: list[RankedList], question: cues.QuestionCues
+    ) -> RecallResult:
+        if self.spans:
+            spans = self.spans
+            timing.observe("legs", max(e for _, e in spans) - min(s for s, _ in spans))
+        self.rows = sum(len(one.ranked.ids) for one in lists)
+        return RecallResult(hits=[], scopes=[r.scope for r in self.refs])
+
+
 async def raw_search(
     svc: Services, ref: ScopeRef, query: str, sources: frozenset[pure.Source]
 ) -> int:
-    """The work of one ``search`` without the API: the product's own planner with fusion off
-    (its statistics, full-text and vector legs, no fusion, boosts or final load). Returns the
-    rows the legs ranked."""
+    """The work of one ``search`` without the API: the product's own plan up to its legs
+    (``LegsOnlyPlan``). Returns the rows the legs ranked."""
     request = RecallRequest(
         query=query,
         top_k=TOP_K,
@@ -73,10 +94,12 @@ async def raw_search(
         view=fr.time_view(svc, None, None),
         pool=POOL,
         levers=pure.Levers.of(svc.settings),
-        fuse=False,
     )
     who = act_for_user(ref.tenant_id, ref.owner_id)
-    return (await recall(svc, who, [ref.scope], request)).legs_rows
+    with timing.timed("resolver"):
+        plan = await LegsOnlyPlan.of(svc, who, [ref.scope], request)
+        await plan.run()
+    return plan.rows
 
 
 async def _timed_raw(

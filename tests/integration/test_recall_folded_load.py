@@ -22,6 +22,7 @@ from palimpsest.resolvers.documents import importing as importer
 from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.notes import keyvalue as notes
 from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall import plan as recall_plan
 from palimpsest.resolvers.recall import planner as rr
 from palimpsest.resolvers.recall.hits import Hit
 from palimpsest.resolvers.services import Services
@@ -81,7 +82,7 @@ async def test_folded_rows_answer_exactly_as_the_final_load(
     monkeypatch.setattr(legs, "load_hits", counted)
     folded = [await _search(svc, who, q) for q in queries]
     assert loads == []  # every hit came with its leg's rows: no final load ran
-    monkeypatch.setattr(rr, "_carried", lambda lists: {})  # the oracle: load every hit
+    monkeypatch.setattr(recall_plan, "_carried", lambda lists: {})  # the oracle: load every hit
     oracle = [await _search(svc, who, q) for q in queries]
     assert len(loads) == QUERIES
     assert folded == oracle

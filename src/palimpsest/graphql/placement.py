@@ -1,4 +1,5 @@
-"""GraphQL fields for the tenant ontology, placement (dry run) and placed fact writes."""
+"""GraphQL fields for the tenant ontology and placement (dry run); the placed fact writes
+(``assertFacts``) are beside the other fact fields, in ``fact_writes.py``."""
 
 from __future__ import annotations
 
@@ -7,24 +8,13 @@ from datetime import datetime
 import strawberry
 
 from palimpsest.graphql.context import Info
-from palimpsest.graphql.cost import EMBEDS, costs
-from palimpsest.graphql.facts import Fact, FactInput
 from palimpsest.graphql.types import Scope
 from palimpsest.ontology import OntologyStatus
 from palimpsest.ontology import placement as pure
-from palimpsest.ontology.reconcile import ClosureReason
 from palimpsest.resolvers import tenant as ops
-from palimpsest.resolvers.facts import Closed
 
 strawberry.enum(pure.PlacementReason, name="PlacementReason", description="Why a fact went where.")
 strawberry.enum(OntologyStatus, name="OntologyStatus", description="Only CONFIRMED moves facts.")
-strawberry.enum(
-    ClosureReason,
-    name="ClosureReason",
-    description="Why a write closed a fact. SINGLE_VALUED: the ontology declares the "
-    "predicate single-valued for the subject's type, and a fact with another object starts "
-    "where this one now ends.",
-)
 
 
 @strawberry.type(
@@ -112,49 +102,6 @@ class PlacementItemInput:
     subject: str | None = None
 
 
-@strawberry.type(
-    description="A fact the write closed: it now ends at invalidAt, where the fact byId starts "
-    "(a supersession: `supersededBy` and `expiredAt` are set, and reads as of earlier times "
-    "and at earlier knownAt still see it)."
-)
-class FactClosure:
-    fact: Fact
-    invalid_at: datetime
-    reason: ClosureReason
-    by_id: strawberry.ID
-    same_start: bool = strawberry.field(
-        description="Both facts start at the same instant: the newer observation (byId) was "
-        "kept and this one closed where it starts (an empty interval)."
-    )
-
-    @classmethod
-    def of(cls, c: Closed) -> FactClosure:
-        return cls(
-            fact=Fact.of(c.fact),
-            invalid_at=c.invalid_at,
-            reason=c.reason,
-            by_id=strawberry.ID(c.by_id),
-            same_start=c.same_start,
-        )
-
-
-@strawberry.type
-class FactAssertion:
-    fact: Fact
-    created: bool = strawberry.field(description="False when the natural key already existed.")
-    placement: PlacementResult | None
-    closed: list[FactClosure] = strawberry.field(
-        description="The closures this write made that this fact took part in, as the fact "
-        "closed or the one closing it (single-valued predicates; empty otherwise)."
-    )
-    merged: strawberry.ID | None = strawberry.field(
-        default=None,
-        description="A near-duplicate of a stored fact (or of an earlier fact of the batch) "
-        "is not stored twice: it became a further source of the kept fact, whose id this is "
-        "(and `fact` is that fact). Null otherwise.",
-    )
-
-
 @strawberry.type
 class PlacementQuery:
     @strawberry.field(description="The tenant's ontology, or null when none is stored.")
@@ -183,27 +130,3 @@ class PlacementMutation:
     async def set_ontology(self, info: Info, markdown: str) -> OntologyInfo:
         c = info.context
         return OntologyInfo.of(await ops.set_ontology(c.services, c.principal, markdown))
-
-    @strawberry.mutation(
-        description="Assert up to 200 facts, idempotently by natural key. With `place` (the "
-        "default) each fact goes where the tenant ontology says, failing closed; all facts, "
-        "entities and mention edges are written in one transaction, or none.",
-        metadata=costs(EMBEDS),
-    )
-    async def assert_facts(
-        self, info: Info, scope: Scope, facts: list[FactInput], place: bool = True
-    ) -> list[FactAssertion]:
-        c = info.context
-        placed = await ops.assert_placed(
-            c.services, c.principal, scope, [f.draft() for f in facts], place
-        )
-        return [
-            FactAssertion(
-                fact=Fact.of(p.asserted.fact),
-                created=p.asserted.created,
-                placement=PlacementResult.of(p.placement) if p.placement else None,
-                closed=[FactClosure.of(c) for c in p.asserted.closed],
-                merged=strawberry.ID(p.asserted.merged) if p.asserted.merged else None,
-            )
-            for p in placed
-        ]

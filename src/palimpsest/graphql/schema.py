@@ -18,6 +18,7 @@ from palimpsest.graphql.embedding_status import EmbeddingStatusQuery
 from palimpsest.graphql.entities import EntityMutation, EntityQuery
 from palimpsest.graphql.erasure import ErasureMutation, ExportQuery
 from palimpsest.graphql.errors import CodedSchema
+from palimpsest.graphql.fact_writes import FactWriteMutation
 from palimpsest.graphql.facts import FactMutation, FactQuery
 from palimpsest.graphql.harvest import HarvestMutation, HarvestQuery
 from palimpsest.graphql.memory import MemoryMutation, MemoryQuery
@@ -73,6 +74,7 @@ Mutation = merge_types(
         DocumentMutation,
         DocumentRevisionMutation,
         FactMutation,
+        FactWriteMutation,
         EntityMutation,
         PlacementMutation,
         SqlMutation,

@@ -11,11 +11,6 @@ from palimpsest.identity import Principal, Scope
 from palimpsest.identity.scopes import scope_key, sees_writer
 from palimpsest.schema.models import Provenance
 
-# Writes as few statements as they can (a key/value write: WRITE_MEMORY; a fact write's lock
-# with its names, and its statistics with its counters). Off only to measure what that saves
-# (a bench's A/B): the writes then run the statements those fold, one round trip each.
-FOLDED_WRITES = True
-
 _ID = re.compile(r"^[0-9a-f]{32}$")
 
 

@@ -24,11 +24,9 @@ from typing import Any
 
 from palimpsest import paging
 from palimpsest.cypher import entities as q
-from palimpsest.cypher import facts as fq
 from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.names import fold
 from palimpsest.identity import Principal, Scope, resolve_scope
-from palimpsest.resolvers import common
 from palimpsest.resolvers.facts.decode import entity_from
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE
 from palimpsest.resolvers.services import Services
@@ -81,13 +79,8 @@ async def resolve_proving(tx: ScopedTx, svc: Services, rows: Sequence[FactRow]) 
             if n is not None:
                 names.append({"i": len(names), **n})
     keys = sorted({r.natural_key for r in rows})
-    if common.FOLDED_WRITES:
-        params = {"now": svc.clock(), "names": names, "keys": keys}
-        found = await tx.run(q.LOCK_RESOLVE_ENTITIES, params)
-    else:
-        [lock] = await tx.run(fq.LOCK_SCOPE_FACTS, {"now": svc.clock()})
-        found = await tx.run(q.RESOLVE_ENTITIES, {"names": names}) if names else []
-        found = [*found, {"i": None, "stored_keys": None, "now": lock["now"]}]
+    params = {"now": svc.clock(), "names": names, "keys": keys}
+    found = await tx.run(q.LOCK_RESOLVE_ENTITIES, params)
     stored: dict[int, str] = {}
     held: list[str] | None = None  # the batch's keys a stored fact holds, when read
     locked_at: datetime | None = None
@@ -110,7 +103,7 @@ async def resolve_proving(tx: ScopedTx, svc: Services, rows: Sequence[FactRow]) 
             row, at = replace(row, object_norm=next(meant)), at + 1
         out.append(row)
     assert locked_at is not None  # the lock's row comes whatever the batch holds
-    if held is None:  # not read (the old steps): nothing proved
+    if held is None:  # not read: nothing proved
         return Resolved(out, Proof(), locked_at)
     proof = Proof(frozenset(keys) - frozenset(held), frozenset(new_subjects))
     return Resolved(out, proof, locked_at)

@@ -19,7 +19,7 @@ from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.ontology.reconcile import Closure, ClosureReason
-from palimpsest.resolvers import common, term_index
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, fact_stamp
 from palimpsest.resolvers.facts import closure, dedup, quotes
 from palimpsest.resolvers.facts import entity_resolution as entities
@@ -174,11 +174,7 @@ async def write_batch(
     }
     fresh = list(created.values())  # one batch may name one new fact twice
     delta = term_index.added([r.terms() for r in fresh])
-    if common.FOLDED_WRITES:
-        await quotas.admit_written_facts(tx, svc.settings, rows, written, len(fresh), delta)
-    else:
-        await quotas.admit_facts(tx, svc.settings, rows, len(fresh), now)
-        await term_index.apply(tx, svc.settings, "fact", delta)
+    await quotas.admit_written_facts(tx, svc.settings, rows, written, len(fresh), delta)
     done = await closure.close(tx, rows, now) if locked_at else []
     facts = {r["index"]: fact_from(tx.ref.scope, r, reader) for r in written}
     out = (

@@ -20,7 +20,7 @@ from palimpsest.domain.notes import values
 from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
-from palimpsest.resolvers import common, term_index
+from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import provenance_from, writer_params
 from palimpsest.resolvers.notes import versions as note_versions
 from palimpsest.resolvers.services import Services
@@ -293,12 +293,6 @@ async def _write(
     }
     delta = term_index.replaced(stored, indexed)
     notes = {quotas.Plane.NOTES: 0 if stored["stored"] else 1}
-    if not common.FOLDED_WRITES:
-        await note_versions.keep_past(tx, svc.settings, who, key, now, stored)
-        rows = await tx.run(q.UPSERT_MEMORY, params)
-        await term_index.apply(tx, svc.settings, "memory", delta)
-        await quotas.admit(tx, svc.settings, notes)
-        return _entry(tx.ref, rows[0], who)
     # Versions, the note, its term statistics and the quota counters in one round trip.
     past, versions = await note_versions.past_params(tx, svc.settings, key, now, stored)
     created = {**notes, quotas.Plane.VERSIONS: versions}

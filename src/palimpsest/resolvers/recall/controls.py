@@ -162,19 +162,24 @@ def leg_weights(given: LegWeights | None, vector: float, fulltext: float) -> tup
     return out
 
 
-def weigh_recency(hits: Sequence[Hit], a: Applied, now: datetime) -> None:
-    """Multiply each dated hit's score by ``2^(-age / halfLife)`` (a boost; never a filter)."""
+def weigh_recency(hits: Sequence[Hit], a: Applied, now: datetime) -> list[Hit]:
+    """Multiply each dated hit's score by ``2^(-age / halfLife)`` (a boost; never a filter).
+    The hits weighed, in the same order."""
     if a.half_life is None:
-        return
-    at = a.reference or now
+        return list(hits)
+    at, half_life = a.reference or now, a.half_life.total_seconds()
+    out: list[Hit] = []
     for hit in hits:
         if hit.observed_at is None:
+            out.append(hit)
             continue
         age = max((at - hit.observed_at).total_seconds(), 0.0)
-        factor = 2.0 ** (-age / a.half_life.total_seconds())
-        hit.score *= factor
-        if hit.explain is not None:
-            hit.explain.boosts.append(BoostPart(RECENCY, factor))
+        factor = 2.0 ** (-age / half_life)
+        explain = hit.explain
+        if explain is not None:
+            explain = replace(explain, boosts=[*explain.boosts, BoostPart(RECENCY, factor)])
+        out.append(replace(hit, score=hit.score * factor, explain=explain))
+    return out
 
 
 def floor(hits: Sequence[Hit], a: Applied, top_k: int) -> list[Hit]:
@@ -194,7 +199,7 @@ def floor(hits: Sequence[Hit], a: Applied, top_k: int) -> list[Hit]:
             )
         if by is not None:
             if hit.explain is not None:
-                hit.explain = replace(hit.explain, floor=by)
+                hit = replace(hit, explain=replace(hit.explain, floor=by))
             kept.append(hit)
     return kept
 
@@ -234,6 +239,6 @@ async def cap_per_document(
         seen[(hit.scope.value, doc)] = place
         if place <= cap:
             if hit.explain is not None:
-                hit.explain = replace(hit.explain, document_place=place)
+                hit = replace(hit, explain=replace(hit.explain, document_place=place))
             kept.append(hit)
     return kept

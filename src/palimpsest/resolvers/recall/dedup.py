@@ -69,7 +69,9 @@ async def drop_duplicates(
         named.setdefault(id(twin[0]), []).append(
             Duplicate(hit.kind, hit.scope, hit.id, twin[1], hit.score)
         )
-    for hit in kept:
-        if id(hit) in named and hit.explain is not None:
-            hit.explain = replace(hit.explain, duplicates=named[id(hit)])
-    return kept
+    return [
+        replace(hit, explain=replace(hit.explain, duplicates=named[id(hit)]))
+        if id(hit) in named and hit.explain is not None
+        else hit
+        for hit in kept
+    ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from palimpsest.cypher.driver.executor import Row, Tx
@@ -115,26 +115,28 @@ def second_terms(question_terms: Sequence[str], names: Sequence[str]) -> list[st
     return list(dict.fromkeys([*question_terms, *extra]))[: fulltext.MAX_QUERY_TERMS]
 
 
-def fuse(hits: list[Hit], step: Step, weight: float, k: int) -> list[Hit]:
-    """Add the second list's gains to the hits of its scope (in place); returns the new
-    candidates."""
+def fuse(hits: Sequence[Hit], step: Step, weight: float, k: int) -> tuple[list[Hit], list[Hit]]:
+    """The second list's gains added to the hits of its scope: the hits (in their order,
+    those it ranks with their gains) and the new candidates, rows the first legs missed."""
     ref = step.ref
-    by_id = {(h.kind, h.id): h for h in hits if h.scope == ref.scope}
+    place = {(h.kind, h.id): i for i, h in enumerate(hits) if h.scope == ref.scope}
+    out = list(hits)
     new: list[Hit] = []
     for rank, row_id in enumerate(step.ranked.ids, start=1):
         gain = weight / (k + rank)
         part = LegPart(ENTITIES, rank, gain, step.ranked.scores.get(row_id), weight=weight)
-        hit = by_id.get((step.source, row_id))
-        if hit is None:  # a row the first legs missed: this list's gain is all its score
+        at = place.get((step.source, row_id))
+        if at is None:  # a row the first legs missed: this list's gain is all its score
             cue = step.ranked.cues.get(row_id) or legs.Cues.of(None)
             hit = candidate(step.source, ref.scope, row_id, cue)
-            hit.score, hit.explain = gain, Explain([part], [], gain)
-            new.append(hit)
+            new.append(replace(hit, score=gain, explain=Explain([part], [], gain)))
             continue
-        hit.score += gain
-        if hit.explain is not None:
-            hit.explain.legs.append(part)
-    return new
+        hit = out[at]
+        explain = hit.explain
+        if explain is not None:
+            explain = replace(explain, legs=[*explain.legs, part])
+        out[at] = replace(hit, score=hit.score + gain, explain=explain)
+    return out, new
 
 
 async def apply(
@@ -168,9 +170,10 @@ async def apply(
             )
             step = Step(ref, source, ranked)
             steps.append(step)
-            new += fuse(hits, step, plan.weight, plan.k)
+            hits, more = fuse(hits, step, plan.weight, plan.k)
+            new += more
     if new:
-        plan.admit(new)
+        new = plan.admit(new)
     return sorted([*hits, *(h for h in new if plan.keep(h))], key=lambda h: -h.score), steps
 
 
@@ -179,7 +182,8 @@ class Plan:
     """What the step needs of the request: the question's full-text terms, the scopes'
     speakers (lowercase), the kinds searched, the leg's pool and parameters, the weight and
     ``k`` of the fusion, and the request's own rules for a new candidate (``admit``: the
-    time window and the boosts; ``keep``: whether the window keeps it)."""
+    time window and the boosts, answering the new candidates placed and boosted; ``keep``:
+    whether the window keeps it)."""
 
     terms: Sequence[str]
     speakers: Collection[str]
@@ -190,7 +194,7 @@ class Plan:
     b: float
     weight: float
     k: int
-    admit: Callable[[list[Hit]], None]
+    admit: Callable[[list[Hit]], list[Hit]]
     keep: Callable[[Hit], bool]
 
 
@@ -203,17 +207,16 @@ def plan_of(
     lv: pure.Levers,
     k: int,
     window: pure.Window | None,
-    boost: Callable[[list[Hit]], None],
+    boost: Callable[[list[Hit]], list[Hit]],
 ) -> Plan:
     """The step's plan for one request: a new candidate is placed in or out of the time
     window and boosted like the first legs' candidates; a window that requires drops it
     when outside."""
 
-    def admit(new: list[Hit]) -> None:
+    def admit(new: list[Hit]) -> list[Hit]:
         if window is not None:
-            for hit in new:
-                hit.in_window = window.contains(hit.observed_at)
-        boost(new)
+            new = [replace(h, in_window=window.contains(h.observed_at)) for h in new]
+        return boost(new)
 
     def keep(hit: Hit) -> bool:
         return window is None or window.missing is not pure.Missing.REQUIRE or bool(hit.in_window)

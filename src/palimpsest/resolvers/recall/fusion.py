@@ -3,6 +3,7 @@ the soft preferences read from the question, each part named in the hit's ``expl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from palimpsest.domain.ranking import cues
@@ -70,41 +71,46 @@ def fuse(
             w = weight[name]
             parts.append(LegPart(leg, rank, w / (k + rank), value, weight=w))
             if leg == "vector":
-                hit.vector_rank, hit.cosine = rank, value
+                hit = replace(hit, vector_rank=rank, cosine=value)
             else:
-                hit.fulltext_rank, hit.fulltext_score = rank, value
+                hit = replace(hit, fulltext_rank=rank, fulltext_score=value)
         for name in f.beyond:
             leg, rank = name.split("\x1f", 1)[0], pool + 1
             w = weight[name]
             parts.append(LegPart(leg, rank, w / (k + rank), None, True, w))
-        hit.score = f.score
-        hit.explain = Explain(parts, [], f.score, form=form)
-        out.append(hit)
+        out.append(replace(hit, score=f.score, explain=Explain(parts, [], f.score, form=form)))
     return out
 
 
-def boost(hits: list[Hit], q: cues.QuestionCues, lv: pure.Levers) -> None:
-    """Soft preferences from the question (levers 3 and 5): multiply, never filter."""
+def boost(hits: Sequence[Hit], q: cues.QuestionCues, lv: pure.Levers) -> list[Hit]:
+    """Soft preferences from the question (levers 3 and 5): multiply, never filter. The hits
+    boosted, in the same order."""
     speaker = q.speakers[0] if len(q.speakers) == 1 else None
-    for hit in hits:
-        boosts: list[BoostPart] = []
-        if lv.date_boost > 1.0 and q.date_match(hit.observed_at):
-            boosts.append(BoostPart("observedDate", lv.date_boost))
-        if lv.when_boost > 1.0 and q.when and hit.has_time:
-            boosts.append(BoostPart("whenQuestion", lv.when_boost))
-        if lv.year_boost > 1.0 and q.year_match(hit.years):
-            boosts.append(BoostPart("yearRange", lv.year_boost))
-        if lv.speaker_boost > 1.0 and speaker is not None and hit.speaker == speaker:
-            boosts.append(BoostPart("speaker", lv.speaker_boost))
-        boosts += recall_time.boosts(hit.time_ranges, q, lv)
-        for b in boosts:
-            hit.score *= b.factor
-        if hit.explain is not None:
-            hit.explain.boosts.extend(boosts)
-            if hit.time_ranges and (
-                lv.time_boost > 1.0 or lv.time_when_boost > 1.0 or lv.time_span_boost > 1.0
-            ):
-                hit.explain = replace(hit.explain, time_ranges=hit.time_ranges)
+    return [_boosted(hit, q, lv, speaker) for hit in hits]
+
+
+def _boosted(hit: Hit, q: cues.QuestionCues, lv: pure.Levers, speaker: str | None) -> Hit:
+    boosts: list[BoostPart] = []
+    if lv.date_boost > 1.0 and q.date_match(hit.observed_at):
+        boosts.append(BoostPart("observedDate", lv.date_boost))
+    if lv.when_boost > 1.0 and q.when and hit.has_time:
+        boosts.append(BoostPart("whenQuestion", lv.when_boost))
+    if lv.year_boost > 1.0 and q.year_match(hit.years):
+        boosts.append(BoostPart("yearRange", lv.year_boost))
+    if lv.speaker_boost > 1.0 and speaker is not None and hit.speaker == speaker:
+        boosts.append(BoostPart("speaker", lv.speaker_boost))
+    boosts += recall_time.boosts(hit.time_ranges, q, lv)
+    score = hit.score
+    for b in boosts:
+        score *= b.factor
+    explain = hit.explain
+    if explain is not None:
+        explain = replace(explain, boosts=[*explain.boosts, *boosts])
+        if hit.time_ranges and (
+            lv.time_boost > 1.0 or lv.time_when_boost > 1.0 or lv.time_span_boost > 1.0
+        ):
+            explain = replace(explain, time_ranges=hit.time_ranges)
+    return replace(hit, score=score, explain=explain)
 
 
 def _key(ident: Ident) -> str:

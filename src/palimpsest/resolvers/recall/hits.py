@@ -8,7 +8,7 @@ statement per scope (``recall_legs.load_hits``), and filled in here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -69,8 +69,11 @@ class Explain:
     form: str | None = None  # the question's form (recall_forms), whose weights were used
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
+    """One answer of a recall. Frozen: each ranking step (fusion, a boost, a prior, the load)
+    answers new hits (``dataclasses.replace``), so no step changes a hit another holds."""
+
     kind: pure.Source
     scope: Scope
     id: str
@@ -137,7 +140,7 @@ async def load(
     known at a past time (their text is then the version's, ``recall_past.load_notes``).
     ``carried``: rows a leg already read, as the load would (``Ranked.rows``): those hits are
     filled from them, and a scope whose hits all were runs no statement."""
-    out: set[int] = set()
+    out: dict[int, Hit] = {}  # id() of a hit asked for -> the hit filled in
     for ref in refs:
         mine = []
         for h in [h for h in hits if h.scope == ref.scope]:
@@ -145,8 +148,7 @@ async def load(
             if row is None:
                 mine.append(h)
             else:
-                _fill(h, row, reader)
-                out.add(id(h))
+                out[id(h)] = _filled(h, row, reader)
         if not mine:
             continue
         wanted: dict[pure.Source, list[str]] = {}
@@ -163,9 +165,8 @@ async def load(
         for h in mine:
             row = by_id.get((h.kind, h.id))
             if row is not None:
-                _fill(h, row, reader)
-                out.add(id(h))
-    return [h for h in hits if id(h) in out]
+                out[id(h)] = _filled(h, row, reader)
+    return [out[id(h)] for h in hits if id(h) in out]
 
 
 def _row_id(kind: pure.Source, row: Row) -> str:
@@ -174,31 +175,40 @@ def _row_id(kind: pure.Source, row: Row) -> str:
     return str(row["key"] if kind is pure.Source.NOTES else row["id"])
 
 
-def _fill(hit: Hit, row: Row, reader: Principal) -> None:
+def _filled(hit: Hit, row: Row, reader: Principal) -> Hit:
+    """The hit with what its loaded row shows."""
     if hit.kind is pure.Source.FACTS:
         fact = fact_from(Scope(row["fact"]["scope"]), row, reader)
-        hit.fact, hit.text, hit.scope = fact, fact.text, fact.scope
-        hit.created_at, hit.provenance = fact.created_at, fact.provenance
-        return
-    hit.scope = Scope(row["scope"])
-    hit.created_at = row["created_at"]
-    hit.provenance = provenance_from(row, reader)
+        return replace(
+            hit,
+            fact=fact,
+            text=fact.text,
+            scope=fact.scope,
+            created_at=fact.created_at,
+            provenance=fact.provenance,
+        )
+    shown = replace(
+        hit,
+        scope=Scope(row["scope"]),
+        created_at=row["created_at"],
+        provenance=provenance_from(row, reader),
+    )
     if hit.kind is pure.Source.NOTES:
-        hit.text = row["text"] or ""
-        hit.key = row["key"]
-    else:
-        hit.text = row["text"]
-        hit.document_id = row["document_id"]
-        hit.chunk_type = row["type"]
+        return replace(shown, text=row["text"] or "", key=row["key"])
+    return replace(shown, text=row["text"], document_id=row["document_id"], chunk_type=row["type"])
 
 
 def apply_window(window: pure.Window, found: dict[Ident, Hit]) -> TimeFilterReport:
+    """Each candidate of ``found`` placed in or out of the window (``found`` holds the placed
+    hits; a window that requires drops those outside)."""
     counts = {True: 0, False: 0, None: 0}
     for ident, hit in list(found.items()):
-        hit.in_window = window.contains(hit.observed_at)
-        counts[hit.in_window] += 1
-        if window.missing is pure.Missing.REQUIRE and not hit.in_window:
+        placed = replace(hit, in_window=window.contains(hit.observed_at))
+        counts[placed.in_window] += 1
+        if window.missing is pure.Missing.REQUIRE and not placed.in_window:
             del found[ident]
+        else:
+            found[ident] = placed
     return TimeFilterReport(
         mode=window.missing.value,
         slack_seconds=int(window.slack.total_seconds()),

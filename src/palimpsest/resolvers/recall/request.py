@@ -38,9 +38,6 @@ class RecallRequest:
     pool: int | None = None  # candidates per leg; default pool_factor x top_k, capped
     pool_factor: int = 2
     levers: pure.Levers = field(default_factory=pure.Levers)
-    # False: run the legs only (no fusion, boosts or final load) and count the rows they
-    # ranked; what the latency bench compares the whole request with.
-    fuse: bool = True
     dedup: float | None = None  # drop near-duplicate hits at this cosine (recall_dedup)
     controls: recall_controls.Applied = field(default_factory=recall_controls.Applied)
     weights_given: bool = False  # the call's own leg weights: the question's form keeps them

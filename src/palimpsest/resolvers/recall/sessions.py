@@ -15,6 +15,7 @@ transaction, one statement per scope (``recall_controls.chunk_documents``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from palimpsest.cypher.driver.executor import Tx
 from palimpsest.domain.ranking import fusion as pure
@@ -49,18 +50,24 @@ def document_ranks(
 
 def add_prior(
     hits: Sequence[Hit], documents: Mapping[tuple[str, str], str], weight: float, k: int
-) -> None:
-    """Each chunk candidate gains ``weight / (k + rank of its document)`` (in ``explain``)."""
+) -> list[Hit]:
+    """Each chunk candidate gains ``weight / (k + rank of its document)`` (in ``explain``).
+    The hits with their gains, in the same order."""
     ranks = document_ranks(hits, documents)
+    out: list[Hit] = []
     for hit in hits:
         doc = documents.get((hit.scope.value, hit.id))
         if doc is None:
+            out.append(hit)
             continue
         rank, support = ranks[(hit.scope.value, doc)]
         gain = weight / (k + rank)
-        hit.score += gain
-        if hit.explain is not None:
-            hit.explain.legs.append(LegPart(SESSION, rank, gain, support, weight=weight))
+        explain = hit.explain
+        if explain is not None:
+            part = LegPart(SESSION, rank, gain, support, weight=weight)
+            explain = replace(explain, legs=[*explain.legs, part])
+        out.append(replace(hit, score=hit.score + gain, explain=explain))
+    return out
 
 
 async def apply(
@@ -70,7 +77,7 @@ async def apply(
     ``prefer`` (a ``when`` window that prefers), in-window, undated, out-of-window first."""
     if weight <= 0 or not any(h.kind is pure.Source.DOCUMENTS for h in hits):
         return hits
-    add_prior(hits, await chunk_documents(tx, refs, hits), weight, k)
+    hits = add_prior(hits, await chunk_documents(tx, refs, hits), weight, k)
 
     def place(h: Hit) -> int:
         return 0 if not prefer or h.in_window else 1 if h.in_window is None else 2

@@ -38,10 +38,17 @@ def hit(
     observed: datetime | None = None,
     kind: pure.Source = pure.Source.NOTES,
 ) -> Hit:
-    h = Hit(kind, Scope.USER, i, "", score=score, cosine=cosine, fulltext_rank=fulltext_rank)
-    h.observed_at = observed
-    h.explain = Explain([], [], score)
-    return h
+    return Hit(
+        kind,
+        Scope.USER,
+        i,
+        "",
+        score=score,
+        cosine=cosine,
+        fulltext_rank=fulltext_rank,
+        observed_at=observed,
+        explain=Explain([], [], score),
+    )
 
 
 def ask(**controls: Any) -> asks.Ask:
@@ -54,7 +61,7 @@ def test_no_control_changes_nothing_in_the_request(tmp_path: Path) -> None:
     assert req.controls == rc.Applied()
     assert (req.vector_weight, req.fulltext_weight) == (0.5, 2.0)
     hits = [hit("a", 0.3), hit("b", 0.2, observed=T0)]
-    rc.weigh_recency(hits, req.controls, T0)
+    assert rc.weigh_recency(hits, req.controls, T0) == hits
     assert rc.floor(hits, req.controls, 1) == hits
     assert [h.score for h in hits] == [0.3, 0.2]
     assert all(h.explain is not None and not h.explain.boosts for h in hits)
@@ -110,8 +117,8 @@ def test_recency_halves_the_score_per_half_life_and_never_drops(tmp_path: Path) 
     applied = rc.check(rc.Controls(recency_half_life="10d"), None)
     old, new = hit("old", observed=T0 - timedelta(days=20)), hit("new", observed=T0)
     undated, future = hit("undated"), hit("future", observed=T0 + timedelta(days=5))
-    hits = [old, new, undated, future]
-    rc.weigh_recency(hits, applied, T0)
+    hits = rc.weigh_recency([old, new, undated, future], applied, T0)
+    old, new, undated, future = hits
     assert old.score == pytest.approx(0.25)  # two half-lives old
     assert (new.score, undated.score, future.score) == (1.0, 1.0, 1.0)
     assert old.explain is not None
@@ -131,7 +138,7 @@ def test_recency_is_measured_from_when_to_when_given(tmp_path: Path) -> None:
         pure.RECALL_DEFAULT,
     )
     h = hit("x", observed=T0 - timedelta(days=20))
-    rc.weigh_recency([h], req.controls, T0)  # ten days before when.to: one half-life
+    [h] = rc.weigh_recency([h], req.controls, T0)  # ten days before when.to: one half-life
     assert h.score == pytest.approx(0.5)
 
 

@@ -64,17 +64,15 @@ def test_second_terms_are_the_question_s_then_the_names_and_empty_without_new_on
 
 
 def hit(i: str, score: float, scope: Scope = Scope.USER) -> Hit:
-    h = Hit(pure.Source.DOCUMENTS, scope, i, "", score=score)
-    h.explain = Explain([], [], score)
-    return h
+    return Hit(pure.Source.DOCUMENTS, scope, i, "", score=score, explain=Explain([], [], score))
 
 
 def test_the_second_list_adds_one_rrf_term_and_a_missed_row_becomes_a_candidate() -> None:
     ref = resolve_scope(principal(), Scope.USER)
     hits = [hit("a", 0.03), hit("b", 0.02)]
     ranked = legs.Ranked(["c", "b"], {"c": 4.0, "b": 2.0}, set())
-    new = re_.fuse(hits, re_.Step(ref, pure.Source.DOCUMENTS, ranked), 0.5, K)
-    a, b = hits
+    (a, b), new = re_.fuse(hits, re_.Step(ref, pure.Source.DOCUMENTS, ranked), 0.5, K)
+    assert hits[1].score == 0.02  # a new hit: the one given is left as it was
     assert a.score == 0.03  # not in the second list: unchanged
     assert b.score == pytest.approx(0.02 + 0.5 / (K + 2))
     assert b.explain is not None
@@ -91,6 +89,6 @@ def test_the_second_list_of_one_scope_touches_no_other_scope_s_hit() -> None:
     ref = resolve_scope(principal(), Scope.USER)
     other = hit("b", 0.02, Scope.AGENT)  # the same id, another scope
     ranked = legs.Ranked(["b"], {"b": 1.0}, set())
-    new = re_.fuse([other], re_.Step(ref, pure.Source.DOCUMENTS, ranked), 1.0, K)
-    assert other.score == 0.02
+    [same], new = re_.fuse([other], re_.Step(ref, pure.Source.DOCUMENTS, ranked), 1.0, K)
+    assert same is other
     assert [(h.id, h.scope) for h in new] == [("b", Scope.USER)]

@@ -4,6 +4,7 @@ preferences multiplying the fused score (hand-made lists and candidates)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -97,16 +98,16 @@ def question(text: str, speakers: tuple[str, ...] = ()) -> cues.QuestionCues:
 
 
 def scored(hit: Hit, score: float) -> Hit:
-    hit.score = score
-    hit.explain = hits_of.Explain([], [], score)
-    return hit
+    return replace(hit, score=score, explain=hits_of.Explain([], [], score))
 
 
 def test_a_when_question_multiplies_rows_with_a_time_expression_only() -> None:
     timed = scored(Hit(NOTES, Scope.USER, "t", "", has_time=True), 1.0)
     plain = scored(Hit(NOTES, Scope.USER, "p", "", has_time=False), 1.0)
     lv = pure.Levers()
-    fusion.boost([timed, plain], question("When did we move the standup?"), lv)
+    before = [timed, plain]
+    timed, plain = fusion.boost(before, question("When did we move the standup?"), lv)
+    assert before[0].score == 1.0  # a new hit: the one given is left as it was
     assert timed.score == pytest.approx(lv.when_boost)
     assert timed.explain is not None
     assert [(b.lever, b.factor) for b in timed.explain.boosts] == [("whenQuestion", lv.when_boost)]
@@ -120,9 +121,9 @@ def test_a_named_speaker_multiplies_that_speakers_rows_and_a_factor_of_one_is_of
     mine = scored(Hit(DOCS, Scope.USER, "m", "", speaker="mira"), 1.0)
     other = scored(Hit(DOCS, Scope.USER, "o", "", speaker="tomas"), 1.0)
     q = question("What did Mira say about the hike?", ("mira", "tomas"))
-    fusion.boost([mine, other], q, pure.Levers(speaker_boost=1.2))
+    mine, other = fusion.boost([mine, other], q, pure.Levers(speaker_boost=1.2))
     assert mine.score == pytest.approx(1.2)
     assert other.score == 1.0
     again = scored(Hit(DOCS, Scope.USER, "m", "", speaker="mira"), 1.0)
-    fusion.boost([again], q, pure.Levers(speaker_boost=1.0))
+    [again] = fusion.boost([again], q, pure.Levers(speaker_boost=1.0))
     assert again.score == 1.0

@@ -336,20 +336,3 @@ async def test_the_approximate_leg_asks_for_the_configured_floor(tmp_path: Path)
     req = replace(request(5, rr.Mode.VECTOR), levers=pure.Levers.of(svc.settings))
     await rr.recall(svc, principal(), [Scope.USER], req)
     assert [c.params["k"] for c in recorder.calls if c.name == "VECTOR_CHUNKS"] == [400]
-
-
-async def test_with_fusion_off_the_legs_run_and_nothing_is_fused_or_loaded(tmp_path: Path) -> None:
-    """What the latency bench measures as the raw work: the same legs, no fusion, no load."""
-
-    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
-        return chunk_rows(5, live=5)
-
-    svc, recorder = services(answering(answer), tmp_path)
-    raw = replace(request(mode=rr.Mode.HYBRID), fuse=False)
-    result = await rr.recall(svc, principal(), [Scope.USER], raw)
-    names = [c.name for c in recorder.calls]
-    assert "LOAD_HITS" not in names
-    assert result.hits == []
-    legs = [c for c in recorder.calls if c.name.endswith("_CHUNKS")]
-    assert legs, names
-    assert result.legs_rows >= 5

@@ -14,9 +14,7 @@ K = 60
 
 
 def chunk(i: str, fused: float, scope: Scope = Scope.USER) -> Hit:
-    h = Hit(pure.Source.DOCUMENTS, scope, i, "", score=fused)
-    h.explain = Explain([], [], fused)
-    return h
+    return Hit(pure.Source.DOCUMENTS, scope, i, "", score=fused, explain=Explain([], [], fused))
 
 
 def test_a_document_with_several_matching_chunks_ranks_above_one_lone_better_chunk() -> None:
@@ -32,8 +30,7 @@ def test_a_document_with_several_matching_chunks_ranks_above_one_lone_better_chu
 def test_the_prior_adds_one_rrf_term_per_chunk_and_shows_it_in_explain() -> None:
     hits = [chunk("lone", 0.030), chunk("a1", 0.020), chunk("a2", 0.015)]
     docs = {("USER", "lone"): "B", ("USER", "a1"): "A", ("USER", "a2"): "A"}
-    rs.add_prior(hits, docs, 1.0, K)
-    lone, a1, a2 = hits
+    lone, a1, a2 = rs.add_prior(hits, docs, 1.0, K)
     assert lone.score == pytest.approx(0.030 + 1 / (K + 2))
     assert a1.score == pytest.approx(0.020 + 1 / (K + 1))
     assert a2.score == pytest.approx(0.015 + 1 / (K + 1))
@@ -47,9 +44,8 @@ def test_the_prior_adds_one_rrf_term_per_chunk_and_shows_it_in_explain() -> None
 
 def test_rows_of_no_document_and_other_kinds_gain_nothing() -> None:
     note = Hit(pure.Source.NOTES, Scope.USER, "n", "", score=0.05)
-    hits = [note, chunk("a1", 0.02)]
-    rs.add_prior(hits, {("USER", "a1"): "A"}, 1.0, K)
-    assert note.score == 0.05
+    hits = rs.add_prior([note, chunk("a1", 0.02)], {("USER", "a1"): "A"}, 1.0, K)
+    assert hits[0] is note
     assert hits[1].score == pytest.approx(0.02 + 1 / (K + 1))
 
 
