@@ -136,7 +136,8 @@ def test_a_long_query_is_stopped_in_time_with_a_clear_error(store: SqliteStore) 
             "SELECT count(*) FROM c",
             None,
         )
-    assert time.monotonic() - started < 1.3
+    # Unstopped, the count never ends; the bound is loose because the machine may be busy.
+    assert time.monotonic() - started < 10
     assert caught.value.details["limit"] == "statementTimeoutMs"
     assert caught.value.details["timeoutMs"] == 300
 
@@ -399,16 +400,15 @@ def test_the_row_cap_names_itself(store: SqliteStore) -> None:
 
 
 def test_the_column_cap_refuses_before_the_statement_runs(tight: SqliteStore) -> None:
-    # Running it would take until the timeout; the width is known from compiling it.
+    # Running it would end in the timeout's error, not this one: the width is known from
+    # compiling it.
     sql = (
         "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) "
         "SELECT count(*), 2, 3, 4, 5, 6, 7, 8, 9 FROM c"
     )
-    started = time.monotonic()
     with pytest.raises(QuotaExceeded, match="returns 9 columns; the limit is 8") as caught:
         tight.query_sync(ALICE, sql, None)
     assert caught.value.details["limit"] == "sqlMaxColumns"
-    assert time.monotonic() - started < 1.0  # the timeout is 2 s: it never ran
     tight.execute_sync(ALICE, [SqlStatement("CREATE TABLE w (" + ", ".join("abcdefghi") + ")")])
     with pytest.raises(QuotaExceeded, match="returns 9 columns"):
         tight.query_sync(ALICE, "SELECT * FROM w", None)
