@@ -21,7 +21,7 @@ from pathlib import Path
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
 from palimpsest.local import detached
-from palimpsest.local.neo4j import jars
+from palimpsest.local.neo4j import extension, jars
 from palimpsest.local.neo4j.conf import java_command, neo4j_conf
 from palimpsest.local.neo4j.java import find_java
 from palimpsest.local.passwords import generated_password
@@ -61,6 +61,9 @@ def install(settings: Settings, say: Say = print) -> None:
         jars.fetch(lock, home, settings.maven_repository_url, say)
     (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))
     _set_initial_password(settings, home, say)
+    if settings.neo4j_extension:
+        # Loaded at the next start; a running server keeps the jar it started with.
+        extension.build(settings, say)
 
 
 def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Status:
