@@ -12,6 +12,7 @@ dropped by the filters and the same cues; and the pool's scores are ``fulltext.S
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import uuid
 from collections import Counter
@@ -19,20 +20,25 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neo4j import Driver, ManagedTransaction
 
 from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.extension import CYPHER, SearchEngine
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.local.neo4j import extension
+from palimpsest.resolvers.notes import keyvalue as notes
+from palimpsest.resolvers.recall import asks as recall_asks
 from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall import text as recall_text
 from palimpsest.resolvers.services import Services
-from tests.unit.principals import scope_ref
+from tests.unit.principals import principal, scope_ref
 
 EXAMPLES = 25  # per run; run it over several ``--hypothesis-seed`` values for more
 VOCABULARY = ["ash", "birch", "cedar", "elm", "fir", "hazel", "larch", "oak", "pine", "yew"]
@@ -234,3 +240,41 @@ def test_the_procedures_pool_is_the_cypher_legs(
     for i in procedure.ids:
         r = by_id[i]
         assert procedure.scores[i] == scorer.score(r["ft"], r["tf"], r["len"])
+
+
+async def test_the_server_searches_on_the_procedure_and_answers_as_on_cypher(
+    svc: Services, ran: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The services chose the procedure at start-up (the server has the extension); a search
+    answers the same hits and scores on both engines, and only the chosen engine's full-text
+    statements run. (A scope this small has its few rows read with the statistics,
+    ``recall_text``: that is off here, so the legs read as on a big scope.)"""
+    monkeypatch.setattr(recall_text, "HELD_MAX_ROWS", 0)
+    assert svc.search_engine == SearchEngine("procedure", f"extension {extension.VERSION}")
+    who = principal(tenant_id=f"proc-{uuid.uuid4().hex[:12]}")
+    rng = random.Random(43)
+    for i in range(60):
+        text = " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(3, 12)))
+        await notes.set_value(svc, who, Scope.USER, f"n/{i:02d}", text, None, True, None)
+    on_cypher = dataclasses.replace(svc, search_engine=CYPHER)
+    for query in ["oak and pine", "larch", "yew birch cedar elm", "hazel ash fir"]:
+        ask = recall_asks.Ask(query=query, top_k=15)
+        ran.clear()
+        procedure = await recall_asks.search(svc, who, ask)
+        assert "PROC_TERMS_MEMORY" in ran
+        assert "TERMS_MEMORY" not in ran
+        ran.clear()
+        cypher = await recall_asks.search(on_cypher, who, ask)
+        assert "TERMS_MEMORY" in ran
+        assert not [n for n in ran if n.startswith("PROC_")]
+        assert procedure.hits, query
+        assert [(h.id, h.score) for h in procedure.hits] == [(h.id, h.score) for h in cypher.hits]
+
+
+def test_readyz_names_the_engine_that_answers(http: httpx.Client) -> None:
+    ready = http.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["searchEngine"] == {
+        "engine": "procedure",
+        "reason": f"extension {extension.VERSION}",
+    }

@@ -35,7 +35,7 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from palimpsest.cypher import recall as q
 from palimpsest.cypher import recall_procedure as qp
@@ -43,6 +43,7 @@ from palimpsest.cypher import recall_text as qt
 from palimpsest.cypher import recall_whole as wq
 from palimpsest.cypher import terms as tq
 from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.extension import Engine
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source
@@ -62,9 +63,7 @@ COVER_MIN_ROWS = 200
 # within this many in all (``fulltext.first_terms``): one round trip instead of two.
 SPARE_ROWS = 200
 KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
-# Which engine reads the full-text legs: today's Cypher statements, or our Neo4j extension's
-# procedure (``local/neo4j/extension``), where the server has it.
-Engine = Literal["cypher", "procedure"]
+# The full-text legs' statements on the procedure engine (``cypher/extension.py``).
 PROCEDURE_TERMS: dict[Source, Statement] = {
     Source.NOTES: qp.PROC_TERMS_MEMORY,
     Source.DOCUMENTS: qp.PROC_TERMS_CHUNKS,

@@ -159,6 +159,7 @@ async def _recall(
                         lv.k1,
                         lv.b,
                         held=rows.get(source),
+                        engine=svc.search_engine.name,
                     )
                     ranked = await leg(f"fulltext_{source.value}", work)
                     mine.append(RankedList("fulltext", source, ref, ranked))
@@ -224,7 +225,16 @@ async def _recall(
             recall_controls.weigh_recency(new, req.controls, base["now"])
 
         return recall_entities.plan_of(
-            terms, speakers, kinds, pool, base, lv, req.rrf_k, req.window, boost
+            terms,
+            speakers,
+            kinds,
+            pool,
+            base,
+            lv,
+            req.rrf_k,
+            req.window,
+            boost,
+            svc.search_engine.name,
         )
 
     def question_of(stats: list[legs.ScopeStats]) -> cues.QuestionCues:

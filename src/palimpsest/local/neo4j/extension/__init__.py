@@ -6,6 +6,7 @@ against the server's own jars, and drops the jar into its ``plugins/``. See
 docs/decisions/0010-neo4j-extension.md.
 """
 
-from palimpsest.local.neo4j.extension.builder import ECJ, JAR_PREFIX, VERSION, build, jar_path
+from palimpsest.cypher.extension import VERSION
+from palimpsest.local.neo4j.extension.builder import ECJ, JAR_PREFIX, build, jar_path
 
 __all__ = ["ECJ", "JAR_PREFIX", "VERSION", "build", "jar_path"]

