@@ -31,6 +31,7 @@ from palimpsest.cypher.extension import CYPHER, SearchEngine
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source
+from palimpsest.errors import DatabaseFailure
 from palimpsest.identity import Scope, ScopeRef
 from palimpsest.local.neo4j import extension
 from palimpsest.resolvers.notes import keyvalue as notes
@@ -278,3 +279,27 @@ def test_readyz_names_the_engine_that_answers(http: httpx.Client) -> None:
         "engine": "procedure",
         "reason": f"extension {extension.VERSION}",
     }
+
+
+async def test_a_procedure_failure_is_the_error_trees_with_the_drivers_code(
+    svc: Services,
+) -> None:
+    """Input the caller would refuse (``recall_text.Procedure.params``) sent all the same: the
+    procedure refuses it too, and the executor answers a coded error, not an untyped one."""
+    ref = scope_ref(f"proc-{uuid.uuid4().hex[:12]}", Scope.USER, "alice")
+    bad = {
+        "kind": "memory",
+        "sets": [['oak") OR scope_key:(*']],
+        "unless": [],
+        "terms": ["oak"],
+        "weights": [1.0],
+        "k1": 1.2,
+        "b": 0.75,
+        "avg_length": 5.0,
+        "top": 10,
+        **_base(random.Random(1)),
+    }
+    with pytest.raises(DatabaseFailure) as failed:
+        await svc.db.scoped(ref).read(legs.PROCEDURE_TERMS[Source.NOTES], bad)
+    assert failed.value.details == {"driverCode": "Neo.ClientError.Procedure.ProcedureCallFailed"}
+    assert "scope_key" not in failed.value.message

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from palimpsest.cypher import recall_text as q
 from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
+from palimpsest.errors import InvalidArgument
 
 # A kind's rows are read with the statistics when its query terms are counted on fewer rows
 # than this together: below it, the round trips spared cost more than the rows read that the
@@ -135,6 +137,8 @@ async def read_text_side(
     return TextSide(stats, names, {k: Held.of(f) for k, f in found.items()})
 
 
+# What the procedure takes as a term (``fulltext.analyze``'s output, as ``fulltext._check``).
+_TERM = re.compile(r"[^\W_]+")
 # The procedure engine asks for the pool's worth of rows and this many more first, so a few
 # rows the filters drop do not cost a second call.
 TOP_SPARE = 16
@@ -153,11 +157,19 @@ class Procedure:
     def params(
         self, sets: Sequence[Sequence[str]], unless: Sequence[str], top: int
     ) -> dict[str, Any]:
+        """The call's parameters; input the procedure cannot use is refused here, coded,
+        before any call (the procedure checks again, for any other caller)."""
+        terms = [needle.strip(" ") for needle, _ in self.scorer.terms]
+        groups = [*sets, *([unless] if unless else []), *([terms] if terms else [])]
+        if not sets or not all(ts and all(_TERM.fullmatch(t) for t in ts) for ts in groups):
+            raise InvalidArgument("full-text terms must be analyzed words")
+        if top < 1 or not self.scorer.avg_length > 0.0:
+            raise InvalidArgument("a full-text read needs a positive size and average length")
         return {
             "kind": self.kind,
             "sets": [list(s) for s in sets],
             "unless": list(unless),
-            "terms": [needle.strip(" ") for needle, _ in self.scorer.terms],
+            "terms": terms,
             "weights": [weight for _, weight in self.scorer.terms],
             "k1": self.scorer.k1,
             "b": self.scorer.b,
