@@ -269,6 +269,13 @@ async def test_the_server_searches_on_the_procedure_and_answers_as_on_cypher(
         assert "TERMS_MEMORY" in ran
         assert not [n for n in ran if n.startswith("PROC_")]
         assert procedure.hits, query
+        ranked_by_text = [h for h in procedure.hits if h.fulltext_rank is not None]
+        assert ranked_by_text, query
+        assert {h.explain.text_engine for h in ranked_by_text if h.explain} == {"procedure"}
+        assert {h.explain.text_engine for h in cypher.hits if h.fulltext_rank and h.explain} == {
+            "cypher"
+        }
+        assert {h.explain.text_engine for h in procedure.hits if h.fulltext_rank is None} <= {None}
         assert [(h.id, h.score) for h in procedure.hits] == [(h.id, h.score) for h in cypher.hits]
 
 

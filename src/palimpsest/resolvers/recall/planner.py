@@ -177,6 +177,7 @@ async def _recall(
             return RecallResult(hits=[], scopes=[r.scope for r in refs], legs_rows=rows)
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, pool, base["now"])
+        _name_text_engine(ranked, svc.search_engine.name, notes_past)
         prefer = req.window is not None and req.window.missing is pure.Missing.PREFER
         if lv.entity_weight > 0:
             ranked, steps = await recall_entities.apply(
@@ -303,6 +304,15 @@ async def _recall(
             text_lists.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await text_lists
+
+
+def _name_text_engine(hits: list[Hit], engine: str, notes_past: bool) -> None:
+    """Each hit a full-text leg ranked says which engine read that leg (``explain``); a
+    ``knownAt`` read of notes in the past has its own Cypher leg (``recall_past``)."""
+    for hit in hits:
+        if hit.explain is not None and any(p.leg == "fulltext" for p in hit.explain.legs):
+            past_notes = notes_past and hit.kind is pure.Source.NOTES
+            hit.explain = dc_replace(hit.explain, text_engine="cypher" if past_notes else engine)
 
 
 def _rank(
