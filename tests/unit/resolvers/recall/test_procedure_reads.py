@@ -5,6 +5,8 @@ any call, and when an answer cut at ``top`` rows is whole enough
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from palimpsest.cypher import recall_procedure as qp
@@ -52,7 +54,7 @@ def test_a_scope_without_length_is_refused_before_the_call() -> None:
         _procedure(KindStats(10, 0, {"oak": 3})).params([["oak"]], [], 8)
 
 
-def _found(scores: list[float], live: list[bool]) -> dict[str, list[object]]:
+def _found(scores: list[float], live: list[bool]) -> dict[str, Any]:
     return {"ids": [f"r{i}" for i in range(len(scores))], "scores": scores, "live": live}
 
 
