@@ -307,10 +307,13 @@ async def _recall(
 
 
 def _name_text_engine(hits: list[Hit], engine: str, notes_past: bool) -> None:
-    """Each hit a full-text leg ranked says which engine read that leg (``explain``); a
-    ``knownAt`` read of notes in the past has its own Cypher leg (``recall_past``)."""
+    """Each hit a full-text leg ranked (not one it missed, counted beyond its depth) says
+    which engine read that leg (``explain``); a ``knownAt`` read of notes in the past has its
+    own Cypher leg (``recall_past``)."""
     for hit in hits:
-        if hit.explain is not None and any(p.leg == "fulltext" for p in hit.explain.legs):
+        if hit.explain is None:
+            continue
+        if any(p.leg == "fulltext" and not p.beyond_depth for p in hit.explain.legs):
             past_notes = notes_past and hit.kind is pure.Source.NOTES
             hit.explain = dc_replace(hit.explain, text_engine="cypher" if past_notes else engine)
 

@@ -139,8 +139,8 @@ async def read_text_side(
 
 # What the procedure takes as a term (``fulltext.analyze``'s output, as ``fulltext._check``).
 _TERM = re.compile(r"[^\W_]+")
-# The procedure engine asks for the pool's worth of rows and this many more first, so a few
-# rows the filters drop do not cost a second call.
+# The procedure engine first asks for twice the pool, or the pool and this many more rows if
+# that is more, so a few rows the filters drop do not cost a second call.
 TOP_SPARE = 16
 
 

@@ -9,10 +9,12 @@ import java.util.regex.Pattern;
  * (score descending, then id by code point, as Python compares strings).
  */
 public final class Bm25 {
-    // The same checks as Python's fulltext._check: the caller refuses bad input first; these keep
-    // the Lucene query well formed whoever calls.
+    // The caller refuses bad input first (Python's fulltext._check, stricter); these keep the
+    // Lucene query well formed whoever calls. A term is quoted, so only a quote, a backslash or
+    // a space could change the query: Java's and Python's ideas of a word differ at the edges
+    // (superscript digits are words to Python, not to Java's \w), so no more is asked here.
     private static final Pattern SCOPE_KEY = Pattern.compile("[0-9a-f]{8,64}");
-    private static final Pattern TERM = Pattern.compile("(?U)[^\\W_]+");
+    private static final Pattern TERM = Pattern.compile("[^\\s\"\\\\]+");
 
     private Bm25() {}
 
