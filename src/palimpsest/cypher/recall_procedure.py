@@ -53,3 +53,6 @@ PROC_TERMS_FACTS = Statement(
     "PROC_TERMS_FACTS",
     _CALL + "YIELD relationship AS f, score, matched\n" + _tail("f", "f.id", FACT_VISIBLE),
 )
+
+# What only a server with the extension can plan (start-up's warm-up skips them elsewhere).
+NAMES = frozenset(s.name for s in (PROC_TERMS_MEMORY, PROC_TERMS_CHUNKS, PROC_TERMS_FACTS))
