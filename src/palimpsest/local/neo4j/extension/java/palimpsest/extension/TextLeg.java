@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.PriorityQueue;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Relationship;
@@ -135,8 +136,12 @@ public final class TextLeg {
         int ftToken = ktx.tokenRead().propertyKey("ft");
         int tfToken = ktx.tokenRead().propertyKey("ft_tf");
         int lenToken = ktx.tokenRead().propertyKey("ft_len");
-        PropertySelection selection =
-                PropertySelection.selection(scopeToken, idToken, ftToken, tfToken, lenToken);
+        if (scopeToken < 0 || idToken < 0) {
+            return Stream.empty();  // no row has ever had a scope or an id: none can match
+        }
+        // A key no row has had yet (a fresh database) has no token: it is not asked for.
+        PropertySelection selection = PropertySelection.selection(
+                IntStream.of(scopeToken, idToken, ftToken, tfToken, lenToken).filter(t -> t >= 0).toArray());
         PropertyIndexQuery predicate = PropertyIndexQuery.fulltextSearch(query);
         try (PropertyCursor properties =
                 cursors.allocatePropertyCursor(ktx.cursorContext(), ktx.memoryTracker())) {
