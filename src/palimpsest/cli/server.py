@@ -70,6 +70,20 @@ def neo4j_lock(
     )
 
 
+@neo4j_app.command("extension")
+def neo4j_extension(
+    output: Annotated[
+        Path | None,
+        typer.Option(help="Also copy the jar into this folder (the Docker image does)."),
+    ] = None,
+) -> None:
+    """Build Palimpsest's Neo4j extension (the palimpsest.* procedures) with ECJ on the Java
+    that runs Neo4j, against the locked Neo4j jars; `neo4j install` does it too."""
+    from palimpsest.local.neo4j.manager import build_extension
+
+    build_extension(load_settings(), say=err, output=output)
+
+
 @neo4j_app.command("start")
 def neo4j_start() -> None:
     """Start the managed Neo4j in the background and wait until Bolt answers."""

@@ -114,6 +114,7 @@ class Explain:
     document_place: int | None
     time_ranges: list[TimeRange]
     form: str | None
+    text_engine: str | None  # procedure or cypher: which engine read its full-text leg
 
 
 @dataclass(frozen=True, slots=True)

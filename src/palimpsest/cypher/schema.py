@@ -406,3 +406,14 @@ SET x.shared = keep, x.text = CASE WHEN keep THEN x.text ELSE null END
 RETURN count(*) AS migrated
 """,
 )
+
+
+# Our Neo4j extension (local/neo4j/extension): whether the server lists it (asking an absent
+# procedure is an error, listing is not), then its version, read once at start-up.
+EXTENSION_LISTED = _unscoped(
+    "EXTENSION_LISTED",
+    "SHOW PROCEDURES YIELD name WHERE name = 'palimpsest.version' RETURN count(*) AS n",
+)
+EXTENSION_VERSION = _unscoped(
+    "EXTENSION_VERSION", "CALL palimpsest.version() YIELD version RETURN version"
+)

@@ -128,6 +128,12 @@ class Explain:
         description="The question's form (when, who, where, how_many, why, how, yes_no, list, "
         "what, other) whose fusion weights and boosts the legs and boosts above used.",
     )
+    text_engine: str | None = strawberry.field(
+        default=None,
+        description="Which engine read the full-text leg that ranked this hit: procedure "
+        "(Palimpsest's Neo4j extension) or cypher; null when no full-text leg ranked it. "
+        "`PALIMPSEST_SEARCH_ENGINE` chooses; /readyz says which is in use.",
+    )
 
     @classmethod
     def of(cls, e: ops.Explain) -> Explain:
@@ -155,6 +161,7 @@ class Explain:
             document_place=e.document_place,
             time_ranges=[TimeRange(start=r.start, end=r.end) for r in e.time_ranges],
             form=e.form,
+            text_engine=e.text_engine,
         )
 
 

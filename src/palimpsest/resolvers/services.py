@@ -11,6 +11,7 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher.driver.executor import Database
+from palimpsest.cypher.extension import CYPHER, SearchEngine
 from palimpsest.embedding import Embedder, QueryVectors, Vector
 from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.identity.principal import Principal
@@ -78,6 +79,8 @@ class Services:
     offload: Offload = field(default_factory=Offload.inline)
     # Harvest wakes this process's consolidator workers (``palimpsest serve`` runs them).
     wake: HarvestWake = field(default_factory=HarvestWake)
+    # Which engine answers the full-text legs (``cypher/extension.py``), chosen at start-up.
+    search_engine: SearchEngine = CYPHER
 
     async def embed(self, texts: Sequence[str], *, stored: bool = True) -> list[Vector]:
         """Embed off the event loop: the model is CPU-bound. Vectors to be ``stored`` are

@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 
 INVALID_BOOKMARK = "Neo.ClientError.Transaction.InvalidBookmark"
 BOOKMARK_TIMEOUT = "Neo.TransientError.Transaction.BookmarkTimeout"
+# Our extension's procedures (cypher/extension.py): gone since start-up (a server restarted
+# without the plugin), or failed inside.
+PROCEDURE_NOT_FOUND = "Neo.ClientError.Procedure.ProcedureNotFound"
+PROCEDURE_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
 
 
 def translated(e: Neo4jError | DriverError) -> PalimpsestError:
@@ -44,6 +48,14 @@ def translated(e: Neo4jError | DriverError) -> PalimpsestError:
                 "x-palimpsest-bookmark names a transaction this database does not know"
             )
         log.error("neo4j error code=%s", e.code)
+        if e.code == PROCEDURE_NOT_FOUND:
+            return Unavailable(
+                "the database lacks a procedure this server was started with (Palimpsest's "
+                "extension); restart the server to choose its search engine again",
+                driverCode=e.code,
+            )
+        if e.code == PROCEDURE_FAILED:
+            return DatabaseFailure("a database procedure failed", driverCode=e.code)
         if e.is_retryable():
             return Unavailable("the database is busy; retry shortly", driverCode=e.code)
         return DatabaseFailure("the database failed the operation", driverCode=e.code)

@@ -48,6 +48,9 @@ def neo4j_conf(settings: Settings) -> str:
         # Netty's default 5 s quiet period per event loop makes SIGTERM take ~12 s.
         "internal.dbms.bolt.netty_server_shutdown_quiet_period_duration=0s",
         "internal.dbms.bolt.netty_server_shutdown_timeout=2s",
+        # Our extension's procedures read through the kernel API (local/neo4j/extension), which
+        # Neo4j allows only to procedures named here; the namespace is ours alone.
+        "dbms.security.procedures.unrestricted=palimpsest.*",
     ]
     return "\n".join(lines) + "\n"
 

@@ -146,7 +146,7 @@ def fetch(lock: Lock, home: Path, repository: str, say: Say) -> None:
     try:
         pool = ThreadPoolExecutor(max_workers=_WORKERS)
         try:
-            for _ in pool.map(lambda jar: _download(jar, repository, staging), lock.jars):
+            for _ in pool.map(lambda jar: download(jar, repository, staging), lock.jars):
                 pass
         finally:
             # On the first failure, drop the queued downloads instead of finishing them.
@@ -164,7 +164,8 @@ def fetch(lock: Lock, home: Path, repository: str, say: Say) -> None:
     say(f"fetched {len(lock.jars)} jars in {time.monotonic() - started:.0f}s")
 
 
-def _download(jar: Jar, repository: str, folder: Path) -> None:
+def download(jar: Jar, repository: str, folder: Path) -> None:
+    """One jar into ``folder``, its size and sha256 checked against ``jar`` (``LockMismatch``)."""
     url = jar.url(repository)
     if not url.startswith(("https://", "file://")):
         raise Unavailable(f"PALIMPSEST_MAVEN_REPOSITORY_URL must be an https:// URL, got {url!r}")

@@ -9,6 +9,7 @@ SIGTERM and waits for a clean shutdown.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,7 +22,7 @@ from pathlib import Path
 from palimpsest.config import Settings
 from palimpsest.errors import Unavailable
 from palimpsest.local import detached
-from palimpsest.local.neo4j import jars
+from palimpsest.local.neo4j import extension, jars
 from palimpsest.local.neo4j.conf import java_command, neo4j_conf
 from palimpsest.local.neo4j.java import find_java
 from palimpsest.local.passwords import generated_password
@@ -61,6 +62,26 @@ def install(settings: Settings, say: Say = print) -> None:
         jars.fetch(lock, home, settings.maven_repository_url, say)
     (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))
     _set_initial_password(settings, home, say)
+    if settings.neo4j_extension:
+        # Loaded at the next start; a running server keeps the jar it started with.
+        extension.build(settings, say)
+
+
+def build_extension(settings: Settings, say: Say = print, output: Path | None = None) -> Path:
+    """Palimpsest's extension alone, built against the locked jars (fetched into the managed
+    home when missing): what the Docker image ships for the official Neo4j image, copied
+    into ``output`` when given."""
+    home = settings.neo4j_home
+    lock = jars.load_lock(settings.neo4j_version)
+    if not jars.lib_matches(home, lock):
+        jars.fetch(lock, home, settings.maven_repository_url, say)
+    jar = extension.build(settings, say)
+    if output is None:
+        return jar
+    output.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(jar, output / jar.name)
+    say(f"copied the extension to {output / jar.name}")
+    return output / jar.name
 
 
 def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Status:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from palimpsest.cypher.driver.executor import Row, Tx
+from palimpsest.cypher.extension import Engine
 from palimpsest.domain.ranking import cues, fulltext
 from palimpsest.domain.ranking import fusion as pure
 from palimpsest.identity import ScopeRef
@@ -166,7 +167,15 @@ async def apply(
             if kind.rows == 0:
                 continue
             ranked = await legs.fulltext_leg(
-                scoped, source, terms, kind, plan.pool, plan.base, plan.k1, plan.b
+                scoped,
+                source,
+                terms,
+                kind,
+                plan.pool,
+                plan.base,
+                plan.k1,
+                plan.b,
+                engine=plan.engine,
             )
             step = Step(ref, source, ranked)
             steps.append(step)
@@ -196,6 +205,7 @@ class Plan:
     k: int
     admit: Callable[[list[Hit]], list[Hit]]
     keep: Callable[[Hit], bool]
+    engine: Engine = "cypher"  # which engine reads the full-text legs (cypher/extension.py)
 
 
 def plan_of(
@@ -208,6 +218,7 @@ def plan_of(
     k: int,
     window: pure.Window | None,
     boost: Callable[[list[Hit]], list[Hit]],
+    engine: Engine = "cypher",
 ) -> Plan:
     """The step's plan for one request: a new candidate is placed in or out of the time
     window and boosted like the first legs' candidates; a window that requires drops it
@@ -221,7 +232,9 @@ def plan_of(
     def keep(hit: Hit) -> bool:
         return window is None or window.missing is not pure.Missing.REQUIRE or bool(hit.in_window)
 
-    return Plan(terms, speakers, sources, pool, base, lv.k1, lv.b, lv.entity_weight, k, admit, keep)
+    return Plan(
+        terms, speakers, sources, pool, base, lv.k1, lv.b, lv.entity_weight, k, admit, keep, engine
+    )
 
 
 def _text(texts: Mapping[Ident, Row], hit: Hit) -> str:

@@ -67,6 +67,9 @@ class Explain:
     # The time ranges resolved from the row's text at ingest, when a time boost read them.
     time_ranges: tuple[timerefs.Range, ...] = ()
     form: str | None = None  # the question's form (recall_forms), whose weights were used
+    # Which engine read the row's full-text leg (cypher/extension.py): procedure or cypher;
+    # None when no full-text leg ranked it.
+    text_engine: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,10 +38,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from palimpsest.cypher import recall as q
+from palimpsest.cypher import recall_procedure as qp
 from palimpsest.cypher import recall_text as qt
 from palimpsest.cypher import recall_whole as wq
 from palimpsest.cypher import terms as tq
 from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
+from palimpsest.cypher.extension import Engine
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
 from palimpsest.domain.ranking.fusion import Source
@@ -61,6 +63,12 @@ COVER_MIN_ROWS = 200
 # within this many in all (``fulltext.first_terms``): one round trip instead of two.
 SPARE_ROWS = 200
 KIND = {Source.NOTES: "memory", Source.DOCUMENTS: "chunk", Source.FACTS: "fact"}
+# The full-text legs' statements on the procedure engine (``cypher/extension.py``).
+PROCEDURE_TERMS: dict[Source, Statement] = {
+    Source.NOTES: qp.PROC_TERMS_MEMORY,
+    Source.DOCUMENTS: qp.PROC_TERMS_CHUNKS,
+    Source.FACTS: qp.PROC_TERMS_FACTS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,9 +252,13 @@ async def fulltext_leg(
     cover_min_rows: int = COVER_MIN_ROWS,
     held: text.Held | None = None,
     spare_rows: int = SPARE_ROWS,
+    engine: Engine = "cypher",
 ) -> Ranked:
     """Exact top-``pool`` live rows by scope-local BM25 (ties by id); with ``held``, the
-    rows of the scope holding a query term are those (``recall_text``), and read no more."""
+    rows of the scope holding a query term are those (``recall_text``), and read no more.
+    On the ``procedure`` engine each read is the extension's, which returns only the best
+    rows of what it matched, scored: the pool, its scores and the rows dropped from it are
+    the Cypher engine's (``tests/integration/test_text_procedure.py``)."""
     statement = LEGS[source].terms
     scorer = fulltext.Scorer.of(terms, stats, k1, b)
     scored: dict[str, tuple[float, bool]] = {}
@@ -256,6 +268,15 @@ async def fulltext_leg(
         # The record's parallel lists, read as they are: no dictionary per row.
         ids = found["ids"]
         untimely = found.get("untimely", [True] * len(ids))
+        if "scores" in found:  # the procedure's rows come scored
+            for row_id, score, live, late in zip(
+                ids, found["scores"], found["live"], untimely, strict=True
+            ):
+                if row_id not in scored:
+                    scored[row_id] = (float(score), bool(live))
+                    if not _dropped(live, late):
+                        filtered_out.add(row_id)
+            return
         rows = zip(
             ids, found["lens"], found["live"], found["ft"], found["tf"], untimely, strict=True
         )
@@ -265,13 +286,19 @@ async def fulltext_leg(
                 if not _dropped(live, late):
                     filtered_out.add(row_id)
 
-    reader = text.Reader(tx, statement, stats, base, take, held)
+    procedure = (
+        text.Procedure(PROCEDURE_TERMS[source], KIND[source], scorer, pool)
+        if engine == "procedure"
+        else None
+    )
+    reader = text.Reader(tx, statement, stats, base, take, held, procedure)
     if not await reader.covering(terms, pool, k1, b, scored, cover_min_rows):
         done: set[str] = set()
         batch = fulltext.first_terms(terms, stats, pool, spare_rows)
         while batch:
             lucene = fulltext.lucene_terms(tx.ref.scope_key, batch)
-            take(await reader.rows(lucene, text.most_holding(batch, stats), text.any_of(batch)))
+            most = text.most_holding(batch, stats)
+            take(await reader.rows(lucene, most, text.any_of(batch), [[t] for t in batch]))
             done |= set(batch)
             batch = fulltext.missing_terms(terms, done, stats, k1, b, text.best_score(scored, pool))
     # The pool, best first (ties by id), without sorting every row read (tens of thousands on

@@ -208,6 +208,7 @@ class RecallPlan:
                         lv.k1,
                         lv.b,
                         held=rows.get(source),
+                        engine=self.svc.search_engine.name,
                     )
                     ranked = await self._leg(f"fulltext_{source.value}", work)
                     mine.append(RankedList("fulltext", source, ref, ranked))
@@ -263,6 +264,7 @@ class RecallPlan:
             timing.observe("legs", max(e for _, e in spans) - min(s for s, _ in spans))
         with timing.timed("fusion"):
             ranked, report = _rank(req, refs, lists, question, self.pool, now)
+        ranked = _name_text_engine(ranked, self.svc.search_engine.name, self.notes_past)
         prefer = req.window is not None and req.window.missing is pure.Missing.PREFER
         if req.levers.entity_weight > 0:
             ranked, steps = await recall_entities.apply(
@@ -322,8 +324,33 @@ class RecallPlan:
             return recall_controls.weigh_recency(boosted, req.controls, now)
 
         return recall_entities.plan_of(
-            self.terms, speakers, kinds, self.pool, self.base, lv, req.rrf_k, req.window, boost
+            self.terms,
+            speakers,
+            kinds,
+            self.pool,
+            self.base,
+            lv,
+            req.rrf_k,
+            req.window,
+            boost,
+            self.svc.search_engine.name,
         )
+
+
+def _name_text_engine(hits: list[Hit], engine: str, notes_past: bool) -> list[Hit]:
+    """Each hit a full-text leg ranked (not one it missed, counted beyond its depth) says
+    which engine read that leg (``explain``); a ``knownAt`` read of notes in the past has its
+    own Cypher leg (``recall_past``)."""
+    named: list[Hit] = []
+    for hit in hits:
+        if hit.explain is not None and any(
+            p.leg == "fulltext" and not p.beyond_depth for p in hit.explain.legs
+        ):
+            past_notes = notes_past and hit.kind is pure.Source.NOTES
+            explain = dc_replace(hit.explain, text_engine="cypher" if past_notes else engine)
+            hit = dc_replace(hit, explain=explain)
+        named.append(hit)
+    return named
 
 
 def _rank(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from palimpsest.cypher import recall_text as q
 from palimpsest.cypher.driver.executor import Row, ScopedTx, Statement
 from palimpsest.domain.ranking import fulltext
 from palimpsest.domain.ranking.fulltext import KindStats
+from palimpsest.errors import InvalidArgument
 
 # A kind's rows are read with the statistics when its query terms are counted on fewer rows
 # than this together: below it, the round trips spared cost more than the rows read that the
@@ -135,9 +137,63 @@ async def read_text_side(
     return TextSide(stats, names, {k: Held.of(f) for k, f in found.items()})
 
 
+# What the procedure takes as a term (``fulltext.analyze``'s output, as ``fulltext._check``).
+_TERM = re.compile(r"[^\W_]+")
+# The procedure engine first asks for twice the pool, or the pool and this many more rows if
+# that is more, so a few rows the filters drop do not cost a second call.
+TOP_SPARE = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Procedure:
+    """A leg's reads on the procedure engine (``cypher/recall_procedure.py``): the extension
+    scores the rows it matches with this scorer's parts and returns the best ``top``."""
+
+    statement: Statement
+    kind: str
+    scorer: fulltext.Scorer
+    pool: int
+
+    def params(
+        self, sets: Sequence[Sequence[str]], unless: Sequence[str], top: int
+    ) -> dict[str, Any]:
+        """The call's parameters; input the procedure cannot use is refused here, coded,
+        before any call (the procedure checks again, for any other caller)."""
+        terms = [needle.strip(" ") for needle, _ in self.scorer.terms]
+        groups = [*sets, *([unless] if unless else []), *([terms] if terms else [])]
+        if not sets or not all(ts and all(_TERM.fullmatch(t) for t in ts) for ts in groups):
+            raise InvalidArgument("full-text terms must be analyzed words")
+        if top < 1 or not self.scorer.avg_length > 0.0:
+            raise InvalidArgument("a full-text read needs a positive size and average length")
+        return {
+            "kind": self.kind,
+            "sets": [list(s) for s in sets],
+            "unless": list(unless),
+            "terms": terms,
+            "weights": [weight for _, weight in self.scorer.terms],
+            "k1": self.scorer.k1,
+            "b": self.scorer.b,
+            "avg_length": self.scorer.avg_length,
+            "top": top,
+        }
+
+
+def complete(found: Row, pool: int, top: int) -> bool:
+    """Whether a procedure answer cut at ``top`` rows holds every row that matters: all the
+    rows matched, or ``pool`` live rows whose last scores above the last row returned (every
+    row left out scores at most that, so below the pool's floor: neither in the pool nor
+    among the rows the filters dropped from it)."""
+    scores = found["scores"]
+    if len(scores) < top:
+        return True
+    live = [score for score, alive in zip(scores, found["live"], strict=True) if alive]
+    return len(live) >= pool and live[pool - 1] > scores[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class Reader:
-    """The reads of one full-text leg: from Neo4j, or from the rows ``held`` when given."""
+    """The reads of one full-text leg: from Neo4j (by the Cypher statement, or by the
+    extension's procedure when given), or from the rows ``held`` when given."""
 
     tx: ScopedTx
     statement: Statement
@@ -145,6 +201,7 @@ class Reader:
     base: dict[str, Any]
     take: Callable[[Row], None]
     held: Held | None = None
+    procedure: Procedure | None = None
 
     async def covering(
         self,
@@ -175,7 +232,7 @@ class Reader:
             return False  # too few rows are likely to hold even the two rarest terms
         key = self.tx.ref.scope_key
         lucene = fulltext.lucene_sets(key, [seed])
-        self.take(await self.rows(lucene, _most_of([seed], df), sets_of([seed])))
+        self.take(await self.rows(lucene, _most_of([seed], df), sets_of([seed]), [seed]))
         threshold = best_score(scored, pool)
         sets = (
             None
@@ -190,22 +247,44 @@ class Reader:
         if _expected(sets, self.stats) >= first:
             return False  # reading the rarest terms' rows first would read no more
         lucene = fulltext.lucene_sets(key, sets, seed)
-        self.take(await self.rows(lucene, _most_of(sets, df), sets_of(sets, seed)))
+        self.take(await self.rows(lucene, _most_of(sets, df), sets_of(sets, seed), sets, seed))
         return True
 
-    async def rows(self, lucene: str, most: int, holds: Holds) -> Row:
-        """Every row of the scope matching ``lucene`` (the rows ``holds`` keeps), as one
-        record of parallel lists. The limit is the scope's own count of such rows at most
+    async def rows(
+        self,
+        lucene: str,
+        most: int,
+        holds: Holds,
+        sets: Sequence[Sequence[str]],
+        unless: Sequence[str] = (),
+    ) -> Row:
+        """Every row of the scope matching ``lucene`` (the rows ``holds`` keeps; the rows
+        holding every term of one of ``sets`` and not every one of ``unless``), as one record
+        of parallel lists. The limit is the scope's own count of such rows at most
         (``most``), plus one; a full answer means the statistics lag, so ask again with more
-        until the answer is complete: the cut-off never falls inside the scope."""
+        until the answer is complete: the cut-off never falls inside the scope. On the
+        procedure engine, only the best rows, scored (``complete``)."""
         if self.held is not None:
             return self.held.where(holds)
+        if self.procedure is not None:
+            return await self._best(self.procedure, sets, unless)
         k = most + 1
         while True:
             [found] = await self.tx.run(self.statement, {**self.base, "lucene": lucene, "k": k})
             if len(found["ids"]) < k:
                 return found
             k *= 4
+
+    async def _best(
+        self, procedure: Procedure, sets: Sequence[Sequence[str]], unless: Sequence[str]
+    ) -> Row:
+        top = procedure.pool + max(procedure.pool, TOP_SPARE)
+        while True:
+            params = {**self.base, **procedure.params(sets, unless, top)}
+            [found] = await self.tx.run(procedure.statement, params)
+            if complete(found, procedure.pool, top):
+                return found
+            top *= 4
 
 
 def _seed(present: Sequence[str], stats: KindStats, pool: int) -> list[str] | None:

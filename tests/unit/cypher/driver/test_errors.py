@@ -56,6 +56,16 @@ def _server(code: str) -> Neo4jError:
             {"driverCode": "Neo.ClientError.Statement.SyntaxError"},
         ),
         (ConnectionPoolError(SECRET), DatabaseFailure, {"driverCode": "ConnectionPoolError"}),
+        (
+            _server("Neo.ClientError.Procedure.ProcedureNotFound"),
+            Unavailable,
+            {"driverCode": "Neo.ClientError.Procedure.ProcedureNotFound"},
+        ),
+        (
+            _server("Neo.ClientError.Procedure.ProcedureCallFailed"),
+            DatabaseFailure,
+            {"driverCode": "Neo.ClientError.Procedure.ProcedureCallFailed"},
+        ),
     ],
 )
 def test_each_driver_error_maps_by_code_and_never_carries_its_message(
