@@ -32,6 +32,9 @@ def principal(tenant: str, user: str, agent: str = "eval") -> Principal:
     )
 
 
+QUERY_CONCURRENCY = 8  # the evaluations' questions in flight at once
+
+
 async def gather_limited(jobs: Sequence[Callable[[], Awaitable[Any]]], limit: int) -> list[Any]:
     """Run jobs concurrently, at most ``limit`` at a time, results in order."""
     gate = asyncio.Semaphore(limit)

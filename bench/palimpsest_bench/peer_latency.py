@@ -39,11 +39,12 @@ from palimpsest.local.neo4j.manager import credentials
 from palimpsest.resolvers.recall import timing
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
-from palimpsest_bench import recall_eval, recall_ingest
+from palimpsest_bench import recall_ingest
 from palimpsest_bench.recall_bench import TOP_K, Progress, latency_stats, stderr
 from palimpsest_bench.recall_data import Dataset, Doc, Query, load_locomo, locomo_line
 from palimpsest_bench.recall_latency import StageLog, stage_summary
 from palimpsest_bench.recall_load import TextGen, cpu_steal_seconds, load_average, stolen_since
+from palimpsest_bench.recall_summary import HEADLINE_CATEGORIES
 from palimpsest_bench.sql import GraphQLClient
 
 CONVERSATION = "conv-43"  # the dev set's 680-turn conversation
@@ -69,9 +70,7 @@ def conversation(data: Path, sample: str = CONVERSATION) -> Dataset:
     docs = [d for d in ds.docs if d.owner == sample]
     if not docs:
         raise ValueError(f"no conversation {sample!r} in {data}")
-    queries = [
-        q for q in ds.queries if q.owner == sample and q.category in recall_eval.HEADLINE_CATEGORIES
-    ]
+    queries = [q for q in ds.queries if q.owner == sample and q.category in HEADLINE_CATEGORIES]
     return Dataset("locomo", docs, queries)
 
 

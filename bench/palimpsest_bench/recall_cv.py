@@ -35,7 +35,8 @@ from palimpsest.resolvers.facts.ledger import time_view
 from palimpsest.resolvers.recall.forms import Form, classify
 from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
-from palimpsest_bench.common import principal
+from palimpsest_bench.common import QUERY_CONCURRENCY, principal
+from palimpsest_bench.common import gather_limited as limited
 from palimpsest_bench.recall_cv_select import (
     GRID,
     MIN_GAIN,
@@ -50,6 +51,7 @@ from palimpsest_bench.recall_cv_select import (
     stability,
 )
 from palimpsest_bench.recall_data import Dataset, Query
+from palimpsest_bench.recall_summary import HEADLINE_CATEGORIES
 
 SCOPE = Scope.USER  # as recall_eval
 BOOSTS = ("date_boost", "when_boost", "year_boost", "speaker_boost")
@@ -219,8 +221,6 @@ async def run_cv(
 ) -> dict[str, Any]:
     """Capture every question once, then the grid, the folds and the stability table.
     ``real``: the top-10 of each question of ``ds.queries`` at the settings (the check)."""
-    from palimpsest_bench.common import gather_limited as limited
-    from palimpsest_bench.recall_eval import HEADLINE_CATEGORIES, QUERY_CONCURRENCY
 
     s = svc.settings
     pool = s.recall_pool_factor * K

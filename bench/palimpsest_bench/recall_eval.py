@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
@@ -50,23 +49,15 @@ from palimpsest.resolvers.recall.planner import Mode, RecallRequest, recall
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services as services
 from palimpsest_bench import harvest_ingest
-from palimpsest_bench.common import gather_limited, principal
+from palimpsest_bench.common import QUERY_CONCURRENCY, gather_limited, principal
 from palimpsest_bench.embed_cache import CachedEmbedder
 from palimpsest_bench.recall_data import LOADERS, Dataset, Query
 from palimpsest_bench.recall_ingest import SCOPE, Loaded, Progress, erase, ingest
-from palimpsest_bench.recall_metrics import dedupe, mean_metrics, score
+from palimpsest_bench.recall_metrics import dedupe, score
+from palimpsest_bench.recall_summary import HEADLINE_CATEGORIES, summarise
 
 DATASETS = ("locomo", "scifact", "timeqa")
-HEADLINE_CATEGORIES = frozenset({"1", "2", "3", "4"})
-LOCOMO_CATEGORIES = {
-    "1": "multi-hop",
-    "2": "temporal",
-    "3": "open-domain",
-    "4": "single-hop",
-    "5": "adversarial",
-}
 DEFAULT_TOP_K = {"locomo": 10, "scifact": 100, "timeqa": 10}
-QUERY_CONCURRENCY = 8
 VIAS = ("import", "harvest")
 
 
@@ -217,26 +208,6 @@ def _malformed(ds: Dataset, loaded: Loaded) -> dict[str, int]:
     if loaded.refused:
         found["documents: refused by importDocument"] = loaded.refused
     return found
-
-
-def summarise(
-    ds: Dataset, per_query: Sequence[tuple[Query, dict[str, float]]]
-) -> tuple[dict[str, float], dict[str, dict[str, Any]] | None]:
-    if ds.name != "locomo":
-        return mean_metrics([m for _, m in per_query]), None
-    headline = mean_metrics([m for q, m in per_query if q.category in HEADLINE_CATEGORIES])
-    groups: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for q, m in per_query:
-        groups[q.category or "?"].append(m)
-    by_category: dict[str, dict[str, Any]] = {
-        cat: {
-            "name": LOCOMO_CATEGORIES.get(cat, cat),
-            "n": len(rows),
-            **mean_metrics(rows),
-        }
-        for cat, rows in sorted(groups.items())
-    }
-    return headline, by_category
 
 
 def subsample(ds: Dataset, docs: int) -> Dataset:

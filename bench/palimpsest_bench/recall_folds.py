@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from palimpsest_bench.recall_data import Dataset, Query
-from palimpsest_bench.recall_eval import HEADLINE_CATEGORIES, summarise
 from palimpsest_bench.recall_metrics import score
+from palimpsest_bench.recall_summary import HEADLINE_CATEGORIES, summarise
 
 FOLD_METRICS = ("recall@10", "ndcg@10")
 ALL = "all"

@@ -54,11 +54,11 @@ from palimpsest_bench.recall_eval import (
     DEFAULT_TOP_K,
     request,
     subsample,
-    summarise,
 )
 from palimpsest_bench.recall_folds import ALL, fold_table, holds
 from palimpsest_bench.recall_ingest import SCOPE, Loaded, erase, ingest
 from palimpsest_bench.recall_metrics import dedupe, score
+from palimpsest_bench.recall_summary import summarise
 
 SCOPE_CHUNKS = Statement(
     "BENCH_SESSION_LEG_CHUNKS",

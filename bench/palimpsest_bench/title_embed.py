@@ -31,11 +31,11 @@ from palimpsest_bench.recall_eval import (
     DEFAULT_TOP_K,
     answer_all,
     subsample,
-    summarise,
 )
 from palimpsest_bench.recall_folds import ALL, fold_table, holds
 from palimpsest_bench.recall_ingest import Loaded, Progress, erase, ingest
 from palimpsest_bench.recall_metrics import score
+from palimpsest_bench.recall_summary import summarise
 
 VARIANT = "title embedded"
 

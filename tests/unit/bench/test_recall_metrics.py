@@ -18,7 +18,6 @@ from palimpsest_bench.recall_data import (
     units_markdown,
     wire_time,
 )
-from palimpsest_bench.recall_eval import summarise
 from palimpsest_bench.recall_metrics import (
     dedupe,
     hit_at_k,
@@ -28,6 +27,7 @@ from palimpsest_bench.recall_metrics import (
     recall_at_k,
     score,
 )
+from palimpsest_bench.recall_summary import summarise
 
 
 def test_hit_at_k_counts_any_relevant_in_the_top_k() -> None:
