@@ -73,7 +73,7 @@ async def _after(first: asyncio.Task[None], then: Callable[[], None]) -> None:
 def _start_up_frozen() -> Iterator[None]:
     """What start-up built (schema, model, driver, caches) lives as long as the server: keep
     it out of every garbage collection, which otherwise walks it again and again while a
-    request allocates (a full-text leg of 38k rows: 274 -> 190 ms of Python CPU)."""
+    request allocates (docs/notes/search-latency.md has the measurement)."""
     gc.collect()
     gc.freeze()
     try:

@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     # (docs/notes/search-latency.md, Concurrency); None lets onnxruntime use every core.
     embedding_threads: int | None = Field(default=1, ge=1)
     # Vectors of this many recent recall questions are kept, per asking principal (0: none).
-    # A repeated question costs a lookup instead of a model run (about 8 ms of CPU here).
+    # A repeated question costs a lookup instead of a model run.
     embedding_cache_size: int = Field(default=4096, ge=0, le=1_000_000)
     # How often a running server reads the database's embedding state, to follow a
     # ``palimpsest reembed --cutover`` made elsewhere (resolvers/reembed.py).

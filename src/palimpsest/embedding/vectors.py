@@ -13,7 +13,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 class Vector(list[float]):
     """An embedding. The neo4j driver formats every query's parameters with ``repr`` for a
-    debug line even when debug logging is off; for 384-float lists that cost 0.2 ms per chunk
+    debug line even when debug logging is off; for 384-float lists that is real CPU per chunk
     on ingest, so the ``repr`` here is short (and keeps vectors out of any log by accident)."""
 
     __slots__ = ()

@@ -153,8 +153,8 @@ def verified_claims(keys: TokenKeys, token: str) -> dict[str, Any]:
 
 class VerifiedTokens:
     """Principals of recently verified tokens, each until its token expires. A runtime sends
-    the same run token with every call of a run, and checking its signature again costs
-    about 0.5 ms of Python per request. Keyed by the exact token text, so a token that
+    the same run token with every call of a run, and checking its signature again is
+    Python work on every request. Keyed by the exact token text, so a token that
     differs by one byte is verified afresh; expiry is judged as ``verify`` judges it."""
 
     def __init__(

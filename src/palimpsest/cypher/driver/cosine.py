@@ -33,7 +33,7 @@ re-scored or not, is the float32 order, strictly. Every other candidate (a near-
 ``2 eps`` of the cut) is re-scored exactly, and the candidates are sorted by the score they
 now hold, ties by id: the exact scan's order and cut, and the answer depends on the scope's
 rows only, however the float32 scores were summed. Only the re-scored rows' vectors are read
-again (typically none to a few of a query's; about 0.5 ms each in Cypher).
+again (typically none to a few of a query's).
 """
 
 from typing import LiteralString

@@ -233,9 +233,9 @@ class Neo4jExecutor:
             # Reads need no explicit transaction: Neo4j reads at read-committed isolation, so
             # statements of one transaction see no more consistent a state than auto-commit
             # ones in one session (which also chains them causally). Each saves the BEGIN and
-            # COMMIT round trips: a key/value read about 2 ms of wall time and 1 ms of Python
-            # CPU on the development machine; a send on this VM's loopback is a third of the
-            # API's CPU in a search. The whole work is retried, like a managed transaction.
+            # COMMIT round trips, each a send and a wait on the loopback that a short read
+            # would otherwise spend most of its time on (docs/notes/load.md). The whole work
+            # is retried, like a managed transaction.
             ran = False
 
             async def once(statement: Statement, params: dict[str, Any]) -> list[Row]:

@@ -2,7 +2,7 @@
 
 The driver formats every RUN's query and parameters for its debug log whether that log is on
 or not (``" ".join(map(repr, fields))`` in its Bolt 6 ``run``): for a 384-number embedding
-about 0.17 ms of Python per statement, and parameter values never belong in a log anyway.
+that is measurable Python per statement, and parameter values never belong in a log anyway.
 ``Numbers`` is a ``list`` (so it packs exactly as the list would) whose ``repr`` is short.
 """
 

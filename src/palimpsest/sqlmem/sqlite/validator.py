@@ -121,7 +121,7 @@ def _check_exec(sql: str) -> Checked:
     return Checked(sql, kind)
 
 
-# Parsing costs ~0.5 ms; agents repeat statement texts, so accepted short ones are cached
+# Parsing is the validator's cost; agents repeat statement texts, so accepted short ones are cached
 # (a refusal raises, and raising results are never cached).
 _cached_query = cached(_check_query)
 _cached_exec = cached(_check_exec)
