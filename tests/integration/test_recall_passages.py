@@ -4,30 +4,37 @@ only, the names of a sister's alpacas; short turns about other farm animals sit 
 The vector leg alone finds the long turn first for a question about the alpacas, as one hit
 with its text whole, and ``explain`` names the passage that matched; with passages off (the
 head vector alone) it does not. Edits replace a chunk's passages, deletion and erasure remove
-them, and a 200,000-character message is stored whole with a bounded number of passages."""
+them (an import of the export makes them again), and a 200,000-character message is stored
+whole with a bounded number of passages."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from neo4j import Driver
 
+from palimpsest.config import Settings
 from palimpsest.domain.documents import conversation
 from palimpsest.domain.ranking.fusion import Source
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.identity.acting import act_for_user
+from palimpsest.jobs.portability import export_to_file, import_from_file
 from palimpsest.resolvers import documents
 from palimpsest.resolvers.recall import asks
 from palimpsest.resolvers.recall.hits import Hit
 from palimpsest.resolvers.recall.planner import Mode, recall
 from palimpsest.resolvers.services import Services
+from tests.integration import people
 from tests.integration.answers import ok
 from tests.integration.conftest import Gql
 from tests.integration.cycle import HARVEST, drain
+from tests.integration.test_erasure import ERASE_USER
 from tests.unit.principals import principal
 
 _RENOVATION = [
@@ -198,3 +205,30 @@ async def test_a_200000_character_message_is_stored_whole_with_bounded_passages(
     ]["hits"]
     assert [h["id"] for h in found] == [span]
     assert found[0]["text"] == conversation.turn_text("Alice", huge)[0]
+
+
+IMPORT = "mutation($m: String!) { importDocument(scope: USER, markdown: $m) { summary { id } } }"
+
+
+def test_erasure_removes_the_passages_and_an_import_makes_them_again(
+    gql: Gql,
+    token: Callable[..., str],
+    settings: Settings,
+    tmp_path: Path,
+    neo4j_driver: Driver,
+) -> None:
+    tenant, admin = people.new_org(gql, token, "passages")
+    who_token = token(tenant, "dee", "planner", memory_scopes=[Scope.USER])
+    ok(gql(IMPORT, who_token, m=long_turn().replace("\n\n", "\n")))
+    key = resolve_scope(act_for_user(tenant, "dee"), Scope.USER).scope_key
+    count, _ = passages_of(neo4j_driver, key)
+    assert count >= 6
+
+    out = tmp_path / "dee.jsonl"
+    asyncio.run(export_to_file(settings, tenant, "dee", out))
+    assert '"Passage"' not in out.read_text()  # derived from the text: not exported
+    ok(gql(ERASE_USER, admin, u="dee"))
+    assert passages_of(neo4j_driver, key)[0] == 0
+
+    asyncio.run(import_from_file(settings, out))
+    assert passages_of(neo4j_driver, key)[0] == count
