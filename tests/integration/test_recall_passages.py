@@ -9,7 +9,6 @@ whole with a bounded number of passages."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -89,9 +88,18 @@ async def ask_vector(svc: Services, who: Principal, question: str = QUESTION) ->
     return (await recall(svc, who, [Scope.USER], replace(asked, mode=Mode.VECTOR))).hits
 
 
+MOST = 64  # passages per chunk, switched on for these tests (off by default)
+
+
 @pytest.fixture
 def tenant() -> str:
     return f"passages-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def on(svc: Services) -> Services:
+    """The services with passages on: what writes in-process (imports, consolidation)."""
+    return replace(svc, settings=svc.settings.model_copy(update={"passage_max": MOST}))
 
 
 def harvest(gql: Gql, who: str, texts: list[str]) -> list[str]:
@@ -109,16 +117,21 @@ def load(gql: Gql, token: Callable[..., str], tenant: str, user: str) -> list[st
 
 
 async def test_a_fact_in_the_last_paragraph_of_a_long_turn_is_found_by_the_vector_leg_alone(
-    gql: Gql, token: Callable[..., str], svc: Services, tenant: str, neo4j_driver: Driver
+    gql: Gql,
+    token: Callable[..., str],
+    svc: Services,
+    on: Services,
+    tenant: str,
+    neo4j_driver: Driver,
 ) -> None:
     [long_id, *_] = load(gql, token, tenant, "ana")
-    await drain(svc, tenant, "ana")
+    await drain(on, tenant, "ana")
     who = act_for_user(tenant, "ana")
     count, chunks = passages_of(neo4j_driver, resolve_scope(who, Scope.USER).scope_key)
     assert chunks == [long_id]
     assert count >= 6
 
-    hits = await ask_vector(svc, who)
+    hits = await ask_vector(on, who)
     assert [h.id for h in hits].count(long_id) == 1  # one chunk, one hit
     best = hits[0]
     assert best.id == long_id
@@ -131,8 +144,10 @@ async def test_a_fact_in_the_last_paragraph_of_a_long_turn_is_found_by_the_vecto
     assert best.text.index("Pepper") in range(leg.passage.start, leg.passage.end)
     assert leg.value == best.cosine
 
-    # The same turns without passages: the long turn's own vector reads only its head.
-    plain = replace(svc, settings=svc.settings.model_copy(update={"passage_max": 0}))
+    # The same turns without passages (the default): the long turn's own vector reads only
+    # its head.
+    plain = svc
+    assert plain.settings.passage_max == 0
     [head_only, *_] = load(gql, token, tenant, "bo")
     await drain(plain, tenant, "bo")
     them = act_for_user(tenant, "bo")
@@ -147,8 +162,9 @@ async def test_a_fact_in_the_last_paragraph_of_a_long_turn_is_found_by_the_vecto
 
 
 async def test_an_edit_replaces_the_passages_and_a_deletion_removes_them(
-    svc: Services, tenant: str, neo4j_driver: Driver
+    on: Services, tenant: str, neo4j_driver: Driver
 ) -> None:
+    svc = on
     who = principal(tenant_id=tenant)
     key = resolve_scope(who, Scope.USER).scope_key
     # One paragraph (single line breaks): one chunk of about 6,000 characters.
@@ -182,10 +198,11 @@ async def test_an_edit_replaces_the_passages_and_a_deletion_removes_them(
 async def test_a_200000_character_message_is_stored_whole_with_bounded_passages(
     gql: Gql,
     token: Callable[..., str],
-    svc: Services,
+    on: Services,
     tenant: str,
     neo4j_driver: Driver,
 ) -> None:
+    svc = on
     words = [f"word{i % 997}" for i in range(40_000)]
     body = " ".join(words)
     huge = (body + " " * 200_000)[: 200_000 - len(FACT) - 1] + " " + FACT
@@ -207,28 +224,27 @@ async def test_a_200000_character_message_is_stored_whole_with_bounded_passages(
     assert found[0]["text"] == conversation.turn_text("Alice", huge)[0]
 
 
-IMPORT = "mutation($m: String!) { importDocument(scope: USER, markdown: $m) { summary { id } } }"
-
-
-def test_erasure_removes_the_passages_and_an_import_makes_them_again(
+async def test_erasure_removes_the_passages_and_an_import_makes_them_again(
     gql: Gql,
     token: Callable[..., str],
     settings: Settings,
+    on: Services,
     tmp_path: Path,
     neo4j_driver: Driver,
 ) -> None:
     tenant, admin = people.new_org(gql, token, "passages")
-    who_token = token(tenant, "dee", "planner", memory_scopes=[Scope.USER])
-    ok(gql(IMPORT, who_token, m=long_turn().replace("\n\n", "\n")))
-    key = resolve_scope(act_for_user(tenant, "dee"), Scope.USER).scope_key
+    who = act_for_user(tenant, "dee")
+    text = long_turn().replace("\n\n", "\n")
+    await documents.import_document(on, who, Scope.USER, text, "kitchen", None, None)
+    key = resolve_scope(who, Scope.USER).scope_key
     count, _ = passages_of(neo4j_driver, key)
     assert count >= 6
 
     out = tmp_path / "dee.jsonl"
-    asyncio.run(export_to_file(settings, tenant, "dee", out))
+    await export_to_file(settings, tenant, "dee", out)
     assert '"Passage"' not in out.read_text()  # derived from the text: not exported
     ok(gql(ERASE_USER, admin, u="dee"))
     assert passages_of(neo4j_driver, key)[0] == 0
 
-    asyncio.run(import_from_file(settings, out))
+    await import_from_file(on.settings, out)
     assert passages_of(neo4j_driver, key)[0] == count
