@@ -156,9 +156,10 @@ async def test_a_fact_in_the_last_paragraph_of_a_long_turn_is_found_by_the_vecto
     assert without[0].id != head_only
     by_id = {h.id: h for h in without}
     if head_only in by_id:
-        assert by_id[head_only].cosine is not None
-        assert best.cosine is not None
-        assert by_id[head_only].cosine < best.cosine
+        head_cosine, best_cosine = by_id[head_only].cosine, best.cosine
+        assert head_cosine is not None
+        assert best_cosine is not None
+        assert head_cosine < best_cosine
 
 
 async def test_an_edit_replaces_the_passages_and_a_deletion_removes_them(
