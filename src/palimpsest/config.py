@@ -156,6 +156,17 @@ class Settings(BaseSettings):
     # closer to the exact top (docs/notes/search-latency.md: overlap against latency at 1M rows).
     recall_ann_floor: int = Field(default=100, ge=1, le=2000)
 
+    # Passages: a chunk longer than the embedding model reads (all-MiniLM-L6-v2: 256 word
+    # pieces, about 1,000 characters) gets further vectors, one per window of
+    # ``passage_chars`` overlapping the last by ``passage_overlap``, and the vector leg scores
+    # the chunk by its best (docs/reference/recall.md, Passages). At most ``passage_max`` per
+    # chunk (the head window is the chunk's own vector); 0, the default, writes none: on BEAM
+    # dev the best passage of the offline model lowered the vector leg and hybrid search
+    # (docs/notes/beam.md, Passages), long messages outranking the evidence.
+    passage_chars: int = Field(default=1000, ge=200, le=100_000)
+    passage_overlap: int = Field(default=200, ge=0, le=50_000)
+    passage_max: int = Field(default=0, ge=0, le=1024)
+
     # Key/value quotas; 0 switches a limit off.
     max_value_bytes: int = Field(default=256 * 1024, ge=0)
     max_scope_bytes: int = Field(default=64 * 1024 * 1024, ge=0)

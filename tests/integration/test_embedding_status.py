@@ -28,7 +28,14 @@ def test_the_operator_reads_the_models_and_counts(
     assert status["target"] is None
     assert status["old"] is None
     planes = {p["plane"]: p for p in status["planes"]}
-    assert set(planes) == {"notes", "noteVersions", "chunks", "chunkVersions", "facts"}
+    assert set(planes) == {
+        "notes",
+        "noteVersions",
+        "chunks",
+        "chunkVersions",
+        "facts",
+        "passages",
+    }
     assert all(p["missing"] == p["target"] == p["old"] == 0 for p in planes.values())
 
 

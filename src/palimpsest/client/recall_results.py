@@ -314,6 +314,16 @@ class ScoreDuplicate:
 
 
 @dataclass(frozen=True, slots=True)
+class ScorePassage:
+    """The passage of a long chunk whose vector gave the vector leg its value: a window of the
+    chunk's text past the start the embedding model reads."""
+
+    index: int
+    start_char: int
+    end_char: int
+
+
+@dataclass(frozen=True, slots=True)
 class ScoreLeg:
     """One ranked list's share of a hit's score: weight / (k + rank)."""
 
@@ -323,6 +333,7 @@ class ScoreLeg:
     value: float | None
     beyond_depth: bool
     weight: float
+    passage: ScorePassage | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,7 @@ ERASE_DOCUMENT_ROWS = Statement(
     "ERASE_DOCUMENT_ROWS",
     """
 MATCH (n {scope_key: $scope_key, document_id: $id})
-WHERE n:Chunk OR n:ChunkVersion OR n:DocumentRevision
+WHERE n:Chunk OR n:ChunkVersion OR n:DocumentRevision OR n:Passage
 WITH n LIMIT $batch
 WITH n, n:Chunk AND n.index IS NOT NULL AS chunk, n:ChunkVersion AS version,
      n:DocumentRevision AS revision,

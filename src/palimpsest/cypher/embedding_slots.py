@@ -27,6 +27,7 @@ PLANES: dict[str, LiteralString] = {
     "chunks": "MATCH (n:Chunk)",
     "chunkVersions": "MATCH (n:ChunkVersion)",
     "facts": "MATCH ()-[n:FACT]->()",
+    "passages": "MATCH (n:Passage)",
 }
 _PROP: dict[Slot, LiteralString] = {"a": "embedding", "b": "embedding_b"}
 _SUFFIX: dict[Slot, LiteralString] = {"a": "", "b": "_b"}
@@ -35,6 +36,7 @@ _INDEXED: tuple[tuple[LiteralString, LiteralString], ...] = (
     ("memory", "(n:Memory)"),
     ("chunk", "(n:Chunk)"),
     ("fact", "()-[n:FACT]-()"),
+    ("passage", "(n:Passage)"),
 )
 
 

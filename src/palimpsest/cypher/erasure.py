@@ -206,6 +206,17 @@ RETURN count(*) AS rows, count(*) AS counted
 """,
 )
 
+# A long chunk's passages (cypher/passages.py): derived from its text, so not counted.
+ERASE_PASSAGES = Statement(
+    "ERASE_PASSAGES",
+    """
+MATCH (p:Passage {scope_key: $scope_key})
+WITH p LIMIT $batch
+DELETE p
+RETURN count(*) AS rows, 0 * count(*) AS counted
+""",
+)
+
 ERASE_DOCUMENT_REVISIONS = Statement(
     "ERASE_DOCUMENT_REVISIONS",
     """
@@ -268,6 +279,7 @@ RETURN COUNT { MATCH (x:Source {scope_key: $scope_key}) }
      + COUNT { MATCH (r:EntityMerge {scope_key: $scope_key}) }
      + COUNT { MATCH (c:Chunk {scope_key: $scope_key}) }
      + COUNT { MATCH (v:ChunkVersion {scope_key: $scope_key}) }
+     + COUNT { MATCH (p:Passage {scope_key: $scope_key}) }
      + COUNT { MATCH (d:Document {scope_key: $scope_key}) }
      + COUNT { MATCH (r:DocumentRevision {scope_key: $scope_key}) }
      + COUNT { MATCH (m:Memory {scope_key: $scope_key}) }

@@ -135,6 +135,16 @@ RANGE_INDEXES = (
         "INDEX_CHUNK_DOCUMENT",
         "CREATE INDEX chunk_document IF NOT EXISTS FOR (c:Chunk) ON (c.document_id)",
     ),
+    # Passages (cypher/passages.py): a long chunk's further vectors, by scope (the exact leg,
+    # erasure) and by their chunk (replaced with its text).
+    _unscoped(
+        "INDEX_PASSAGE_SCOPE",
+        "CREATE INDEX passage_scope IF NOT EXISTS FOR (p:Passage) ON (p.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_PASSAGE_CHUNK",
+        "CREATE INDEX passage_chunk IF NOT EXISTS FOR (p:Passage) ON (p.scope_key, p.chunk_id)",
+    ),
     # Revisions (cypher/revisions.py): closed chunk versions and revision records by scope
     # (erasure) and by document (past reads, history); a re-import finds its document by path.
     _unscoped(

@@ -41,7 +41,7 @@ from palimpsest.embedding.slots import parse as parse
 from palimpsest.embedding.vectors import Vector
 
 _PROPERTY = re.compile(r"(?<=\.)embedding\b")
-_INDEX = re.compile(r"\b(memory|chunk|fact)_embedding\b")
+_INDEX = re.compile(r"\b(memory|chunk|fact|passage)_embedding\b")
 
 
 @cache

@@ -27,7 +27,7 @@ class EmbeddingModel:
 @strawberry.type(description="One plane's vectors of each model.")
 class EmbeddingPlane:
     plane: str = strawberry.field(
-        description="notes, noteVersions, chunks, chunkVersions or facts."
+        description="notes, noteVersions, chunks, chunkVersions, facts or passages."
     )
     active: Int64 = strawberry.field(description="Rows with a vector of the active model.")
     target: Int64 = strawberry.field(

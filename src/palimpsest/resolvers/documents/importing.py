@@ -25,6 +25,7 @@ from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import new_id, provenance_from, writer_params
+from palimpsest.resolvers.documents import passages
 from palimpsest.resolvers.documents import revisions as document_revisions
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.tenant import quotas
@@ -102,6 +103,7 @@ async def import_documents(
         }
     )
     vectors = dict(zip(fresh, await svc.embed(fresh), strict=True))
+    long = await passages.embed(svc, fresh)
     now = svc.clock()
     plans = [
         _plan(
@@ -126,6 +128,8 @@ async def import_documents(
                 if any(not c["embedding"] for c in params["chunks"]):
                     raise Conflict("a document at the path went away meanwhile; retry")
                 await tx.run(q.CREATE_DOCUMENT, params)
+                chunks = [(c["id"], c["text"]) for c in params["chunks"]]
+                await passages.write(tx, svc, chunks, long)
                 created.append(delta)
                 size = len(p.draft.markdown.encode())
                 await tx.run(qq.STAMP_DOCUMENT_BYTES, {"id": params["id"], "bytes": size})
@@ -144,6 +148,7 @@ async def import_documents(
                 title,
                 p.draft.path,
                 p.observed,
+                long=long,
             )
             written[i] = target["document"]["id"]
         await term_index.apply(tx, svc.settings, "chunk", term_index.merged(created))

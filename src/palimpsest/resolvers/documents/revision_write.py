@@ -22,6 +22,7 @@ from palimpsest.identity import Principal
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import new_id, writer_params
 from palimpsest.resolvers.documents import mentions as revision_mentions
+from palimpsest.resolvers.documents import passages
 from palimpsest.resolvers.documents.sources import forget_terms
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.tenant import quotas
@@ -47,11 +48,13 @@ async def write_revision(
     *,
     deleted: bool = False,
     always: bool = False,
+    long: passages.Embedded | None = None,
 ) -> Written | None:
     """Write the revision that turns the document (``locked``: LOCK_DOCUMENT's row) into
     ``targets``. ``vectors`` holds the embedding of every new text (by text). Nothing is
     written, and None answered, when nothing would change and ``always`` is false. What it
-    adds is counted (chunks, the document's bytes, versions) and refused past a quota."""
+    adds is counted (chunks, the document's bytes, versions) and refused past a quota.
+    ``long``: the passages of new long texts, embedded beforehand (``passages.embed``)."""
     doc = locked["document"]
     doc_id = doc["id"]
     gap = {"gap": rev.SEQ_GAP}
@@ -148,6 +151,10 @@ async def write_revision(
         await tx.run(q.CREATE_CHUNKS, {**params, "rows": created})
     if placed:
         await tx.run(q.PLACE_CHUNKS, {"rows": placed})
+    # A closed chunk's passages go; a retexted one's are of its new text (or none).
+    await passages.drop(tx, plan.closed)
+    texts = {p.id: t.content.text for p, t in zip(plan.chunks, targets, strict=True)}
+    await passages.write(tx, svc, [(i, texts[i]) for i in retext], long, replace=True)
     existing = {(r["a"], r["b"]) for r in await tx.run(q.READ_NEXT, {"id": doc_id})}
     wanted = set(plan.next_pairs)
     unlink = sorted(existing - wanted)

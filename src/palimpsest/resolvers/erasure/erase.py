@@ -56,6 +56,7 @@ PERSON_LABELS: tuple[tuple[str, Statement, str | None], ...] = (
     ("EntityMerge", q.ERASE_ENTITY_MERGES, None),
     ("Chunk", q.ERASE_CHUNKS, "chunks"),
     ("ChunkVersion", q.ERASE_CHUNK_VERSIONS, "chunk_revisions"),
+    ("Passage", q.ERASE_PASSAGES, None),
     ("Document", q.ERASE_DOCUMENTS, "documents"),
     ("DocumentRevision", q.ERASE_DOCUMENT_REVISIONS, "document_revisions"),
     ("Memory", q.ERASE_MEMORY, "entries"),

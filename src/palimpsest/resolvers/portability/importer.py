@@ -26,6 +26,7 @@ from palimpsest.errors import Conflict, InvalidArgument
 from palimpsest.identity.principal import console_operator
 from palimpsest.identity.scopes import PersonRefs, person_refs
 from palimpsest.resolvers import term_index
+from palimpsest.resolvers.documents import passages
 from palimpsest.resolvers.facts import closure
 from palimpsest.resolvers.facts.inputs import type_label
 from palimpsest.resolvers.portability.checks import check_record
@@ -192,6 +193,7 @@ class _Loader:
         rows: list[Record],
         kind: str | None,
         then: Statement | None = None,
+        after: Callable[[ScopedTx], Awaitable[object]] | None = None,
     ) -> None:
         """Write rows into the person's scope and add the indexed ones to its statistics
         (``then``: a statement the same transaction runs after the rows)."""
@@ -204,6 +206,8 @@ class _Loader:
                 await tx.run(then, {})
             if kind is not None:
                 await term_index.apply(tx, self.svc.settings, kind, term_index.added(indexed))
+            if after is not None:
+                await after(tx)
 
         await self.person.write_tx(work)
 
@@ -240,7 +244,14 @@ class _Loader:
 
         vectors = await self._embedded(batch, text)
         rows = [{"props": r["props"], "embedding": v} for r, v in zip(batch, vectors, strict=True)]
-        await self._rows(q.IMPORT_CHUNKS, rows, "chunk")
+        # Passages are not exported: derived from the text, they are made again here.
+        long_ = [(str(r["props"]["id"]), t) for r in batch if (t := text(r))]
+        embedded = await passages.embed(self.svc, [t for _, t in long_])
+
+        async def after(tx: ScopedTx) -> int:
+            return await passages.write(tx, self.svc, long_, embedded)
+
+        await self._rows(q.IMPORT_CHUNKS, rows, "chunk", after=after)
         self.edges += [
             {"id": r["props"]["id"], "parent_id": r["parent_id"], "next_id": r["next_id"]}
             for r in batch

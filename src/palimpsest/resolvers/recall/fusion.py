@@ -49,6 +49,7 @@ def fuse(
     weight: dict[str, float] = {}
     groups: dict[str, str] = {}
     values: dict[tuple[str, str], float] = {}
+    passages: dict[tuple[str, str], legs.Passage] = {}
     for lst in lists:
         group = f"{lst.source.value}\x1f{lst.ref.scope.value}"
         name = f"{lst.leg}\x1f{group}"
@@ -58,6 +59,8 @@ def fuse(
         groups[name] = group
         for ident in idents:
             values[(lst.leg, _key(ident))] = lst.ranked.scores[ident[2]]
+            if ident[2] in lst.ranked.passages:
+                passages[(lst.leg, _key(ident))] = lst.ranked.passages[ident[2]]
     by_key = {_key(i): h for i, h in found.items()}
     k = weights.rrf_k
     depth = pool if absent_at_depth else None
@@ -69,7 +72,8 @@ def fuse(
             leg = name.split("\x1f", 1)[0]
             value = values[(leg, f.id)]
             w = weight[name]
-            parts.append(LegPart(leg, rank, w / (k + rank), value, weight=w))
+            matched = passages.get((leg, f.id))
+            parts.append(LegPart(leg, rank, w / (k + rank), value, weight=w, passage=matched))
             if leg == "vector":
                 hit = replace(hit, vector_rank=rank, cosine=value)
             else:

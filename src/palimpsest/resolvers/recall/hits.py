@@ -36,6 +36,8 @@ class LegPart:
     value: float | None  # the leg's own score: cosine, or scope-local BM25
     beyond_depth: bool = False
     weight: float = 1.0  # the leg's weight in the fusion (``weights``, else the settings)
+    # The passage of a long chunk that gave the vector leg its value, when not the head.
+    passage: legs.Passage | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from palimpsest.cypher import passages as pq
 from palimpsest.cypher import recall as q
 from palimpsest.cypher import recall_procedure as qp
 from palimpsest.cypher import recall_text as qt
@@ -127,6 +128,16 @@ class ScopeStats:
 
 
 @dataclass(frozen=True, slots=True)
+class Passage:
+    """The passage of a long chunk whose vector scored it (``cypher/passages.py``): its place
+    among the chunk's passages (1 is the first after the head) and its character offsets."""
+
+    seq: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
 class Ranked:
     """A leg's answer: live row ids best first with their raw scores (cosine or BM25), and
     the ids of rows the row filters dropped from the pool."""
@@ -137,6 +148,8 @@ class Ranked:
     cues: dict[str, Cues] = field(default_factory=dict)
     # What a hit shows of each kept row (``q.NOTE_HIT``/``q.CHUNK_HIT``), when the leg read it.
     rows: dict[str, Row] = field(default_factory=dict)
+    # The passage that gave a long chunk its vector score, when not its head (chunks only).
+    passages: dict[str, Passage] = field(default_factory=dict)
 
 
 async def read_stats(
@@ -217,12 +230,63 @@ async def vector_leg(
     kept = live[:pool]
     cosine = {r["id"]: 2.0 * float(r["score"]) - 1.0 for r in kept}
     cues = {r["id"]: Cues.of(r.get("cues")) for r in kept}
-    return Ranked(
+    ranked = Ranked(
         [r["id"] for r in kept],
         cosine,
         {r["id"] for r in rows if _dropped(r["live"], r.get("untimely", True))},
         cues,
         {r["id"]: r["row"] for r in kept if "row" in r},
+    )
+    if source is not Source.DOCUMENTS:
+        return ranked
+    return best_of(ranked, await passage_leg(tx, vector, pool, base, ann_floor), pool)
+
+
+async def passage_leg(
+    tx: ScopedTx, vector: list[float], pool: int, base: dict[str, Any], ann_floor: int
+) -> Ranked:
+    """Chunks by their best passage (``cypher/passages.py``), best first: the index asked for
+    a few passages per chunk of the pool, the scope's passages scanned exactly when it read
+    fewer than asked. Passages of a chunk's earlier text are passed over."""
+    ask = max(pool * 4, ann_floor)
+    params = {**base, "vector": vector, "k": ask}
+    rows = _columns(await tx.run(pq.VECTOR_PASSAGES, params))
+    if len(rows) < ask:
+        rows = _columns(await tx.run(pq.EXACT_PASSAGES, params))
+    best: dict[str, Row] = {}
+    for r in rows:  # best first: a chunk's first row is its best passage
+        if r["current"] and r["id"] not in best:
+            best[r["id"]] = r
+    live = [r for r in best.values() if r["live"]][:pool]
+    return Ranked(
+        [r["id"] for r in live],
+        {r["id"]: 2.0 * float(r["score"]) - 1.0 for r in live},
+        {r["id"] for r in best.values() if not r["live"]},
+        {r["id"]: Cues.of(r.get("cues")) for r in live},
+        {r["id"]: r["row"][0] for r in live if r["row"] and r["row"][0] is not None},
+        {r["id"]: Passage(*r["passage"]) for r in live},
+    )
+
+
+def best_of(head: Ranked, passages: Ranked, pool: int) -> Ranked:
+    """One list of chunks by the best of their vectors: the chunk's own (its head) or a
+    passage's; the top ``pool``, ties by id. A chunk the head leg dropped stays dropped."""
+    scores = dict(head.scores)
+    by_passage: dict[str, Passage] = {}
+    for i in passages.ids:
+        if i in head.dropped:
+            continue
+        if i not in scores or passages.scores[i] > scores[i]:
+            scores[i] = passages.scores[i]
+            by_passage[i] = passages.passages[i]
+    ids = sorted(scores, key=lambda i: (-scores[i], i))[:pool]
+    return Ranked(
+        ids,
+        {i: scores[i] for i in ids},
+        head.dropped | (passages.dropped - set(ids)),
+        {i: head.cues.get(i) or passages.cues[i] for i in ids},
+        {i: r for i in ids if (r := head.rows.get(i) or passages.rows.get(i)) is not None},
+        {i: by_passage[i] for i in ids if i in by_passage},
     )
 
 
@@ -346,7 +410,14 @@ def _columns(rows: list[Row]) -> list[Row]:
     return [dict(zip(names, values, strict=True)) for values in zip(*record.values(), strict=True)]
 
 
-_SINGULAR = {"ids": "id", "scores": "score", "lens": "len", "cues": "cues", "rows": "row"}
+_SINGULAR = {
+    "ids": "id",
+    "scores": "score",
+    "lens": "len",
+    "cues": "cues",
+    "rows": "row",
+    "passages": "passage",
+}
 
 
 async def load_hits(

@@ -6,8 +6,9 @@ from palimpsest.resolvers.erasure.erase import PERSON_LABELS
 from palimpsest.resolvers.portability.export import READERS
 from palimpsest.resolvers.portability.importer import KINDS
 
-# Recomputed on import (term statistics) or the scope's own bookkeeping (counters, quotas).
-DERIVED = {"TermStats", "Scope"}
+# Recomputed on import (term statistics, chunks' passages) or the scope's own bookkeeping
+# (counters, quotas).
+DERIVED = {"TermStats", "Scope", "Passage"}
 
 
 def test_every_label_of_a_person_is_exported() -> None:
