@@ -204,7 +204,11 @@ async def vector_leg(
     rows_in_scope: int,
     exact_max_rows: int,
     ann_floor: int = ANN_FLOOR,
+    passages: bool = False,
 ) -> Ranked:
+    """One kind's vector leg; for chunks with ``passages`` (``PALIMPSEST_PASSAGE_MAX`` above
+    0), each chunk scored by the best of its own vector and its passages'. Off, no passage is
+    read: a search then pays nothing for the feature."""
     legs, whole = LEGS[source], WHOLE[source]
     statement = whole if rows_in_scope <= exact_max_rows else legs.ann
     params = {**base, "vector": vector}
@@ -237,7 +241,7 @@ async def vector_leg(
         cues,
         {r["id"]: r["row"] for r in kept if "row" in r},
     )
-    if source is not Source.DOCUMENTS:
+    if source is not Source.DOCUMENTS or not passages:
         return ranked
     return best_of(ranked, await passage_leg(tx, vector, pool, base, ann_floor), pool)
 

@@ -244,6 +244,7 @@ class RecallPlan:
                     rows,
                     lv.exact_max_rows,
                     lv.ann_floor,
+                    passages=self.svc.settings.passage_max > 0,
                 )
                 ranked = await self._leg(f"vector_{source.value}", work)
                 lists.append(RankedList("vector", source, ref, ranked))

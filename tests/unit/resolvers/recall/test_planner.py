@@ -265,8 +265,8 @@ async def test_a_hybrid_search_is_two_read_transactions_and_loads_only_the_top_k
     # leg, then the final load of the fused top-k) in one transaction each.
     assert sorted(recorder.transactions) == [
         ["READ_TEXT_SIDE", "TERMS_CHUNKS", "CUES_CHUNKS"],
-        # The chunks' vector leg asks their passages too (none here: the index, then a scan).
-        ["VECTOR_CHUNKS", "VECTOR_PASSAGES", "EXACT_PASSAGES", "LOAD_HITS"],
+        # Passages are off by default: the chunks' vector leg reads none.
+        ["VECTOR_CHUNKS", "LOAD_HITS"],
     ]
     assert not any(c.write for c in recorder.calls)
     [load] = [c for c in recorder.calls if c.name == "LOAD_HITS"]
@@ -331,13 +331,16 @@ async def test_kinds_the_scope_holds_no_rows_of_run_no_leg(tmp_path: Path) -> No
     assert len(result.hits) == 5
     # Its statistics count chunks only: neither notes nor facts are searched or loaded.
     legs = {c.name for c in recorder.calls} - {"READ_TEXT_SIDE", "LOAD_HITS"}
-    assert legs == {
-        "VECTOR_CHUNKS",
-        "VECTOR_PASSAGES",
-        "EXACT_PASSAGES",
-        "TERMS_CHUNKS",
-        "CUES_CHUNKS",
-    }
+    assert legs == {"VECTOR_CHUNKS", "TERMS_CHUNKS", "CUES_CHUNKS"}
+
+
+async def test_with_passages_on_the_chunks_vector_leg_asks_them(tmp_path: Path) -> None:
+    svc, recorder = services(hybrid_answer(), tmp_path, passage_max=8)
+    await rr.recall(svc, principal(), [Scope.USER], request(5, rr.Mode.HYBRID))
+    # None stored here: the index reads short, so the scope's passages are scanned.
+    assert ["VECTOR_CHUNKS", "VECTOR_PASSAGES", "EXACT_PASSAGES", "LOAD_HITS"] in (
+        recorder.transactions
+    )
 
 
 async def test_the_approximate_leg_asks_for_the_configured_floor(tmp_path: Path) -> None:
