@@ -27,6 +27,7 @@ SCOPED = (
     "EntityMerge",
     "MergedEntity",
     "ErasurePolicy",
+    "FactPair",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}
