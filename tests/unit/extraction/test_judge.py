@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -17,6 +18,7 @@ from palimpsest.extraction.judge import SCHEMA, TOOL, check
 from palimpsest.schema.pairs import PairFact, PairVerdict, PendingPair
 from tests.model_host import (
     ModelHost,
+    Reply,
     Seen,
     chat_completion,
     message_text,
@@ -58,7 +60,7 @@ def host() -> Iterator[ModelHost]:
 
 def judge(host: ModelHost, protocol: str = "openai", **env: object) -> ModelJudge:
     settings = Settings(
-        model_protocol=protocol,  # type: ignore[arg-type]
+        model_protocol=protocol,
         model_url=host.url + ("/v1" if protocol == "openai" else ""),
         model_name="local-model",
         model_api_key=SecretStr("sk-secret-abcdef0123456789"),
@@ -71,11 +73,10 @@ def judge(host: ModelHost, protocol: str = "openai", **env: object) -> ModelJudg
     return found
 
 
-def asked(seen: Seen) -> dict[str, object]:
-    if "messages" in seen.body and seen.body["messages"][-1]["role"] == "user":
-        shown: dict[str, object] = json.loads(seen.body["messages"][-1]["content"])
-        return shown
-    raise AssertionError("no user message")
+def asked(seen: Seen) -> dict[str, Any]:
+    """The document the judge sent (the last user message, in either protocol)."""
+    shown: dict[str, Any] = json.loads(seen.body["messages"][-1]["content"])
+    return shown
 
 
 def test_no_judge_without_a_model_or_when_switched_off() -> None:
@@ -89,14 +90,14 @@ def test_no_judge_without_a_model_or_when_switched_off() -> None:
 async def test_one_call_per_batch_in_the_strict_schema_and_verdicts_kept(
     host: ModelHost, protocol: str
 ) -> None:
-    def answer(seen: Seen) -> object:
-        ids = [p["id"] for p in asked(seen)["pairs"]]  # type: ignore[index]
+    def answer(seen: Seen) -> Reply:
+        ids = [p["id"] for p in asked(seen)["pairs"]]
         verdicts = verdicts_answer(*((i, "conflict", "Two cities at once.") for i in ids))
         if protocol == "openai":
             return chat_completion(verdicts, usage=(300, 40))
         return message_tool_use(verdicts, usage=(300, 40), tool=TOOL.name)
 
-    host.answer = answer  # type: ignore[assignment]
+    host.answer = answer
     j = judge(host, protocol, judge_pairs_per_call=2)
     pairs = [pair(1), pair(2), pair(3)]
     judged = await j.judge(pairs, None)
@@ -106,7 +107,8 @@ async def test_one_call_per_batch_in_the_strict_schema_and_verdicts_kept(
     assert set(judged.rulings) == {p.id for p in pairs}
     assert all(r.verdict is PairVerdict.CONFLICT for r in judged.rulings.values())
     assert judged.judged_by == "model:judge_v1:local-model"
-    assert judged.counts["tokens_in"] == 600 and judged.counts["tokens_out"] == 80
+    assert judged.counts["tokens_in"] == 600
+    assert judged.counts["tokens_out"] == 80
     first = host.seen[0].body
     if protocol == "openai":
         assert first["response_format"]["json_schema"] == {
@@ -118,8 +120,8 @@ async def test_one_call_per_batch_in_the_strict_schema_and_verdicts_kept(
         assert first["tool_choice"] == {"type": "tool", "name": "record_verdicts"}
         assert first["tools"][0]["input_schema"] == SCHEMA
     shown = asked(host.seen[0])
-    assert shown["pairs"][0]["older"]["object"] == "Paris"  # type: ignore[index]
-    assert shown["pairs"][0]["newer"]["text"] == "Alice lives in Berlin"  # type: ignore[index]
+    assert shown["pairs"][0]["older"]["object"] == "Paris"
+    assert shown["pairs"][0]["newer"]["text"] == "Alice lives in Berlin"
 
 
 async def test_a_verdict_not_asked_unknown_or_repeated_is_dropped_and_the_pair_stays_pending(
@@ -146,9 +148,11 @@ async def test_a_verdict_not_asked_unknown_or_repeated_is_dropped_and_the_pair_s
 def test_check_counts_each_reason() -> None:
     asked_ids = {"p1"}
     kept, dropped = check({"verdicts": [1, {"pair": "p1", "verdict": "same"}]}, asked_ids)
-    assert kept == {} and dropped == {"malformed": 2}
+    assert kept == {}
+    assert dropped == {"malformed": 2}
     kept, dropped = check({"facts": []}, asked_ids)
-    assert kept == {} and dropped == {"malformed": 1}
+    assert kept == {}
+    assert dropped == {"malformed": 1}
     long = "x " * 1000
     kept, _ = check({"verdicts": [{"pair": "p1", "verdict": "same", "reason": long}]}, asked_ids)
     assert len(kept["p1"].reason) == 500
@@ -181,7 +185,7 @@ async def test_tokens_count_against_the_tenants_cap_and_a_spent_day_refuses(
     host: ModelHost,
 ) -> None:
     host.answer = lambda seen: chat_completion(
-        verdicts_answer(*((p["id"], "compatible", "In turn.") for p in asked(seen)["pairs"])),  # type: ignore[attr-defined,index]
+        verdicts_answer(*((p["id"], "compatible", "In turn.") for p in asked(seen)["pairs"])),
         usage=(700, 50),
     )
     j = judge(host, max_extraction_tokens_per_day=1000, judge_pairs_per_call=1)
