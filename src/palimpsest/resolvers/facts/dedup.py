@@ -82,8 +82,13 @@ async def merge_and_band(
     return earlier, band
 
 
+# Stored facts one written fact is paired with at most (the closest): a subject with many
+# values of one predicate would otherwise pair every new value with every stored one.
+MAX_PAIRS_PER_FACT = 5
+
+
 def _close(row: FactRow, candidates: Sequence[Any], floor: float) -> list[Close]:
-    out = []
+    out: list[Close] = []
     for c in candidates:
         cos = c["cosine"]
         same_object = c["object_type"] == row.object_type and dedup.fold(
@@ -95,7 +100,8 @@ def _close(row: FactRow, candidates: Sequence[Any], floor: float) -> list[Close]
             and dedup.close_enough(cos, floor)
         ):
             out.append(Close(row.index, str(c["id"]), float(cos)))
-    return out
+    out.sort(key=lambda c: (-c.cosine, c.fact_id))
+    return out[:MAX_PAIRS_PER_FACT]
 
 
 def _as_candidate(row: FactRow) -> dict[str, Any]:
