@@ -20,6 +20,9 @@ import pytest
 from neo4j import Driver
 from pydantic import SecretStr
 
+from palimpsest.client import AsyncClient
+from palimpsest.client import Scope as ClientScope
+from palimpsest.client.enums import PairVerdict
 from palimpsest.config import Settings
 from palimpsest.extraction import ModelJudge
 from palimpsest.extraction.client import Endpoint, ModelClient
@@ -266,3 +269,26 @@ async def test_an_export_carries_the_pairs_and_erasure_removes_them(
     assert conflicts(gql, alice) == before
     again, _, _ = neo4j_driver.execute_query(PAIRS, t=tenant_id)
     assert [r["p"] for r in again] == [r["p"] for r in stored]
+
+
+async def test_the_client_reads_the_pairs_typed(
+    gql: Gql,
+    token: Callable[..., str],
+    tenant_id: str,
+    svc: Services,
+    host: ModelHost,
+    live_server_url: str,
+) -> None:
+    host.answer = conflict_for_each(Protocol.OPENAI)
+    alice = token(tenant_id, "alice", "planner")
+    await paris_then_berlin(gql, alice, svc, host, tenant_id, judge(host))
+    async with AsyncClient(url=live_server_url, token=alice) as client:
+        page = await client.fact_conflicts(ClientScope.USER, verdicts=[PairVerdict.CONFLICT])
+        pending = await client.fact_conflicts(ClientScope.USER, pending=True)
+    [pair] = page.items
+    assert pair.verdict is PairVerdict.CONFLICT
+    assert pair.reason == REASON
+    assert pair.judged_at is not None
+    assert (pair.older.object.name, pair.newer.object.name) == ("Paris", "Berlin")
+    assert page.has_more is False
+    assert pending.items == []
