@@ -28,15 +28,16 @@ RETURN count(p) AS recorded
 
 _SIDE: LiteralString = "{.text, .predicate, .valid_at, .invalid_at, .observed_at}"
 
-# The oldest pairs without a verdict that fewer than ``$max_attempts`` failed calls asked.
+# The oldest pairs without a verdict that fewer than ``$max_attempts`` failed calls asked
+# (both facts found before the limit, so no pair can hold a place it cannot use).
 PENDING_FACT_PAIRS = Statement(
     "PENDING_FACT_PAIRS",
     """
 MATCH (p:FactPair {scope_key: $scope_key})
 WHERE p.verdict IS NULL AND coalesce(p.attempts, 0) < $max_attempts
-WITH p ORDER BY p.created_at, p.id LIMIT $limit
 MATCH (s1:Entity)-[a:FACT {scope_key: $scope_key, id: p.older_id}]->(o1:Entity)
 MATCH (s2:Entity)-[b:FACT {scope_key: $scope_key, id: p.newer_id}]->(o2:Entity)
+WITH p, a, s1, o1, b, s2, o2 ORDER BY p.created_at, p.id LIMIT $limit
 RETURN p.id AS id,
        a """
     + _SIDE
