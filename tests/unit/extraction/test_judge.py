@@ -79,6 +79,12 @@ def asked(seen: Seen) -> dict[str, Any]:
     return shown
 
 
+def test_a_judge_with_a_url_that_is_not_http_refuses_to_start() -> None:
+    with pytest.raises(ValueError, match="PALIMPSEST_MODEL_URL must be an http"):
+        Settings(model_url="ftp://127.0.0.1/v1", model_name="m")
+    Settings(model_url="ftp://127.0.0.1/v1", model_name="m", judge_conflicts=False)
+
+
 def test_no_judge_without_a_model_or_when_switched_off() -> None:
     assert load_judge(Settings()) is None
     on = {"model_url": "http://127.0.0.1:1/v1", "model_name": "m"}
