@@ -254,7 +254,7 @@ async def test_an_export_carries_the_pairs_and_erasure_removes_them(
 
     lines = ok(gql(EXPORT, alice))["exportMe"]["lines"]
     kinds = [orjson.loads(x)["kind"] for x in lines]
-    assert orjson.loads(lines[0])["minor"] == 5
+    assert orjson.loads(lines[0])["minor"] >= 5  # fact pairs came in minor 5
     assert kinds.count("fact_pair") == 1
     assert kinds.index("fact") < kinds.index("fact_pair")  # the facts come first
 
