@@ -81,9 +81,14 @@ def chat_completion(
 
 
 def message_tool_use(
-    answer: dict[str, Any], *, stop_reason: str = "tool_use", usage: tuple[int, int] = (900, 70)
+    answer: dict[str, Any],
+    *,
+    stop_reason: str = "tool_use",
+    usage: tuple[int, int] = (900, 70),
+    tool: str = "record_facts",
 ) -> Reply:
-    """A Messages API answer: a forced ``record_facts`` tool call holding ``answer``."""
+    """A Messages API answer: a forced call of the ``tool`` (the extractor's by default)
+    holding ``answer``."""
     return _json(
         200,
         {
@@ -91,9 +96,7 @@ def message_tool_use(
             "type": "message",
             "role": "assistant",
             "model": "local-model",
-            "content": [
-                {"type": "tool_use", "id": "toolu_local", "name": "record_facts", "input": answer}
-            ],
+            "content": [{"type": "tool_use", "id": "toolu_local", "name": tool, "input": answer}],
             "stop_reason": stop_reason,
             "stop_sequence": None,
             "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
@@ -133,6 +136,11 @@ def anthropic_error(status: int, kind: str, message: str, **headers: str) -> Rep
 
 def facts_answer(*facts: dict[str, Any]) -> dict[str, Any]:
     return {"facts": list(facts)}
+
+
+def verdicts_answer(*verdicts: tuple[str, str, str]) -> dict[str, Any]:
+    """A judge's answer: ``(pair id, verdict, reason)`` per pair."""
+    return {"verdicts": [{"pair": p, "verdict": v, "reason": r} for p, v, r in verdicts]}
 
 
 def candidate(

@@ -6,7 +6,9 @@
   token, batches of ``batch`` spans), then, on the same turn texts in the batches the
   consolidator leases, embedding alone (half before, half after, so both see the same
   machine) against the whole consolidation (lease, embed, mentions, write, ack) run
-  in-process by one worker. ``ratio`` = consolidation / embedding-only spans/s.
+  in-process by one worker. ``ratio`` = consolidation / embedding-only spans/s. With
+  ``model_latency``, the ``model`` extractor and the judge are on, against a local stand-in
+  host (``model_standin``) answering after that many seconds.
 
 The tenant is erased afterwards. Figures are measured, never asserted.
 """
@@ -15,19 +17,21 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.domain.documents.conversation import turn_text
+from palimpsest.extraction import load_extractors, load_judge
 from palimpsest.identity import Scope, resolve_scope
 from palimpsest.identity.tokens import load_keys, mint
-from palimpsest.ontology.extractors import load
 from palimpsest.resolvers.cycle import queue
 from palimpsest.resolvers.cycle.consolidate import WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import Services
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
+from palimpsest_bench.model_standin import model_standin
 from palimpsest_bench.sql import GraphQLClient
 from palimpsest_suites.crash import erase, plan, stderr
 
@@ -47,6 +51,25 @@ async def run_harvest(
     batch: int = 50,
     say: Progress = stderr,
     long: bool = False,
+    model_latency: float | None = None,
+) -> dict[str, Any]:
+    if model_latency is None:
+        return await _run_harvest(settings, spans, batch, say, long)
+    with model_standin(model_latency) as url:
+        on = {
+            "extractors": ",".join([*settings.extractor_names, "model"]),
+            "model_protocol": "openai",
+            "model_url": url,
+            "model_name": "standin",
+            "model_api_key": None,
+            "max_extraction_tokens_per_day": 0,
+        }
+        run = await _run_harvest(settings.model_copy(update=on), spans, batch, say, long)
+    return {**run, "model_latency_s": model_latency}
+
+
+async def _run_harvest(
+    settings: Settings, spans: int, batch: int, say: Progress, long: bool
 ) -> dict[str, Any]:
     settings = settings.model_copy(update={"log_level": "WARNING"})
     tenant = f"bench-harvest-{uuid.uuid4().hex[:8]}"
@@ -81,8 +104,9 @@ async def run_harvest(
             texts = [turn_text(s.speaker, s.text)[0] for p in planned for s in p.spans]
             cfg = WorkerConfig(
                 owner=f"bench-{uuid.uuid4().hex[:6]}",
-                extractors=load(settings.extractor_names),
+                extractors=load_extractors(settings),
                 batch_size=settings.consolidate_batch_size,
+                judge=load_judge(settings),
             )
             await svc.embed(texts[: cfg.batch_size])  # warm-up
             # Embedding alone, half before and half after the consolidation, so both see the
@@ -93,12 +117,14 @@ async def run_harvest(
             say("consolidating ...")
             ref = resolve_scope(planned[0].who, Scope.USER)
             consolidated = 0
+            counts: Counter[str] = Counter()
             t2 = time.perf_counter()
             while True:
                 outcome = await consolidate_scope(svc, cfg, tenant, ref.owner_id, ref.scope_key)
                 if not outcome.leased:
                     break
                 consolidated += outcome.consolidated
+                counts.update(dict(outcome.extraction))
             consolidate_s = time.perf_counter() - t2
             say("embedding only (second half) ...")
             embed_s += await _embed_only(svc, texts[half:], cfg.batch_size)
@@ -120,6 +146,8 @@ async def run_harvest(
         "ratio": round((consolidated / consolidate_s) / (len(texts) / embed_s), 3),
         "lease_batch": cfg.batch_size,
         "extractors": settings.extractor_names,
+        "judge": cfg.judge is not None,
+        **{k: counts[k] for k in ("facts", "extraction_failed", "judged") if counts[k]},
         "seconds": round(harvest_s + embed_s + consolidate_s, 2),
     }
 

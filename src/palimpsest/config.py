@@ -320,6 +320,15 @@ class Settings(BaseSettings):
     model_max_answer_bytes: int = Field(default=1024 * 1024, ge=1024, le=64 * 1024 * 1024)
     # Extraction tokens (in + out) one tenant may spend per UTC day; 0 switches the cap off.
     max_extraction_tokens_per_day: int = Field(default=0, ge=0)
+    # Conflicts judged (docs/extraction.md, Judging conflicts): with the model configured
+    # (URL and name), a written fact and a stored one of the same subject and predicate
+    # whose cosine is at or above ``judge_cosine`` but which did not merge are recorded as a
+    # pair, which the consolidator asks the model about, ``judge_pairs_per_call`` at a time
+    # (report-only: a verdict never closes or deletes a fact). Its tokens count against the
+    # tenant's extraction cap.
+    judge_conflicts: bool = True
+    judge_cosine: float = Field(default=0.85, gt=0.0, le=1.0)
+    judge_pairs_per_call: int = Field(default=20, ge=1, le=100)
     # The queue gauges on /metrics are recounted at most this often (0 switches them off).
     queue_metrics_seconds: float = Field(default=10.0, ge=0, le=3600)
 
@@ -339,7 +348,18 @@ class Settings(BaseSettings):
                     )
             if not (self.model_url or "").startswith(("http://", "https://")):
                 raise ValueError("PALIMPSEST_MODEL_URL must be an http:// or https:// URL")
+        if self.judges and not (self.model_url or "").startswith(("http://", "https://")):
+            raise ValueError("PALIMPSEST_MODEL_URL must be an http:// or https:// URL")
         return self
+
+    @property
+    def judges(self) -> bool:
+        """Whether fact pairs are recorded and judged: on, with a model configured."""
+        return bool(
+            self.judge_conflicts
+            and (self.model_url or "").strip()
+            and (self.model_name or "").strip()
+        )
 
     @property
     def extractor_names(self) -> list[str]:

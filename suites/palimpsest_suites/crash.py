@@ -105,6 +105,8 @@ CALL (){ MATCH (d:Document {scope_key: $scope_key}) DETACH DELETE d }
 CALL (){ MATCH (e:Entity {scope_key: $scope_key}) DETACH DELETE e }
 CALL (){ MATCH (s:Scope {scope_key: $scope_key}) DETACH DELETE s }
 CALL (){ MATCH (t:TermStats {scope_key: $scope_key}) DETACH DELETE t }
+CALL (){ MATCH (x:Source {scope_key: $scope_key}) DETACH DELETE x }
+CALL (){ MATCH (p:FactPair {scope_key: $scope_key}) DETACH DELETE p }
 """,
 )
 

@@ -130,7 +130,7 @@ def test_version_mentions_survive_export_and_import(
     before = stored(neo4j_driver, tenant_id)  # with the undone merge's emptied stacks
 
     lines = ok(gql(EXPORT, member))["exportMe"]["lines"]
-    assert orjson.loads(lines[0])["minor"] == 4
+    assert orjson.loads(lines[0])["minor"] >= 4  # version mentions came in minor 4
     kinds = [orjson.loads(line)["kind"] for line in lines]
     assert kinds.index("chunk_version") < kinds.index("entity")
     [bobs] = [r for r in entity_records(lines) if r["props"]["id"] == bob]

@@ -254,13 +254,23 @@ def bench_harvest(
     long: Annotated[
         bool, typer.Option("--long", help="Synthetic messages of 1,000-8,000 characters.")
     ] = False,
+    model_latency: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Switch the model extractor and the judge on, against a local stand-in host "
+            "answering after this many seconds.",
+        ),
+    ] = None,
 ) -> None:
     """Harvest spans/s through GraphQL; consolidation against embedding-only spans/s."""
     import asyncio
 
     from palimpsest_bench import cycle_bench
 
-    run = cycle_bench.run_harvest(Settings(), spans, batch, say=err, long=long)
+    run = cycle_bench.run_harvest(
+        Settings(), spans, batch, say=err, long=long, model_latency=model_latency
+    )
     print_json(asyncio.run(run))
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 import httpx
 
 from palimpsest.client import operations as op
-from palimpsest.client.enums import Scope
+from palimpsest.client.enums import PairVerdict, Scope
 from palimpsest.client.transport import AsyncTransport, RetryPolicy
 from palimpsest.client.wire import Operation, camel
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # annotations only: each result type is built when its operat
         EntityDuplicatePage,
         EntityMerge,
         FactAssertion,
+        FactConflictPage,
         FactPage,
         HarvestReceipt,
         RecallResult,
@@ -207,6 +208,26 @@ class AsyncClient:
         self, scope: Scope | str, command: MemoryFileCommandInput
     ) -> MemoryFileAnswer:
         return await self.call(op.UPDATE_MEMORY_FILE, scope=scope, command=command)
+
+    async def fact_conflicts(
+        self,
+        scope: Scope | str,
+        *,
+        verdicts: Sequence[PairVerdict | str] | None = None,
+        pending: bool = False,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> FactConflictPage:
+        """Pairs of close facts and what the operator's model judged of them, newest first."""
+        chosen = None if verdicts is None else list(verdicts)
+        return await self.call(
+            op.FACT_CONFLICTS,
+            scope=scope,
+            verdicts=chosen,
+            pending=pending,
+            limit=limit,
+            after=after,
+        )
 
     async def entity_duplicates(
         self, scope: Scope | str, *, limit: int | None = None, after: str | None = None

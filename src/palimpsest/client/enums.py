@@ -161,6 +161,14 @@ class TimeFilterMode(StrEnum):
     AS_OF = "AS_OF"
 
 
+class PairVerdict(StrEnum):
+    """What a judge made of a pair of close facts; a report, it changes no fact."""
+
+    SAME = "SAME"
+    CONFLICT = "CONFLICT"
+    COMPATIBLE = "COMPATIBLE"
+
+
 class Verdict(StrEnum):
     """A judge's verdict; it sets the fact's confidence."""
 

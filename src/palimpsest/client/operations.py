@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # results are named by text, built when an operation first ru
         EntityPage,
         Fact,
         FactAssertion,
+        FactConflictPage,
         FactPage,
         GraphRecallResult,
         HarvestReceipt,
@@ -130,6 +131,12 @@ FACTS: Operation[FactPage] = Operation(
 FACT: Operation[Fact | None] = Operation("query", "fact", "scope: Scope!, id: ID!", "Fact | None")
 FACT_HISTORY: Operation[FactPage | None] = Operation(
     "query", "factHistory", "scope: Scope!, id: ID!, limit: Int!, after: String", "FactPage | None"
+)
+FACT_CONFLICTS: Operation[FactConflictPage] = Operation(
+    "query",
+    "factConflicts",
+    "scope: Scope!, verdicts: [PairVerdict!], pending: Boolean!, limit: Int!, after: String",
+    "FactConflictPage",
 )
 ENTITIES: Operation[EntityPage] = Operation(
     "query",

@@ -11,6 +11,7 @@ from palimpsest.client.enums import (
     ContextKind,
     OntologyStatus,
     Origin,
+    PairVerdict,
     PlacementReason,
     Scope,
     Source,
@@ -165,6 +166,33 @@ class FactClosure:
     reason: ClosureReason
     by_id: str
     same_start: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FactConflict:
+    """Two facts of one subject and predicate, close in meaning but not merged, and what the
+    operator's model judged of them (null until judged). A verdict never closes or deletes a
+    fact.
+    """
+
+    id: str
+    older: Fact
+    newer: Fact
+    cosine: float
+    created_at: datetime
+    verdict: PairVerdict | None
+    reason: str | None
+    judged_by: str | None
+    judged_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class FactConflictPage:
+    """One page of a list, in the list's stable order."""
+
+    items: list[FactConflict]
+    cursor: str | None
+    has_more: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 import httpx
 
 from palimpsest.client import operations as op
-from palimpsest.client.enums import Scope
+from palimpsest.client.enums import PairVerdict, Scope
 from palimpsest.client.transport import RetryPolicy, Transport
 from palimpsest.client.wire import Operation, camel
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # annotations only: each result type is built when its operat
         EntityDuplicatePage,
         EntityMerge,
         FactAssertion,
+        FactConflictPage,
         FactPage,
         HarvestReceipt,
         RecallResult,
@@ -209,6 +210,26 @@ class Client:
         self, scope: Scope | str, command: MemoryFileCommandInput
     ) -> MemoryFileAnswer:
         return self.call(op.UPDATE_MEMORY_FILE, scope=scope, command=command)
+
+    def fact_conflicts(
+        self,
+        scope: Scope | str,
+        *,
+        verdicts: Sequence[PairVerdict | str] | None = None,
+        pending: bool = False,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> FactConflictPage:
+        """Pairs of close facts and what the operator's model judged of them, newest first."""
+        chosen = None if verdicts is None else list(verdicts)
+        return self.call(
+            op.FACT_CONFLICTS,
+            scope=scope,
+            verdicts=chosen,
+            pending=pending,
+            limit=limit,
+            after=after,
+        )
 
     def entity_duplicates(
         self, scope: Scope | str, *, limit: int | None = None, after: str | None = None

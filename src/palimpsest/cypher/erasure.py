@@ -10,6 +10,7 @@ counts stay exact across crashes and two runners of one job never interleave.
 from typing import LiteralString
 
 from palimpsest.cypher.driver.executor import Statement
+from palimpsest.cypher.facts import DROP_PAIRS_OF_F
 
 _COUNTERS: LiteralString = """entries: 0, documents: 0, chunks: 0, entities: 0, facts: 0,
   fact_sources: 0, sql_databases: 0, sql_bytes: 0, spans: 0, chunk_revisions: 0,
@@ -137,6 +138,18 @@ MATCH (x:Source {scope_key: $scope_key})
 WITH x LIMIT $batch
 DELETE x
 RETURN count(*) AS rows, count(*) AS counted
+""",
+)
+
+# The pairs of close facts a judge was asked about (cypher/conflicts.py): the model's
+# reasons may quote the facts.
+ERASE_FACT_PAIRS = Statement(
+    "ERASE_FACT_PAIRS",
+    """
+MATCH (p:FactPair {scope_key: $scope_key})
+WITH p LIMIT $batch
+DELETE p
+RETURN count(*) AS rows, 0 * count(*) AS counted
 """,
 )
 
@@ -274,6 +287,7 @@ PERSON_LEFT = Statement(
     """
 RETURN COUNT { MATCH (x:Source {scope_key: $scope_key}) }
      + COUNT { MATCH ()-[f:FACT {scope_key: $scope_key}]->() }
+     + COUNT { MATCH (p:FactPair {scope_key: $scope_key}) }
      + COUNT { MATCH (e:Entity {scope_key: $scope_key}) }
      + COUNT { MATCH (e:MergedEntity {scope_key: $scope_key}) }
      + COUNT { MATCH (r:EntityMerge {scope_key: $scope_key}) }
@@ -313,7 +327,9 @@ WHERE NOT EXISTS { MATCH (x:Source {scope_key: $scope_key, fact_id: f.id}) }
 WITH f, s.id AS sid, o.id AS oid LIMIT $batch
 WITH f, sid, oid, CASE WHEN f.ft_len IS NULL THEN null
                        ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed
-DELETE f
+"""
+    + DROP_PAIRS_OF_F
+    + """DELETE f
 RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entity_ids,
        collect(indexed) AS indexed
 """,
@@ -380,7 +396,9 @@ WITH f, other_id, collect(x) AS xs,
      CASE WHEN f.ft_len IS NULL THEN null
           ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed
 FOREACH (x IN xs | DELETE x)
-DELETE f
+"""
+    + DROP_PAIRS_OF_F
+    + """DELETE f
 RETURN count(*) AS facts, sum(size(xs)) AS sources, collect(DISTINCT other_id) AS entity_ids,
        collect(indexed) AS indexed
 """,

@@ -182,6 +182,12 @@ RETURN f.id AS cursor, """
     + """ AS source ORDER BY x.key } AS sources""",
 )
 
+# Pairs of close facts and their verdicts (cypher/conflicts.py); they name the facts by id.
+EXPORT_FACT_PAIRS = Statement(
+    "EXPORT_FACT_PAIRS",
+    _rows("FactPair", "p", "id"),
+)
+
 EXPORT_SPANS = Statement(
     "EXPORT_SPANS",
     _rows("PendingSpan", "p", "id"),
@@ -325,6 +331,11 @@ WITH f, r
 UNWIND r.sources AS x
 CREATE (y:Source) SET y = x, y.fact_id = f.id, """
     + _own("y"),
+)
+
+IMPORT_FACT_PAIRS = Statement(
+    "IMPORT_FACT_PAIRS",
+    "UNWIND $rows AS r CREATE (p:FactPair) SET p = r.props, " + _stamp("p"),
 )
 
 IMPORT_SPANS = Statement(

@@ -73,6 +73,15 @@ _SOURCES: LiteralString = """COLLECT { MATCH (x:Source {scope_key: $scope_key, f
           RETURN x {.chunk_id, .document_id, .start, .end, .text, .origin_scope, .created_at,
                     .origin}
           ORDER BY x.created_at, x.key }"""
+# Deletes the fact pairs (``cypher/conflicts.py``) that name ``f``: every statement that
+# deletes a fact runs it first, so a pair never outlives either of its facts.
+DROP_PAIRS_OF_F: LiteralString = """CALL (f) {
+  OPTIONAL MATCH (p:FactPair {scope_key: $scope_key, older_id: f.id})
+  OPTIONAL MATCH (n:FactPair {scope_key: $scope_key, newer_id: f.id})
+  WITH collect(DISTINCT p) + collect(DISTINCT n) AS pairs
+  FOREACH (x IN pairs | DELETE x)
+}
+"""
 # A fact as the columns ``fact_from`` reads (``fact``, ``subject``, ``object``, ``sources``),
 # and the same as one map (for statements that collect several facts into one column).
 FACT_COLUMNS: LiteralString = (
@@ -375,7 +384,9 @@ WHERE NOT EXISTS { MATCH (x:Source {scope_key: $scope_key, fact_id: id}) }
 WITH f, s.id AS sid, o.id AS oid,
      CASE WHEN f.ft_len IS NULL THEN null
           ELSE {ft: f.ft, ft_tf: f.ft_tf, speaker: f.speaker} END AS indexed
-DELETE f
+"""
+    + DROP_PAIRS_OF_F
+    + """DELETE f
 RETURN count(*) AS facts, collect(DISTINCT sid) + collect(DISTINCT oid) AS entity_ids,
        collect(indexed) AS indexed
 """,

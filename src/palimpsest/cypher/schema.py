@@ -78,6 +78,11 @@ CONSTRAINTS = (
         "FOR (r:EntityMerge) REQUIRE (r.scope_key, r.id) IS UNIQUE",
     ),
     _unscoped(
+        "CONSTRAINT_FACT_PAIR_ID",
+        "CREATE CONSTRAINT fact_pair_id IF NOT EXISTS "
+        "FOR (p:FactPair) REQUIRE (p.scope_key, p.id) IS UNIQUE",
+    ),
+    _unscoped(
         "CONSTRAINT_ERASURE_ID",
         "CREATE CONSTRAINT erasure_id IF NOT EXISTS FOR (e:Erasure) REQUIRE e.id IS UNIQUE",
     ),
@@ -198,6 +203,18 @@ RANGE_INDEXES = (
     _unscoped(
         "INDEX_ENTITY_MERGE_SCOPE",
         "CREATE INDEX entity_merge_scope IF NOT EXISTS FOR (r:EntityMerge) ON (r.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_FACT_PAIR_SCOPE",
+        "CREATE INDEX fact_pair_scope IF NOT EXISTS FOR (p:FactPair) ON (p.scope_key)",
+    ),
+    _unscoped(
+        "INDEX_FACT_PAIR_OLDER",
+        "CREATE INDEX fact_pair_older IF NOT EXISTS FOR (p:FactPair) ON (p.scope_key, p.older_id)",
+    ),
+    _unscoped(
+        "INDEX_FACT_PAIR_NEWER",
+        "CREATE INDEX fact_pair_newer IF NOT EXISTS FOR (p:FactPair) ON (p.scope_key, p.newer_id)",
     ),
     _unscoped(
         "INDEX_CHUNK_OBSERVED",

@@ -7,6 +7,7 @@ By role:
 - ``prompt``: the versioned instructions (``prompts/<version>.md``) and a call's document;
 - ``candidates``: the answer's schema, and the checks every candidate must pass;
 - ``extractor``: ``ModelExtractor``, the ``Extractor`` the consolidator runs;
+- ``judge``: ``ModelJudge``, the verdicts on pairs of close facts (report-only);
 - ``metrics``: its Prometheus counters.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from palimpsest.config import Settings
 from palimpsest.extraction.client import Endpoint, ModelClient, ModelFailed
 from palimpsest.extraction.extractor import ModelExtractor
+from palimpsest.extraction.judge import ModelJudge
 from palimpsest.extraction.prompt import VERSION as PROMPT_VERSION
 from palimpsest.extraction.wire import Protocol
 from palimpsest.ontology.extractors import Extractor, load
@@ -31,12 +33,19 @@ def load_extractors(settings: Settings, lease_seconds: float | None = None) -> l
     return load(settings.extractor_names, more)
 
 
+def load_judge(settings: Settings) -> ModelJudge | None:
+    """The judge of fact pairs, when judging is on and a model is configured."""
+    return ModelJudge.from_settings(settings) if settings.judges else None
+
+
 __all__ = [
     "PROMPT_VERSION",
     "Endpoint",
     "ModelClient",
     "ModelExtractor",
     "ModelFailed",
+    "ModelJudge",
     "Protocol",
     "load_extractors",
+    "load_judge",
 ]

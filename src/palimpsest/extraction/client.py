@@ -84,22 +84,26 @@ class ModelClient:
     def __repr__(self) -> str:
         return f"ModelClient({self.endpoint!r})"
 
-    async def call(self, system: str, user: str, schema: dict[str, Any]) -> wire.Answer:
+    async def call(
+        self, system: str, user: str, schema: dict[str, Any], tool: wire.Tool = wire.EXTRACT
+    ) -> wire.Answer:
         """The model's answer in the schema's shape, or ``ModelFailed``."""
         ep = self.endpoint
-        request = wire.body(ep.protocol, ep.model, system, user, schema, ep.max_output_tokens)
+        request = wire.body(ep.protocol, ep.model, system, user, schema, ep.max_output_tokens, tool)
         timeout = httpx.Timeout(ep.timeout_seconds)
         async with httpx.AsyncClient(
             timeout=timeout, transport=self._transport, follow_redirects=False
         ) as http:
-            return await self._attempts(http, request)
+            return await self._attempts(http, request, tool)
 
-    async def _attempts(self, http: httpx.AsyncClient, request: dict[str, Any]) -> wire.Answer:
+    async def _attempts(
+        self, http: httpx.AsyncClient, request: dict[str, Any], tool: wire.Tool
+    ) -> wire.Answer:
         ep = self.endpoint
         reason = "no attempt"
         for attempt in range(1, ep.max_attempts + 1):
             try:
-                return await self._attempt(http, request)
+                return await self._attempt(http, request, tool)
             except _Retry as r:
                 reason = r.reason
                 if attempt == ep.max_attempts:
@@ -112,7 +116,9 @@ class ModelClient:
                 raise ModelFailed(failed.reason, attempt) from None
         raise ModelFailed(reason, ep.max_attempts)
 
-    async def _attempt(self, http: httpx.AsyncClient, request: dict[str, Any]) -> wire.Answer:
+    async def _attempt(
+        self, http: httpx.AsyncClient, request: dict[str, Any], tool: wire.Tool
+    ) -> wire.Answer:
         ep = self.endpoint
         key = ep.api_key.get_secret_value() if ep.api_key else None
         try:
@@ -132,7 +138,7 @@ class ModelClient:
             raise _Retry(f"connection failed ({type(e).__name__})") from None
         if status == 200:
             try:
-                return wire.answer(ep.protocol, raw)
+                return wire.answer(ep.protocol, raw, tool)
             except wire.BadAnswer as bad:
                 raise _Retry(bad.reason) from None
         kind = wire.error_kind(raw)

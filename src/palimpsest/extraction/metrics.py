@@ -18,3 +18,11 @@ FAILED_SPANS = Counter(
     "palimpsest_extraction_failed_spans_total",
     "Spans written without model facts because the model gave no usable answer",
 )
+JUDGE_CALLS = Counter(
+    "palimpsest_judge_calls_total", "Model calls judging fact pairs, by outcome", ["outcome"]
+)
+JUDGE_DROPPED = Counter(
+    "palimpsest_judge_dropped_total",
+    "Verdicts dropped from a judge's answer, by reason",
+    ["reason"],
+)

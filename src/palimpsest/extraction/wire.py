@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-TOOL_NAME = "record_facts"
+TOOL_NAME = "record_facts"  # the extractor's; the judge names its own (``Tool``)
+TOOL_DESCRIPTION = "Record the facts the conversation states."
 ANTHROPIC_VERSION = "2023-06-01"
 
 
@@ -33,6 +34,18 @@ class BadAnswer(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """The name the answer's schema goes by: the structured output's name for Chat
+    Completions, the forced tool's for the Messages API."""
+
+    name: str = TOOL_NAME
+    description: str = TOOL_DESCRIPTION
+
+
+EXTRACT = Tool()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +81,7 @@ def body(
     user: str,
     schema: dict[str, Any],
     max_tokens: int,
+    tool: Tool = EXTRACT,
 ) -> dict[str, Any]:
     """One tool-less call (the Messages API's forced tool is only its way to a schema)."""
     if protocol is Protocol.OPENAI:
@@ -79,7 +93,7 @@ def body(
             ],
             "response_format": {
                 "type": "json_schema",
-                "json_schema": {"name": TOOL_NAME, "strict": True, "schema": schema},
+                "json_schema": {"name": tool.name, "strict": True, "schema": schema},
             },
             "max_tokens": max_tokens,
             "temperature": 0,
@@ -92,16 +106,16 @@ def body(
         "messages": [{"role": "user", "content": user}],
         "tools": [
             {
-                "name": TOOL_NAME,
-                "description": "Record the facts the conversation states.",
+                "name": tool.name,
+                "description": tool.description,
                 "input_schema": schema,
             }
         ],
-        "tool_choice": {"type": "tool", "name": TOOL_NAME},
+        "tool_choice": {"type": "tool", "name": tool.name},
     }
 
 
-def answer(protocol: Protocol, raw: bytes) -> Answer:
+def answer(protocol: Protocol, raw: bytes, tool: Tool = EXTRACT) -> Answer:
     try:
         data = json.loads(raw)
     except ValueError as e:
@@ -110,7 +124,7 @@ def answer(protocol: Protocol, raw: bytes) -> Answer:
         raise BadAnswer("the body is not a JSON object")
     if protocol is Protocol.OPENAI:
         return _chat_completion(data)
-    return _message(data)
+    return _message(data, tool.name)
 
 
 def _chat_completion(data: dict[str, Any]) -> Answer:
@@ -135,7 +149,7 @@ def _chat_completion(data: dict[str, Any]) -> Answer:
     return Answer(payload, _count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
 
 
-def _message(data: dict[str, Any]) -> Answer:
+def _message(data: dict[str, Any], tool_name: str) -> Answer:
     stop = data.get("stop_reason")
     if stop == "refusal":
         raise BadAnswer("refusal")
@@ -147,7 +161,7 @@ def _message(data: dict[str, Any]) -> Answer:
     calls = [
         b
         for b in content
-        if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == TOOL_NAME
+        if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == tool_name
     ]
     if not calls:
         raise BadAnswer("prose: no tool call")

@@ -25,8 +25,9 @@ from palimpsest.graphql.types import (
 )
 from palimpsest.resolvers import entities as graph
 from palimpsest.resolvers import facts as ops
-from palimpsest.schema import models
+from palimpsest.schema import models, pairs
 from palimpsest.schema.drafts import EntityRef, FactDraft, SourceRef
+from palimpsest.schema.pairs import FactConflict as FactPair
 
 
 @strawberry.enum(description="A judge's verdict; it sets the fact's confidence.")
@@ -35,6 +36,15 @@ class Verdict(Enum):
     UNCLEAR = "unclear"
     MISTYPED = "mistyped"
     UNSUPPORTED = "unsupported"
+
+
+@strawberry.enum(
+    description="What a judge made of a pair of close facts; a report, it changes no fact."
+)
+class PairVerdict(Enum):
+    SAME = "same"
+    CONFLICT = "conflict"
+    COMPATIBLE = "compatible"
 
 
 @strawberry.type
@@ -136,6 +146,39 @@ class Fact:
             judge_reason=f.judge_reason,
             provenance=Provenance.of(f.provenance),
             sources=[FactSource.of(x) for x in f.sources],
+        )
+
+
+@strawberry.type(
+    description="Two facts of one subject and predicate, close in meaning but not merged, and "
+    "what the operator's model judged of them (null until judged). A verdict never closes or "
+    "deletes a fact."
+)
+class FactConflict:
+    id: ID
+    older: Fact
+    newer: Fact
+    cosine: float = strawberry.field(description="The cosine of the two facts' text vectors.")
+    created_at: datetime = strawberry.field(description="When the newer fact's write recorded it.")
+    verdict: PairVerdict | None
+    reason: str | None = strawberry.field(description="The judge's short reason.")
+    judged_by: str | None = strawberry.field(
+        description="Who judged: `model:<prompt version>:<model name>`."
+    )
+    judged_at: datetime | None
+
+    @classmethod
+    def of(cls, c: FactPair) -> FactConflict:
+        return cls(
+            id=ID(c.id),
+            older=Fact.of(c.older),
+            newer=Fact.of(c.newer),
+            cosine=c.cosine,
+            created_at=c.created_at,
+            verdict=PairVerdict(c.verdict.value) if c.verdict else None,
+            reason=c.reason,
+            judged_by=c.judged_by,
+            judged_at=c.judged_at,
         )
 
 
@@ -258,6 +301,28 @@ class FactQuery:
             c.services, c.principal, scope, view, ref, predicate, limit, after
         )
         return page_of(found, Fact.of)
+
+    @strawberry.field(
+        description="Pairs of facts of one subject and predicate that are close in meaning but "
+        "did not merge, newest first, with what the operator's model judged of each (report "
+        "only; docs/extraction.md). `verdicts` keeps pairs judged so, `pending` those not "
+        f"judged yet (both: either); paged (limit at most {ops.MAX_CONFLICTS_LIMIT})."
+    )
+    async def fact_conflicts(
+        self,
+        info: Info,
+        scope: Scope,
+        verdicts: list[PairVerdict] | None = None,
+        pending: bool = False,
+        limit: LimitArg = paging.DEFAULT_LIMIT,
+        after: AfterArg = None,
+    ) -> Page[FactConflict]:
+        c = info.context
+        wanted = None if verdicts is None else [pairs.PairVerdict(v.value) for v in verdicts]
+        found = await ops.list_conflicts(
+            c.services, c.principal, scope, wanted, pending, limit, after
+        )
+        return page_of(found, FactConflict.of)
 
     @strawberry.field(
         description="One fact by id, whatever its time; null when the scope holds no such fact."

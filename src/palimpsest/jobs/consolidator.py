@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from prometheus_client import Counter
 
 from palimpsest.config import Settings
-from palimpsest.extraction import load_extractors
+from palimpsest.extraction import load_extractors, load_judge
 from palimpsest.resolvers import cycle as queue
 from palimpsest.resolvers.cycle import Outcome, WorkerConfig, consolidate_scope
 from palimpsest.resolvers.services import HarvestWake, Services
@@ -45,6 +45,10 @@ EXTRACTION_SUMMARY = (
     "extraction_refused",
     "tokens_in",
     "tokens_out",
+    "judged",
+    "judge_dropped",
+    "judge_failed",
+    "judge_refused",
 )
 
 
@@ -97,6 +101,7 @@ def worker_config(settings: Settings, index: int, lease_seconds: float | None) -
         lease_seconds=lease_seconds or settings.consolidate_lease_seconds,
         max_attempts=settings.consolidate_max_attempts,
         backoff_seconds=settings.consolidate_backoff_seconds,
+        judge=load_judge(settings),
     )
 
 

@@ -28,6 +28,7 @@ SCOPED = (
     "MergedEntity",
     "ErasurePolicy",
     "Passage",
+    "FactPair",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
 ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}

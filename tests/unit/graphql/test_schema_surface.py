@@ -129,6 +129,7 @@ PAGED = {
     "documentHistory",
     "facts",
     "factHistory",
+    "factConflicts",
     "entities",
     "sqlDatabases",
     "deadLetters",

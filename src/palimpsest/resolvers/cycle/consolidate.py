@@ -39,7 +39,7 @@ from palimpsest.ontology.extractors import (
     Mention,
     Turn,
 )
-from palimpsest.resolvers.cycle import queue, turn_rows
+from palimpsest.resolvers.cycle import judging, queue, turn_rows
 from palimpsest.resolvers.documents import passages
 from palimpsest.resolvers.facts import closure
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE
@@ -47,6 +47,7 @@ from palimpsest.resolvers.facts.ledger import TimeView
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.tenant import ontology, quotas
 from palimpsest.schema.drafts import FactDraft
+from palimpsest.schema.pairs import Judge
 from palimpsest.schema.turns import RunStamp
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ class WorkerConfig:
     lease_seconds: float = 60.0
     max_attempts: int = 5
     backoff_seconds: float = 30.0
+    # Asks about the pairs of close facts the scope's writes recorded (None: judging off).
+    judge: Judge | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +201,22 @@ async def consolidate_scope(
                 await queue.release(svc, ref, cfg.owner, [s.id for s in batch.spans])
             raise
         batch = await upcoming if upcoming else None
+    if cfg.judge is not None and rounds and not stopping():
+        total += await _judged(svc, cfg.judge, ref)
     return total
+
+
+async def _judged(svc: Services, judge: Judge, ref: ScopeRef) -> Outcome:
+    """The scope's pending pairs judged, after its batches are written (no lease held, no
+    lock): a failure here costs verdicts, never a span, and is only counted."""
+    view = _EntityView(svc, ref)
+    try:
+        counts = await judging.judge_scope(svc, judge, ref, judge.pairs_per_call, view)
+    except Exception as e:
+        # Never the message: it may quote parameters. The pairs stay pending.
+        log.warning("judging fact pairs failed (%s)", type(e).__name__)
+        counts = Counter(judge_failed=1)
+    return Outcome(extraction=tuple(sorted(counts.items())))
 
 
 @dataclass(frozen=True, slots=True)

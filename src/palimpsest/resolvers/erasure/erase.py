@@ -9,9 +9,9 @@ A person's erasure removes, in bounded batches of a durable job (``erasure_jobs`
    without the person's key and run ids (a fact goes with its last asserter), the person
    leaves the asserters of others' facts, and erasure records they asked for stop naming
    them;
-2. in the person's USER scope, every row of every label: sources, facts, entities and their
-   mention edges, chunks, documents, key/value entries, pending spans (queued, leased and
-   dead-letter) and the scope's own record;
+2. in the person's USER scope, every row of every label: sources, fact pairs, facts,
+   entities and their mention edges, chunks, documents, key/value entries, pending spans
+   (queued, leased and dead-letter) and the scope's own record;
 3. the person's SQL Memory database with its WAL, SHM and owner record.
 
 Passes repeat until one finds nothing left, so rows written meanwhile are caught too. Agent
@@ -50,6 +50,7 @@ ERASED = "erased user"
 PERSON_LABELS: tuple[tuple[str, Statement, str | None], ...] = (
     ("PendingSpan", q.ERASE_SPANS, "spans"),
     ("Source", q.ERASE_SOURCES, "fact_sources"),
+    ("FactPair", q.ERASE_FACT_PAIRS, None),
     ("FACT", q.ERASE_FACTS, "facts"),
     ("Entity", q.ERASE_ENTITIES, "entities"),
     ("MergedEntity", q.ERASE_MERGED_ENTITIES, "entities"),

@@ -3,6 +3,8 @@
 The face of the plane: what the doors call. Its modules import one another directly.
 """
 
+from palimpsest.resolvers.facts.conflicts import MAX_LIST_LIMIT as MAX_CONFLICTS_LIMIT
+from palimpsest.resolvers.facts.conflicts import list_conflicts
 from palimpsest.resolvers.facts.entity_resolution import (
     MAX_LIMIT,
     MAX_SCAN,
@@ -24,6 +26,7 @@ from palimpsest.resolvers.facts.ledger import (
 )
 
 __all__ = [
+    "MAX_CONFLICTS_LIMIT",
     "MAX_LIMIT",
     "MAX_LIST_LIMIT",
     "MAX_SCAN",
@@ -35,6 +38,7 @@ __all__ = [
     "find_fact",
     "history",
     "judge",
+    "list_conflicts",
     "list_facts",
     "prepare",
     "retract",

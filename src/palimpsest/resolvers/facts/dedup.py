@@ -8,12 +8,16 @@ natural key, object and predicate: the write then re-asserts the kept fact, whic
 new fact's source (or its writer) to it, exactly as re-asserting a natural key does. Nothing
 is stored twice and the result says ``merged``. A fact given its own natural key is named by
 it: it is never merged by similarity (re-asserting that key still adds a source).
+
+``merge_and_band`` also returns the band (docs/extraction.md, Judging conflicts): for each
+row that did not merge, the stored facts of its subject and predicate whose cosine is at or
+above the judge's floor and whose object differs; the write records them as pairs to judge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from palimpsest.cypher import dedup as q
@@ -21,6 +25,15 @@ from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.ranking import dedup
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE, type_label
 from palimpsest.schema.fact_rows import FactRow, near_duplicate_params
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """A stored fact close to a written row (``index``) that the row did not merge into."""
+
+    index: int
+    fact_id: str
+    cosine: float
 
 
 async def merge_into_kept(
@@ -33,15 +46,29 @@ async def merge_into_kept(
 
     ``new_subjects``: the indexes of rows whose subject is known to be no stored entity, so
     no stored fact can be theirs (they may still duplicate an earlier row of the batch)."""
+    merged, _ = await merge_and_band(tx, rows, threshold, new_subjects)
+    return merged
+
+
+async def merge_and_band(
+    tx: ScopedTx,
+    rows: Sequence[FactRow],
+    threshold: float,
+    new_subjects: frozenset[int] = frozenset(),
+    floor: float | None = None,
+) -> tuple[list[FactRow], list[Close]]:
+    """``merge_into_kept``'s rows, and with a ``floor`` the band: the stored facts close to a
+    row that did not merge (cosine at or above ``floor``, another object)."""
     asked = [r for r in rows if not r.key_given and r.index not in new_subjects]
     if not any(not r.key_given for r in rows):
-        return list(rows)
+        return list(rows), []
     params = near_duplicate_params(asked)
     found = await tx.run(q.NEAR_DUPLICATE_FACTS, {"facts": params}) if params else []
     stored: dict[int, list[Row]] = {}
     for c in found:
         stored.setdefault(c["index"], []).append(c)
     earlier: list[FactRow] = []
+    band: list[Close] = []
     for row in rows:
         if not row.key_given:
             kept = _best(row, stored.get(row.index, []), threshold)
@@ -49,8 +76,32 @@ async def merge_into_kept(
                 kept = _best(row, [_as_candidate(e) for e in earlier], threshold)
             if kept is not None:
                 row = _point_at(row, kept)
+            elif floor is not None:
+                band += _close(row, stored.get(row.index, []), floor)
         earlier.append(row)
-    return earlier
+    return earlier, band
+
+
+# Stored facts one written fact is paired with at most (the closest): a subject with many
+# values of one predicate would otherwise pair every new value with every stored one.
+MAX_PAIRS_PER_FACT = 5
+
+
+def _close(row: FactRow, candidates: Sequence[Any], floor: float) -> list[Close]:
+    out: list[Close] = []
+    for c in candidates:
+        cos = c["cosine"]
+        same_object = c["object_type"] == row.object_type and dedup.fold(
+            c["object_name"]
+        ) == dedup.fold(row.object_name)
+        if (
+            c["natural_key"] != row.natural_key
+            and not same_object
+            and dedup.close_enough(cos, floor)
+        ):
+            out.append(Close(row.index, str(c["id"]), float(cos)))
+    out.sort(key=lambda c: (-c.cosine, c.fact_id))
+    return out[:MAX_PAIRS_PER_FACT]
 
 
 def _as_candidate(row: FactRow) -> dict[str, Any]:

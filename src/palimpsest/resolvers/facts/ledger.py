@@ -21,7 +21,7 @@ from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scop
 from palimpsest.ontology.reconcile import Closure, ClosureReason
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, fact_stamp
-from palimpsest.resolvers.facts import closure, dedup, quotes
+from palimpsest.resolvers.facts import closure, conflicts, dedup, quotes
 from palimpsest.resolvers.facts import entity_resolution as entities
 from palimpsest.resolvers.facts.closure import OPEN_END, Rules
 from palimpsest.resolvers.facts.decode import as_known, fact_from
@@ -156,7 +156,10 @@ async def write_batch(
     proof = resolved.proof
     locked_at, rows = closure.prepare(rules, resolved.rows, resolved.locked_at)
     now = locked_at or svc.clock()
-    rows = await dedup.merge_into_kept(tx, rows, svc.settings.dedup_cosine, proof.new_subjects)
+    floor = svc.settings.judge_cosine if svc.settings.judges else None
+    rows, band = await dedup.merge_and_band(
+        tx, rows, svc.settings.dedup_cosine, proof.new_subjects, floor
+    )
     # A key no stored fact holds cannot name a different one (a merged row's key may be).
     unproved = [r for r in rows if r.natural_key not in proof.unstored_keys]
     clashes = await tx.run(q.KEY_CONFLICTS, {"facts": fact_params(unproved)}) if unproved else []
@@ -177,6 +180,8 @@ async def write_batch(
     await quotas.admit_written_facts(tx, svc.settings, rows, written, len(fresh), delta)
     done = await closure.close(tx, rows, now) if locked_at else []
     facts = {r["index"]: fact_from(tx.ref.scope, r, reader) for r in written}
+    if band:
+        await conflicts.record(tx, band, {i: f.id for i, f in facts.items()}, now)
     out = (
         await _with_closures(tx, reader, written, facts, done)
         if done

@@ -150,6 +150,8 @@ RECORDS: dict[str, Map] = {
         {"subject_id": STR, "object_id": STR, "sources": _SOURCES},
         {"id": STR, "text": TEXT, "natural_key": Maybe(STR), **_TERM_FIELDS},
     ),
+    # Minor 5: a pair of close facts and its verdict; both facts come before it in the file.
+    "fact_pair": _record({}, {"id": STR, "older_id": STR, "newer_id": STR, "created_at": TIME}),
     "span": _record({}, {"id": STR}),
     # Matched by natural key in the shared scope, its entities by type and normalised name.
     "tenant_fact": _record(

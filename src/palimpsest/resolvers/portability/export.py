@@ -1,12 +1,12 @@
 """Export of everything one person owns (right of access), as JSON Lines.
 
-The format (``palimpsest-export``, version 1, minor 4) is one JSON object per line:
+The format (``palimpsest-export``, version 1, minor 5) is one JSON object per line:
 
-- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 4,
+- a header: ``{"kind": "header", "format": "palimpsest-export", "version": 1, "minor": 5,
   "tenant", "user", "exported_at"}`` (minor 1 added ``memory_version``, minor 2
   ``chunk_version`` and ``document_revision``, minor 3 ``merged_entity`` and
-  ``entity_merge``, minor 4 an entity's ``version_mentions``; files without them read the
-  same);
+  ``entity_merge``, minor 4 an entity's ``version_mentions``, minor 5 ``fact_pair``; files
+  without them read the same);
 - one record per row, in this order, each with the row's own properties (``props``, every
   property but embeddings and the scope stamps, so provenance travels with the row):
   ``memory``; ``memory_version`` (past versions and tombstones of notes); ``document``;
@@ -19,7 +19,9 @@ The format (``palimpsest-export``, version 1, minor 4) is one JSON object per li
   ``entity_merge`` (a merge record, undone ones too: ``keep_id``, ``merged_ids``,
   ``added_aliases``, times and provenance, so ``unmerge`` works after an import; the facts
   and mentions it moved carry its id in their stacks); ``fact`` (+ ``subject_id``,
-  ``object_id``, ``sources``: a list of props); ``span`` (pending spans); ``tenant_fact``
+  ``object_id``, ``sources``: a list of props); ``fact_pair`` (two close facts by id,
+  ``older_id`` and ``newer_id``, with the judge's verdict, reason, ``judged_by`` and
+  ``judged_at`` when judged); ``span`` (pending spans); ``tenant_fact``
   (a fact of the tenant scope the person attests or wrote without a source: ``props``,
   ``subject``, ``object``, ``written`` (true for a sourceless fact of theirs) and only the
   person's own ``sources``); ``sql_schema``
@@ -48,8 +50,8 @@ from palimpsest.resolvers.services import Services
 FORMAT = "palimpsest-export"
 VERSION = 1
 # Additions older files lack: 1 memory_version; 2 chunk_version, document_revision;
-# 3 merged_entity, entity_merge; 4 an entity's version_mentions.
-MINOR = 4
+# 3 merged_entity, entity_merge; 4 an entity's version_mentions; 5 fact_pair.
+MINOR = 5
 PAGE = 500
 # Both embedding slots' vectors and fingerprints (cypher/slots.py, cypher/embedding_slots.py).
 VECTORS = ["embedding", "embedding_b", "embedding_of", "embedding_b_of"]
@@ -195,6 +197,7 @@ READERS: tuple[tuple[Statement, Callable[[Row], Record]], ...] = (
     (q.EXPORT_MERGED_ENTITIES, _plain("merged_entity")),
     (q.EXPORT_ENTITY_MERGES, _plain("entity_merge")),
     (q.EXPORT_FACTS, _fact),
+    (q.EXPORT_FACT_PAIRS, _plain("fact_pair")),
     (q.EXPORT_SPANS, _plain("span")),
 )
 

@@ -140,6 +140,7 @@ class _Loader:
             "merged_entity": self.merged_entities,
             "entity_merge": self.entity_merges,
             "fact": self.facts,
+            "fact_pair": self.fact_pairs,
             "span": self.spans,
             "tenant_fact": self.tenant_facts,
             "sql_schema": self.sql,
@@ -303,6 +304,10 @@ class _Loader:
         await self._rows(q.IMPORT_FACTS, rows, "fact")
         self.fact_ids["person"].extend(r["props"]["id"] for r in batch)
 
+    async def fact_pairs(self, batch: list[Record]) -> None:
+        rows = [{"props": r["props"]} for r in batch]
+        await self.person.write(q.IMPORT_FACT_PAIRS, {"rows": rows})
+
     async def spans(self, batch: list[Record]) -> None:
         await self.person.write(q.IMPORT_SPANS, {"rows": [{"props": r["props"]} for r in batch]})
 
@@ -356,6 +361,7 @@ KINDS = frozenset(
         "merged_entity",
         "entity_merge",
         "fact",
+        "fact_pair",
         "span",
         "tenant_fact",
         "sql_schema",

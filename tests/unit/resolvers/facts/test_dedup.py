@@ -89,3 +89,42 @@ async def test_another_time_or_a_given_key_is_never_merged(tmp_path: Path) -> No
     first, named = await merged(svc, draft("Initech"), draft("Initech", natural_key="k:mine"))
     assert (first.merged, first.natural_key) == (True, "k:same")
     assert (named.merged, named.natural_key) == (False, "k:mine")  # not even with the batch
+
+
+async def banded(
+    svc: Services, *drafts: FactDraft, threshold: float = 0.9, floor: float | None = 0.5
+) -> tuple[list[FactRow], list[dedup.Close]]:
+    rows = prepare(drafts)
+    ref = resolve_scope(principal(), Scope.USER)
+    return await svc.db.scoped(ref).write_tx(
+        lambda tx: dedup.merge_and_band(tx, rows, threshold, frozenset(), floor)
+    )
+
+
+async def test_the_band_holds_close_facts_that_did_not_merge(tmp_path: Path) -> None:
+    svc, _ = services(
+        stored(
+            candidate("k:close", "Acme", 0.8),
+            candidate("k:far", "Bcme", 0.3),
+            # The same object folded, at another time (so not merged): a repetition.
+            candidate("k:same", "GLOBEX", 0.7, valid_at=NOW),
+        ),
+        tmp_path,
+    )
+    [row], band = await banded(svc, draft("Globex"))
+    assert row.merged is False
+    assert band == [dedup.Close(0, "id-k:close", 0.8)]
+    # A row that merged pairs with nothing; no floor, no band.
+    [merged_row], none = await banded(svc, draft("Acme"))
+    assert merged_row.merged is True
+    assert none == []
+    _, off = await banded(svc, draft("Globex"), floor=None)
+    assert off == []
+
+
+async def test_one_fact_pairs_with_its_closest_few(tmp_path: Path) -> None:
+    many = [candidate(f"k:{n}", f"Co{n}", 0.6 + n / 100) for n in range(8)]
+    svc, _ = services(stored(*many), tmp_path)
+    _, band = await banded(svc, draft("Globex"))
+    assert [c.fact_id for c in band] == [f"id-k:{n}" for n in (7, 6, 5, 4, 3)]
+    assert len(band) == dedup.MAX_PAIRS_PER_FACT

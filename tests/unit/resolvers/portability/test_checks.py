@@ -73,6 +73,17 @@ VALID: dict[str, dict[str, Any]] = {
         }
     },
     "entity_merge": {"props": {"id": "m", "keep_id": "e", "merged_ids": ["a"], "created_at": AT}},
+    "fact_pair": {
+        "props": {
+            "id": "p",
+            "older_id": "f",
+            "newer_id": "g",
+            "cosine": 0.9,
+            "created_at": AT,
+            "verdict": "conflict",
+            "reason": SECRET,
+        }
+    },
     "fact": {
         "props": {
             "id": "f",
@@ -213,6 +224,8 @@ BROKEN: list[tuple[str, str, Any, str]] = [
     ("fact", "sources[0].span", {"start": 0}, "sources[0].span must be a property value"),
     ("fact", "props.text", DROP, "props.text must be a string"),
     ("fact", "props.id", DROP, "props.id must be a string"),
+    ("fact_pair", "props.older_id", DROP, "props.older_id must be a string"),
+    ("fact_pair", "props.created_at", "2026-12-02", "props.created_at must be a datetime"),
     ("span", "props.id", DROP, "props.id must be a string"),
     ("tenant_fact", "subject", DROP, "subject must be an object"),
     ("tenant_fact", "object.type", DROP, "object.type must be a string"),
