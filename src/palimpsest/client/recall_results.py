@@ -114,6 +114,7 @@ class Explain:
     document_place: int | None
     time_ranges: list[TimeRange]
     form: str | None
+    newer_than: ScoreNewer | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +300,17 @@ class ScoreBoost:
 
     lever: str
     factor: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreNewer:
+    """The hit the newer-first lever placed this one just above: of the same matter, told
+    earlier."""
+
+    kind: Source
+    scope: Scope
+    id: str
+    cosine: float
 
 
 @dataclass(frozen=True, slots=True)

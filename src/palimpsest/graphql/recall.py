@@ -101,6 +101,17 @@ class ScoreDuplicate:
     score: float = strawberry.field(description="Its own score, before it was dropped.")
 
 
+@strawberry.type(
+    description="The hit the newer-first lever placed this one just above: of the same "
+    "matter, told earlier."
+)
+class ScoreNewer:
+    kind: pure.Source
+    scope: Scope
+    id: ID
+    cosine: float = strawberry.field(description="Its cosine with this hit's embedding.")
+
+
 @strawberry.type(description="Why a hit scored what it did: score = fused x every factor.")
 class Explain:
     legs: list[ScoreLeg]
@@ -127,6 +138,11 @@ class Explain:
         default=None,
         description="The question's form (when, who, where, how_many, why, how, yes_no, list, "
         "what, other) whose fusion weights and boosts the legs and boosts above used.",
+    )
+    newer_than: ScoreNewer | None = strawberry.field(
+        default=None,
+        description="The hit the newer-first lever placed this one above (null when it did "
+        "not move it, or the lever is off).",
     )
 
     @classmethod
@@ -155,6 +171,14 @@ class Explain:
             document_place=e.document_place,
             time_ranges=[TimeRange(start=r.start, end=r.end) for r in e.time_ranges],
             form=e.form,
+            newer_than=None
+            if e.newer_than is None
+            else ScoreNewer(
+                kind=e.newer_than.kind,
+                scope=e.newer_than.scope,
+                id=ID(e.newer_than.id),
+                cosine=e.newer_than.cosine,
+            ),
         )
 
 

@@ -57,6 +57,16 @@ class Duplicate:
 
 
 @dataclass(frozen=True, slots=True)
+class NewerThan:
+    """The hit the newer-first lever placed this one above: told earlier, of the same matter."""
+
+    kind: pure.Source
+    scope: Scope
+    id: str
+    cosine: float
+
+
+@dataclass(frozen=True, slots=True)
 class Explain:
     legs: list[LegPart]
     boosts: list[BoostPart]
@@ -67,6 +77,7 @@ class Explain:
     # The time ranges resolved from the row's text at ingest, when a time boost read them.
     time_ranges: tuple[timerefs.Range, ...] = ()
     form: str | None = None  # the question's form (recall_forms), whose weights were used
+    newer_than: NewerThan | None = None  # the hit it was placed above (recall/newer.py)
 
 
 @dataclass(slots=True)
