@@ -21,11 +21,11 @@ from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 
 QUESTION = "Which database do I use for the inventory service?"
-ORIGINAL = "user: I use PostgreSQL as the database for the inventory service."
-UPDATE = "user: I moved the inventory service off PostgreSQL; its database is now MongoDB."
+ORIGINAL = "User: I use PostgreSQL as the database for the inventory service."
+UPDATE = "User: I moved the inventory service off PostgreSQL; its database is now MongoDB."
 FILLER = [
-    "user: The billing service sends its invoices by e-mail every Monday.",
-    "user: My laptop runs Debian and I write most of the code in Emacs.",
+    "User: The billing service sends its invoices by e-mail every Monday.",
+    "User: My laptop runs Debian and I write most of the code in Emacs.",
 ]
 EARLY = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
 LATE = datetime(2024, 3, 2, 9, 0, tzinfo=UTC)
@@ -75,7 +75,7 @@ async def test_the_later_observed_statement_ranks_first(
 async def test_another_speaker_does_not_revise_a_statement(svc: Services) -> None:
     who = principal(tenant_id=f"newer-{uuid.uuid4().hex[:8]}")
     await load(svc, who, ORIGINAL, EARLY)
-    await load(svc, who, UPDATE.replace("user:", "assistant:", 1), LATE)
+    await load(svc, who, UPDATE.replace("User:", "Assistant:", 1), LATE)
 
     plain = texts(await ask(svc, who, 0.0, Mode.HYBRID))
     assert texts(await ask(svc, who, THRESHOLD, Mode.HYBRID)) == plain

@@ -5,26 +5,33 @@ least ``threshold`` apart in cosine, and said by the same speaker when both name
 ordered so that the later told ranks above the earlier: an update, a correction or a changed
 preference above what it revises. The order reads the data only, never the question.
 
-"Later told" (``Told``) is a strict partial order: the later observed time; on a tie the
+"Later told" (``later``) is a strict partial order: the later observed time; on a tie the
 later stored; on a tie again, within one document, the later place in it. Two rows that
 compare neither way (equal times in two documents) keep their order.
 
-The walk (``order``) takes the best remaining hit; while a remaining hit is near it and told
-later, that one is taken instead (the latest of them, ties to the better ranked), and so on
-along the chain; the hit taken is placed, and the walk starts again from the best remaining.
-So a revision goes just above what it revises, everything else keeps its relative order, and
-the set of hits is never changed. Hits without an embedding are never moved by it.
+The walk (``order``) goes down the ranking; at each place it looks at the next ``span`` hits
+below, and the latest of those near the hit there and told after it (ties to the better
+ranked) is moved just above it, and the place is looked at again. So a revision goes just
+above what it revises when the two are close in the ranking; a later hit of the same topic
+far below is not pulled up past the hits between (in a long conversation on one project
+most turns are near in cosine, and the legs' order between them is worth more than their
+time). The set of hits never changes; hits without an embedding are never moved by it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from palimpsest.domain.ranking.dedup import close_enough, cosine
 
-__all__ = ["Placed", "Told", "later", "order"]
+__all__ = ["SPAN", "Placed", "Told", "later", "order", "speaker_of"]
+
+# How far below a hit its revision may be and still be moved above it (see the walk above).
+SPAN = 2
+_TURN = re.compile(r"^\s*([A-Za-z][\w'\u2019.-]{0,39}):\s+\S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +79,19 @@ def _same_speaker(a: Told, b: Told) -> bool:
     return a.speaker is None or b.speaker is None or a.speaker.casefold() == b.speaker.casefold()
 
 
+def speaker_of(text: str) -> str | None:
+    """The speaker a turn starts with (``Name: ...``, ``user: ...``), lower-cased; None when
+    it names none. Roles are lower-case in many transcripts, so unlike the speaker cue
+    (``cues.speaker_of``) the name need not be capitalised."""
+    m = _TURN.match(text)
+    return None if m is None else m[1].casefold()
+
+
 def order(
-    vectors: Sequence[Sequence[float] | None], told: Sequence[Told], threshold: float
+    vectors: Sequence[Sequence[float] | None],
+    told: Sequence[Told],
+    threshold: float,
+    span: int = SPAN,
 ) -> list[Placed]:
     """The hits (best first, ``vectors`` and ``told`` one per hit) in their new order."""
     if len(vectors) != len(told):
@@ -90,21 +108,24 @@ def order(
         value = near[key]
         return value if close_enough(value, threshold) else None
 
-    remaining = list(range(len(vectors)))
-    out: list[Placed] = []
-    while remaining:
-        current, above, cos = remaining[0], None, None
-        while True:
-            newest: tuple[int, float] | None = None
-            for j in remaining:
-                if j == current or not later(told[j], told[current]):
-                    continue
-                value = close(current, j)
-                if value is not None and (newest is None or later(told[j], told[newest[0]])):
-                    newest = (j, value)
-            if newest is None:
-                break
-            above, current, cos = current, newest[0], newest[1]
-        out.append(Placed(current, above, cos))
-        remaining.remove(current)
-    return out
+    ranked = [Placed(i) for i in range(len(vectors))]
+    place = 0
+    while place < len(ranked):
+        here = ranked[place].index
+        newest: tuple[int, float] | None = None
+        for below in range(place + 1, min(len(ranked), place + 1 + span)):
+            j = ranked[below].index
+            if not later(told[j], told[here]):
+                continue
+            value = close(here, j)
+            if value is not None and (
+                newest is None or later(told[j], told[ranked[newest[0]].index])
+            ):
+                newest = (below, value)
+        if newest is None:
+            place += 1
+            continue
+        # Told strictly later each time: a place is looked at again at most len(ranked) times.
+        moved = ranked.pop(newest[0])
+        ranked.insert(place, Placed(moved.index, here, newest[1]))
+    return ranked

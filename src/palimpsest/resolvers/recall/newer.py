@@ -2,8 +2,9 @@
 of the same matter, the later told ranks above the earlier (``domain/ranking/newer``).
 
 It reorders the hits recall is about to answer (the top-k, after the controls and ``dedup``),
-never adds or drops one, so recall@k is unchanged by it; a moved hit's ``explain.newerThan``
-names the hit it was placed above and their cosine. The chunks' embeddings and times are read
+never adds or drops one, so recall@k is unchanged by it; only hits at most ``newer.SPAN``
+places apart are reordered. A moved hit's ``explain.newerThan`` names the hit it was placed
+above and their cosine. The chunks' embeddings and times are read
 per scope in the recall's own transaction (``cypher/recall_newer``). Facts need no such step:
 a superseded fact is retired by the fact write itself.
 """
@@ -39,16 +40,19 @@ async def apply(
     vectors: list[list[float] | None] = []
     told: list[newer.Told] = []
     for h in window:
-        row = rows.get((h.scope.value, h.id)) if h.kind is pure.Source.DOCUMENTS else None
-        embedding = row.get("embedding") if row else None
-        vectors.append(list(embedding) if embedding else None)
+        row: Row | None = rows.get((h.scope.value, h.id))
+        if row is None or h.kind is not pure.Source.DOCUMENTS:
+            vectors.append(None)
+            told.append(newer.Told(None, None))
+            continue
+        vectors.append(list(row["embedding"]) if row["embedding"] else None)
         told.append(
             newer.Told(
-                observed=row["observed_at"] if row else None,
-                stored=row["stored_at"] if row else None,
-                document=f"{h.scope.value}\x1f{row['document_id']}" if row else None,
-                place=row["place"] if row else None,
-                speaker=h.speaker,
+                observed=row["observed_at"],
+                stored=row["stored_at"],
+                document=f"{h.scope.value}\x1f{row['document_id']}",
+                place=row["place"],
+                speaker=newer.speaker_of(row["head"] or "") or h.speaker,
             )
         )
     placed = newer.order(vectors, told, threshold)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from palimpsest.domain.ranking.newer import Placed, Told, later, order
+from palimpsest.domain.ranking.newer import Placed, Told, later, order, speaker_of
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 SAME = [1.0, 0.0, 0.0]
@@ -76,3 +76,17 @@ def test_hits_without_a_vector_stay_where_they_are() -> None:
 def test_vectors_and_times_must_pair_up() -> None:
     with pytest.raises(ValueError, match="one vector"):
         order([SAME], [], 0.9)
+
+
+def test_a_revision_further_below_than_the_span_stays_there() -> None:
+    vectors = [SAME, OTHER, OTHER, NEAR]
+    told = [at(1), at(0), at(0), at(3)]
+    assert [p.index for p in order(vectors, told, 0.9, span=2)] == [0, 1, 2, 3]
+    assert [p.index for p in order(vectors, told, 0.9, span=3)] == [3, 0, 1, 2]
+
+
+def test_speaker_of_reads_roles_in_either_case() -> None:
+    assert speaker_of("user: I moved to Lisbon.") == "user"
+    assert speaker_of("Caroline: hi there") == "caroline"
+    assert speaker_of("no speaker here") is None
+    assert speaker_of("http://example.org is down") is None
