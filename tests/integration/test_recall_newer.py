@@ -23,17 +23,18 @@ from tests.unit.principals import principal
 QUESTION = "Which database do I use for the inventory service?"
 ORIGINAL = "User: I use PostgreSQL as the database for the inventory service."
 UPDATE = "User: I moved the inventory service off PostgreSQL; its database is now MongoDB."
-FILLER = [
-    "User: The billing service sends its invoices by e-mail every Monday.",
-    "User: My laptop runs Debian and I write most of the code in Emacs.",
-]
 EARLY = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
 LATE = datetime(2024, 3, 2, 9, 0, tzinfo=UTC)
+# Other turns of each day, unlike each other (a repeated turn would be reordered too).
+FILLER = {
+    EARLY: ["User: The billing service sends its invoices by e-mail every Monday."],
+    LATE: ["User: My laptop runs Debian and I write most of the code in Emacs."],
+}
 THRESHOLD = 0.5  # the two statements' cosine is well above it (asserted below)
 
 
 async def load(svc: Services, who: Principal, text: str, at: datetime) -> None:
-    body = "\n\n".join([text, *FILLER])
+    body = "\n\n".join([text, *FILLER[at]])
     await importer.import_document(svc, who, Scope.USER, body, f"notes {at:%Y-%m-%d}", None, at)
 
 
