@@ -1,7 +1,7 @@
 """The newer statement first (docs/reference/recall.md, Levers): pure, no I/O.
 
-Among the hits a recall answers, two that speak of the same matter (their embeddings at
-least ``threshold`` apart in cosine, and said by the same speaker when both name one) are
+Among the hits a recall answers, two that speak of the same matter (the cosine of their
+embeddings at least ``threshold``, and said by the same speaker when both name one) are
 ordered so that the later told ranks above the earlier: an update, a correction or a changed
 preference above what it revises. The order reads the data only, never the question.
 
@@ -9,13 +9,13 @@ preference above what it revises. The order reads the data only, never the quest
 later stored; on a tie again, within one document, the later place in it. Two rows that
 compare neither way (equal times in two documents) keep their order.
 
-The walk (``order``) goes down the ranking; at each place it looks at the next ``span`` hits
-below, and the latest of those near the hit there and told after it (ties to the better
-ranked) is moved just above it, and the place is looked at again. So a revision goes just
-above what it revises when the two are close in the ranking; a later hit of the same topic
-far below is not pulled up past the hits between (in a long conversation on one project
-most turns are near in cosine, and the legs' order between them is worth more than their
-time). The set of hits never changes; hits without an embedding are never moved by it.
+The walk (``order``) goes down the ranking once; at each place it looks at the next ``span``
+hits below, and the latest of those near the hit there and told after it (ties to the better
+ranked) is moved just above it. So a revision goes just above what it revises when the two
+are close in the ranking, and the hit it displaced is then compared with the hits below it in
+turn; a later hit of the same topic far below is not pulled up past the hits between, nor a
+chain of later ones above the first (in a long conversation on one project most turns are
+near in cosine, and the legs' order between them is worth more than their time). The set of hits never changes; hits without an embedding are never moved by it.
 """
 
 from __future__ import annotations
@@ -122,10 +122,8 @@ def order(
                 newest is None or later(told[j], told[ranked[newest[0]].index])
             ):
                 newest = (below, value)
-        if newest is None:
-            place += 1
-            continue
-        # Told strictly later each time: a place is looked at again at most len(ranked) times.
-        moved = ranked.pop(newest[0])
-        ranked.insert(place, Placed(moved.index, here, newest[1]))
+        if newest is not None:
+            moved = ranked.pop(newest[0])
+            ranked.insert(place, Placed(moved.index, here, newest[1]))
+        place += 1
     return ranked

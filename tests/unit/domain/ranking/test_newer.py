@@ -90,3 +90,11 @@ def test_speaker_of_reads_roles_in_either_case() -> None:
     assert speaker_of("Caroline: hi there") == "caroline"
     assert speaker_of("no speaker here") is None
     assert speaker_of("http://example.org is down") is None
+
+
+def test_a_revision_does_not_pull_its_own_later_neighbours_above_the_first() -> None:
+    # A, then B (near A), then C (near B, far from A): B goes above A; C stays below A.
+    a, b, c = [1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [0.3, 0.95, 0.0]
+    got = order([a, b, c], [at(1), at(2), at(3)], 0.75)
+    assert [p.index for p in got] == [1, 0, 2]
+    assert got[0].above == 0
