@@ -13,9 +13,10 @@ The walk (``order``) goes down the ranking once; at each place it looks at the n
 hits below, and the latest of those near the hit there and told after it (ties to the better
 ranked) is moved just above it. So a revision goes just above what it revises when the two
 are close in the ranking, and the hit it displaced is then compared with the hits below it in
-turn; a later hit of the same topic far below is not pulled up past the hits between, nor a
-chain of later ones above the first (in a long conversation on one project most turns are
-near in cosine, and the legs' order between them is worth more than their time). The set of hits never changes; hits without an embedding are never moved by it.
+turn. A later hit of the same topic far below is not pulled up past the hits between, nor a
+chain of later ones above the first: in a long conversation on one project most turns are
+near in cosine, and the legs' order between them is worth more than their time. The set of
+hits never changes; hits without an embedding are never moved.
 """
 
 from __future__ import annotations

@@ -35,12 +35,12 @@ async def apply(
     for ref in refs:
         ids = [h.id for h in window if h.scope == ref.scope and h.kind is pure.Source.DOCUMENTS]
         if ids:
-            for row in await tx.scoped(ref).run(q.CHUNK_TOLD, {"ids": ids, "gap": SEQ_GAP}):
-                rows[(ref.scope.value, row["id"])] = row
+            for found in await tx.scoped(ref).run(q.CHUNK_TOLD, {"ids": ids, "gap": SEQ_GAP}):
+                rows[(ref.scope.value, found["id"])] = found
     vectors: list[list[float] | None] = []
     told: list[newer.Told] = []
     for h in window:
-        row: Row | None = rows.get((h.scope.value, h.id))
+        row = rows.get((h.scope.value, h.id))
         if row is None or h.kind is not pure.Source.DOCUMENTS:
             vectors.append(None)
             told.append(newer.Told(None, None))
