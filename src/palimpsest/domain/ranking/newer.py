@@ -6,8 +6,9 @@ ordered so that the later told ranks above the earlier: an update, a correction 
 preference above what it revises. The order reads the data only, never the question.
 
 "Later told" (``later``) is a strict partial order: the later observed time; on a tie the
-later stored; on a tie again, within one document, the later place in it. Two rows that
-compare neither way (equal times in two documents) keep their order.
+later stored; on a tie again, two turns (both name a speaker) of one document, the later place
+in it. Two rows that compare neither way (equal times in two documents, two paragraphs of one
+page) keep their order.
 
 The walk (``order``) goes down the ranking once; at each place it looks at the next ``span``
 hits below, and the latest of those near the hit there and told after it (ties to the better
@@ -72,6 +73,10 @@ def later(a: Told, b: Told) -> bool:
         if (first is None) != (second is None):  # one time unknown: no order
             return False
     if a.document is None or a.document != b.document or a.place is None or b.place is None:
+        return False
+    # A place is a time only in a conversation: of two paragraphs of a page, the lower one is
+    # not a revision of the one above.
+    if a.speaker is None or b.speaker is None:
         return False
     return a.place > b.place
 

@@ -26,11 +26,13 @@ def test_later_reads_observed_then_stored_then_place_in_one_document() -> None:
     assert not later(at(1), at(1))
     stored = Told(T0, T0 + timedelta(hours=1))
     assert later(stored, Told(T0, T0))
-    assert later(at(0, doc="d", place=5), at(0, doc="d", place=2))
-    assert not later(at(0, doc="d", place=2), at(0, doc="d", place=5))
+    assert later(at(0, doc="d", place=5, who="ann"), at(0, doc="d", place=2, who="bo"))
+    assert not later(at(0, doc="d", place=2, who="ann"), at(0, doc="d", place=5, who="ann"))
     # Equal times in two documents: no order either way.
-    assert not later(at(0, doc="d", place=5), at(0, doc="e", place=2))
-    assert not later(at(0, doc="e", place=2), at(0, doc="d", place=5))
+    assert not later(at(0, doc="d", place=5, who="ann"), at(0, doc="e", place=2, who="ann"))
+    assert not later(at(0, doc="e", place=2, who="ann"), at(0, doc="d", place=5, who="ann"))
+    # Two paragraphs of one page (no speaker): the lower is no revision of the upper.
+    assert not later(at(0, doc="d", place=5), at(0, doc="d", place=2))
 
 
 def test_an_unknown_time_orders_nothing() -> None:
