@@ -88,7 +88,8 @@ def details(
     beam: Beam, queries: Sequence[Query], rankings: Sequence[Sequence[str]]
 ) -> list[dict[str, Any]]:
     """Per question: the 1-based rank of each evidence message in the top 10 (null: not
-    there), by labelled part when the question has parts (``--details``)."""
+    there), by labelled part when the question has parts, and the ranked messages
+    (``--details``)."""
 
     def rank(ranked: Sequence[str], unit: str) -> int | None:
         found = best_rank(ranked, (unit,))
@@ -101,6 +102,7 @@ def details(
             "question": q.id,
             "type": q.category,
             "ranks": {u: rank(ranked, u) for u in sorted(q.relevant)},
+            "ranked": list(ranked),  # the whole answer, best first (levers replayed offline)
         }
         if parts:
             row["parts"] = {

@@ -124,6 +124,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "question_forms": {"question_forms": False},
     # Off by default too: measure it with PALIMPSEST_RECALL_ENTITY_WEIGHT=0.5.
     "entities": {"entity_weight": 0.0},
+    # Measure with PALIMPSEST_RECALL_NEWER_FIRST=<cosine> when it is off by default.
+    "newer_first": {"newer_first": 0.0},
 }
 # Levers written at ingest: the dataset is loaded again with each switched off.
 INGEST_ABLATIONS: dict[str, dict[str, Any]] = {

@@ -129,6 +129,10 @@ class Settings(BaseSettings):
     # and the names its best candidates mention (docs/reference/recall.md, Levers); 0: off.
     # Off by default: on LoCoMo dev it lowered recall@10 (docs/notes/recall-quality.md).
     recall_entity_weight: float = Field(default=0.0, ge=0.0, le=10.0)
+    # The newer statement first: of two hits answered whose embeddings are at least this close
+    # in cosine (and of one speaker), the later told ranks above the earlier
+    # (docs/reference/recall.md, Levers); 0 switches it off.
+    recall_newer_first: float = Field(default=0.0, ge=0.0, le=1.0)
     # Time resolved at ingest (chunks' t_start/t_end): a range overlapping the question's
     # dates, and for "when" questions a range by how specific it is (a day most). The "when"
     # part is off: it lowered nDCG@10 on the dev conversations (docs/notes/recall-quality.md).

@@ -116,6 +116,7 @@ class Explain:
     time_ranges: list[TimeRange]
     form: str | None
     text_engine: str | None  # procedure or cypher: which engine read its full-text leg
+    newer_than: ScoreNewer | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +329,17 @@ class ScoreBoost:
 
     lever: str
     factor: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreNewer:
+    """The hit the newer-first lever placed this one just above: of the same matter, told
+    earlier."""
+
+    kind: Source
+    scope: Scope
+    id: str
+    cosine: float
 
 
 @dataclass(frozen=True, slots=True)

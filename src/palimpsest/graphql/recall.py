@@ -121,6 +121,17 @@ class ScoreDuplicate:
     score: float = strawberry.field(description="Its own score, before it was dropped.")
 
 
+@strawberry.type(
+    description="The hit the newer-first lever placed this one just above: of the same "
+    "matter, told earlier."
+)
+class ScoreNewer:
+    kind: pure.Source
+    scope: Scope
+    id: ID
+    cosine: float = strawberry.field(description="Its cosine with this hit's embedding.")
+
+
 @strawberry.type(description="Why a hit scored what it did: score = fused x every factor.")
 class Explain:
     legs: list[ScoreLeg]
@@ -153,6 +164,11 @@ class Explain:
         description="Which engine read the full-text leg that ranked this hit: procedure "
         "(Palimpsest's Neo4j extension) or cypher; null when no full-text leg ranked it. "
         "`PALIMPSEST_SEARCH_ENGINE` chooses; /readyz says which is in use.",
+    )
+    newer_than: ScoreNewer | None = strawberry.field(
+        default=None,
+        description="The hit the newer-first lever placed this one above (null when it did "
+        "not move it, or the lever is off).",
     )
 
     @classmethod
@@ -187,6 +203,14 @@ class Explain:
             time_ranges=[TimeRange(start=r.start, end=r.end) for r in e.time_ranges],
             form=e.form,
             text_engine=e.text_engine,
+            newer_than=None
+            if e.newer_than is None
+            else ScoreNewer(
+                kind=e.newer_than.kind,
+                scope=e.newer_than.scope,
+                id=ID(e.newer_than.id),
+                cosine=e.newer_than.cosine,
+            ),
         )
 
 

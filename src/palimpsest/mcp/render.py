@@ -50,5 +50,16 @@ def hit_json(hit: Hit) -> Any:
                 for r in (hit.explain.time_ranges if hit.explain else ())
             ],
             "form": hit.explain.form if hit.explain else None,
+            # The hit the newer-first lever placed this one above (recall/newer.py).
+            "newer_than": (
+                {
+                    "kind": hit.explain.newer_than.kind,
+                    "scope": hit.explain.newer_than.scope,
+                    "id": hit.explain.newer_than.id,
+                    "cosine": hit.explain.newer_than.cosine,
+                }
+                if hit.explain and hit.explain.newer_than
+                else None
+            ),
         }
     )

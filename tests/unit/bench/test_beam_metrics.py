@@ -119,7 +119,13 @@ def test_details_give_each_evidence_message_its_rank_by_part() -> None:
             "question": "a#ku#0",
             "type": "knowledge_update",
             "ranks": {"a:1": None, "a:2": 2},
+            "ranked": ["x", "a:2"],
             "parts": {"original_info": {"a:1": None}, "updated_info": {"a:2": 2}},
         },
-        {"question": "a#ie#0", "type": "information_extraction", "ranks": {"a:3": 1}},
+        {
+            "question": "a#ie#0",
+            "type": "information_extraction",
+            "ranks": {"a:3": 1},
+            "ranked": ["a:3"],
+        },
     ]

@@ -58,6 +58,7 @@ class Levers:
     session_prior: float = 0.0  # 0: off (``recall_sessions``)
     question_forms: bool = False  # per-form weights (``resolvers/recall_forms``)
     entity_weight: float = 0.0  # 0: off (``recall_entities``)
+    newer_first: float = 0.0  # a cosine threshold; 0: off (``recall/newer``)
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -79,6 +80,7 @@ class Levers:
             session_prior=s.recall_session_prior,
             question_forms=s.recall_question_forms,
             entity_weight=s.recall_entity_weight,
+            newer_first=s.recall_newer_first,
         )
 
 

@@ -59,6 +59,16 @@ class Duplicate:
 
 
 @dataclass(frozen=True, slots=True)
+class NewerThan:
+    """The hit the newer-first lever placed this one above: told earlier, of the same matter."""
+
+    kind: pure.Source
+    scope: Scope
+    id: str
+    cosine: float
+
+
+@dataclass(frozen=True, slots=True)
 class Explain:
     legs: list[LegPart]
     boosts: list[BoostPart]
@@ -72,6 +82,7 @@ class Explain:
     # Which engine read the row's full-text leg (cypher/extension.py): procedure or cypher;
     # None when no full-text leg ranked it.
     text_engine: str | None = None
+    newer_than: NewerThan | None = None  # the hit it was placed above (recall/newer.py)
 
 
 @dataclass(frozen=True, slots=True)

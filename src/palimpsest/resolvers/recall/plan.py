@@ -38,6 +38,7 @@ from palimpsest.resolvers.recall import entities as recall_entities
 from palimpsest.resolvers.recall import forms as recall_forms
 from palimpsest.resolvers.recall import fusion, legs, past, timing
 from palimpsest.resolvers.recall import hits as hits_of
+from palimpsest.resolvers.recall import newer as recall_newer
 from palimpsest.resolvers.recall import sessions as recall_sessions
 from palimpsest.resolvers.recall.fusion import RankedList
 from palimpsest.resolvers.recall.hits import Hit, Ident, TimeFilterReport
@@ -284,6 +285,7 @@ class RecallPlan:
         )
         if req.dedup is not None:
             ranked = await recall_dedup.drop_duplicates(tx, refs, ranked, req.top_k, req.dedup)
+        ranked = await recall_newer.apply(tx, refs, ranked, req.levers.newer_first, req.top_k)
         with timing.timed("load"):
             hits = await hits_of.load(
                 tx,
