@@ -19,6 +19,7 @@ from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
 from palimpsest.schema.drafts import EntityRef, FactDraft
+from tests.integration.cycle import config, drain
 from tests.unit.principals import principal
 
 CALLS = 8
@@ -117,3 +118,26 @@ async def test_concurrent_writes_of_every_kind_into_one_scope_never_retry(
     before = {statement: ran.count(statement) for _, statement in kinds}
     await asyncio.gather(*(write(svc, who, i) for i in range(2) for write, _ in kinds))
     assert {s: ran.count(s) - n for s, n in before.items()} == dict.fromkeys(before, 2)
+
+
+async def test_consolidation_beside_a_scopes_writers_never_retries(
+    svc: Services, ran: list[str]
+) -> None:
+    """The consolidator writes a user's turns, mentions and facts (its counters raised after
+    its rows) while harvests and note writes of the user go on: none of them is retried."""
+    who = principal(tenant_id=f"t-{uuid.uuid4().hex[:10]}", user_id="alice")
+    for i in range(CALLS):  # what the consolidator leases, a few spans a batch
+        fact = FactDraft(EntityRef("Person", "Alice"), "knows", EntityRef("Person", f"Q{i}"), None)
+        turn = harvesting.SpanDraft(f"Alice met Q{i} in Paris.", "Alice", facts=[fact])
+        await harvesting.harvest(svc, who, [turn], 0)
+    before = {s: ran.count(s) for s in ("HARVEST_SPANS", "WRITE_MEMORY")}
+    settled, *_ = await asyncio.gather(
+        drain(svc, who.tenant_id, who.user_id, config("locks", batch_size=3)),
+        *(_harvest(svc, who, i) for i in range(CALLS)),
+        *(_note(svc, who, i) for i in range(CALLS)),
+    )
+    assert settled.consolidated >= CALLS
+    assert {s: ran.count(s) - n for s, n in before.items()} == dict.fromkeys(before, CALLS)
+    # One run of the batch's write (its first statement locks the leased spans) per batch
+    # leased: a retry would have run it again.
+    assert ran.count("LOCK_SPANS") == ran.count("LEASE_SPANS") >= 3
