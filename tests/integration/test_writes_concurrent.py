@@ -131,10 +131,12 @@ async def test_consolidation_beside_a_scopes_writers_never_retries(
         turn = harvesting.SpanDraft(f"Alice met Q{i} in Paris.", "Alice", facts=[fact])
         await harvesting.harvest(svc, who, [turn], 0)
     before = {s: ran.count(s) for s in ("HARVEST_SPANS", "WRITE_MEMORY")}
-    settled, *_ = await asyncio.gather(
-        drain(svc, who.tenant_id, who.user_id, config("locks", batch_size=3)),
-        *(_harvest(svc, who, i) for i in range(CALLS)),
-        *(_note(svc, who, i) for i in range(CALLS)),
+    settled, _ = await asyncio.gather(
+        drain(svc, who.tenant_id, "alice", config("locks", batch_size=3)),
+        asyncio.gather(
+            *(_harvest(svc, who, i) for i in range(CALLS)),
+            *(_note(svc, who, i) for i in range(CALLS)),
+        ),
     )
     assert settled.consolidated >= CALLS
     assert {s: ran.count(s) - n for s, n in before.items()} == dict.fromkeys(before, CALLS)
