@@ -1,8 +1,9 @@
 """Writes in few statements, on the real Neo4j: a key/value write is its lock-and-read and one
-write statement; a new fact of a new subject runs four statements, a stored one five. Each
-statement is a driver round trip (docs/notes/load.md), so a regression to more of them fails
-here. The folded statements leave a scope exactly as the statements they replace did: notes,
-versions, tombstones, the quota counters and the term statistics."""
+write statement; a harvest its spans and its counters' raise; a new fact of a new subject
+runs four statements, a stored one five. Each statement is a driver round trip
+(docs/notes/load.md), so a regression to more of them fails here. The folded statements leave
+a scope exactly as the statements they replace did: notes, versions, tombstones, the quota
+counters and the term statistics."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import replace
 from neo4j import Driver
 
 from palimpsest.identity import Principal, Role, Scope, resolve_scope
+from palimpsest.resolvers.cycle import harvesting
 from palimpsest.resolvers.facts import ledger as facts
 from palimpsest.resolvers.notes import keyvalue as memory
 from palimpsest.resolvers.services import Services
@@ -20,6 +22,8 @@ from palimpsest.schema.drafts import EntityRef, FactDraft
 from tests.unit.principals import principal
 
 KV_WRITE = ["LOCK_SCOPE_READ_ENTRY", "WRITE_MEMORY"]
+# The spans' statement takes the scope's lock itself (cypher/harvest.py).
+HARVEST = ["HARVEST_SPANS", "RAISE_QUOTA_COUNTERS"]
 FACT_WRITE = [
     "GET_ONTOLOGY",  # the tenant's ontology, read before the write's transaction
     "LOCK_RESOLVE_ENTITIES",  # it proves the subject and the key unstored: two reads skipped
@@ -59,6 +63,15 @@ async def test_a_key_value_write_is_two_statements(svc: Services, ran: list[str]
     ran.clear()
     await memory.increment(svc, who, Scope.USER, "n", 2)
     assert ran == KV_WRITE
+
+
+async def test_a_harvest_is_two_statements(svc: Services, ran: list[str]) -> None:
+    who = fresh()
+    await harvesting.harvest(svc, who, [harvesting.SpanDraft("a first turn")], 0)
+    ran.clear()
+    receipt = await harvesting.harvest(svc, who, [harvesting.SpanDraft("a second turn")], 0)
+    assert receipt.accepted == 1
+    assert ran == HARVEST
 
 
 async def test_a_new_fact_is_four_statements_and_a_stored_one_five(

@@ -5,12 +5,13 @@ A span's id is derived from the scope key, the run and the runtime's ``sourceId`
 ``MERGE`` below is the idempotency check: a second send of the same span finds the first and
 writes nothing. ``seq`` orders a scope's spans; it is taken from a counter on the scope's
 ``:Scope`` node, whose write lock also serialises concurrent harvests of one user.
-``HARVEST_LOCK_SCOPE`` takes that lock, alone, before anything else of the transaction:
-taken inside ``HARVEST_SPANS`` instead, concurrent harvests of one user deadlocked (Neo4j's
-wait cycle: one harvest holds the node's lock and, raising the quota counters, waits for the
-node's relationship-group lock, which another harvest's ``HARVEST_SPANS`` took before it
-waits for the node's), and the driver retried them after a second or more
-(tests/integration/test_harvest_concurrent.py).
+``HARVEST_SPANS`` takes that lock first, by writing a parameter (``touched_at``) before the
+counter: when the node's first write in the transaction was the counter's increment (a
+property set from its own value), concurrent harvests of one user deadlocked once they
+raised the quota counters (Neo4j's wait cycle: one harvest holds the node's lock and waits
+for the node's relationship-group lock, which another took before it waits for the node's),
+and the driver retried them after a second or more (tests/integration/test_harvest_concurrent.py,
+docs/notes/load.md, "Concurrent writers of one scope").
 
 ``lease_expires_at`` doubles as "leasable from": a new span is leasable at once, a failed one
 after its back-off. Status values are parameters (``$queued``, ``$done``, ``$dead``).
@@ -18,24 +19,15 @@ after its back-off. Status values are parameters (``$queued``, ``$done``, ``$dea
 
 from palimpsest.cypher.driver.executor import Statement
 
-# The scope's write lock, the harvest's first statement (the module's docstring says why).
-HARVEST_LOCK_SCOPE = Statement(
-    "HARVEST_LOCK_SCOPE",
-    """
-MERGE (s:Scope {scope_key: $scope_key})
-ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
-              s.created_at = $now
-SET s.touched_at = $now
-""",
-)
-
+# The two SET clauses in this order: the parameter's write is the lock (the docstring says why).
 HARVEST_SPANS = Statement(
     "HARVEST_SPANS",
     """
 MERGE (s:Scope {scope_key: $scope_key})
 ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
               s.created_at = $now
-SET s.span_seq = coalesce(s.span_seq, 0) + size($spans), s.touched_at = $now
+SET s.touched_at = $now
+SET s.span_seq = coalesce(s.span_seq, 0) + size($spans)
 WITH s.span_seq - size($spans) AS base
 UNWIND $spans AS item
 MERGE (p:PendingSpan {scope_key: $scope_key, id: item.id})

@@ -39,7 +39,10 @@ BOUNDS: LiteralString = """s.quota_notes AS quota_notes,
 RAISE_AND_RETURN: LiteralString = "WITH s" + RAISE + "\nRETURN fits, " + BOUNDS
 
 # Takes the scope node's write lock first, so the counters read are the last committed ones
-# and no other counting writer of the scope interleaves until this transaction ends. The
+# and no other counting writer of the scope interleaves until this transaction ends. The lock
+# is a parameter's write (``quota_locked_at``): a transaction whose first write of the node
+# reads the property it sets, and writes the node again later, deadlocks with another doing
+# the same (docs/notes/load.md, "Concurrent writers of one scope"). The
 # common case is one statement: every given counter is known and stays within its limit
 # (``limit`` 0: none), so each is raised by what the write created (``$added``:
 # ``{counter, n, limit}`` maps, counters from ``COUNTERS`` only). Otherwise nothing is raised

@@ -106,7 +106,6 @@ async def harvest(
     }
 
     async def work(tx: ScopedTx) -> list[Row]:
-        await tx.run(q.HARVEST_LOCK_SCOPE, {"now": params["now"]})
         written = await tx.run(q.HARVEST_SPANS, params)
         new = sum(1 for r in written if r["created"])
         await quotas.admit(tx, svc.settings, {quotas.Plane.PENDING_SPANS: new})
