@@ -148,7 +148,10 @@ def term_peaks(scope: ScopeOpt = Scope.USER) -> None:
 
 @app.command("judge")
 def judge(
-    scope: ScopeOpt = Scope.USER,
+    scope: Annotated[
+        Scope,
+        typer.Option(case_sensitive=False, help="Whose pairs (the owner comes from the token)."),
+    ] = Scope.USER,
     limit: Annotated[
         int | None,
         typer.Option(
