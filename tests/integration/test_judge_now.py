@@ -11,21 +11,38 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from palimpsest.client import AsyncClient
 from palimpsest.client import Scope as ClientScope
 from palimpsest.config import Settings
+from palimpsest.extraction import ModelJudge
+from palimpsest.extraction.client import Endpoint, ModelClient
+from palimpsest.extraction.wire import Protocol
+from palimpsest.identity import Scope
+from palimpsest.identity.tokens import load_keys, verify
+from palimpsest.resolvers import cycle
+from palimpsest.resolvers.services import Services
 from palimpsest.server import serve_in_thread
 from tests.integration.answers import code_of, ok
 from tests.integration.conftest import Gql, gql_over
-from tests.model_host import ModelHost, Seen, chat_completion, model_host, verdicts_answer
+from tests.model_host import (
+    ModelHost,
+    Seen,
+    chat_completion,
+    model_host,
+    openai_error,
+    verdicts_answer,
+)
 
 ASSERT = """mutation($scope: Scope!, $facts: [FactInput!]!) {
   assertFacts(scope: $scope, facts: $facts, place: false) { fact { id } } }"""
@@ -217,3 +234,68 @@ def test_palimpsest_judge_acts_as_the_run_token(
         "pending": 0,
     }
     assert [c["verdict"] for c in conflicts(judged_gql, alice, "TENANT")] == ["CONFLICT"]
+
+
+def test_no_lock_is_held_while_the_model_thinks(
+    judged_gql: Gql, token: Callable[..., str], host: ModelHost
+) -> None:
+    """A write to the scope being judged goes through while the model has not answered."""
+    alice = token(f"t-{uuid.uuid4().hex[:10]}", "alice")
+    a_pair(judged_gql, alice, "TENANT", "Acme")
+    asked, release = threading.Event(), threading.Event()
+
+    def slow(seen: Seen) -> Any:
+        asked.set()
+        release.wait(timeout=60)
+        return conflict_for_each(seen)
+
+    host.answer = slow
+    done: list[dict[str, Any]] = []
+    judging = threading.Thread(
+        target=lambda: done.append(judged_gql(JUDGE, alice, scope="TENANT", limit=None))
+    )
+    judging.start()
+    try:
+        assert asked.wait(timeout=60)
+        ok(judged_gql(ASSERT, alice, scope="TENANT", facts=[based_in("Acme", "Rome")]))
+        assert done == []  # the write finished while the model was still thinking
+    finally:
+        release.set()
+        judging.join(timeout=60)
+    assert ok(done[0])["judgeConflicts"]["judged"] == 1
+
+
+def on_demand(svc: Services, host: ModelHost, tokens_per_day: int = 0) -> Services:
+    endpoint = Endpoint(Protocol.OPENAI, host.url + "/v1", "local-model", SecretStr("sk"), 5.0, 2)
+    client = ModelClient(endpoint, backoff_seconds=0.01)
+    return replace(svc, judge=ModelJudge(client, tokens_per_day=tokens_per_day))
+
+
+async def test_a_failing_model_leaves_the_pairs_pending_and_counted(
+    judged_gql: Gql, token: Callable[..., str], host: ModelHost, svc: Services, settings: Settings
+) -> None:
+    raw = token(f"t-{uuid.uuid4().hex[:10]}", "alice")
+    a_pair(judged_gql, raw, "TENANT", "Acme")
+    host.answer = lambda _: openai_error(503, "server_error", "overloaded")
+    who = verify(load_keys(settings), raw)
+    failed = await cycle.judge_now(on_demand(svc, host), who, Scope.TENANT)
+    assert (failed.asked, failed.judged, failed.failed, failed.pending) == (1, 0, 1, 1)
+    assert len(host.seen) == 2  # the client's retries
+    [pair] = conflicts(judged_gql, raw, "TENANT")
+    assert pair["verdict"] is None
+
+
+async def test_the_tenants_token_cap_refuses_once_spent(
+    judged_gql: Gql, token: Callable[..., str], host: ModelHost, svc: Services, settings: Settings
+) -> None:
+    raw = token(f"t-{uuid.uuid4().hex[:10]}", "alice")
+    a_pair(judged_gql, raw, "TENANT", "Acme")
+    who = verify(load_keys(settings), raw)
+    capped = on_demand(svc, host, tokens_per_day=100)
+    first = await cycle.judge_now(capped, who, Scope.TENANT)
+    assert first.judged == 1  # the cap was not reached before the call: it spends 876
+    ok(judged_gql(ASSERT, raw, scope="TENANT", facts=[based_in("Acme", "Rome")]))
+    second = await cycle.judge_now(capped, who, Scope.TENANT)
+    assert (second.asked, second.judged, second.refused) == (second.pending, 0, second.pending)
+    assert second.pending >= 1
+    assert len(host.seen) == 1
