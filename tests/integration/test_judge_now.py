@@ -22,9 +22,10 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from palimpsest.client import AsyncClient
+from palimpsest.client import AsyncClient, Client
 from palimpsest.client import Scope as ClientScope
 from palimpsest.config import Settings
+from palimpsest.errors import Unavailable
 from palimpsest.extraction import ModelJudge
 from palimpsest.extraction.client import Endpoint, ModelClient
 from palimpsest.extraction.wire import Protocol
@@ -162,7 +163,7 @@ def test_a_tenant_pair_is_judged_on_demand_and_no_other_scope_or_tenant_is_asked
 
 
 def test_without_a_model_the_call_is_refused_and_nothing_changes(
-    judged_gql: Gql, gql: Gql, token: Callable[..., str], host: ModelHost
+    judged_gql: Gql, gql: Gql, live_server_url: str, token: Callable[..., str], host: ModelHost
 ) -> None:
     alice = token(f"t-{uuid.uuid4().hex[:10]}", "alice")
     a_pair(judged_gql, alice, "TENANT", "Acme")
@@ -171,6 +172,8 @@ def test_without_a_model_the_call_is_refused_and_nothing_changes(
     assert refused["data"] is None
     assert code_of(refused) == "UNAVAILABLE"
     assert "PALIMPSEST_MODEL_URL" in refused["errors"][0]["message"]
+    with Client(url=live_server_url, token=alice) as client, pytest.raises(Unavailable):
+        client.judge_conflicts(ClientScope.TENANT)  # the blocking client: the same refusal
     assert conflicts(judged_gql, alice, "TENANT") == before
     assert before[0]["verdict"] is None
     assert host.seen == []
