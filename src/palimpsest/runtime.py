@@ -19,6 +19,7 @@ from palimpsest.cypher.extension import choose
 from palimpsest.cypher.indexes import apply_schema, preflight_model
 from palimpsest.embedding import QueryVectors, load_embedder
 from palimpsest.embedding.models import ActiveEmbedder
+from palimpsest.extraction import load_judge
 from palimpsest.resolvers.reembed import Follower, use_slot
 from palimpsest.resolvers.services import Services
 from palimpsest.sqlmem import SqlStore
@@ -63,6 +64,7 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
                 embedding_state=follower.fresh if dual else None,
                 offload=offload,
                 search_engine=engine,
+                judge=load_judge(settings),
             )
         finally:
             offload.close()

@@ -12,6 +12,7 @@ COMMANDS = [
     ["mcp"],
     ["ingest"],
     ["term-peaks"],
+    ["judge"],
     ["memory", "get"],
     ["memory", "set"],
     ["memory", "search"],

@@ -1,11 +1,12 @@
-"""Commands for people at a shell: ``ingest`` Markdown, and quick ``memory`` looks.
+"""Commands for people at a shell: ``ingest`` Markdown, quick ``memory`` looks, ``judge``.
 
 They act as the run token in ``PALIMPSEST_RUN_TOKEN``. The quick looks ask the running API
 through the typed client (``palimpsest.client``), so they start in a fraction of a second;
 the reading ones' bodies are ``cli/looks.py``'s, which ``cli/shortcut.py`` also runs without
 typer;
-``ingest`` and ``term-peaks`` call the same resolvers as the API, in-process. Either way,
-scopes and grants are exactly those of GraphQL and MCP.
+``ingest``, ``term-peaks`` and ``judge`` call the same resolvers as the API, in-process (so
+``judge`` asks the model these settings name). Either way, scopes and grants are exactly
+those of GraphQL and MCP.
 """
 
 from __future__ import annotations
@@ -143,6 +144,39 @@ def term_peaks(scope: ScopeOpt = Scope.USER) -> None:
         lambda svc, who: term_index.backfill_peaks(svc.db.scoped(resolve_scope(who, scope)))
     )
     print_json(done)
+
+
+@app.command("judge")
+def judge(
+    scope: Annotated[
+        Scope,
+        typer.Option(case_sensitive=False, help="Whose pairs (the owner comes from the token)."),
+    ] = Scope.USER,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=200,
+            help="Pairs to ask about (default PALIMPSEST_JUDGE_PAIRS_PER_CALL: one call).",
+        ),
+    ] = None,
+) -> None:
+    """Ask the configured model now about a scope's oldest pairs of close facts without a
+    verdict (report-only; docs/extraction.md), as `judgeConflicts` does: the TENANT scope's,
+    or a user's whose pairs no consolidator visit reaches. Prints the counts as JSON."""
+    from palimpsest.resolvers import cycle
+
+    run = _run(lambda svc, who: cycle.judge_now(svc, who, scope, limit))
+    print_json(
+        {
+            "asked": run.asked,
+            "judged": run.judged,
+            "dropped": run.dropped,
+            "failed": run.failed,
+            "refused": run.refused,
+            "pending": run.pending,
+        }
+    )
 
 
 @app.command("usage")

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # annotations only: each result type is built when its operat
         FactConflictPage,
         FactPage,
         HarvestReceipt,
+        JudgeConflictsResult,
         RecallResult,
     )
     from palimpsest.client.results import (
@@ -228,6 +229,13 @@ class AsyncClient:
             limit=limit,
             after=after,
         )
+
+    async def judge_conflicts(
+        self, scope: Scope | str, *, limit: int | None = None
+    ) -> JudgeConflictsResult:
+        """Ask the operator's model now about the scope's oldest pending pairs (report-only);
+        ``UNAVAILABLE`` when the server has no model configured."""
+        return await self.call(op.JUDGE_CONFLICTS, scope=scope, limit=limit)
 
     async def entity_duplicates(
         self, scope: Scope | str, *, limit: int | None = None, after: str | None = None

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # results are named by text, built when an operation first ru
         FactPage,
         GraphRecallResult,
         HarvestReceipt,
+        JudgeConflictsResult,
         OntologyInfo,
         PlacementResult,
         RecallResult,
@@ -137,6 +138,9 @@ FACT_CONFLICTS: Operation[FactConflictPage] = Operation(
     "factConflicts",
     "scope: Scope!, verdicts: [PairVerdict!], pending: Boolean!, limit: Int!, after: String",
     "FactConflictPage",
+)
+JUDGE_CONFLICTS: Operation[JudgeConflictsResult] = Operation(
+    "mutation", "judgeConflicts", "scope: Scope!, limit: Int", "JudgeConflictsResult"
 )
 ENTITIES: Operation[EntityPage] = Operation(
     "query",

@@ -238,6 +238,19 @@ class HarvestReceipt:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeConflictsResult:
+    """What ``judgeConflicts`` did: pairs asked about, verdicts recorded and dropped, pairs
+    whose call failed or the day's token cap refused, and the scope's pairs still pending."""
+
+    asked: int
+    judged: int
+    dropped: int
+    failed: int
+    refused: int
+    pending: int
+
+
+@dataclass(frozen=True, slots=True)
 class KindFilter:
     """The temporal filters recall applied to one kind of row."""
 

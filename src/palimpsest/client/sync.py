@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # annotations only: each result type is built when its operat
         FactConflictPage,
         FactPage,
         HarvestReceipt,
+        JudgeConflictsResult,
         RecallResult,
     )
     from palimpsest.client.results import (
@@ -230,6 +231,13 @@ class Client:
             limit=limit,
             after=after,
         )
+
+    def judge_conflicts(
+        self, scope: Scope | str, *, limit: int | None = None
+    ) -> JudgeConflictsResult:
+        """Ask the operator's model now about the scope's oldest pending pairs (report-only);
+        ``UNAVAILABLE`` when the server has no model configured."""
+        return self.call(op.JUDGE_CONFLICTS, scope=scope, limit=limit)
 
     def entity_duplicates(
         self, scope: Scope | str, *, limit: int | None = None, after: str | None = None

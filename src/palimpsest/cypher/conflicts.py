@@ -49,6 +49,16 @@ ORDER BY p.created_at, p.id
 """,
 )
 
+# The pairs a judge would still be asked about (``judgeConflicts``' ``pending`` count).
+COUNT_PENDING_FACT_PAIRS = Statement(
+    "COUNT_PENDING_FACT_PAIRS",
+    """
+MATCH (p:FactPair {scope_key: $scope_key})
+WHERE p.verdict IS NULL AND coalesce(p.attempts, 0) < $max_attempts
+RETURN count(p) AS pending
+""",
+)
+
 # A verdict is given once: a pair already judged (by another worker) keeps its first.
 RECORD_VERDICTS = Statement(
     "RECORD_VERDICTS",

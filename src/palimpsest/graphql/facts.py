@@ -23,6 +23,7 @@ from palimpsest.graphql.types import (
     Scope,
     page_of,
 )
+from palimpsest.resolvers import cycle
 from palimpsest.resolvers import entities as graph
 from palimpsest.resolvers import facts as ops
 from palimpsest.schema import models, pairs
@@ -408,6 +409,36 @@ class FactQuery:
         )
 
 
+@strawberry.type(description="What judgeConflicts did: verdicts are reports, they change no fact.")
+class JudgeConflictsResult:
+    asked: int = strawberry.field(description="Pending pairs shown to the model.")
+    judged: int = strawberry.field(description="Verdicts recorded.")
+    dropped: int = strawberry.field(
+        description="Items of the answer dropped (an unasked pair, an unknown verdict, a "
+        "second verdict for one pair, a malformed item)."
+    )
+    failed: int = strawberry.field(
+        description="Pairs whose call failed after its retries; they stay pending."
+    )
+    refused: int = strawberry.field(
+        description="Pairs not asked: the tenant's extraction tokens for the day are spent."
+    )
+    pending: int = strawberry.field(
+        description="The scope's pairs still waiting for a verdict afterwards."
+    )
+
+    @classmethod
+    def of(cls, r: pairs.JudgeRun) -> JudgeConflictsResult:
+        return cls(
+            asked=r.asked,
+            judged=r.judged,
+            dropped=r.dropped,
+            failed=r.failed,
+            refused=r.refused,
+            pending=r.pending,
+        )
+
+
 @strawberry.type
 class FactMutation:
     @strawberry.mutation(
@@ -443,3 +474,17 @@ class FactMutation:
         c = info.context
         fact = await ops.judge(c.services, c.principal, scope, id, verdict.value, reason)
         return Fact.of(fact)
+
+    @strawberry.mutation(
+        description="Ask the operator's model now about the scope's oldest pairs of close "
+        "facts still without a verdict (`limit` of them, at most "
+        f"{cycle.MAX_JUDGE_LIMIT}; default PALIMPSEST_JUDGE_PAIRS_PER_CALL), one call per "
+        "PALIMPSEST_JUDGE_PAIRS_PER_CALL pairs, as the consolidator does after a visit; "
+        "report-only (docs/extraction.md). UNAVAILABLE when no model is configured."
+    )
+    async def judge_conflicts(
+        self, info: Info, scope: Scope, limit: int | None = None
+    ) -> JudgeConflictsResult:
+        c = info.context
+        run = await cycle.judge_now(c.services, c.principal, scope, limit)
+        return JudgeConflictsResult.of(run)

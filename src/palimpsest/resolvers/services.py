@@ -15,6 +15,7 @@ from palimpsest.cypher.extension import CYPHER, SearchEngine
 from palimpsest.embedding import Embedder, QueryVectors, Vector
 from palimpsest.embedding.models import ActiveEmbedder, embed_queries
 from palimpsest.identity.principal import Principal
+from palimpsest.schema.pairs import Judge
 from palimpsest.sqlmem import SqlStore
 from palimpsest.workers.offload import Offload
 
@@ -81,6 +82,9 @@ class Services:
     wake: HarvestWake = field(default_factory=HarvestWake)
     # Which engine answers the full-text legs (``cypher/extension.py``), chosen at start-up.
     search_engine: SearchEngine = CYPHER
+    # Asks the operator's model about pairs of close facts (``judgeConflicts``); None when no
+    # model is configured or judging is off. The consolidator's workers are given their own.
+    judge: Judge | None = None
 
     async def embed(self, texts: Sequence[str], *, stored: bool = True) -> list[Vector]:
         """Embed off the event loop: the model is CPU-bound. Vectors to be ``stored`` are

@@ -76,6 +76,20 @@ class Judge(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeRun:
+    """What ``judgeConflicts`` did: pairs asked about, verdicts recorded, verdicts the answer
+    held that were dropped, pairs whose call failed or that the token cap refused, and the
+    scope's pairs still pending afterwards (a failed pair is asked again, up to its limit)."""
+
+    asked: int
+    judged: int
+    dropped: int
+    failed: int
+    refused: int
+    pending: int
+
+
+@dataclass(frozen=True, slots=True)
 class FactConflict:
     """A recorded pair as ``factConflicts`` lists it: both facts, whatever their time."""
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 
 from palimpsest.cypher import context as cq
 from palimpsest.cypher import conversations as q
-from palimpsest.cypher import extraction as xq
 from palimpsest.cypher import quotas as qq
 from palimpsest.cypher.driver.executor import Tx
 from palimpsest.embedding import Vector
@@ -40,6 +39,7 @@ from palimpsest.ontology.extractors import (
     Turn,
 )
 from palimpsest.resolvers.cycle import judging, queue, turn_rows
+from palimpsest.resolvers.cycle.tokens import TokenDay
 from palimpsest.resolvers.documents import passages
 from palimpsest.resolvers.facts import closure
 from palimpsest.resolvers.facts.inputs import VALUE_TYPE
@@ -105,13 +105,14 @@ class LeaseLost(Exception):
         self.held = held
 
 
-class _EntityView:
+class _EntityView(TokenDay):
     """What an extractor may read: the scope's entities, by normalised name or alias; and
     (``BandingView``) the tenant's ontology and the current facts about named entities; and
-    (``TokenLedger``) the tenant's model tokens spent today."""
+    (``TokenLedger``, ``TokenDay``) the tenant's model tokens spent today."""
 
     def __init__(self, svc: Services, ref: ScopeRef) -> None:
-        self.svc, self.ref = svc, ref
+        super().__init__(svc, tenant_config_ref(act_for_user(ref.tenant_id, ref.owner_id)))
+        self.ref = ref
 
     async def entities_named(self, names: Collection[str]) -> list[KnownEntity]:
         params = {"names": sorted(names), "value_type": VALUE_TYPE}
@@ -121,21 +122,6 @@ class _EntityView:
     async def ontology(self) -> Ontology | None:
         who = act_for_user(self.ref.tenant_id, self.ref.owner_id)
         return (await closure.load_rules(self.svc, who)).ontology
-
-    async def tokens_today(self) -> int:
-        params = {"day": self.svc.clock().date().isoformat()}
-        [row] = await self.svc.db.scoped(self._tenant).read(xq.EXTRACTION_TOKENS, params)
-        return int(row["used"])
-
-    async def spend_tokens(self, tokens: int) -> int:
-        now = self.svc.clock()
-        params = {"day": now.date().isoformat(), "tokens": tokens, "now": now}
-        [row] = await self.svc.db.scoped(self._tenant).write(xq.SPEND_EXTRACTION_TOKENS, params)
-        return int(row["used"])
-
-    @property
-    def _tenant(self) -> ScopeRef:
-        return tenant_config_ref(act_for_user(self.ref.tenant_id, self.ref.owner_id))
 
     async def facts_about(self, names: Collection[str], limit: int) -> list[KnownFact]:
         view = TimeView(as_of=self.svc.clock())

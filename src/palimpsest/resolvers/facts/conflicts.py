@@ -1,12 +1,12 @@
 """Fact pairs judged (docs/extraction.md, Judging conflicts): recorded when written, asked
-about by the consolidator, listed by ``factConflicts``.
+about by the consolidator (or at once by ``judgeConflicts``), listed by ``factConflicts``.
 
 A fact write (``ledger.write_batch``), with judging on, records in its own transaction a pair
 for each stored fact close to a written one that did not merge (``dedup.merge_and_band``):
-the pair exists exactly when the write does. The consolidator later reads a scope's pending
-pairs (``pending``), asks the judge outside any write's transaction, and records the verdicts
-(``record_verdicts``) or the failed attempt (``count_failures``). A verdict closes and
-deletes nothing.
+the pair exists exactly when the write does. The consolidator (or ``judgeConflicts``) later
+reads a scope's pending pairs (``pending``), asks the judge outside any write's transaction,
+and records the verdicts (``record_verdicts``) or the failed attempt (``count_failures``). A
+verdict closes and deletes nothing.
 """
 
 from __future__ import annotations
@@ -67,6 +67,12 @@ async def pending(db: ScopedDatabase, limit: int) -> list[PendingPair]:
         )
         for r in rows
     ]
+
+
+async def count_pending(db: ScopedDatabase) -> int:
+    """The scope's pairs ``pending`` would still return, whatever the limit."""
+    [row] = await db.read(q.COUNT_PENDING_FACT_PAIRS, {"max_attempts": MAX_JUDGE_ATTEMPTS})
+    return int(row["pending"])
 
 
 def _side(f: dict[str, Any], subject: str, obj: str) -> PairFact:
