@@ -196,6 +196,26 @@ async def test_an_edit_replaces_the_passages_and_a_deletion_removes_them(
     assert passages_of(neo4j_driver, key)[0] == 0
 
 
+async def test_a_restore_writes_the_restored_texts_passages(
+    on: Services, tenant: str, neo4j_driver: Driver
+) -> None:
+    svc = on
+    who = principal(tenant_id=tenant)
+    key = resolve_scope(who, Scope.USER).scope_key
+    text = long_turn().replace("\n\n", "\n")
+    doc = await documents.import_document(svc, who, Scope.USER, text, "kitchen", None, None)
+    [chunk] = [c for c in doc.chunks if c.text.strip()]
+    count = passages_of(neo4j_driver, key)[0]
+    await documents.update_chunk(svc, who, Scope.USER, chunk.id, "Short now.", chunk.revision)
+    assert passages_of(neo4j_driver, key)[0] == 0
+
+    # Revision 1 back: its long text gets its passages again, and the fact in its last
+    # paragraph is found by the vector leg alone.
+    await documents.restore(svc, who, Scope.USER, doc.summary.id, 1)
+    assert passages_of(neo4j_driver, key) == (count, [chunk.id])
+    assert (await ask_vector(svc, who))[0].id == chunk.id
+
+
 async def test_a_200000_character_message_is_stored_whole_with_bounded_passages(
     gql: Gql,
     token: Callable[..., str],

@@ -42,7 +42,9 @@ def windows(text: str, size: int, overlap: int, most: int) -> list[Window]:
     start = 0
     end = _edge(text, size, snap)
     while end < len(text) and len(out) < most:
-        start = _start(text, max(end - overlap, start + stride), snap, end)
+        # Never past the previous end: a window snapped back at whitespace would otherwise
+        # leave the characters between them in no window.
+        start = _start(text, min(max(end - overlap, start + stride), end), snap, end)
         end = _edge(text, start + size, snap)
         out.append(Window(len(out) + 1, start, end))
     return out

@@ -21,6 +21,7 @@ from palimpsest.errors import InvalidArgument, NotFound, QuotaExceeded
 from palimpsest.identity import Principal, Scope, resolve_scope
 from palimpsest.resolvers.common import check_id, provenance_from
 from palimpsest.resolvers.documents import mentions as revision_mentions
+from palimpsest.resolvers.documents import passages
 from palimpsest.resolvers.documents.revision_write import Written as Written
 from palimpsest.resolvers.documents.revision_write import lock as lock
 from palimpsest.resolvers.documents.revision_write import targets_of as targets_of
@@ -233,6 +234,16 @@ async def restore(
     ref = resolve_scope(who, scope)
     check_id(doc_id, "id")
     db = svc.db.scoped(ref)
+    long: passages.Embedded | None = None
+    if svc.settings.passage_max > 0:
+        # The restored texts' passages are embedded before the write transaction, as an
+        # edit's are: the model never runs while the document's lock is held (a revision's
+        # texts do not change, so what is read here is what the transaction writes).
+        async def texts(tx: ScopedTx) -> list[str]:
+            params = {"id": doc_id, "revision": revision, "gap": rev.SEQ_GAP, "embeddings": False}
+            return [r["chunk"]["text"] for r in await tx.run(q.READ_REVISION_CHUNKS, params)]
+
+        long = await passages.embed(svc, await db.read_tx(texts))
 
     async def work(tx: ScopedTx) -> Written | None:
         locked = await lock(tx, svc, doc_id)
@@ -275,6 +286,7 @@ async def restore(
             head["title"],
             head["path"],
             always=True,
+            long=long,
         )
         await revision_mentions.restore(tx, doc_id, revision, list(index))
         return written

@@ -50,3 +50,17 @@ def test_the_number_of_passages_is_bounded_and_zero_switches_them_off() -> None:
 def test_an_overlap_as_large_as_the_window_still_moves_forward() -> None:
     found = windows(WORDS, 1000, 1000, 64)
     assert all(b.start - a.start >= 500 for a, b in itertools.pairwise(found))
+
+
+
+def test_with_little_or_no_overlap_no_character_falls_between_two_windows() -> None:
+    # Words of uneven length, so windows snap back at whitespace by different amounts.
+    text = " ".join("w" * (1 + i % 13) for i in range(3000))
+    for overlap in (0, 10, 50):
+        found = windows(text, 1000, overlap, 1000)
+        # The head window (the chunk's own vector) reads at most the first 1,000 characters
+        # and ends at whitespace within its last tenth.
+        assert found[0].start <= 1000
+        for before, after in itertools.pairwise(found):
+            assert after.start <= before.end, (overlap, before, after)
+        assert found[-1].end == len(text)

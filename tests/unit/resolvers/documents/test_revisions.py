@@ -265,3 +265,23 @@ async def test_a_restore_of_a_deletion_or_a_missing_revision_is_refused(tmp_path
     with pytest.raises(NotFound, match="the document has no revision 9"):
         await document_revisions.restore(svc, principal(), Scope.USER, DOC, 9)
     assert "BUMP_DOCUMENT" not in recorder.names()
+
+
+async def test_a_restore_embeds_passages_before_its_write_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palimpsest.resolvers.documents import passages
+
+    svc, recorder = services(History(), tmp_path, passage_max=8)
+    embed = passages.embed
+    during_writes: list[bool] = []
+
+    async def watched(svc: Services, texts: Any) -> dict[str, list[dict[str, Any]]]:
+        during_writes.append(any(c.write for c in recorder.calls))
+        return await embed(svc, texts)
+
+    monkeypatch.setattr(passages, "embed", watched)
+    with pytest.raises(NotFound, match="document not found"):
+        await document_revisions.restore(svc, principal(), Scope.USER, DOC, 2)
+    assert "BUMP_DOCUMENT" in recorder.names()  # the restore was written
+    assert during_writes == [False]  # the model ran once, before the document's lock
