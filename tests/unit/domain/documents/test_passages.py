@@ -52,7 +52,6 @@ def test_an_overlap_as_large_as_the_window_still_moves_forward() -> None:
     assert all(b.start - a.start >= 500 for a, b in itertools.pairwise(found))
 
 
-
 def test_with_little_or_no_overlap_no_character_falls_between_two_windows() -> None:
     # Words of uneven length, so windows snap back at whitespace by different amounts.
     text = " ".join("w" * (1 + i % 13) for i in range(3000))
