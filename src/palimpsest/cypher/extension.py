@@ -17,7 +17,7 @@ from typing import Literal
 
 from palimpsest.cypher import schema as q
 from palimpsest.cypher.driver.executor import Database
-from palimpsest.errors import Unavailable
+from palimpsest.errors import DatabaseFailure, Unavailable
 
 log = logging.getLogger("palimpsest.search_engine")
 
@@ -54,7 +54,16 @@ async def installed_version(db: Database) -> str | None:
 async def choose(db: Database, setting: Setting) -> SearchEngine:
     if setting == "cypher":
         return SearchEngine("cypher", "configured")
-    found = await installed_version(db)
+    try:
+        found = await installed_version(db)
+    except DatabaseFailure as failed:
+        if setting == "procedure":
+            raise
+        # A server that will not list its procedures (a managed one's privileges): the Cypher
+        # path answers everywhere, so auto falls back to it rather than refusing to start.
+        why = f"the server did not list its procedures ({failed.details.get('driverCode')})"
+        log.warning("full-text legs run on Cypher: %s", why)
+        return SearchEngine("cypher", why)
     if found == VERSION:
         return SearchEngine("procedure", f"extension {found}")
     why = (

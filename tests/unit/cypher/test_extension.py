@@ -11,7 +11,7 @@ import pytest
 from palimpsest.cypher import extension
 from palimpsest.cypher import schema as q
 from palimpsest.cypher.driver.executor import Database, Row, Statement
-from palimpsest.errors import Unavailable
+from palimpsest.errors import DatabaseFailure, Unavailable
 
 
 class Server:
@@ -80,3 +80,27 @@ async def test_cypher_never_asks_the_server() -> None:
         "cypher", "configured"
     )
     assert server.asked == []
+
+
+class Refusing(Server):
+    """A server whose user may not list procedures (a managed service's privileges)."""
+
+    async def read(
+        self, statement: Statement, params: Mapping[str, Any] | None = None
+    ) -> list[Row]:
+        self.asked.append(statement.name)
+        raise DatabaseFailure("the database failed the operation", driverCode="Forbidden")
+
+
+async def test_auto_runs_cypher_where_the_server_will_not_list_procedures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, "palimpsest.search_engine"):
+        chosen = await extension.choose(_db(Refusing(None)), "auto")
+    assert chosen == extension.SearchEngine(
+        "cypher", "the server did not list its procedures (Forbidden)"
+    )
+    [line] = caplog.messages
+    assert "did not list" in line
+    with pytest.raises(DatabaseFailure):
+        await extension.choose(_db(Refusing(None)), "procedure")

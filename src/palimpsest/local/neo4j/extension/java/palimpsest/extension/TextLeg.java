@@ -195,7 +195,7 @@ public final class TextLeg {
         String scope = null;
         String id = null;
         String ft = "";
-        long[] tf = new long[0];
+        long[] tf = null; // a row without ft_tf scores 0, as in Python
         long length = 0;
         entity.properties(properties, selection);
         while (properties.next()) {
