@@ -1,8 +1,8 @@
 """The ``palimpsest`` command. ``main`` is its entry point: the common reading looks
 (``memory get``, ``memory history``, ``memory search``, ``usage``) given in their plain forms
-run the short way (``cli/shortcut.py``: no typer, a third of their start-up); every other
-command line goes to the whole command on typer (``cli/registry.py``), where each module
-registers its subcommands and installed distributions add theirs through the
+run the short way (``cli/shortcut.py``: without typer, which most of their start-up was);
+every other command line goes to the whole command on typer (``cli/registry.py``), where each
+module registers its subcommands and installed distributions add theirs through the
 ``palimpsest.cli`` entry point group (the bench's ``bench`` and ``eval``).
 
 Importing this package loads neither typer nor any command module: the names below that

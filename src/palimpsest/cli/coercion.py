@@ -2,7 +2,7 @@
 
 typer 0.29 turns every parameter's value (an argument, an option, a default) into its
 annotated type through a pydantic ``TypeAdapter``, so any command given a value imports
-pydantic: about a quarter of a quick look's start-up (docs/notes/distributions.md). Our
+pydantic, a large part of a quick look's start-up (docs/notes/distributions.md). Our
 commands' values are almost all strings, booleans, integers and enum members, whose coercion
 needs no pydantic. ``install()`` puts a coercion in front of typer's own that answers those
 and hands everything else to typer, unchanged:

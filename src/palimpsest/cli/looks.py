@@ -17,7 +17,15 @@ if TYPE_CHECKING:
 
     from palimpsest.client.recall_results import RecallHit
 
-__all__ = ["err", "hits_table", "memory_get", "memory_history", "memory_search", "print_json"]
+__all__ = [
+    "err",
+    "hits_table",
+    "memory_get",
+    "memory_history",
+    "memory_search",
+    "print_json",
+    "usage",
+]
 
 
 def err(message: str) -> None:

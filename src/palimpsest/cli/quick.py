@@ -30,7 +30,7 @@ ACT_AS_HINT = (
 def client() -> Client:
     """The typed client on the running API (``PALIMPSEST_SERVER_URL``), as the run token."""
     # Both named in the environment (how agents and scripts run the quick looks): nothing else
-    # of the settings is read, so their models, a fifth of a second, are not loaded.
+    # of the settings is read, so their models (slow to import) are not loaded.
     url, token = os.environ.get("PALIMPSEST_SERVER_URL"), os.environ.get("PALIMPSEST_RUN_TOKEN")
     if url and token:
         return light_client(url, token)

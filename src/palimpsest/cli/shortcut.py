@@ -1,7 +1,7 @@
 """The short way in: the common reading looks run without typer.
 
 Loading typer and building the whole command (every module's commands, their parameters'
-annotations) is about half of a quick look's start-up (docs/notes/distributions.md). The
+annotations) is most of a quick look's start-up (docs/notes/distributions.md). The
 looks an agent or a person runs most (``memory get``, ``memory history``, ``memory search``,
 ``usage``) are read here from the command line when it has one of their plain forms, and run
 the same bodies as their typer commands (``cli/looks.py``).
