@@ -120,7 +120,7 @@ async def run(
         }
     )
     if mode != BM25:
-        result["model"] = settings.embedding_model
+        result["model"] = settings.embedding.model
     if limit is not None:
         result["limited"] = {"conversations": limit, "of": conversations}
     return result

@@ -57,28 +57,28 @@ async def run_harvest(
         return await _run_harvest(settings, spans, batch, say, long)
     with model_standin(model_latency) as url:
         on = {
-            "extractors": ",".join([*settings.extractor_names, "model"]),
+            "extractors": ",".join([*settings.queue.extractor_names, "model"]),
             "model_protocol": "openai",
             "model_url": url,
             "model_name": "standin",
             "model_api_key": None,
             "max_extraction_tokens_per_day": 0,
         }
-        run = await _run_harvest(settings.model_copy(update=on), spans, batch, say, long)
+        run = await _run_harvest(settings.replace(**on), spans, batch, say, long)
     return {**run, "model_latency_s": model_latency}
 
 
 async def _run_harvest(
     settings: Settings, spans: int, batch: int, say: Progress, long: bool
 ) -> dict[str, Any]:
-    settings = settings.model_copy(update={"log_level": "WARNING"})
+    settings = settings.replace(log_level="WARNING")
     tenant = f"bench-harvest-{uuid.uuid4().hex[:8]}"
     planned = plan(tenant, spans, 1, 4, long=long)
     keys = load_keys(settings)
     async with open_services(settings) as svc:
         try:
             # No consolidator in the server: this harness consolidates, and times it, itself.
-            quiet = settings.model_copy(update={"serve_consolidators": 0})
+            quiet = settings.replace(serve_consolidators=0)
             with serve_in_thread(quiet) as url:
                 say(f"{spans} spans through GraphQL harvest, {batch} per call ...")
                 t0 = time.perf_counter()
@@ -105,7 +105,7 @@ async def _run_harvest(
             cfg = WorkerConfig(
                 owner=f"bench-{uuid.uuid4().hex[:6]}",
                 extractors=load_extractors(settings),
-                batch_size=settings.consolidate_batch_size,
+                batch_size=settings.queue.batch_size,
                 judge=load_judge(settings),
             )
             await svc.embed(texts[: cfg.batch_size])  # warm-up
@@ -145,7 +145,7 @@ async def _run_harvest(
         "embed_only_spans_per_s": round(len(texts) / embed_s, 1),
         "ratio": round((consolidated / consolidate_s) / (len(texts) / embed_s), 3),
         "lease_batch": cfg.batch_size,
-        "extractors": settings.extractor_names,
+        "extractors": settings.queue.extractor_names,
         "judge": cfg.judge is not None,
         **{k: counts[k] for k in ("facts", "extraction_failed", "judged") if counts[k]},
         "seconds": round(harvest_s + embed_s + consolidate_s, 2),

@@ -87,7 +87,7 @@ def run(
         for s, r, o, _ in sample
     ] + alternatives[:cap]
     embedder = load_embedder(
-        settings.embedding_model, settings.embedding_dimensions, settings.model_dir, 1
+        settings.embedding.model, settings.embedding.dimensions, settings.model_dir, 1
     )
     say(f"embedding {len(negatives)} negative and {len(positives)} positive pairs")
 

@@ -75,7 +75,7 @@ def run(
     say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = say or (lambda m: print(m, file=sys.stderr))
-    settings = settings.model_copy(update={"log_level": "WARNING"})
+    settings = settings.replace(log_level="WARNING")
     token = mint(load_keys(settings), tenant=f"bench-edge-{uuid.uuid4().hex[:8]}", user="bench")
     with _server(settings, url, say) as base:
         single: dict[str, Any] = {}

@@ -161,7 +161,7 @@ async def _run(
         "seconds": round(seconds, 2),
         "left_of_user": left,
         "receipt": {**_counts(receipt), "rows": receipt.removed.total_rows()},
-        "batch": svc.settings.erasure_batch,
+        "batch": svc.settings.queue.erasure_batch,
         "load_seconds": round(load_seconds, 1),
     }
     if not keep:

@@ -106,7 +106,7 @@ def run(
     timeout: float = 15.0,
     say: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    settings = settings.model_copy(update={"log_level": "WARNING"})
+    settings = settings.replace(log_level="WARNING")
     tag = uuid.uuid4().hex[:6]
     keys = load_keys(settings)
     tokens = [
@@ -147,8 +147,8 @@ def run(
         "search_ms_p50": _pct(figures.search_ms, 50),
         "searches": len(figures.search_ms),
         "server_consolidators": figures.workers,
-        "consolidate_poll_seconds": settings.consolidate_poll_seconds,
-        "consolidate_batch_size": settings.consolidate_batch_size,
+        "consolidate_poll_seconds": settings.queue.poll_seconds,
+        "consolidate_batch_size": settings.queue.batch_size,
         "seconds": round(wall, 2),
     }
 

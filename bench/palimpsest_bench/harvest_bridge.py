@@ -56,7 +56,7 @@ def transcript(messages: int, tool_kib: int) -> str:
 
 
 def run(settings: Settings, messages: int = 2000, tool_kib: int = 8) -> dict[str, Any]:
-    settings = settings.model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    settings = settings.replace(log_level="WARNING", rate_limit_per_second=0)
     token = mint(
         load_keys(settings),
         tenant=f"bench-hb-{uuid.uuid4().hex[:8]}",
@@ -74,7 +74,7 @@ def run(settings: Settings, messages: int = 2000, tool_kib: int = 8) -> dict[str
         "harvest_calls": sum(1 for _ in batches(spans)),
     }
     # The hook's cost alone: no consolidator in the server shares the CPU with it.
-    quiet = settings.model_copy(update={"serve_consolidators": 0})
+    quiet = settings.replace(serve_consolidators=0)
     with tempfile.TemporaryDirectory() as d, serve_in_thread(quiet) as url:
         path = Path(d) / "bench.jsonl"
         path.write_text(text, encoding="utf-8")

@@ -86,8 +86,8 @@ async def drain(svc: Services, settings: Settings, tenant: str, users: list[str]
         nonlocal done
         cfg = WorkerConfig(
             owner=f"eval-{i}-{uuid.uuid4().hex[:6]}",
-            extractors=load(settings.extractor_names),
-            batch_size=settings.consolidate_batch_size,
+            extractors=load(settings.queue.extractor_names),
+            batch_size=settings.queue.batch_size,
         )
         while todo:
             user = todo.pop()

@@ -44,7 +44,7 @@ def run(
     settings: Settings, items: int = 2000, reads: int = 50, say: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
     say = say or (lambda _: None)
-    settings = settings.model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    settings = settings.replace(log_level="WARNING", rate_limit_per_second=0)
     token = mint(
         load_keys(settings),
         tenant=f"bench-lg-{uuid.uuid4().hex[:8]}",

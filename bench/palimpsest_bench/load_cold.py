@@ -107,7 +107,7 @@ def run(
         "warm": warm,
         "idle_cpu_ms_per_s": idle,
         "principals": principals,
-        "sql_backend": settings.sql_backend,
+        "sql_backend": settings.sql.backend,
         "cpus": os.cpu_count(),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],

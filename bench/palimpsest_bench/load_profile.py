@@ -256,7 +256,7 @@ def process_groups(settings: Settings, api_pids: list[int]) -> dict[str, list[in
         "neo4j": [pid] if (pid := manager.status(settings).pid) is not None else [],
         "generator": [os.getpid()],
     }
-    if settings.sql_backend == "postgres":
+    if settings.sql.backend == "postgres":
         from palimpsest.local.postgres import manager as pg
 
         groups["postgres"] = [pid] if (pid := pg.status(settings).pid) is not None else []

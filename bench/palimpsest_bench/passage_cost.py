@@ -59,8 +59,8 @@ async def _index_bytes(driver: Any, settings: Settings, name: str) -> int:
     records, _, _ = await driver.execute_query(INDEX_ID, name=name)
     if not records:
         return 0
-    home = settings.home / "neo4j" / settings.neo4j_version / "data" / "databases"
-    folders = list((home / settings.neo4j_database / "schema" / "index").glob("vector-*"))
+    home = settings.home / "neo4j" / settings.neo4j.version / "data" / "databases"
+    folders = list((home / settings.neo4j.database / "schema" / "index").glob("vector-*"))
     return sum(_du(f / str(records[0]["id"])) for f in folders)
 
 

@@ -175,8 +175,8 @@ async def run_peer(
     say: Progress = stderr,
 ) -> dict[str, Any]:
     """Load the scope both ways, time every query both ways interleaved, clean up."""
-    settings = settings.model_copy(
-        update={"log_level": "WARNING", "rate_limit_per_second": 0, "embedding_cache_size": 0}
+    settings = settings.replace(
+        log_level="WARNING", rate_limit_per_second=0, embedding_cache_size=0
     )
     if turns is None:
         if data is None:
@@ -203,7 +203,7 @@ async def run_peer(
                 SameModel(svc.embedder),
                 return_properties=["unit", "text"],
                 result_formatter=_item,
-                neo4j_database=settings.neo4j_database,
+                neo4j_database=settings.neo4j.database,
             )
             token = mint(
                 load_keys(settings), tenant=tenant, user=owner, agent="bench", ttl_seconds=7200

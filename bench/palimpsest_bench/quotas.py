@@ -109,7 +109,7 @@ async def _measure(
         out[name] = _side_by_side(counted, uncounted)
         say(f"{name}: {out[name]}")
     # Past the bound: a limit the scope is just under, so every fact write counts exactly.
-    tight = replace(svc, settings=svc.settings.model_copy(update={"max_scope_facts": writes * 2}))
+    tight = replace(svc, settings=svc.settings.replace(max_scope_facts=writes * 2))
     for i in range(writes):
         await facts.assert_facts(svc, near, Scope.USER, _fact(i))
     exact = [

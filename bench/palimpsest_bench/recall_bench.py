@@ -156,7 +156,9 @@ async def scope_overlap(
         ft = await bm25_pool(svc, p.ref, text, levers, base)
         # As the resolver fuses: a row one pool missed ranks just past its depth there.
         depth = POOL if levers.absent_at_depth else None
-        fused = pure.rrf({"vector": exact_ids, "fulltext": ft}, k=settings.rrf_k, depth=depth)
+        fused = pure.rrf(
+            {"vector": exact_ids, "fulltext": ft}, k=settings.recall.rrf_k, depth=depth
+        )
         exact_hybrid = [f.id for f in fused]
         results = {}
         for mode in (rr.Mode.VECTOR, rr.Mode.HYBRID):
@@ -166,7 +168,7 @@ async def scope_overlap(
                 sources=docs_only,
                 view=view,
                 mode=mode,
-                rrf_k=settings.rrf_k,
+                rrf_k=settings.recall.rrf_k,
                 levers=levers,
             )
             got = await rr.recall(svc, who, [Scope.USER], req)
@@ -192,7 +194,7 @@ async def run_filtered(
     synthetic: bool = False,
 ) -> dict[str, Any]:
     # No question cache: each timed query pays its embedding, as a new question would.
-    settings = settings.model_copy(update={"log_level": "WARNING", "embedding_cache_size": 0})
+    settings = settings.replace(log_level="WARNING", embedding_cache_size=0)
     plans = filtered_plan(n, synthetic)
     async with open_services(settings) as real:
         svc = (
@@ -239,7 +241,7 @@ async def run_filtered(
 
 
 async def run_ingest(settings: Settings, n: int = 2000, say: Progress = stderr) -> dict[str, Any]:
-    settings = settings.model_copy(update={"log_level": "WARNING"})
+    settings = settings.replace(log_level="WARNING")
     tenant = f"bench-ingest-{uuid.uuid4().hex[:8]}"
     plan = ScopePlan(tenant, "ingest", n)
     who = principal(tenant, plan.user, AGENT)

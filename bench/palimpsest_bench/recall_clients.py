@@ -101,7 +101,7 @@ def _drive(
     return {
         "clients": clients,
         "workers": workers,
-        "embedding_threads": settings.embedding_threads,
+        "embedding_threads": settings.embedding.threads,
         "throughput_per_s": round(len(ms) / wall, 1),
         **latency_stats(ms),
         "errors": len(errors),
@@ -117,15 +117,15 @@ def api_env(s: Settings) -> dict[str, str]:
     """The settings the API process needs to reach the same Neo4j and accept our tokens."""
     env = {
         "PALIMPSEST_HOME": str(s.home),
-        "PALIMPSEST_NEO4J_BOLT_PORT": str(s.neo4j_bolt_port),
-        "PALIMPSEST_NEO4J_HTTP_PORT": str(s.neo4j_http_port),
+        "PALIMPSEST_NEO4J_BOLT_PORT": str(s.neo4j.bolt_port),
+        "PALIMPSEST_NEO4J_HTTP_PORT": str(s.neo4j.http_port),
         "PALIMPSEST_LOG_LEVEL": "WARNING",
         "PALIMPSEST_RATE_LIMIT_PER_SECOND": "0",
         # Every timed search pays its query embedding, as a new question would.
         "PALIMPSEST_EMBEDDING_CACHE_SIZE": "0",
     }
-    if s.neo4j_uri:
-        env["PALIMPSEST_NEO4J_URI"] = s.neo4j_uri
-    if s.embedding_threads is not None:
-        env["PALIMPSEST_EMBEDDING_THREADS"] = str(s.embedding_threads)
+    if s.neo4j.uri:
+        env["PALIMPSEST_NEO4J_URI"] = s.neo4j.uri
+    if s.embedding.threads is not None:
+        env["PALIMPSEST_EMBEDDING_THREADS"] = str(s.embedding.threads)
     return env

@@ -105,11 +105,11 @@ async def capture(
         top_k=200,
         sources=frozenset({Source.DOCUMENTS}),
         view=time_view(svc, None, None),
-        rrf_k=s.rrf_k,
+        rrf_k=s.recall.rrf_k,
         vector_weight=1.0,
         fulltext_weight=1.0,
         mode=Mode.HYBRID,
-        pool=s.recall_pool_factor * K,
+        pool=s.recall.pool_factor * K,
         levers=levers,
     )
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
@@ -223,20 +223,24 @@ async def run_cv(
     ``real``: the top-10 of each question of ``ds.queries`` at the settings (the check)."""
 
     s = svc.settings
-    pool = s.recall_pool_factor * K
+    pool = s.recall.pool_factor * K
     kept = [(i, q) for i, q in enumerate(ds.queries) if q.category in HEADLINE_CATEGORIES]
     jobs = [partial(capture, svc, tenant, unit_of_chunk, q) for _, q in kept]
     cands: list[Candidates] = await limited(jobs, QUERY_CONCURRENCY)
     settings = grid()
-    base_setting = defaults(Levers.of(s), s.rrf_fulltext_weight / max(s.rrf_vector_weight, 1e-9))
+    base_setting = defaults(
+        Levers.of(s), s.recall.rrf_fulltext_weight / max(s.recall.rrf_vector_weight, 1e-9)
+    )
     if base_setting not in settings:
         settings.append(base_setting)
     base = settings.index(base_setting)
     same = sum(
-        int([c.units[j] for j in ranked(c, base_setting, s.rrf_k, pool)] == list(real[i][:K]))
+        int(
+            [c.units[j] for j in ranked(c, base_setting, s.recall.rrf_k, pool)] == list(real[i][:K])
+        )
         for (i, _), c in zip(kept, cands, strict=True)
     )
-    figures = table(cands, settings, s.rrf_k, pool)
+    figures = table(cands, settings, s.recall.rrf_k, pool)
     if save is not None:  # for re-analysis without a database: the grid's figures and labels
         np.savez_compressed(save, figures=figures, base=base)
         save.with_suffix(".json").write_text(

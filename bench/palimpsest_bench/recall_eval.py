@@ -73,10 +73,10 @@ def request(
         top_k=top_k,
         sources=frozenset({Source.DOCUMENTS}),
         view=time_view(svc, None, None),
-        rrf_k=svc.settings.rrf_k,
-        pool_factor=svc.settings.recall_pool_factor,
-        vector_weight=svc.settings.rrf_vector_weight,
-        fulltext_weight=svc.settings.rrf_fulltext_weight,
+        rrf_k=svc.settings.recall.rrf_k,
+        pool_factor=svc.settings.recall.pool_factor,
+        vector_weight=svc.settings.recall.rrf_vector_weight,
+        fulltext_weight=svc.settings.recall.rrf_fulltext_weight,
         mode=mode,
         pool=pool,
         levers=levers or Levers.of(svc.settings),
@@ -189,9 +189,9 @@ async def ablation_rankings(
         progress(f"  without {lever}: {headline(ds, table[f'-{lever}'])}")
     reloaded: dict[str, dict[str, Any]] = INGEST_ABLATIONS if reload else {}
     for lever, change in reloaded.items():
-        if not all(getattr(svc.settings, k) for k in change):
+        if not all(svc.settings.value(k) for k in change):
             continue  # already off: the full ranking is the one without it
-        plain = replace(svc, settings=svc.settings.model_copy(update=change))
+        plain = replace(svc, settings=svc.settings.replace(**change))
         other = f"{tenant}-no-{lever}"
         progress(f"  loading again without {lever} (tenant {other})")
         again = Loaded()
@@ -337,7 +337,7 @@ async def run(
         {
             "seconds": round(time.perf_counter() - started, 2),
             "top_k": k,
-            "model": settings.embedding_model,
+            "model": settings.embedding.model,
             "documents": len(ds.docs),
             "chunks": loaded.chunks,
             "ingest_seconds": round(ingest_seconds, 2),

@@ -122,8 +122,8 @@ async def run_growth(
     """Load (or reuse) one scope per size, then per size: latency and stages over
     ``queries`` searches of that scope (after ``warmup``), and the overlap of
     ``overlap_queries`` against the exact oracle. Writes ``growth.png`` under ``out_dir``."""
-    settings = settings.model_copy(
-        update={"log_level": "WARNING", "rate_limit_per_second": 0, "embedding_cache_size": 0}
+    settings = settings.replace(
+        log_level="WARNING", rate_limit_per_second=0, embedding_cache_size=0
     )
     plans = growth_plan(sizes, synthetic, tenant)
     by_size: dict[str, Any] = {}

@@ -167,8 +167,8 @@ async def run_latency(
     figures. Several clients: the API as its own process (``workers`` uvicorn workers), each
     client one request at a time; throughput, latency percentiles and errors."""
     # No question cache: each timed query pays its embedding, as a new question would.
-    settings = settings.model_copy(
-        update={"log_level": "WARNING", "rate_limit_per_second": 0, "embedding_cache_size": 0}
+    settings = settings.replace(
+        log_level="WARNING", rate_limit_per_second=0, embedding_cache_size=0
     )
     plans = (
         filtered_plan(n, synthetic) if dataset_kind == "filtered" else latency_plan(n, synthetic)
@@ -295,7 +295,7 @@ async def sequential_run(
             for kind in ("big", "small")
             if gql[kind]
         },
-        "embedding_threads": settings.embedding_threads,
+        "embedding_threads": settings.embedding.threads,
         "load_avg_before": load_before,
         "load_avg_after": load_after,
         # CPU seconds the hypervisor took during the queries: runs on a virtual machine are

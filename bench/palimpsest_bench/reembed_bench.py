@@ -40,7 +40,7 @@ async def run(settings: Settings, chunks: int, batch: int, model: str, say: Say)
     models = s.home / "models"
     if not models.exists() and settings.model_dir.exists():
         models.symlink_to(settings.model_dir, target_is_directory=True)
-    s = s.model_copy(update={"log_level": "WARNING"})
+    s = s.replace(log_level="WARNING")
     neo4j_local.start(s, say)
     try:
         return await _measure(s, chunks, batch, model, say)
@@ -55,7 +55,7 @@ async def _measure(s: Settings, chunks: int, batch: int, model: str, say: Say) -
     who = principal(tenant, plan.user, AGENT)
     documents = list(documents_for(plan))
     texts = [c.text for text, _ in documents for c in markdown.parse(text).chunks]
-    target = await anyio.to_thread.run_sync(load_model, model, s.model_dir, s.embedding_threads)
+    target = await anyio.to_thread.run_sync(load_model, model, s.model_dir, s.embedding.threads)
     async with open_services(s) as svc:
         say(f"importing {len(documents)} documents ({len(texts)} chunks) ...")
         for start in range(0, len(documents), 20):

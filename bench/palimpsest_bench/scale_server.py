@@ -55,22 +55,18 @@ def scale_settings(
             "(the shared server's and bench faults')"
         )
     base = source or Settings()
-    heap, pagecache = memory_for(chunks, base.embedding_dimensions)
-    return base.model_copy(
-        update={
-            "home": home,
-            "neo4j_managed": True,
-            "neo4j_uri": None,
-            "neo4j_password": None,
-            "neo4j_bolt_port": bolt_port,
-            "neo4j_http_port": http_port,
-            "neo4j_heap": heap,
-            "neo4j_pagecache": pagecache,
-            "rate_limit_per_second": 0,
-            # Scale is measured here, not quotas: a scope of N content chunks also holds
-            # a root chunk per document, so the default per-scope limit refuses a 1M scope.
-            "max_scope_chunks": max(base.max_scope_chunks, 2 * chunks),
-        }
+    heap, pagecache = memory_for(chunks, base.embedding.dimensions)
+    return base.replace(
+        home=home,
+        neo4j_managed=True,
+        neo4j_uri=None,
+        neo4j_password=None,
+        neo4j_bolt_port=bolt_port,
+        neo4j_http_port=http_port,
+        neo4j_heap=heap,
+        neo4j_pagecache=pagecache,
+        rate_limit_per_second=0,
+        max_scope_chunks=max(base.limits.max_scope_chunks, 2 * chunks),
     )
 
 
@@ -101,7 +97,7 @@ def own_server(
     s = scale_settings(home.resolve(), chunks, bolt_port, http_port, source)
     say(
         f"scale server: home {s.home}, bolt {bolt_port}, http {http_port}, "
-        f"heap {s.neo4j_heap}, page cache {s.neo4j_pagecache}"
+        f"heap {s.neo4j.heap}, page cache {s.neo4j.pagecache}"
     )
     started = False
     try:

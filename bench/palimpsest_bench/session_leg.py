@@ -185,7 +185,7 @@ def sizes(dataset: str, pool_factor: int = 2) -> tuple[int, int, int]:
 async def _candidates(
     svc: Services, tenant: str, ds: Dataset, q: Query, levers: Levers
 ) -> list[Hit]:
-    _, pool, candidates = sizes(ds.name, svc.settings.recall_pool_factor)
+    _, pool, candidates = sizes(ds.name, svc.settings.recall.pool_factor)
     req = request(svc, q, Mode.HYBRID, candidates, pool, levers)
     result = await recall(svc, principal(tenant, q.owner), [SCOPE], req)
     return result.hits
@@ -217,7 +217,7 @@ async def evaluate(
             ranks = session_ranks(s, vector, terms, levers.k1, levers.b)
             out = {ALL: _units(ds, loaded, hits), "session prior, 1": _units(ds, loaded, prior)}
             for name, (legs, weight, depth) in VARIANTS.items():
-                again = rerank(hits, ranks, legs, weight, svc.settings.rrf_k, depth)
+                again = rerank(hits, ranks, legs, weight, svc.settings.recall.rrf_k, depth)
                 out[name] = _units(ds, loaded, again)
             return out
 

@@ -60,12 +60,10 @@ def run(
 ) -> dict[str, object]:
     say = say or (lambda m: print(m, file=sys.stderr))
     # No access log per request; no rate limit: one principal is measured as fast as it goes.
-    settings = settings.model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    settings = settings.replace(log_level="WARNING", rate_limit_per_second=0)
     results: dict[str, object] = {"n": n}
     for backend in backends:
-        results[backend] = _one_backend(
-            settings.model_copy(update={"sql_backend": backend}), n, say
-        )
+        results[backend] = _one_backend(settings.replace(sql_backend=backend), n, say)
     if "sqlite" in backends:
         # The acceptance interface's top-level figures are those of SQLite's inserts.
         insert = results["sqlite"]["insert"]  # type: ignore[index]
@@ -78,7 +76,7 @@ def run(
 
 
 def _one_backend(settings: Settings, n: int, say: Callable[[str], None]) -> dict[str, object]:
-    backend = settings.sql_backend
+    backend = settings.sql.backend
     tenant, user = f"bench-{uuid.uuid4().hex[:8]}", "bench"
     token = mint(load_keys(settings), tenant=tenant, user=user, agent="bench", ttl_seconds=3600)
     create = CREATE if backend == "sqlite" else CREATE.replace("INTEGER", "BIGINT")

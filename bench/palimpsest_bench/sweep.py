@@ -104,7 +104,7 @@ async def _run(
             load_seconds = time.perf_counter() - started
             await retention.set_retention_policy(svc, admin, 1, 1, None)
             await asyncio.sleep(1.5)
-            say(f"sweeping (batches of {settings.sweep_batch_size})")
+            say(f"sweeping (batches of {settings.queue.sweep_batch_size})")
             totals = Swept()
             started = time.perf_counter()
             finished = await walk(svc, totals, asyncio.Event(), tenant)
@@ -118,7 +118,7 @@ async def _run(
     return {
         "sweep": {
             "scopes": users,
-            "batch_size": settings.sweep_batch_size,
+            "batch_size": settings.queue.sweep_batch_size,
             "load_seconds": round(load_seconds, 2),
             "swept": totals.as_dict(),
             "seconds": round(seconds, 3),

@@ -97,22 +97,22 @@ def create_app(settings: Settings | None = None, warmup: Warmup | None = None) -
     async def lifespan(app: Starlette) -> AsyncIterator[AppState]:
         async with open_services(settings) as services, mcp_running():
             with metrics_listener(settings), _start_up_frozen():
-                log.info("started neo4j=%s model=%s", settings.bolt_uri, settings.embedding_model)
+                log.info("started neo4j=%s model=%s", settings.bolt_uri, settings.embedding.model)
                 # /readyz says ready once it is done; /healthz answers all along.
                 warm = asyncio.create_task(
-                    warming.run(services, schema._schema, limits, settings.warmup_seconds)
+                    warming.run(services, schema._schema, limits, settings.admission.warmup_seconds)
                 )
                 # Erasures this host left running finish in the background while it serves.
                 resuming = asyncio.create_task(_resume_erasures(services))
-                dev_secret = settings.token_secret is None and not settings.token_public_key_file
-                if settings.sql_backend == "postgres" and dev_secret:
+                dev_secret = settings.auth.secret is None and not settings.auth.public_key_file
+                if settings.sql.backend == "postgres" and dev_secret:
                     # Shared SQL means replicas; the dev secret is one machine's file.
                     log.warning(
                         "replicas on other machines will refuse this server's tokens: the "
                         "development token secret is local; set PALIMPSEST_TOKEN_SECRET"
                     )
-                local_seal = settings.server_secret is None and settings.token_secret is None
-                if settings.sql_backend == "postgres" and local_seal:
+                local_seal = settings.auth.server_secret is None and settings.auth.secret is None
+                if settings.sql.backend == "postgres" and local_seal:
                     # Bookmarks are sealed with a key derived from the dev secret: one machine's.
                     log.warning(
                         "replicas will refuse each other's bookmarks: set "
@@ -151,7 +151,7 @@ def create_app(settings: Settings | None = None, warmup: Warmup | None = None) -
             body["searchEngine"] = services.search_engine.wire()
         return JSONResponse(body, status_code=status)
 
-    graphql = GraphQLView(schema, limits, settings.graphql_document_cache)
+    graphql = GraphQLView(schema, limits, settings.limits.graphql_document_cache)
     routes = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
@@ -168,22 +168,26 @@ def create_app(settings: Settings | None = None, warmup: Warmup | None = None) -
         Middleware(RequestTiming),
         Middleware(AccessLog),
         Middleware(AuthenticationMiddleware, backend=TokenBackend(keys), on_error=refuse),
-        Middleware(RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst),
+        Middleware(
+            RateLimit,
+            rate=settings.admission.rate_limit_per_second,
+            burst=settings.admission.rate_limit_burst,
+        ),
         Middleware(
             AnonymousRateLimit,
-            rate=settings.anonymous_rate_limit_per_second,
-            burst=settings.anonymous_rate_limit_burst,
+            rate=settings.admission.anonymous_rate_limit_per_second,
+            burst=settings.admission.anonymous_rate_limit_burst,
             exempt=frozenset({"/healthz", "/readyz"}),
         ),
         Middleware(CausalBookmarks, seal=causal.BookmarkSeal(server_key(settings, "bookmark"))),
         Middleware(
             Admission,
             limits=Limits(
-                max_in_flight=settings.max_in_flight,
-                max_waiting=settings.max_waiting,
-                max_in_flight_per_principal=settings.max_in_flight_per_principal,
-                max_waiting_per_principal=settings.max_waiting_per_principal,
-                hold_seconds=settings.request_timeout_seconds,
+                max_in_flight=settings.admission.max_in_flight,
+                max_waiting=settings.admission.max_waiting,
+                max_in_flight_per_principal=settings.admission.max_in_flight_per_principal,
+                max_waiting_per_principal=settings.admission.max_waiting_per_principal,
+                hold_seconds=settings.admission.request_timeout_seconds,
             ),
             routes={"/graphql": frozenset({"GET", "POST"}), mcp.PATH: frozenset({"POST"})},
         ),

@@ -62,7 +62,7 @@ async def check(services: Services) -> list[BackendCheck]:
     """Every configured backend, checked at once."""
     checks = [
         _check("neo4j", services.db.ping),
-        _check(services.settings.sql_backend, services.sql.ping),
+        _check(services.settings.sql.backend, services.sql.ping),
     ]
     return list(await asyncio.gather(*checks))
 

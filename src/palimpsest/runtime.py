@@ -32,10 +32,10 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
     """``dual``: writes during a model migration embed with both models (``reembed`` itself,
     which loads the target model for its own batches, passes False)."""
     auth = settings.neo4j_credentials()
-    wait = settings.bookmark_wait_seconds
-    async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
-        state = await apply_schema(db, settings.embedding_model, settings.embedding_dimensions)
-        engine = await choose(db, settings.search_engine)
+    wait = settings.neo4j.bookmark_wait_seconds
+    async with connect(settings.bolt_uri, auth, settings.neo4j.database, wait) as db:
+        state = await apply_schema(db, settings.embedding.model, settings.embedding.dimensions)
+        engine = await choose(db, settings.recall.search_engine)
         # The database's active model serves (after a cutover it may not be the configured
         # one, which must still be one the database holds); a later cutover is followed.
         use_slot(db, state.active.slot)
@@ -44,14 +44,14 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
                 state.active.model,
                 state.active.dimensions,
                 settings.model_dir,
-                settings.embedding_threads,
+                settings.embedding.threads,
             )
         )
         embedder = ActiveEmbedder(loaded)
         follower = Follower(db, embedder, settings, dual)
         following = asyncio.create_task(follower.run())
         sql = await anyio.to_thread.run_sync(open_sql_store, settings)
-        size = settings.embedding_cache_size
+        size = settings.embedding.cache_size
         questions = QueryVectors(size) if size else None
         offload = Offload.from_settings(settings)  # no process starts before it is needed
         try:
@@ -79,14 +79,14 @@ async def check_configured_model(settings: Settings) -> None:
     not hold (``cypher.indexes.check_model``): ``serve`` says it in one line instead of
     uvicorn's lifespan traceback."""
     auth = settings.neo4j_credentials()
-    wait = settings.bookmark_wait_seconds
-    async with connect(settings.bolt_uri, auth, settings.neo4j_database, wait) as db:
-        await preflight_model(db, settings.embedding_model, settings.embedding_dimensions)
+    wait = settings.neo4j.bookmark_wait_seconds
+    async with connect(settings.bolt_uri, auth, settings.neo4j.database, wait) as db:
+        await preflight_model(db, settings.embedding.model, settings.embedding.dimensions)
 
 
 def open_sql_store(settings: Settings) -> SqlStore:
     """The configured SQL Memory backend, ready to use (PostgreSQL is hardened first)."""
-    if settings.sql_backend == "postgres":
+    if settings.sql.backend == "postgres":
         from palimpsest.sqlmem.postgres.store import PostgresStore
 
         store = PostgresStore.from_settings(settings)

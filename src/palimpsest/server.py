@@ -45,7 +45,7 @@ def serve_in_thread(
         time.sleep(0.1)
     url = f"http://127.0.0.1:{port}"
     if warm:
-        _wait_warm(url, thread, time.monotonic() + settings.warmup_seconds + timeout)
+        _wait_warm(url, thread, time.monotonic() + settings.admission.warmup_seconds + timeout)
     try:
         yield url
     finally:

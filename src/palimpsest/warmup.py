@@ -176,7 +176,7 @@ class Warmup:
             log.info("warm-up done in %.1f s (%d drive rounds)", self.seconds, self.drive_rounds)
 
     async def drive(self, svc: Services) -> None:
-        seconds = svc.settings.warmup_drive_seconds
+        seconds = svc.settings.admission.warmup_drive_seconds
         executor = svc.db.executor
         # Only on the real database: a test's recording executor has no transaction to roll back.
         if seconds <= 0 or not isinstance(executor, Neo4jExecutor):

@@ -88,21 +88,19 @@ class Tally:
 
 def fault_settings(home: Path, bolt_port: int, http_port: int) -> Settings:
     shared = Settings()
-    if bolt_port == shared.neo4j_bolt_port:
+    if bolt_port == shared.neo4j.bolt_port:
         raise ValueError(f"the fault server must not use the shared Bolt port {bolt_port}")
-    return shared.model_copy(
-        update={
-            "home": home,
-            "neo4j_managed": True,
-            "neo4j_uri": None,
-            "neo4j_password": None,
-            "neo4j_bolt_port": bolt_port,
-            "neo4j_http_port": http_port,
-            "neo4j_heap": "512m",
-            "neo4j_pagecache": "128m",
-            "log_level": "WARNING",
-            "rate_limit_per_second": 0,
-        }
+    return shared.replace(
+        home=home,
+        neo4j_managed=True,
+        neo4j_uri=None,
+        neo4j_password=None,
+        neo4j_bolt_port=bolt_port,
+        neo4j_http_port=http_port,
+        neo4j_heap="512m",
+        neo4j_pagecache="128m",
+        log_level="WARNING",
+        rate_limit_per_second=0,
     )
 
 
@@ -110,8 +108,8 @@ def api_env(s: Settings) -> dict[str, str]:
     return {
         "PALIMPSEST_HOME": str(s.home),
         "PALIMPSEST_NEO4J_MANAGED": "true",
-        "PALIMPSEST_NEO4J_BOLT_PORT": str(s.neo4j_bolt_port),
-        "PALIMPSEST_NEO4J_HTTP_PORT": str(s.neo4j_http_port),
+        "PALIMPSEST_NEO4J_BOLT_PORT": str(s.neo4j.bolt_port),
+        "PALIMPSEST_NEO4J_HTTP_PORT": str(s.neo4j.http_port),
         "PALIMPSEST_LOG_LEVEL": "WARNING",
         "PALIMPSEST_RATE_LIMIT_PER_SECOND": "0",
     }
@@ -120,7 +118,7 @@ def api_env(s: Settings) -> dict[str, str]:
 def prepare_home(s: Settings, source: Settings, say: Say) -> None:
     """Link the cached jars into the fault home; configure and set its own password."""
     jars = source.neo4j_home / "lib"
-    if not (jars / f"neo4j-{source.neo4j_version}.jar").exists():
+    if not (jars / f"neo4j-{source.neo4j.version}.jar").exists():
         raise RuntimeError(f"no Neo4j jars in {jars}: run `palimpsest neo4j install` first")
     s.neo4j_home.mkdir(parents=True, exist_ok=True)
     lib = s.neo4j_home / "lib"
@@ -254,7 +252,7 @@ class Faults:
         ) as driver:
             while time.monotonic() < deadline:
                 try:
-                    driver.execute_query(WRITABLE, database_=self.s.neo4j_database)
+                    driver.execute_query(WRITABLE, database_=self.s.neo4j.database)
                     return
                 except Exception:  # any failure means not yet
                     time.sleep(0.2)
@@ -283,7 +281,7 @@ class Faults:
         with GraphDatabase.driver(
             self.s.bolt_uri, auth=auth, notifications_min_severity="OFF"
         ) as driver:
-            db = self.s.neo4j_database
+            db = self.s.neo4j.database
             docs, _, _ = driver.execute_query(COUNT_DOCUMENTS, database_=db)
             facts, _, _ = driver.execute_query(COUNT_FACTS, database_=db)
         found = {("import", r["marker"]): int(r["n"]) for r in docs}

@@ -70,8 +70,8 @@ def env(s: Settings) -> dict[str, str]:
     return {
         **os.environ,
         **faults.api_env(s),
-        "PALIMPSEST_NEO4J_HEAP": s.neo4j_heap,
-        "PALIMPSEST_NEO4J_PAGECACHE": s.neo4j_pagecache,
+        "PALIMPSEST_NEO4J_HEAP": s.neo4j.heap,
+        "PALIMPSEST_NEO4J_PAGECACHE": s.neo4j.pagecache,
     }
 
 

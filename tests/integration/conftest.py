@@ -54,7 +54,7 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def live_server_url(settings: Settings) -> Iterator[str]:
-    install_assets(settings.graphiql_dir, settings.npm_registry_url)
+    install_assets(settings.graphiql_dir, settings.local.npm_registry_url)
     with serve_in_thread(settings) as url:
         yield url
 
@@ -158,7 +158,7 @@ def gql(http: httpx.Client) -> Gql:
 @pytest.fixture(scope="session")
 def postgres_settings(settings: Settings) -> Settings:
     """The same app with SQL Memory on the managed PostgreSQL (`make test` starts it)."""
-    return settings.model_copy(update={"sql_backend": "postgres"})
+    return settings.replace(sql_backend="postgres")
 
 
 @pytest.fixture(scope="session")

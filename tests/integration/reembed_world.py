@@ -35,7 +35,7 @@ QUESTION = "when is the budget meeting"
 def deployment(home: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     """A private Neo4j that follows the database's embedding state every half second."""
     with bw.private_neo4j(tmp_path_factory.mktemp(home) / "home") as s:
-        yield s.model_copy(update={"embedding_follow_seconds": 0.5})
+        yield s.replace(embedding_follow_seconds=0.5)
 
 
 def reembed(s: Settings, *args: str) -> subprocess.CompletedProcess[str]:

@@ -57,8 +57,8 @@ def test_bad_tokens_get_one_unauthenticated_error(
 ) -> None:
     now = int(time.time())
     claims = {
-        "iss": settings.token_issuer,
-        "aud": settings.token_audience,
+        "iss": settings.auth.issuer,
+        "aud": settings.auth.audience,
         "tenant": tenant,
         "user": "alice",
         "iat": now - 7200,
@@ -90,7 +90,7 @@ def test_health_readiness_and_browser(http: httpx.Client, settings: Settings) ->
     ready = http.get("/readyz")
     assert ready.status_code == 200
     assert ready.json()["status"] == "ready"
-    browser = httpx.get(f"http://127.0.0.1:{settings.neo4j_http_port}/browser/", timeout=10)
+    browser = httpx.get(f"http://127.0.0.1:{settings.neo4j.http_port}/browser/", timeout=10)
     assert browser.status_code == 200
     assert "Neo4j Browser" in browser.text
 
@@ -137,7 +137,7 @@ async def test_schema_set_up_remakes_an_index_of_another_shape(
         "CREATE INDEX pending_scope FOR (p:PendingSpan) ON (p.scope_key, p.created_at)"
     )
     assert shape() == ["scope_key", "created_at"]
-    await apply_schema(svc.db, settings.embedding_model, settings.embedding_dimensions)
+    await apply_schema(svc.db, settings.embedding.model, settings.embedding.dimensions)
     assert shape() == ["scope_key"]
 
 

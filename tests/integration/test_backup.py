@@ -193,7 +193,7 @@ def test_an_unmanaged_neo4j_is_refused(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def on_postgres(deployment: Settings) -> Iterator[Settings]:
     """The same private Neo4j with SQL Memory on a private PostgreSQL cluster (own port)."""
-    s = deployment.model_copy(update={"sql_backend": "postgres", "postgres_port": free_port()})
+    s = deployment.replace(sql_backend="postgres", postgres_port=free_port())
     postgres_local.start(s, lambda _: None)
     try:
         yield s
@@ -242,7 +242,7 @@ def test_a_restore_into_a_new_cluster_leaves_sql_memory_usable(
     before = bw.pg_tables(s)
     with psycopg.connect(**postgres_local.conninfo(s, "postgres"), autocommit=True) as conn:  # type: ignore[arg-type]
         conn.execute(
-            sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(s.postgres_database))
+            sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(s.sql.postgres_database))
         )
         roles = conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE 'sqlmem\\_%'")
         for (role,) in roles.fetchall():

@@ -75,7 +75,7 @@ async def test_eval_figures_are_equal_with_other_tenants_loaded(
     # turns with the same words: the figures must not move.
     data = tmp_path / "locomo"
     locomo_like(data)
-    quiet = settings.model_copy(update={"log_level": "WARNING"})
+    quiet = settings.replace(log_level="WARNING")
     say: Callable[[str], None] = lambda _: None  # noqa: E731
     first = await recall_eval.run(quiet, "locomo", data, Mode.HYBRID, say)
     other = token(f"iso-o-{uuid.uuid4().hex[:8]}", "conv-1", "planner")

@@ -42,18 +42,14 @@ def fresh(token: Callable[..., str]) -> str:
 
 @pytest.fixture(scope="module")
 def admission_url(settings: Settings) -> Iterator[str]:
-    one = settings.model_copy(
-        update={"max_in_flight_per_principal": 1, "max_waiting_per_principal": 0}
-    )
+    one = settings.replace(max_in_flight_per_principal=1, max_waiting_per_principal=0)
     with serve_in_thread(one) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def rate_limited_url(settings: Settings) -> Iterator[str]:
-    with serve_in_thread(
-        settings.model_copy(update={"rate_limit_per_second": 1.0, "rate_limit_burst": 1})
-    ) as url:
+    with serve_in_thread(settings.replace(rate_limit_per_second=1.0, rate_limit_burst=1)) as url:
         yield url
 
 

@@ -210,7 +210,7 @@ async def test_a_drawn_fact_the_write_refuses_does_not_cost_the_span(
     ok(gql(ASSERT, alice, facts=[BERLIN_FACT]))
     harvest(gql, alice, [SENTENCE])
     host.answer = lambda _: chat_completion(facts_answer(SIEMENS))
-    full = replace(svc, settings=svc.settings.model_copy(update={"max_scope_facts": 1}))
+    full = replace(svc, settings=svc.settings.replace(max_scope_facts=1))
     outcome = await drain(full, tenant_id, "alice", workers(host))
     assert outcome.consolidated == 1
     assert outcome.failed == 0

@@ -34,7 +34,7 @@ def settings_file(folder: Path, settings: Settings, batch: int) -> Path:
     lines = {
         "PALIMPSEST_HOME": str(settings.home),
         "PALIMPSEST_NEO4J_MANAGED": "false",
-        "PALIMPSEST_NEO4J_URI": f"bolt://127.0.0.1:{settings.neo4j_bolt_port}",
+        "PALIMPSEST_NEO4J_URI": f"bolt://127.0.0.1:{settings.neo4j.bolt_port}",
         "PALIMPSEST_NEO4J_USER": user,
         "PALIMPSEST_NEO4J_PASSWORD": password,
         "PALIMPSEST_CONSOLIDATE_BATCH_SIZE": str(batch),

@@ -23,14 +23,12 @@ IDLE = 1.5
 async def test_every_door_holds_on_a_server_with_small_limits(
     settings: Settings, tenant: str
 ) -> None:
-    tight = settings.model_copy(
-        update={
-            "mcp_max_streams_per_principal": 2,
-            "mcp_max_streams": 5,
-            "mcp_stream_idle_seconds": IDLE,
-            "anonymous_rate_limit_per_second": 2.0,
-            "anonymous_rate_limit_burst": 10,
-        }
+    tight = settings.replace(
+        mcp_max_streams_per_principal=2,
+        mcp_max_streams=5,
+        mcp_stream_idle_seconds=IDLE,
+        anonymous_rate_limit_per_second=2.0,
+        anonymous_rate_limit_burst=10,
     )
     with serve_in_thread(tight) as url:
         results = await probe_doors.run(
@@ -58,7 +56,7 @@ def test_an_mcp_body_over_the_request_limit_is_a_coded_413(
         "accept": "application/json, text/event-stream",
         "content-type": "application/json",
     }
-    body = b" " * (settings.max_request_bytes + 1)
+    body = b" " * (settings.limits.max_request_bytes + 1)
     response = httpx.post(f"{live_server_url}/mcp", content=body, headers=headers, timeout=60)
     assert response.status_code == 413
     reply = response.json()
@@ -66,7 +64,7 @@ def test_an_mcp_body_over_the_request_limit_is_a_coded_413(
     assert reply["error"]["data"] == {
         "code": "INVALID_ARGUMENT",
         "limit": "maxRequestBytes",
-        "allowed": settings.max_request_bytes,
+        "allowed": settings.limits.max_request_bytes,
     }
 
 

@@ -16,7 +16,7 @@ from palimpsest.config import Settings
 from palimpsest.identity import Scope
 from palimpsest.identity.tokens import load_keys
 
-ANONYMOUS_MAX_BYTES = Settings().anonymous_max_bytes
+ANONYMOUS_MAX_BYTES = Settings().limits.anonymous_max_bytes
 
 BAD_BODIES = {
     "string": b'"x"',
@@ -388,7 +388,7 @@ def test_tokens_with_numeric_string_times_are_refused(
     now = int(time.time())
     secret = load_keys(settings).sign_key
     assert isinstance(secret, bytes)
-    claims = {"iss": settings.token_issuer, "aud": settings.token_audience, "tenant": tenant}
+    claims = {"iss": settings.auth.issuer, "aud": settings.auth.audience, "tenant": tenant}
     good = jwt.encode({**claims, "iat": now, "exp": now + 600}, secret, algorithm="HS256")
     for bad in ({"iat": now, "exp": str(now + 600)}, {"iat": str(now), "exp": now + 600}):
         token = jwt.encode({**claims, **bad}, secret, algorithm="HS256")
@@ -410,12 +410,12 @@ def test_oversized_tokens_are_refused(http: httpx.Client, settings: Settings, te
     secret = load_keys(settings).sign_key
     assert isinstance(secret, bytes)
     claims = {
-        "iss": settings.token_issuer,
-        "aud": settings.token_audience,
+        "iss": settings.auth.issuer,
+        "aud": settings.auth.audience,
         "tenant": tenant,
         "iat": now,
         "exp": now + 600,
-        "padding": "p" * settings.max_token_bytes,
+        "padding": "p" * settings.auth.max_bytes,
     }
     token = jwt.encode(claims, secret, algorithm="HS256")  # validly signed, just too big
     response = http.post(
@@ -426,7 +426,7 @@ def test_oversized_tokens_are_refused(http: httpx.Client, settings: Settings, te
     assert response.status_code == 401
     error = coded(response)
     assert error["extensions"]["code"] == "UNAUTHENTICATED"
-    assert str(settings.max_token_bytes) in error["message"]
+    assert str(settings.auth.max_bytes) in error["message"]
 
 
 def test_me_lists_only_scopes_the_token_can_reach(

@@ -230,7 +230,7 @@ def free_port() -> int:
 def edge_server(settings: Settings) -> Iterator[tuple[str, str]]:
     """A second app with its own metrics listener and a small request body cap."""
     port = free_port()
-    custom = settings.model_copy(update={"metrics_port": port, "max_request_bytes": SMALL_BODY_CAP})
+    custom = settings.replace(metrics_port=port, max_request_bytes=SMALL_BODY_CAP)
     with serve_in_thread(custom) as url:
         yield url, f"http://127.0.0.1:{port}"
 

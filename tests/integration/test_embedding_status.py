@@ -22,8 +22,8 @@ def test_the_operator_reads_the_models_and_counts(
     body = gql(STATUS, token(tenant, "op", operator=True))
     assert "errors" not in body, body
     status = body["data"]["embeddingStatus"]
-    assert status["active"]["model"] == settings.embedding_model
-    assert status["active"]["dimensions"] == settings.embedding_dimensions
+    assert status["active"]["model"] == settings.embedding.model
+    assert status["active"]["dimensions"] == settings.embedding.dimensions
     assert status["state"] == "steady"
     assert status["target"] is None
     assert status["old"] is None

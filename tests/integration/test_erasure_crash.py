@@ -60,11 +60,11 @@ def admin_of(tenant: str) -> Principal:
 
 async def erase_until_death(settings: Settings, who: Principal, user: str, writes: int) -> None:
     driver = AsyncGraphDatabase.driver(settings.bolt_uri, auth=credentials(settings))
-    executor = DyingExecutor(Neo4jExecutor(driver, settings.neo4j_database), writes)
+    executor = DyingExecutor(Neo4jExecutor(driver, settings.neo4j.database), writes)
     svc = Services(
         db=Database(executor),
         embedder=ConstantEmbedder(),
-        settings=settings.model_copy(update={"erasure_batch": 2}),
+        settings=settings.replace(erasure_batch=2),
         sql=SqliteStore.from_settings(settings),
     )
     try:
@@ -122,7 +122,7 @@ def test_the_server_finishes_an_interrupted_erasure_at_start_up(
         driver = AsyncGraphDatabase.driver(settings.bolt_uri, auth=credentials(settings))
         try:
             svc = Services(
-                db=Database(Neo4jExecutor(driver, settings.neo4j_database)),
+                db=Database(Neo4jExecutor(driver, settings.neo4j.database)),
                 embedder=ConstantEmbedder(),
                 settings=settings,
                 sql=SqliteStore.from_settings(settings),

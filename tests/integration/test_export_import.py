@@ -209,9 +209,9 @@ def test_export_me_is_bounded_and_needs_a_user(
         driver = AsyncGraphDatabase.driver(settings.bolt_uri, auth=credentials(settings))
         try:
             svc = Services(
-                db=Database(Neo4jExecutor(driver, settings.neo4j_database)),
+                db=Database(Neo4jExecutor(driver, settings.neo4j.database)),
                 embedder=ConstantEmbedder(),
-                settings=settings.model_copy(update={"export_max_bytes": limit}),
+                settings=settings.replace(export_max_bytes=limit),
                 sql=SqliteStore.from_settings(settings),
             )
             who = console_operator(alice.tenant)

@@ -46,6 +46,6 @@ def test_kills_lose_nothing_and_half_write_nothing(
 
 
 def test_the_fault_server_may_not_use_the_shared_port(tmp_path: Path, settings: Settings) -> None:
-    shared = settings.neo4j_bolt_port
+    shared = settings.neo4j.bolt_port
     with pytest.raises(ValueError, match=f"shared Bolt port {shared}"):
         faults.fault_settings(tmp_path, shared, 7485)

@@ -79,10 +79,10 @@ def host() -> Iterator[ModelHost]:
 def judging(svc: Services, host: ModelHost) -> Services:
     """The services with judging on: the model configured, and a band wide enough that the
     test embedder's cosine of two "lives in" facts falls in it."""
-    settings = svc.settings.model_copy(
-        update={"model_url": host.url + "/v1", "model_name": "local-model", "judge_cosine": 0.05}
+    settings = svc.settings.replace(
+        model_url=host.url + "/v1", model_name="local-model", judge_cosine=0.05
     )
-    assert settings.judges
+    assert settings.model.judges
     return replace(svc, settings=settings)
 
 
@@ -210,7 +210,7 @@ async def test_without_judging_no_pair_is_recorded(
     alice = token(tenant_id, "alice", "planner")
     ok(gql(ASSERT, alice, facts=[lives_in("Paris")]))
     harvest(gql, alice, ["I live in Berlin these days."], facts=[lives_in("Berlin")])
-    assert not svc.settings.judges
+    assert not svc.settings.model.judges
     assert (await drain(svc, tenant_id, "alice")).consolidated == 1
     records, _, _ = neo4j_driver.execute_query(PAIRS, t=tenant_id)
     assert records == []

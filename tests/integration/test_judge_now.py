@@ -97,8 +97,8 @@ def judging_settings(settings: Settings, host: ModelHost) -> Settings:
     server has a judge), and a band wide enough for the test embedder's cosine of two "based
     in" facts."""
     update = {"model_url": host.url + "/v1", "model_name": "local-model", "judge_cosine": 0.05}
-    judging = settings.model_copy(update=update)
-    assert judging.judges
+    judging = settings.replace(**update)
+    assert judging.model.judges
     return judging
 
 

@@ -316,7 +316,7 @@ def test_a_directory_rename_or_delete_is_capped_and_runs_in_batches(
     ``BATCH_FILES``, every one of them."""
     monkeypatch.setattr(memory_files, "BATCH_FILES", 2)
     who = token(tenant, f"files-cap-{uuid.uuid4().hex[:8]}", "writer")
-    capped = settings.model_copy(update={"memory_dir_max_files": 3})
+    capped = settings.replace(memory_dir_max_files=3)
     with serve_in_thread(capped) as url, httpx.Client(base_url=url, timeout=60) as http:
 
         def run(command: dict[str, Any]) -> dict[str, Any]:

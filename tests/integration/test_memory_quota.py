@@ -28,7 +28,7 @@ RETURN s.memory_bytes AS bound,
 
 def owner(svc: Services, user: str) -> tuple[Services, Principal, str]:
     """Services with a 400-byte quota, a fresh tenant's user, and their USER scope key."""
-    quota = replace(svc, settings=svc.settings.model_copy(update={"max_scope_bytes": 400}))
+    quota = replace(svc, settings=svc.settings.replace(max_scope_bytes=400))
     who = principal(tenant_id=f"quota-{uuid.uuid4().hex[:8]}", user_id=user)
     return quota, who, resolve_scope(who, Scope.USER).scope_key
 

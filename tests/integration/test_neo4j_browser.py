@@ -67,8 +67,8 @@ async def test_browser_shows_typed_entities_predicates_and_the_guide(
         try:
             page = await browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(UI_TIMEOUT_MS)
-            bolt = f"bolt://127.0.0.1:{settings.neo4j_bolt_port}"
-            await page.goto(f"http://127.0.0.1:{settings.neo4j_http_port}/browser/?dbms={bolt}")
+            bolt = f"bolt://127.0.0.1:{settings.neo4j.bolt_port}"
+            await page.goto(f"http://127.0.0.1:{settings.neo4j.http_port}/browser/?dbms={bolt}")
             await page.fill('[data-testid="username"]', user)
             await page.fill('[data-testid="password"]', password)
             await page.click('[data-testid="connect"]')

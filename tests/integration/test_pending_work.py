@@ -46,7 +46,7 @@ def test_the_api_keeps_the_queue_gauges_fresh_on_the_metrics_listener(
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    custom = settings.model_copy(update={"metrics_port": port, "queue_metrics_seconds": 0.2})
+    custom = settings.replace(metrics_port=port, queue_metrics_seconds=0.2)
     SPANS.labels("queued").set(-1)  # only a refresh by the server can make it a count again
     with serve_in_thread(custom):
         deadline = time.monotonic() + 30

@@ -261,7 +261,7 @@ async def test_start_up_withholds_whole_span_quotes_stored_in_shared_scopes(
     tenant_key = scope_key(org["tenant"], Scope.TENANT, org["tenant"])
     assert tenant_key in scopes_holding(neo4j_driver, [c])
 
-    await apply_schema(svc.db, settings.embedding_model, settings.embedding_dimensions)
+    await apply_schema(svc.db, settings.embedding.model, settings.embedding.dimensions)
 
     assert scopes_holding(neo4j_driver, [c]) == {user_key(org["tenant"], "alice")}
     [placed] = facts_of(gql, alice, "TENANT", "service", "ledger")

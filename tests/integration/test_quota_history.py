@@ -48,7 +48,7 @@ def used(driver: Driver, key: str) -> dict[str, int]:
 
 
 def tight(svc: Services, **limits: int) -> Services:
-    return replace(svc, settings=svc.settings.model_copy(update=limits))
+    return replace(svc, settings=svc.settings.replace(**limits))
 
 
 async def edited(svc: Services, who: Principal) -> tuple[str, str]:

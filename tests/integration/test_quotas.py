@@ -48,7 +48,7 @@ RETURN collect([label, size(rows), rows]) AS nodes,
 
 def limited(svc: Services, **limits: int) -> tuple[Services, Principal, str]:
     """Services with these limits, a fresh tenant's user, and their USER scope key."""
-    quota = replace(svc, settings=svc.settings.model_copy(update=limits))
+    quota = replace(svc, settings=svc.settings.replace(**limits))
     who = principal(tenant_id=f"quota-{uuid.uuid4().hex[:8]}", user_id="alice")
     return quota, who, resolve_scope(who, Scope.USER).scope_key
 
@@ -115,9 +115,7 @@ async def test_document_chunks_and_bytes_are_refused_past_their_limits(
     assert chunks >= 4
     size = len(DOC.encode())
 
-    by_chunks = replace(
-        svc, settings=svc.settings.model_copy(update={"max_scope_chunks": chunks + 1})
-    )
+    by_chunks = replace(svc, settings=svc.settings.replace(max_scope_chunks=chunks + 1))
     before = snapshot(neo4j_driver, key)
     with pytest.raises(QuotaExceeded) as refused:
         await document_import.import_document(by_chunks, who, Scope.USER, DOC, None, None, None)
@@ -129,9 +127,7 @@ async def test_document_chunks_and_bytes_are_refused_past_their_limits(
     }
     assert snapshot(neo4j_driver, key) == before
 
-    by_bytes = replace(
-        svc, settings=svc.settings.model_copy(update={"max_scope_document_bytes": size + 20})
-    )
+    by_bytes = replace(svc, settings=svc.settings.replace(max_scope_document_bytes=size + 20))
     with pytest.raises(QuotaExceeded) as refused:
         await document_import.import_document(by_bytes, who, Scope.USER, DOC, None, None, None)
     assert refusal(refused) == {
@@ -193,7 +189,7 @@ async def test_a_limit_below_usage_refuses_new_rows_and_deletes_nothing(
     neo4j_driver.execute_query(
         "MATCH (s:Scope {scope_key: $k}) REMOVE s.quota_facts, s.quota_entities", k=key
     )
-    tight = replace(svc, settings=svc.settings.model_copy(update={"max_scope_facts": 2}))
+    tight = replace(svc, settings=svc.settings.replace(max_scope_facts=2))
     before = snapshot(neo4j_driver, key)
     with pytest.raises(QuotaExceeded) as refused:
         await facts.assert_facts(tight, who, Scope.USER, [fact("p9", "q")])

@@ -17,7 +17,7 @@ ME = {"query": "{ me { tenant } }"}
 
 @pytest.fixture(scope="module")
 def limited(settings: Settings) -> Iterator[httpx.Client]:
-    tight = settings.model_copy(update={"rate_limit_per_second": 1.0, "rate_limit_burst": 3})
+    tight = settings.replace(rate_limit_per_second=1.0, rate_limit_burst=3)
     with serve_in_thread(tight) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield client
 

@@ -101,14 +101,14 @@ class Forwarder:
 
 @pytest.fixture
 def forwarder(settings: Settings) -> Iterator[Forwarder]:
-    f = Forwarder((settings.postgres_host, settings.postgres_port))
+    f = Forwarder((settings.sql.postgres_host, settings.sql.postgres_port))
     f.open()
     yield f
     f.close()
 
 
 def test_readyz_names_postgres_when_it_is_down(settings: Settings, forwarder: Forwarder) -> None:
-    pg = settings.model_copy(update={"sql_backend": "postgres", "postgres_port": forwarder.port})
+    pg = settings.replace(sql_backend="postgres", postgres_port=forwarder.port)
     with serve_in_thread(pg) as url, httpx.Client(base_url=url, timeout=30) as http:
         up = http.get("/readyz")
         assert up.status_code == 200, up.text
@@ -125,7 +125,7 @@ def test_readyz_names_postgres_when_it_is_down(settings: Settings, forwarder: Fo
         assert body["backends"]["postgres"] == {"status": "down", "code": "UNAVAILABLE"}
         # Nothing that locates or opens the database leaves: no port, host, user or password.
         text = down.text
-        for secret in (str(forwarder.port), pg.postgres_host, pg.postgres_user, "password"):
+        for secret in (str(forwarder.port), pg.sql.postgres_host, pg.sql.postgres_user, "password"):
             assert secret not in text
         assert http.get("/healthz").status_code == 200  # the process itself is fine
 
@@ -180,7 +180,7 @@ def test_readyz_says_warming_until_the_warm_up_is_done(
     async def held(_: Services) -> None:
         await anyio.to_thread.run_sync(gate.wait)
 
-    warm = settings.model_copy(update={"warmup_seconds": 600.0, "warmup_drive_seconds": 1.0})
+    warm = settings.replace(warmup_seconds=600.0, warmup_drive_seconds=1.0)
     warmup = Warmup(extra=[("held", held)])
     try:
         with (
@@ -244,7 +244,7 @@ def test_a_failed_warm_up_keeps_the_server_not_ready(
 ) -> None:
     # The statements to plan are the seam: one the real Neo4j cannot plan, after one it can.
     fine = Statement("WARM_PROBE_FINE", "MATCH (m:Memory {scope_key: $scope_key}) RETURN m.key")
-    warm = settings.model_copy(update={"warmup_seconds": 600.0})
+    warm = settings.replace(warmup_seconds=600.0)
     warmup = Warmup(statements=[fine, BROKEN])
     with (
         serve_in_thread(warm, warmup=warmup, warm=False) as url,

@@ -46,7 +46,7 @@ async def ask(svc: Services, who: Principal, levers: Levers, mode: Mode) -> list
     """The question's top 4 documents' chunks, every leg's pool 3 deep."""
     view = time_view(svc, None, None)
     req = RecallRequest(QUESTION, 4, frozenset({Source.DOCUMENTS}), view, pool=3, mode=mode)
-    req = replace(req, rrf_k=svc.settings.rrf_k, levers=levers)
+    req = replace(req, rrf_k=svc.settings.recall.rrf_k, levers=levers)
     return (await recall(svc, who, [Scope.USER], req)).hits
 
 

@@ -43,14 +43,14 @@ def when_row(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def on_gql(settings: Settings) -> Iterator[Gql]:
     """The app with the lever on (it is off by default)."""
-    on = settings.model_copy(update={"recall_question_forms": True})
+    on = settings.replace(recall_question_forms=True)
     with serve_in_thread(on) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield gql_over(client)
 
 
 @pytest.fixture(scope="module")
 def off_gql(settings: Settings) -> Iterator[Gql]:
-    off = settings.model_copy(update={"recall_question_forms": False})
+    off = settings.replace(recall_question_forms=False)
     with serve_in_thread(off) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield gql_over(client)
 

@@ -35,10 +35,10 @@ IMPORT = """mutation($m: String!, $at: Instant) { importDocument(scope: USER, ma
 @pytest.fixture(scope="module")
 def embedder(settings: Settings) -> Embedder:
     return load_embedder(
-        settings.embedding_model,
-        settings.embedding_dimensions,
+        settings.embedding.model,
+        settings.embedding.dimensions,
         settings.model_dir,
-        settings.embedding_threads,
+        settings.embedding.threads,
     )
 
 

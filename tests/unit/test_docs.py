@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from palimpsest.config import Settings
+from palimpsest.config import flat_names
 from tests.docs_examples import RUNNABLE_LANGUAGES, code_blocks, example_pages, runnable_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +27,7 @@ def test_every_setting_is_in_the_configuration_table() -> None:
     table = _configuration_table()
     missing = [
         f"PALIMPSEST_{name.upper()}"
-        for name in Settings.model_fields
+        for name in flat_names()
         if f"`PALIMPSEST_{name.upper()}`" not in table
     ]
     assert missing == []
@@ -35,7 +35,7 @@ def test_every_setting_is_in_the_configuration_table() -> None:
 
 def test_the_table_names_no_setting_that_does_not_exist() -> None:
     listed = set(re.findall(r"`(PALIMPSEST_[A-Z0-9_]+)`", _configuration_table()))
-    assert listed == {f"PALIMPSEST_{name.upper()}" for name in Settings.model_fields}
+    assert listed == {f"PALIMPSEST_{name.upper()}" for name in flat_names()}
 
 
 def test_every_example_operations_file_is_linked_from_a_page() -> None:

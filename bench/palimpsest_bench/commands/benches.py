@@ -174,7 +174,7 @@ def bench_fuzz(
     from palimpsest.server import serve_in_thread
     from palimpsest_suites.fuzz import run_fuzz
 
-    settings = Settings().model_copy(update={"log_level": "WARNING", "rate_limit_per_second": 0})
+    settings = Settings().replace(log_level="WARNING", rate_limit_per_second=0)
     with serve_in_thread(settings) as url:
         print_json(run_fuzz(url, load_keys(settings), operations, seed))
 

@@ -57,9 +57,9 @@ def _on_server(
         result = dict(asyncio.run(run(s)))
         result["server"] = {
             "home": str(s.home),
-            "bolt_port": s.neo4j_bolt_port,
-            "heap": s.neo4j_heap,
-            "pagecache": s.neo4j_pagecache,
+            "bolt_port": s.neo4j.bolt_port,
+            "heap": s.neo4j.heap,
+            "pagecache": s.neo4j.pagecache,
             "disk_bytes": scale_server.disk_bytes(s),
         }
         return result
@@ -129,7 +129,7 @@ def bench_recall_latency(
 
         def run_growth(s: Settings) -> Any:
             if embedding_threads is not None:
-                s = s.model_copy(update={"embedding_threads": embedding_threads})
+                s = s.replace(embedding_threads=embedding_threads)
             return recall_growth.run_growth(
                 s, chosen, queries, min(30, queries), overlap_queries, synthetic, out, err, tenant
             )
@@ -140,7 +140,7 @@ def bench_recall_latency(
 
     def run(s: Settings) -> Any:
         if embedding_threads is not None:
-            s = s.model_copy(update={"embedding_threads": embedding_threads})
+            s = s.replace(embedding_threads=embedding_threads)
         return recall_latency.run_latency(
             s,
             chunks,

@@ -34,7 +34,7 @@ def consolidate(
     result = consolidator.run(
         settings, workers=workers, once=once, lease_seconds=lease_seconds, say=err
     )
-    with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
+    with metrics_listener(settings.replace(metrics_port=metrics_port)):
         print_json(asyncio.run(result))
 
 
@@ -60,7 +60,7 @@ def sweep(
     settings = load_settings()
     logs.configure(settings.log_level)
     result = sweeper.run(settings, once=once, tenant=tenant, say=err)
-    with metrics_listener(settings.model_copy(update={"metrics_port": metrics_port})):
+    with metrics_listener(settings.replace(metrics_port=metrics_port)):
         print_json(asyncio.run(result))
 
 

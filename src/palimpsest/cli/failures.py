@@ -20,10 +20,12 @@ def expected_failure(e: BaseException) -> str | None:
     from pydantic import ValidationError
 
     if isinstance(e, ValidationError):
+        from palimpsest.config import variable_of
+
         problems = []
         for err in e.errors():
-            name = "_".join(str(p) for p in err["loc"]).upper()
+            name = variable_of(err["loc"])
             text = err["msg"].removeprefix("Value error, ")
-            problems.append(f"PALIMPSEST_{name}: {text}" if name else text)
+            problems.append(f"{name}: {text}" if name else text)
         return f"invalid settings: {'; '.join(problems)}"
     return None

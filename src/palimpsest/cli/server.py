@@ -31,7 +31,7 @@ def serve(
 
     settings = load_settings()
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    serve_api(settings.model_copy(update=overrides))
+    serve_api(settings.replace(**overrides))
 
 
 @graphiql_app.command("install")
@@ -40,7 +40,7 @@ def graphiql_install() -> None:
     from palimpsest.local.graphiql import install_assets
 
     settings = load_settings()
-    install_assets(settings.graphiql_dir, settings.npm_registry_url)
+    install_assets(settings.graphiql_dir, settings.local.npm_registry_url)
     err(f"GraphiQL assets in {settings.graphiql_dir}")
 
 
@@ -63,8 +63,8 @@ def neo4j_lock(
 
     settings = load_settings()
     jars.make_lock(
-        settings.neo4j_version,
-        settings.neo4j_browser_version,
+        settings.neo4j.version,
+        settings.neo4j.browser_version,
         output or jars.lock_path(),
         say=err,
     )

@@ -22,7 +22,7 @@ from palimpsest.runtime import check_configured_model
 
 
 def _managed(settings: Settings) -> bool:
-    return settings.neo4j_managed and settings.neo4j_uri is None
+    return settings.neo4j.managed and settings.neo4j.uri is None
 
 
 def serve_api(settings: Settings) -> None:
@@ -30,15 +30,17 @@ def serve_api(settings: Settings) -> None:
     require_free(settings.host, {settings.port: "PALIMPSEST_PORT or --port"})
     if _managed(settings):
         neo4j_local.start(settings, say=err)
-    if settings.sql_backend == "postgres" and settings.postgres_managed:
+    if settings.sql.backend == "postgres" and settings.sql.postgres_managed:
         from palimpsest.local import postgres as postgres_local
 
         postgres_local.start(settings, say=err)
     # The app's start-up would refuse the same in uvicorn's lifespan, as a traceback.
     asyncio.run(check_configured_model(settings))
-    if settings.serve_consolidators:
-        extractors.load(settings.extractor_names)  # an unknown name: one line, not a traceback
-    install_assets(settings.graphiql_dir, settings.npm_registry_url)
+    if settings.queue.serve_consolidators:
+        extractors.load(
+            settings.queue.extractor_names
+        )  # an unknown name: one line, not a traceback
+    install_assets(settings.graphiql_dir, settings.local.npm_registry_url)
     config = uvicorn.Config(
         create_app(settings), host=settings.host, port=settings.port, log_level="warning"
     )
@@ -53,7 +55,7 @@ def serve_api(settings: Settings) -> None:
 def announce(settings: Settings) -> None:
     """What a person needs once the API listens: URLs, a token, where the password is."""
     err(f"GraphiQL: http://{settings.host}:{settings.port}/graphql")
-    if settings.token_secret is None and settings.token_public_key_file is None:
+    if settings.auth.secret is None and settings.auth.public_key_file is None:
         issued = int(time.time())
         token = mint(
             load_keys(settings),
@@ -71,16 +73,16 @@ def announce(settings: Settings) -> None:
     if _managed(settings):
         where = (
             "PALIMPSEST_NEO4J_PASSWORD"
-            if settings.neo4j_password is not None
+            if settings.neo4j.password is not None
             else str(settings.neo4j_home / "password")
         )
         s = neo4j_local.status(settings)
-        err(f"Neo4j Browser: {s.browser_url} (user {settings.neo4j_user}, password in {where})")
+        err(f"Neo4j Browser: {s.browser_url} (user {settings.neo4j.user}, password in {where})")
     else:
         err(f"Neo4j: {settings.bolt_uri}")
     if settings.metrics_port is not None:
         err(f"metrics: http://{settings.metrics_host}:{settings.metrics_port}/metrics")
-    workers = settings.serve_consolidators
+    workers = settings.queue.serve_consolidators
     if workers:
         err(f"consolidators: {workers} worker(s) here turn harvested spans into memory")
     else:

@@ -30,12 +30,12 @@ def load_extractors(settings: Settings, lease_seconds: float | None = None) -> l
     more: dict[str, Callable[[], Extractor]] = {
         ModelExtractor.name: lambda: ModelExtractor.from_settings(settings, lease_seconds)
     }
-    return load(settings.extractor_names, more)
+    return load(settings.queue.extractor_names, more)
 
 
 def load_judge(settings: Settings) -> ModelJudge | None:
     """The judge of fact pairs, when judging is on and a model is configured."""
-    return ModelJudge.from_settings(settings) if settings.judges else None
+    return ModelJudge.from_settings(settings) if settings.model.judges else None
 
 
 __all__ = [

@@ -72,19 +72,19 @@ class ModelExtractor:
         cls, settings: Settings, lease_seconds: float | None = None
     ) -> ModelExtractor:
         endpoint = Endpoint(
-            protocol=wire.Protocol(settings.model_protocol),
-            url=settings.model_url or "",
-            model=settings.model_name or "",
-            api_key=settings.model_api_key,
-            timeout_seconds=settings.model_timeout_seconds,
-            max_attempts=settings.model_max_attempts,
-            max_answer_bytes=settings.model_max_answer_bytes,
-            max_output_tokens=settings.model_max_output_tokens,
+            protocol=wire.Protocol(settings.model.protocol),
+            url=settings.model.url or "",
+            model=settings.model.name or "",
+            api_key=settings.model.api_key,
+            timeout_seconds=settings.model.timeout_seconds,
+            max_attempts=settings.model.max_attempts,
+            max_answer_bytes=settings.model.max_answer_bytes,
+            max_output_tokens=settings.model.max_output_tokens,
         )
-        lease = lease_seconds or settings.consolidate_lease_seconds
+        lease = lease_seconds or settings.queue.lease_seconds
         return cls(
             ModelClient(endpoint),
-            tokens_per_day=settings.max_extraction_tokens_per_day,
+            tokens_per_day=settings.model.max_tokens_per_day,
             budget_seconds=lease * LEASE_SHARE,
         )
 

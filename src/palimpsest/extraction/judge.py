@@ -88,19 +88,19 @@ class ModelJudge:
     @classmethod
     def from_settings(cls, settings: Settings) -> ModelJudge:
         endpoint = Endpoint(
-            protocol=wire.Protocol(settings.model_protocol),
-            url=settings.model_url or "",
-            model=settings.model_name or "",
-            api_key=settings.model_api_key,
-            timeout_seconds=settings.model_timeout_seconds,
-            max_attempts=settings.model_max_attempts,
-            max_answer_bytes=settings.model_max_answer_bytes,
-            max_output_tokens=settings.model_max_output_tokens,
+            protocol=wire.Protocol(settings.model.protocol),
+            url=settings.model.url or "",
+            model=settings.model.name or "",
+            api_key=settings.model.api_key,
+            timeout_seconds=settings.model.timeout_seconds,
+            max_attempts=settings.model.max_attempts,
+            max_answer_bytes=settings.model.max_answer_bytes,
+            max_output_tokens=settings.model.max_output_tokens,
         )
         return cls(
             ModelClient(endpoint),
-            pairs_per_call=settings.judge_pairs_per_call,
-            tokens_per_day=settings.max_extraction_tokens_per_day,
+            pairs_per_call=settings.model.judge_pairs_per_call,
+            tokens_per_day=settings.model.max_tokens_per_day,
         )
 
     def __repr__(self) -> str:

@@ -70,16 +70,16 @@ class EdgeLimits:
     @classmethod
     def of(cls, s: Settings) -> EdgeLimits:
         return cls(
-            max_request_bytes=s.max_request_bytes,
-            anonymous_max_bytes=s.anonymous_max_bytes,
-            anonymous_max_tokens=s.anonymous_max_tokens,
-            max_tokens=s.max_query_tokens,
-            max_depth=s.max_query_depth,
-            max_aliases=s.max_query_aliases,
-            max_fields=s.max_query_fields,
-            max_root_fields=s.max_root_fields,
-            max_embeddings=s.max_operation_embeddings,
-            max_index_calls=s.max_operation_index_calls,
+            max_request_bytes=s.limits.max_request_bytes,
+            anonymous_max_bytes=s.limits.anonymous_max_bytes,
+            anonymous_max_tokens=s.limits.anonymous_max_tokens,
+            max_tokens=s.limits.max_query_tokens,
+            max_depth=s.limits.max_query_depth,
+            max_aliases=s.limits.max_query_aliases,
+            max_fields=s.limits.max_query_fields,
+            max_root_fields=s.limits.max_root_fields,
+            max_embeddings=s.limits.max_operation_embeddings,
+            max_index_calls=s.limits.max_operation_index_calls,
         )
 
 

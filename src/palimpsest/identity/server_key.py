@@ -18,10 +18,10 @@ KEY_BYTES = 32
 
 def server_key(settings: Settings, purpose: str) -> bytes:
     """The 32-byte key for ``purpose`` (for example ``"bookmark"``)."""
-    if settings.server_secret is not None:
-        material = settings.server_secret.get_secret_value().encode()
-    elif settings.token_secret is not None:
-        material = settings.token_secret.get_secret_value().encode()
+    if settings.auth.server_secret is not None:
+        material = settings.auth.server_secret.get_secret_value().encode()
+    elif settings.auth.secret is not None:
+        material = settings.auth.secret.get_secret_value().encode()
     else:
         material = dev_secret(settings)
     info = f"palimpsest/{purpose}/v1".encode()

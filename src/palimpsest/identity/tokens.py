@@ -46,16 +46,16 @@ class TokenKeys:
 def load_keys(settings: Settings) -> TokenKeys:
     """Build the token keys; a development secret is made once under ``settings.home``."""
     common = {
-        "issuer": settings.token_issuer,
-        "audience": settings.token_audience,
-        "leeway_seconds": settings.token_leeway_seconds,
-        "max_token_bytes": settings.max_token_bytes,
+        "issuer": settings.auth.issuer,
+        "audience": settings.auth.audience,
+        "leeway_seconds": settings.auth.leeway_seconds,
+        "max_token_bytes": settings.auth.max_bytes,
     }
-    if settings.token_public_key_file is not None:
-        pem = settings.token_public_key_file.read_bytes()
+    if settings.auth.public_key_file is not None:
+        pem = settings.auth.public_key_file.read_bytes()
         return TokenKeys(algorithm="EdDSA", verify_key=pem, sign_key=None, **common)  # type: ignore[arg-type]
-    if settings.token_secret is not None:
-        secret = settings.token_secret.get_secret_value().encode()
+    if settings.auth.secret is not None:
+        secret = settings.auth.secret.get_secret_value().encode()
     else:
         secret = dev_secret(settings)
     return TokenKeys(algorithm="HS256", verify_key=secret, sign_key=secret, **common)  # type: ignore[arg-type]

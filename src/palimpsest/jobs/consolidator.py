@@ -97,10 +97,10 @@ def worker_config(settings: Settings, index: int, lease_seconds: float | None) -
     return WorkerConfig(
         owner=owner,
         extractors=load_extractors(settings, lease_seconds),
-        batch_size=settings.consolidate_batch_size,
-        lease_seconds=lease_seconds or settings.consolidate_lease_seconds,
-        max_attempts=settings.consolidate_max_attempts,
-        backoff_seconds=settings.consolidate_backoff_seconds,
+        batch_size=settings.queue.batch_size,
+        lease_seconds=lease_seconds or settings.queue.lease_seconds,
+        max_attempts=settings.queue.max_attempts,
+        backoff_seconds=settings.queue.backoff_seconds,
         judge=load_judge(settings),
     )
 
@@ -141,7 +141,7 @@ async def work(
             return
         if not leased:
             # Nothing waits, or another worker took what did between the look and the lease.
-            await _pause(stop, 0.2 if once else svc.settings.consolidate_poll_seconds, wake, seen)
+            await _pause(stop, 0.2 if once else svc.settings.queue.poll_seconds, wake, seen)
 
 
 async def run(
@@ -163,7 +163,7 @@ async def run(
     async with open_services(settings) as svc:
         configs = [worker_config(settings, i, lease_seconds) for i in range(workers)]
         if say:
-            say(f"consolidator: {workers} worker(s), extractors {settings.extractor_names}")
+            say(f"consolidator: {workers} worker(s), extractors {settings.queue.extractor_names}")
         await asyncio.gather(*(work(svc, c, totals, stop, once=once) for c in configs))
     return totals.as_dict()
 

@@ -103,15 +103,15 @@ class QueueGauges:
 @contextlib.asynccontextmanager
 async def refreshing(svc: Services, settings: Settings) -> AsyncIterator[None]:
     """Keep the gauges fresh while the metrics listener is on (and the interval is not 0)."""
-    if settings.metrics_port is None or settings.queue_metrics_seconds <= 0:
+    if settings.metrics_port is None or settings.queue.metrics_seconds <= 0:
         yield
         return
-    gauges = QueueGauges(settings.queue_metrics_seconds)
+    gauges = QueueGauges(settings.queue.metrics_seconds)
 
     async def loop() -> None:
         while True:
             await gauges.refresh(svc)
-            await asyncio.sleep(settings.queue_metrics_seconds)
+            await asyncio.sleep(settings.queue.metrics_seconds)
 
     task = asyncio.create_task(loop())
     try:

@@ -34,7 +34,7 @@ async def run(
     if model is not None:
         check_name(model)  # an unknown name is refused before the database is touched
         embedder = await anyio.to_thread.run_sync(
-            lambda: load_model(model, settings.model_dir, settings.embedding_threads)
+            lambda: load_model(model, settings.model_dir, settings.embedding.threads)
         )
     async with open_services(settings, dual=False) as svc:
         progress = reembed.Progress(model or svc.embedder.model_name)
@@ -53,7 +53,7 @@ async def run(
                 if model != target.model:
                     embedder = await anyio.to_thread.run_sync(
                         lambda: load_model(
-                            target.model, settings.model_dir, settings.embedding_threads
+                            target.model, settings.model_dir, settings.embedding.threads
                         )
                     )
                 say(f"reembed: {missing} rows lack a vector of {target.model}, embedding them")

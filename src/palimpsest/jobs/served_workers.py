@@ -31,7 +31,7 @@ STOP_GRACE_SECONDS = 20.0
 class ServedConsolidators:
     def __init__(self, svc: Services, settings: Settings) -> None:
         self.svc = svc
-        self.count = settings.serve_consolidators
+        self.count = settings.queue.serve_consolidators
         self.totals = Totals()
         # Built now, at start-up: an unknown extractor name stops the server before it serves.
         self._configs = [worker_config(settings, i, None) for i in range(self.count)]

@@ -38,7 +38,7 @@ async def walk(
     while after is not None:
         if stop.is_set():
             return False
-        batch = svc.settings.sweep_batch_size
+        batch = svc.settings.queue.sweep_batch_size
         page = await sweep_page(svc, after, SCOPES_PER_PAGE, batch, tenant)
         totals.add(page.swept)
         _count(page.swept)
@@ -63,7 +63,7 @@ async def run(
     totals, walks, started = Swept(), 0, time.monotonic()
     async with open_services(settings) as svc:
         if say:
-            say(f"sweep: batches of {settings.sweep_batch_size} rows")
+            say(f"sweep: batches of {settings.queue.sweep_batch_size} rows")
         while not stop.is_set():
             try:
                 finished = await walk(svc, totals, stop, tenant)
@@ -77,7 +77,7 @@ async def run(
             walks += finished
             if once:
                 break
-            await _pause(stop, settings.sweep_poll_seconds)
+            await _pause(stop, settings.queue.sweep_poll_seconds)
     seconds = time.monotonic() - started
     return {
         **totals.as_dict(),

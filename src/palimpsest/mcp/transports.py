@@ -46,7 +46,7 @@ def run_stdio(settings: Settings, say: Callable[[str], None]) -> None:
         )
     token = settings.run_token.get_secret_value()
     verify(keys, token)  # a bad token fails here, once, with its reason
-    if settings.neo4j_managed and settings.neo4j_uri is None:
+    if settings.neo4j.managed and settings.neo4j.uri is None:
         neo4j_local.start(settings, say=say)
     opened: dict[str, Services] = {}
 
@@ -84,15 +84,15 @@ def http_endpoint(
         host=settings.host,
         transport_security=security,
         # The edge enforces the same limit first, with a coded refusal.
-        max_request_body_size=settings.max_request_bytes,
+        max_request_body_size=settings.limits.max_request_bytes,
     )
     manager = server.session_manager
-    endpoint = McpEdge(StreamableHTTPASGIApp(manager), settings.max_request_bytes, security)
+    endpoint = McpEdge(StreamableHTTPASGIApp(manager), settings.limits.max_request_bytes, security)
     streams = EventStreams(
         endpoint,
-        per_principal=settings.mcp_max_streams_per_principal,
-        total=settings.mcp_max_streams,
-        idle_seconds=settings.mcp_stream_idle_seconds,
+        per_principal=settings.admission.mcp_max_streams_per_principal,
+        total=settings.admission.mcp_max_streams,
+        idle_seconds=settings.admission.mcp_stream_idle_seconds,
     )
     return RequireCaller(streams), manager.run
 

@@ -249,7 +249,7 @@ async def abort(svc: Services, batch: int, progress: Progress) -> EmbeddingState
         raise Conflict("no migration is building: there is nothing to abort", state=state.state)
     # A server that has not yet read the abort still writes target vectors: let every
     # follow task see it before the slot is emptied behind them.
-    await asyncio.sleep(svc.settings.embedding_follow_seconds)
+    await asyncio.sleep(svc.settings.embedding.follow_seconds)
     progress.aborted = state.aborted.model
     progress.target_removed += await empty_slot(svc.db, state.aborted.slot, batch)
     params = {"info": q.INFO_ID, "model": state.aborted.model}
@@ -305,7 +305,7 @@ class Follower:
                 model.model,
                 model.dimensions,
                 self.settings.model_dir,
-                self.settings.embedding_threads,
+                self.settings.embedding.threads,
             )
         return self.loaded[model.model]
 
@@ -349,7 +349,7 @@ class Follower:
         """Until cancelled."""
         while True:
             await self.refresh()
-            await asyncio.sleep(self.settings.embedding_follow_seconds)
+            await asyncio.sleep(self.settings.embedding.follow_seconds)
 
 
 async def follow(

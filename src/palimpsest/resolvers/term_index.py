@@ -122,7 +122,7 @@ def lowered(changes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def change_params(settings: Settings, kind: str, delta: StatsDelta) -> dict[str, Any]:
     """``$changes`` and ``$shard`` for ``APPLY_TERM_STATS``, or for a write statement that
     applies them itself (cypher/terms.py ``APPLY_CHANGES``)."""
-    shard = secrets.randbelow(settings.fulltext_stats_shards)
+    shard = secrets.randbelow(settings.recall.fulltext_stats_shards)
     return {"changes": delta.changes(kind), "shard": shard}
 
 
@@ -165,8 +165,8 @@ async def refresh_chunks(
     With ``offload``, a large rebuild runs off the event loop."""
     if not ids:
         return 0
-    on = settings.fulltext_neighbours
-    context = settings.fulltext_context
+    on = settings.recall.fulltext_neighbours
+    context = settings.recall.fulltext_context
     params = {"ids": list(ids), "below": context, "heading": ChunkType.HEADING.value}
     rows = [
         {**r, "observed_at": _observed(r.get("observed_at"))}

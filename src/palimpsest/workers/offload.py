@@ -56,7 +56,7 @@ class Offload:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Offload:
-        return cls(settings.offload_workers, settings.offload_timeout_ms)
+        return cls(settings.limits.offload_workers, settings.limits.offload_timeout_ms)
 
     async def run(self, size: int, function: Callable[..., T], *args: Any) -> T:
         """``function(*args)``, in a worker unless ``size`` (the input's bytes) is small."""

@@ -34,7 +34,7 @@ def run(
 ) -> dict[str, Any]:
     """The matrix (unless not ``matrix``), then the stall probes (``stalls``) with a
     directory of ``stall_files`` files and diffs of ``diff_lines`` lines."""
-    settings = settings.model_copy(update={"log_level": "WARNING"})
+    settings = settings.replace(log_level="WARNING")
     say("starting the API (Neo4j, embedding model) ...")
     with serve_in_thread(settings) as url:
         keys = load_keys(settings)

@@ -252,7 +252,7 @@ def in_process(settings: Settings) -> Consolidate:
 
     async def drain(tenant: str, user: str) -> int:
         ref = resolve_scope(act_for_user(tenant, user), Scope.USER)
-        extractors = load(settings.extractor_names)
+        extractors = load(settings.queue.extractor_names)
         cfg = WorkerConfig(owner=f"probe-{secrets.token_hex(4)}", extractors=extractors)
         total = 0
         async with open_services(settings) as svc:

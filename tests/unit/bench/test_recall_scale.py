@@ -77,15 +77,18 @@ def test_the_scale_server_never_takes_the_shared_ports(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="must not use ports"):
             srv.scale_settings(tmp_path, 1000, bolt, http)
     s = srv.scale_settings(tmp_path, 1_000_000)
-    assert (s.neo4j_bolt_port, s.neo4j_http_port, s.home) == (7699, 7486, tmp_path)
-    assert s.neo4j_password is None  # its own generated password
-    assert s.neo4j_uri is None
+    assert (s.neo4j.bolt_port, s.neo4j.http_port, s.home) == (7699, 7486, tmp_path)
+    assert s.neo4j.password is None  # its own generated password
+    assert s.neo4j.uri is None
 
 
 def test_the_scale_server_lets_a_scope_hold_the_whole_dataset(tmp_path: Path) -> None:
     # A 1M-chunk scope holds a root chunk per document beyond its 1M content chunks.
-    assert srv.scale_settings(tmp_path, 1_000_000).max_scope_chunks >= 2_000_000
-    assert srv.scale_settings(tmp_path, 1000).max_scope_chunks == Settings().max_scope_chunks
+    assert srv.scale_settings(tmp_path, 1_000_000).limits.max_scope_chunks >= 2_000_000
+    assert (
+        srv.scale_settings(tmp_path, 1000).limits.max_scope_chunks
+        == Settings().limits.max_scope_chunks
+    )
 
 
 def test_scale_server_memory_grows_with_the_dataset() -> None:

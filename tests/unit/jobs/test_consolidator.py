@@ -40,7 +40,10 @@ class Looks:
 
 
 def idle_services() -> Services:
-    return cast(Services, SimpleNamespace(settings=SimpleNamespace(consolidate_poll_seconds=POLL)))
+    return cast(
+        Services,
+        SimpleNamespace(settings=SimpleNamespace(queue=SimpleNamespace(poll_seconds=POLL))),
+    )
 
 
 def start(wake: HarvestWake | None, stop: asyncio.Event) -> asyncio.Task[None]:

@@ -96,5 +96,5 @@ def test_an_unknown_extractor_stops_the_server_at_start_up() -> None:
     with pytest.raises(InvalidArgument, match="nosuch"):
         ServedConsolidators(services(settings), settings)
     # With no worker here, the extractors are this server's business no more.
-    none = settings.model_copy(update={"serve_consolidators": 0})
+    none = settings.replace(serve_consolidators=0)
     ServedConsolidators(services(none), none)

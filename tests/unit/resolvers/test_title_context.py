@@ -152,7 +152,7 @@ async def test_with_the_lever_off_the_tree_is_not_read(tmp_path: Path) -> None:
         return [{"written": 1}]
 
     svc, recorder = services(answer, tmp_path)
-    off = svc.settings.model_copy(update={"fulltext_context": False})
+    off = svc.settings.replace(fulltext_context=False)
     ref = resolve_scope(principal(), Scope.USER)
 
     async def work(tx: Any) -> int:

@@ -39,7 +39,7 @@ SEARCH_DEFAULT = frozenset(Source)
 class Levers:
     """The query-time recall levers and BM25's parameters (docs/reference/recall.md, Levers).
     A boost of 1.0 switches that boost off. The ingest-time lever (the neighbourhood in the
-    full-text representation) is ``Settings.fulltext_neighbours``."""
+    full-text representation) is ``settings.recall.fulltext_neighbours``."""
 
     k1: float = 1.2
     b: float = 0.75
@@ -63,24 +63,24 @@ class Levers:
     @classmethod
     def of(cls, s: Settings) -> Levers:
         return cls(
-            k1=s.fulltext_k1,
-            b=s.fulltext_b,
-            question_words=s.recall_question_words,
-            speaker_strip=s.recall_speaker_strip,
-            speaker_boost=s.recall_speaker_boost,
-            date_boost=s.recall_date_boost,
-            when_boost=s.recall_when_boost,
-            year_boost=s.recall_year_boost,
-            time_boost=s.recall_time_boost,
-            time_when_boost=s.recall_time_when_boost,
-            time_span_boost=s.recall_time_span_boost,
-            exact_max_rows=s.recall_exact_max_rows,
-            ann_floor=s.recall_ann_floor,
-            absent_at_depth=s.rrf_absent_at_depth,
-            session_prior=s.recall_session_prior,
-            question_forms=s.recall_question_forms,
-            entity_weight=s.recall_entity_weight,
-            newer_first=s.recall_newer_first,
+            k1=s.recall.fulltext_k1,
+            b=s.recall.fulltext_b,
+            question_words=s.recall.question_words,
+            speaker_strip=s.recall.speaker_strip,
+            speaker_boost=s.recall.speaker_boost,
+            date_boost=s.recall.date_boost,
+            when_boost=s.recall.when_boost,
+            year_boost=s.recall.year_boost,
+            time_boost=s.recall.time_boost,
+            time_when_boost=s.recall.time_when_boost,
+            time_span_boost=s.recall.time_span_boost,
+            exact_max_rows=s.recall.exact_max_rows,
+            ann_floor=s.recall.ann_floor,
+            absent_at_depth=s.recall.rrf_absent_at_depth,
+            session_prior=s.recall.session_prior,
+            question_forms=s.recall.question_forms,
+            entity_weight=s.recall.entity_weight,
+            newer_first=s.recall.newer_first,
         )
 
 

@@ -101,27 +101,27 @@ def _swap_sqlite(source: Path, live: Path) -> None:
 
 
 def _check_compatible(settings: Settings, made: manifest.Manifest) -> None:
-    if made.sql_backend != settings.sql_backend:
+    if made.sql_backend != settings.sql.backend:
         raise InvalidArgument(
             f"the backup's SQL Memory is on {made.sql_backend}, this deployment's on "
-            f"{settings.sql_backend} (PALIMPSEST_SQL_BACKEND)"
+            f"{settings.sql.backend} (PALIMPSEST_SQL_BACKEND)"
         )
     if (
-        made.neo4j_version != settings.neo4j_version
-        or made.neo4j_database != settings.neo4j_database
+        made.neo4j_version != settings.neo4j.version
+        or made.neo4j_database != settings.neo4j.database
     ):
         raise InvalidArgument(
             f"the backup is of Neo4j {made.neo4j_version} database {made.neo4j_database!r}; this "
-            f"deployment runs {settings.neo4j_version} database {settings.neo4j_database!r}"
+            f"deployment runs {settings.neo4j.version} database {settings.neo4j.database!r}"
         )
 
 
 def _require_empty(settings: Settings) -> None:
     neo4j_local.start(settings, lambda _: None)  # installs a fresh home; no-op when running
     with GraphDatabase.driver(settings.bolt_uri, auth=neo4j_local.credentials(settings)) as d:
-        records, _, _ = d.execute_query(COUNT_NODES, database_=settings.neo4j_database)
+        records, _, _ = d.execute_query(COUNT_NODES, database_=settings.neo4j.database)
     nodes = int(records[0]["n"])
-    if settings.sql_backend == "postgres":
+    if settings.sql.backend == "postgres":
         sql_count = sqlplane.postgres_count(settings)
     else:
         sql_count = sqlplane.sqlite_count(settings)

@@ -63,8 +63,8 @@ def _pg_env(settings: Settings) -> dict[str, str]:
 def _pg_tool(settings: Settings, tool: str, *args: str) -> None:
     argv = [
         str(bin_dir(settings) / tool),
-        f"--host={settings.postgres_host}",
-        f"--port={settings.postgres_port}",
+        f"--host={settings.sql.postgres_host}",
+        f"--port={settings.sql.postgres_port}",
         *args,
     ]
     done = subprocess.run(argv, env=_pg_env(settings), capture_output=True, text=True, check=False)
@@ -75,18 +75,20 @@ def _pg_tool(settings: Settings, tool: str, *args: str) -> None:
 def dump_postgres(settings: Settings, target: Path) -> None:
     """One consistent snapshot of the SQL Memory database (pg_dump runs in one transaction)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    _pg_tool(settings, "pg_dump", "--format=custom", f"--file={target}", settings.postgres_database)
+    _pg_tool(
+        settings, "pg_dump", "--format=custom", f"--file={target}", settings.sql.postgres_database
+    )
 
 
 def postgres_version(settings: Settings) -> str:
-    with _admin(settings, settings.postgres_database) as conn:
+    with _admin(settings, settings.sql.postgres_database) as conn:
         row = conn.execute("SHOW server_version").fetchone()
     return str(row[0]) if row else "unknown"
 
 
 def postgres_roles(settings: Settings) -> list[str]:
     """The scope roles the dump's grants and owners name (cluster-wide, so not in the dump)."""
-    with _admin(settings, settings.postgres_database) as conn:
+    with _admin(settings, settings.sql.postgres_database) as conn:
         rows = conn.execute(
             "SELECT rolname FROM pg_roles WHERE rolname LIKE 'sqlmem\\_%' ORDER BY rolname"
         ).fetchall()
@@ -97,11 +99,11 @@ def postgres_count(settings: Settings) -> int:
     """Scope schemas in the SQL Memory database (0 when it does not exist yet)."""
     with _admin(settings, "postgres") as conn:
         found = conn.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [settings.postgres_database]
+            "SELECT 1 FROM pg_database WHERE datname = %s", [settings.sql.postgres_database]
         ).fetchone()
     if found is None:
         return 0
-    with _admin(settings, settings.postgres_database) as conn:
+    with _admin(settings, settings.sql.postgres_database) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'sqlmem\\_s\\_%'"
         ).fetchone()
@@ -118,7 +120,7 @@ def restore_postgres(settings: Settings, dump: Path, roles: list[str]) -> None:
     LOGIN, this deployment's derived password, its settings and grants (``Admin.restore_roles``),
     so agent SQL works at once, in this cluster or a new one.
     """
-    live = settings.postgres_database
+    live = settings.sql.postgres_database
     staging, old = f"{live}_restoring", f"{live}_replaced"
     with _admin(settings, "postgres") as conn:
         for name in (staging, old):
@@ -164,7 +166,7 @@ def restore_postgres(settings: Settings, dump: Path, roles: list[str]) -> None:
             sql.SQL("ALTER DATABASE {} RENAME TO {}").format(_ident(staging), _ident(live))
         )
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(_ident(old)))
-    admin = Admin(postgres_local.conninfo(settings), settings.sql_timeout_ms)
+    admin = Admin(postgres_local.conninfo(settings), settings.sql.timeout_ms)
     try:
         admin.restore_roles(roles)
     finally:

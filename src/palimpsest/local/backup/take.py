@@ -30,7 +30,7 @@ ROLES = "postgres/roles.txt"
 
 
 def require_managed(settings: Settings) -> None:
-    if not settings.neo4j_managed or settings.neo4j_uri is not None:
+    if not settings.neo4j.managed or settings.neo4j.uri is not None:
         raise InvalidArgument(
             "backup and restore work on the managed Neo4j (PALIMPSEST_NEO4J_MANAGED, no "
             "PALIMPSEST_NEO4J_URI); for another server use its own neo4j-admin"
@@ -41,7 +41,7 @@ def backup(settings: Settings, folder: Path, say: Say = print) -> dict[str, Any]
     require_managed(settings)
     _prepare(folder)
     (folder / UNFINISHED).touch()
-    postgres = settings.sql_backend == "postgres"
+    postgres = settings.sql.backend == "postgres"
     pg_version = sqlplane.postgres_version(settings) if postgres else None
     if postgres:
         # Online and consistent on its own; taken first so the graph's window stays short.
@@ -66,9 +66,9 @@ def backup(settings: Settings, folder: Path, say: Say = print) -> dict[str, Any]
         format=manifest.FORMAT,
         created_at=datetime.now(UTC).isoformat(),
         palimpsest_version=palimpsest.__version__,
-        neo4j_version=settings.neo4j_version,
-        neo4j_database=settings.neo4j_database,
-        sql_backend=settings.sql_backend,
+        neo4j_version=settings.neo4j.version,
+        neo4j_database=settings.neo4j.database,
+        sql_backend=settings.sql.backend,
         postgres_version=pg_version,
         neo4j_stopped_seconds=stopped,
         files=manifest.entries(folder),

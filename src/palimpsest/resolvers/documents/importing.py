@@ -198,7 +198,7 @@ async def _index(svc: Services, p: _Parsed) -> tuple[list[dict[str, Any]], Stats
     title = p.draft.title or p.parsed.title
     tree = [(c.type.value, c.text, c.parent) for c in p.parsed.chunks]
     settings = svc.settings
-    on, context = settings.fulltext_neighbours, settings.fulltext_context
+    on, context = settings.recall.fulltext_neighbours, settings.recall.fulltext_context
     size = len(p.draft.markdown)
     return await svc.offload.run(
         size, term_index.document_fields, title, tree, on, context, p.observed

@@ -99,7 +99,7 @@ class _Files:
     async def all_below(self, path: str) -> dict[str, str]:
         """Every file below directory ``path``, for a rename or delete of all of them: more
         than ``memory_dir_max_files`` is refused before anything changes."""
-        allowed = self.svc.settings.memory_dir_max_files
+        allowed = self.svc.settings.limits.memory_dir_max_files
         found = await self.below(path, allowed + 1)
         if len(found) > allowed:
             raise QuotaExceeded(

@@ -26,7 +26,10 @@ async def embed(svc: Services, texts: Iterable[str]) -> dict[str, list[dict[str,
     a text that fits in one window maps to no passages."""
     s = svc.settings
     cut = {
-        t: windows.windows(t, s.passage_chars, s.passage_overlap, s.passage_max) for t in set(texts)
+        t: windows.windows(
+            t, s.recall.passage_chars, s.recall.passage_overlap, s.recall.passage_max
+        )
+        for t in set(texts)
     }
     pieces = [(t, w) for t, ws in cut.items() for w in ws]
     vectors = await svc.embed([windows.text_of(t, w) for t, w in pieces]) if pieces else []

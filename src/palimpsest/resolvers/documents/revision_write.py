@@ -183,7 +183,7 @@ async def write_revision(
     exempt = frozenset({quotas.Plane.VERSIONS}) if deleted else frozenset()
     await quotas.admit(tx, svc.settings, grown, exempt=exempt)
     touched = set(retext) | {i for pair in link for i in pair}
-    if svc.settings.fulltext_context:
+    if svc.settings.recall.fulltext_context:
         # A chunk's representation quotes its title and the headings above it (the chunks
         # under a retexted or moved one are refreshed with it): a new title, every chunk.
         touched |= {r["id"] for r in reparent}

@@ -190,7 +190,7 @@ async def diff(
         )
     old = await _markdown_or_empty(svc, who, scope, doc_id, from_revision)
     new = await _markdown_or_empty(svc, who, scope, doc_id, to_revision)
-    allowed = svc.settings.diff_max_lines
+    allowed = svc.settings.limits.diff_max_lines
     for revision, text in ((from_revision, old), (to_revision, new)):
         lines = rev.line_count(text)
         if lines > allowed:
@@ -235,7 +235,7 @@ async def restore(
     check_id(doc_id, "id")
     db = svc.db.scoped(ref)
     long: passages.Embedded | None = None
-    if svc.settings.passage_max > 0:
+    if svc.settings.recall.passage_max > 0:
         # The restored texts' passages are embedded before the write transaction, as an
         # edit's are: the model never runs while the document's lock is held (a revision's
         # texts do not change, so what is read here is what the transaction writes).

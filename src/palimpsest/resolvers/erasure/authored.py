@@ -105,7 +105,7 @@ def authored_work(
 ) -> list[Work]:
     """The batches for one shared scope, in order (documents before their rows, facts before
     the entities they name)."""
-    batch = settings.erasure_batch
+    batch = settings.queue.erasure_batch
     params: dict[str, Any] = {"writer_key": refs.person.scope_key, "batch": batch}
 
     def counted(body: Any) -> Work:

@@ -120,7 +120,7 @@ async def _erase_person(svc: Services, refs: PersonRefs, requested_by: str) -> R
 async def _run_person(
     svc: Services, refs: PersonRefs, job_id: str, policy: AuthoredPolicy
 ) -> Receipt:
-    batch = svc.settings.erasure_batch
+    batch = svc.settings.queue.erasure_batch
     for _ in range(MAX_PASSES):
         for work in _person_work(refs, svc.settings, batch, policy):
             await _drain(svc, refs.tenant, job_id, work, batch)
@@ -272,7 +272,7 @@ async def erase_subject(svc: Services, who: Principal, scope: Scope, subject: En
         requested_by=_requester(who),
     )
     job_id, entity_id = job.receipt.id, found[0]["id"]
-    batch = svc.settings.erasure_batch
+    batch = svc.settings.queue.erasure_batch
     facts = _subject_facts(ref, svc.settings, entity_id, batch)
     await _drain(svc, tenant, job_id, facts, batch)
     await jobs.run_batch(svc, tenant, job_id, _subject_entity(ref, entity_id))

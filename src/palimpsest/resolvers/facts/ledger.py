@@ -156,9 +156,9 @@ async def write_batch(
     proof = resolved.proof
     locked_at, rows = closure.prepare(rules, resolved.rows, resolved.locked_at)
     now = locked_at or svc.clock()
-    floor = svc.settings.judge_cosine if svc.settings.judges else None
+    floor = svc.settings.model.judge_cosine if svc.settings.model.judges else None
     rows, band = await dedup.merge_and_band(
-        tx, rows, svc.settings.dedup_cosine, proof.new_subjects, floor
+        tx, rows, svc.settings.recall.dedup_cosine, proof.new_subjects, floor
     )
     # A key no stored fact holds cannot name a different one (a merged row's key may be).
     unproved = [r for r in rows if r.natural_key not in proof.unstored_keys]

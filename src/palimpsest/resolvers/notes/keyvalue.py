@@ -272,7 +272,9 @@ async def _write(
     # A separate embedText is stored (and indexed) too, so it counts against the quota.
     extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
     size = len(key.encode()) + len(text.encode()) + len(extra.encode())
-    memory_bytes = await _check_quota(tx, svc.settings.max_scope_bytes, key, size, now, stored)
+    memory_bytes = await _check_quota(
+        tx, svc.settings.limits.max_scope_bytes, key, size, now, stored
+    )
     indexed = term_index.row_fields(embedding.text or "")
     params = {
         **indexed,
@@ -350,7 +352,7 @@ async def _embed(
 
 
 def _check_value_size(svc: Services, key: str, text: str) -> None:
-    limit = svc.settings.max_value_bytes
+    limit = svc.settings.limits.max_value_bytes
     size = len(text.encode())
     if limit and size > limit:
         raise QuotaExceeded(

@@ -56,7 +56,7 @@ async def keep_past(
         await tx.run(q.CLOSE_TOMBSTONE, {"key": key, "now": now})
     if not added:
         return
-    limit = 0 if tombstone else settings.max_note_versions
+    limit = 0 if tombstone else settings.limits.max_note_versions
     count = await _versions(tx, limit, lock["note_versions"], added)
     params = {"key": key, "now": now, "note_versions": count + added, "id": new_id()}
     await tx.run(q.ARCHIVE_CURRENT, params)
@@ -75,7 +75,9 @@ async def past_params(
     anything changes, a write that would take the scope over its version limit."""
     stored = bool(lock["stored"])
     count = (
-        await _versions(tx, settings.max_note_versions, lock["note_versions"], 1) if stored else 0
+        await _versions(tx, settings.limits.max_note_versions, lock["note_versions"], 1)
+        if stored
+        else 0
     )
     params = {
         "key": key,

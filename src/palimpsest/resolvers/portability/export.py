@@ -74,7 +74,7 @@ Record = dict[str, Any]
 
 async def export_me(svc: Services, who: Principal) -> list[str]:
     """The caller's export as lines, up to ``export_max_bytes`` (larger: use the CLI)."""
-    limit = svc.settings.export_max_bytes
+    limit = svc.settings.limits.export_max_bytes
     lines: list[str] = []
     size = 0
     async for line in export_lines(svc, person_refs(who), svc.clock()):

@@ -73,7 +73,7 @@ def request_of(svc: Services, ask: Ask, default: frozenset[pure.Source]) -> Reca
         raise InvalidArgument(f"topK (top_k) must be between 1 and {MAX_TOP_K}")
     w, settings = ask.when, svc.settings
     vector_weight, fulltext_weight = leg_weights(
-        ask.controls.weights, settings.rrf_vector_weight, settings.rrf_fulltext_weight
+        ask.controls.weights, settings.recall.rrf_vector_weight, settings.recall.rrf_fulltext_weight
     )
     return RecallRequest(
         query=ask.query,
@@ -82,8 +82,8 @@ def request_of(svc: Services, ask: Ask, default: frozenset[pure.Source]) -> Reca
         view=time_view(svc, w.as_of, w.known_at),
         window=pure.parse_window(w.start, w.end, w.missing, w.slack),
         prefix=ask.prefix,
-        rrf_k=settings.rrf_k,
-        pool_factor=settings.recall_pool_factor,
+        rrf_k=settings.recall.rrf_k,
+        pool_factor=settings.recall.pool_factor,
         vector_weight=vector_weight,
         fulltext_weight=fulltext_weight,
         levers=pure.Levers.of(settings),

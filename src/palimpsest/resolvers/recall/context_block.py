@@ -86,13 +86,13 @@ async def context(
 ) -> ContextBlock:
     """``min_score``: recall's floor on the search hits (None: ``context_min_score``)."""
     refs = [resolve_scope(who, s) for s in dict.fromkeys([scope, *also_scopes])]
-    cap = svc.settings.context_max_budget_tokens
+    cap = svc.settings.recall.context_max_budget_tokens
     if not 1 <= budget_tokens <= cap:
         raise InvalidArgument(f"budgetTokens must be between 1 and {cap}", limit=cap)
     if not query.strip() or len(query) > MAX_QUERY_CHARS:
         raise InvalidArgument(f"query must be 1-{MAX_QUERY_CHARS} characters")
     floor = asks.Controls(
-        min_score=svc.settings.context_min_score if min_score is None else min_score,
+        min_score=svc.settings.recall.context_min_score if min_score is None else min_score,
         fulltext_within=asks.DEFAULT_TOP_K,
     )
     controls.check(floor, None)  # refused before anything is read, not inside the gather

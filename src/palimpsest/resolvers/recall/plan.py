@@ -245,7 +245,7 @@ class RecallPlan:
                     rows,
                     lv.exact_max_rows,
                     lv.ann_floor,
-                    passages=self.svc.settings.passage_max > 0,
+                    passages=self.svc.settings.recall.passage_max > 0,
                 )
                 ranked = await self._leg(f"vector_{source.value}", work)
                 lists.append(RankedList("vector", source, ref, ranked))

@@ -39,10 +39,14 @@ async def usage(svc: Services, who: Principal, scope: Scope) -> Usage:
 
     async def work(tx: ScopedTx) -> list[PlaneUsage]:
         [live] = await tx.run(mq.SCOPE_USAGE, {"key": "", "now": now})
-        rows = [row("noteBytes", int(live["used"]), settings.max_scope_bytes, "max_scope_bytes")]
+        rows = [
+            row("noteBytes", int(live["used"]), settings.limits.max_scope_bytes, "max_scope_bytes")
+        ]
         for plane, counted in quotas.PLANES.items():
             used = await quotas.exact(tx, plane)
-            rows.append(row(plane.value, used, getattr(settings, counted.setting), counted.setting))
+            rows.append(
+                row(plane.value, used, getattr(settings.limits, counted.setting), counted.setting)
+            )
         return rows
 
     planes = await svc.db.scoped(ref).read_tx(work)
@@ -51,5 +55,5 @@ async def usage(svc: Services, who: Principal, scope: Scope) -> Usage:
     except Forbidden:
         return Usage(scope, tuple(planes))
     found = [d.bytes for d in await svc.sql.databases() if d.key == sql_ref.scope_key]
-    planes.append(row("sqlBytes", sum(found), settings.sql_max_db_bytes, "sql_max_db_bytes"))
+    planes.append(row("sqlBytes", sum(found), settings.sql.max_db_bytes, "sql_max_db_bytes"))
     return Usage(scope, tuple(planes))

@@ -41,7 +41,7 @@ class Plane(StrEnum):
 @dataclass(frozen=True, slots=True)
 class _Counted:
     counter: str  # the :Scope property (cypher/quotas.py COUNTERS)
-    setting: str  # the Settings field holding the limit (0: off)
+    setting: str  # the field of Settings.limits holding the limit (0: off)
     exact: Statement
 
 
@@ -66,7 +66,7 @@ _EXACT_PARAMS = {
 
 
 def limit_of(settings: Settings, plane: Plane) -> int:
-    limit: int = getattr(settings, PLANES[plane].setting)
+    limit: int = getattr(settings.limits, PLANES[plane].setting)
     return limit
 
 

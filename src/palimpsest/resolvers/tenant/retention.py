@@ -42,9 +42,9 @@ class RetentionPolicy:
 def policy_of(settings: Settings, row: Row | None) -> RetentionPolicy:
     """The effective policy: the tenant's windows where set, else the server's settings."""
     defaults = {
-        "versions_seconds": settings.retention_versions_seconds,
-        "tombstones_seconds": settings.retention_tombstones_seconds,
-        "done_spans_seconds": settings.retention_done_spans_seconds,
+        "versions_seconds": settings.queue.retention_versions_seconds,
+        "tombstones_seconds": settings.queue.retention_tombstones_seconds,
+        "done_spans_seconds": settings.queue.retention_done_spans_seconds,
     }
     own = {k: row[k] for k in _WINDOWS if row is not None and row[k] is not None}
     merged = {**defaults, **{k: int(v) for k, v in own.items()}}

@@ -103,13 +103,13 @@ class PostgresStore:
     def from_settings(cls, settings: Settings) -> PostgresStore:
         return cls(
             settings.postgres_conninfo(),
-            max_rows=settings.sql_max_rows,
-            timeout_ms=settings.sql_timeout_ms,
-            max_bytes=settings.sql_max_db_bytes,
-            max_value_bytes=settings.sql_max_value_bytes,
-            max_result_bytes=settings.sql_max_result_bytes,
-            max_columns=settings.sql_max_columns,
-            pool_size=settings.postgres_pool_size,
+            max_rows=settings.sql.max_rows,
+            timeout_ms=settings.sql.timeout_ms,
+            max_bytes=settings.sql.max_db_bytes,
+            max_value_bytes=settings.sql.max_value_bytes,
+            max_result_bytes=settings.sql.max_result_bytes,
+            max_columns=settings.sql.max_columns,
+            pool_size=settings.sql.postgres_pool_size,
         )
 
     def prepare(self) -> None:

@@ -83,13 +83,13 @@ class SqliteStore:
     def from_settings(cls, settings: Settings) -> SqliteStore:
         return cls(
             settings.home / "sql",
-            max_rows=settings.sql_max_rows,
-            timeout_ms=settings.sql_timeout_ms,
-            max_bytes=settings.sql_max_db_bytes,
-            max_value_bytes=settings.sql_max_value_bytes,
-            max_result_bytes=settings.sql_max_result_bytes,
-            max_columns=settings.sql_max_columns,
-            workers=settings.sql_workers,
+            max_rows=settings.sql.max_rows,
+            timeout_ms=settings.sql.timeout_ms,
+            max_bytes=settings.sql.max_db_bytes,
+            max_value_bytes=settings.sql.max_value_bytes,
+            max_result_bytes=settings.sql.max_result_bytes,
+            max_columns=settings.sql.max_columns,
+            workers=settings.sql.workers,
         )
 
     # -- async interface (blocking work runs in worker threads) --------------------------

@@ -113,12 +113,12 @@ def test_lock_entries_cannot_reach_outside_the_repository_or_lib(field: str, val
 
 def test_committed_lock_matches_the_pom_and_the_default_version() -> None:
     settings = Settings()
-    lock = jars.load_lock(settings.neo4j_version)
-    assert lock.browser_version == settings.neo4j_browser_version
+    lock = jars.load_lock(settings.neo4j.version)
+    assert lock.browser_version == settings.neo4j.browser_version
     names = {jar.file_name for jar in lock.jars}
-    assert f"neo4j-{settings.neo4j_version}.jar" in names  # what `status` calls installed
-    assert f"neo4j-server-{settings.neo4j_version}.jar" in names
-    assert f"neo4j-browser-{settings.neo4j_browser_version}.jar" in names
+    assert f"neo4j-{settings.neo4j.version}.jar" in names  # what `status` calls installed
+    assert f"neo4j-server-{settings.neo4j.version}.jar" in names
+    assert f"neo4j-browser-{settings.neo4j.browser_version}.jar" in names
     pom = (jars.lock_path().parent / "pom.xml").read_text()
     assert f"<neo4j.version>{lock.neo4j_version}</neo4j.version>" in pom
     assert f"<neo4j.browser.version>{lock.browser_version}</neo4j.browser.version>" in pom

@@ -44,8 +44,8 @@ async def test_parsing_and_indexing_a_large_document_run_in_the_pool(tmp_path: P
     chunks = parsed.parsed.chunks
     texts = [c.text for c in chunks]
     contexts = term_index.heading_contexts("t", [(c.type.value, c.text, c.parent) for c in chunks])
-    on = svc.settings.fulltext_neighbours
-    assert svc.settings.fulltext_context
+    on = svc.settings.recall.fulltext_neighbours
+    assert svc.settings.recall.fulltext_context
     assert fields == term_index.chunk_fields(texts, on, None, contexts)
     assert delta == term_index.added(fields)
 

@@ -63,7 +63,7 @@ def build(settings: Settings, say: Say = print) -> Path:
     if _built_digest(target) == digest:
         say(f"the Palimpsest extension {VERSION} is in {target}")
         return target
-    ecj = _ecj(home, settings.maven_repository_url, say)
+    ecj = _ecj(home, settings.local.maven_repository_url, say)
     runtime = find_java(settings)
     with tempfile.TemporaryDirectory(prefix="palimpsest-extension-") as tmp:
         out = Path(tmp) / "classes"
@@ -81,7 +81,7 @@ def build(settings: Settings, say: Say = print) -> Path:
         if done.returncode != 0:
             raise Unavailable(
                 "the Palimpsest extension did not compile against Neo4j "
-                f"{settings.neo4j_version}:\n{done.stdout}{done.stderr}"
+                f"{settings.neo4j.version}:\n{done.stdout}{done.stderr}"
             )
         staged = Path(tmp) / target.name
         _package(out, staged, digest)

@@ -24,7 +24,7 @@ def test_configured_passwords_win_over_the_managed_files(tmp_path: Path) -> None
     s.neo4j_password_file.parent.mkdir(parents=True)
     s.neo4j_password_file.write_text("generated\n")
     assert s.neo4j_credentials() == ("ada", "n-secret")
-    assert s.postgres_credentials() == (s.postgres_user, "p-secret")
+    assert s.postgres_credentials() == (s.sql.postgres_user, "p-secret")
 
 
 def test_the_managed_servers_generated_passwords_are_read_from_home(tmp_path: Path) -> None:
@@ -32,11 +32,11 @@ def test_the_managed_servers_generated_passwords_are_read_from_home(tmp_path: Pa
     for path, secret in ((s.neo4j_password_file, "n-gen"), (s.postgres_password_file, "p-gen")):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"{secret}\n")
-    assert s.neo4j_password_file == tmp_path / "neo4j" / s.neo4j_version / "password"
+    assert s.neo4j_password_file == tmp_path / "neo4j" / s.neo4j.version / "password"
     assert s.postgres_password_file == tmp_path / "postgres" / "password"
     # The managed Neo4j's user is always neo4j: the generated password is that user's.
     assert s.neo4j_credentials() == ("neo4j", "n-gen")
-    assert s.postgres_credentials() == (s.postgres_user, "p-gen")
+    assert s.postgres_credentials() == (s.sql.postgres_user, "p-gen")
 
 
 def test_a_missing_password_is_unavailable_and_says_how_to_get_one(tmp_path: Path) -> None:
