@@ -129,6 +129,7 @@ async def scope_overlap(
     ``p`` at the settings' defaults: the production vector leg against the exact in-scope
     search, the production hybrid against RRF of the exact pools, the bare in-index ANN."""
     settings = svc.settings
+    rrf_k = settings.recall.rrf_k
     view = fr.time_view(svc, None, None)
     docs_only = frozenset({pure.Source.DOCUMENTS})
     levers = pure.Levers.of(settings)
@@ -156,9 +157,7 @@ async def scope_overlap(
         ft = await bm25_pool(svc, p.ref, text, levers, base)
         # As the resolver fuses: a row one pool missed ranks just past its depth there.
         depth = POOL if levers.absent_at_depth else None
-        fused = pure.rrf(
-            {"vector": exact_ids, "fulltext": ft}, k=settings.recall.rrf_k, depth=depth
-        )
+        fused = pure.rrf({"vector": exact_ids, "fulltext": ft}, k=rrf_k, depth=depth)
         exact_hybrid = [f.id for f in fused]
         results = {}
         for mode in (rr.Mode.VECTOR, rr.Mode.HYBRID):
@@ -168,7 +167,7 @@ async def scope_overlap(
                 sources=docs_only,
                 view=view,
                 mode=mode,
-                rrf_k=settings.recall.rrf_k,
+                rrf_k=rrf_k,
                 levers=levers,
             )
             got = await rr.recall(svc, who, [Scope.USER], req)

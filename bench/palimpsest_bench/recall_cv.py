@@ -222,25 +222,23 @@ async def run_cv(
     """Capture every question once, then the grid, the folds and the stability table.
     ``real``: the top-10 of each question of ``ds.queries`` at the settings (the check)."""
 
-    s = svc.settings
-    pool = s.recall.pool_factor * K
+    s = svc.settings.recall
+    pool = s.pool_factor * K
     kept = [(i, q) for i, q in enumerate(ds.queries) if q.category in HEADLINE_CATEGORIES]
     jobs = [partial(capture, svc, tenant, unit_of_chunk, q) for _, q in kept]
     cands: list[Candidates] = await limited(jobs, QUERY_CONCURRENCY)
     settings = grid()
     base_setting = defaults(
-        Levers.of(s), s.recall.rrf_fulltext_weight / max(s.recall.rrf_vector_weight, 1e-9)
+        Levers.of(svc.settings), s.rrf_fulltext_weight / max(s.rrf_vector_weight, 1e-9)
     )
     if base_setting not in settings:
         settings.append(base_setting)
     base = settings.index(base_setting)
     same = sum(
-        int(
-            [c.units[j] for j in ranked(c, base_setting, s.recall.rrf_k, pool)] == list(real[i][:K])
-        )
+        int([c.units[j] for j in ranked(c, base_setting, s.rrf_k, pool)] == list(real[i][:K]))
         for (i, _), c in zip(kept, cands, strict=True)
     )
-    figures = table(cands, settings, s.recall.rrf_k, pool)
+    figures = table(cands, settings, s.rrf_k, pool)
     if save is not None:  # for re-analysis without a database: the grid's figures and labels
         np.savez_compressed(save, figures=figures, base=base)
         save.with_suffix(".json").write_text(
