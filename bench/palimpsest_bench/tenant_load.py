@@ -1,0 +1,159 @@
+"""Loading the many-tenants dataset (``bench recall-latency --tenants N``).
+
+Templates first, through the product's writers (``tenant_write``), then the copies in bulk
+(``tenant_clone``, ``COPY_BATCH_ROWS`` rows a transaction, ``COPY_CONCURRENCY`` in flight).
+Kept between runs: a template is complete when its scope's fact counter reached its plan
+(facts are written last); an incomplete one is erased and written again; copies present are
+skipped (a copy is one transaction). The measured tenant is written the same way as a
+template, in both databases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from neo4j import AsyncDriver
+
+from palimpsest.resolvers.services import Services
+from palimpsest_bench import tenant_clone as clone
+from palimpsest_bench.common import HashEmbedder
+from palimpsest_bench.tenant_plan import TenantPlan, load_order, total_rows
+from palimpsest_bench.tenant_write import write_tenant
+
+Progress = Callable[[str], None]
+COPY_BATCH_ROWS = 8_000  # nodes and relationships per copy transaction
+COPY_CONCURRENCY = 2
+PRESENT_CHUNK = 1000  # scopes asked about per statement
+
+READ_FACTS_COUNTER = """
+MATCH (s:Scope {scope_key: $key})
+RETURN s.quota_facts AS facts
+"""
+ERASE_LABEL = """
+MATCH (n:$($label) {scope_key: $key})
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
+"""
+
+
+def hashed(svc: Services) -> Services:
+    """The services with ``HashEmbedder`` vectors (the dataset's synthetic vectors)."""
+    return replace(svc, embedder=HashEmbedder(svc.embedder.model_name, svc.embedder.dimensions))
+
+
+async def complete(driver: AsyncDriver, plan: TenantPlan) -> bool:
+    """Whether a tenant written through the writers holds at least its planned facts."""
+    records = (await driver.execute_query(READ_FACTS_COUNTER, key=clone.key_of(plan.tenant)))[0]
+    return bool(records) and int(records[0]["facts"] or 0) >= plan.mix.facts
+
+
+async def erase_tenant(driver: AsyncDriver, tenant: str) -> None:
+    """Every node of the tenant's scope, whatever its label (a half-written template)."""
+    labels = [r["label"] for r in (await driver.execute_query(clone.READ_LABELS))[0]]
+    async with driver.session() as session:
+        for label in labels:
+            if label not in clone.SKIPPED_LABELS:
+                await session.run(ERASE_LABEL, label=label, key=clone.key_of(tenant))
+
+
+async def ensure_written(
+    svc: Services, driver: AsyncDriver, plan: TenantPlan, say: Progress
+) -> bool:
+    """Write ``plan`` through the writers unless it is complete; True if it was written."""
+    if await complete(driver, plan):
+        return False
+    say(f"  writing {plan.tenant} ({plan.rows} rows) through the product's writers")
+    await erase_tenant(driver, plan.tenant)
+    await write_tenant(svc, plan)
+    return True
+
+
+def copy_batches(copies: Sequence[TenantPlan], sizes: dict[int, int]) -> list[list[TenantPlan]]:
+    """Copies grouped per template size class, about ``COPY_BATCH_ROWS`` rows a group."""
+    out: list[list[TenantPlan]] = []
+    by_rows: dict[int, list[TenantPlan]] = {}
+    for p in copies:
+        by_rows.setdefault(p.rows, []).append(p)
+    for rows, group in sorted(by_rows.items()):
+        per = max(1, COPY_BATCH_ROWS // max(1, sizes[rows]))
+        out += [group[i : i + per] for i in range(0, len(group), per)]
+    return out
+
+
+async def ensure_loaded(
+    svc: Services,
+    driver: AsyncDriver,
+    plans: Sequence[TenantPlan],
+    say: Progress,
+    seconds: float | None = None,
+) -> dict[str, Any]:
+    """Load what is missing of ``plans``, taking no new copy batch once ``seconds`` have
+    passed since the start (the rest is left for a later run); figures of the load, with the
+    tenants and rows present at its end."""
+    started = time.perf_counter()
+    deadline = started + seconds if seconds is not None else None
+    writer = hashed(svc)
+    order = load_order(plans)
+    templates = [p for p in order if p.template]
+    written = 0
+    for p in templates:
+        written += await ensure_written(writer, driver, p, say)
+    template_seconds = time.perf_counter() - started
+    copies = [p for p in order if not p.template]
+    have: set[str] = set()
+    for i in range(0, len(copies), PRESENT_CHUNK):
+        have |= await clone.present(driver, [p.tenant for p in copies[i : i + PRESENT_CHUNK]])
+    todo = [p for p in copies if p.tenant not in have]
+    say(
+        f"{len(plans)} tenants ({total_rows(plans)} rows): {len(templates)} templates "
+        f"({written} written now), {len(copies) - len(todo)} copies present, {len(todo)} to copy"
+    )
+    shapes = {}
+    for p in templates:
+        shapes[p.rows] = await clone.read_template(driver, p.tenant, svc.embedder.dimensions)
+    sizes = {rows: t.size for rows, t in shapes.items()}
+    work = iter(copy_batches(todo, sizes))
+    copy_started = time.perf_counter()
+    done_tenants = done_rows = done_plan_rows = 0
+    last = copy_started
+
+    async def worker() -> None:
+        nonlocal done_tenants, done_rows, done_plan_rows, last
+        for batch in work:  # one shared iterator: each batch goes to one worker
+            if deadline is not None and time.perf_counter() > deadline:
+                return
+            template = shapes[batch[0].rows]
+            done_rows += await clone.write_copies(
+                driver, template, [p.tenant for p in batch], "tenants"
+            )
+            done_tenants += len(batch)
+            done_plan_rows += sum(p.rows for p in batch)
+            now = time.perf_counter()
+            if now - last >= 15 or done_tenants == len(todo):
+                last = now
+                rate = done_tenants / (now - copy_started)
+                say(
+                    f"  copied {done_tenants}/{len(todo)} tenants ({rate:.1f} tenants/s, "
+                    f"{done_rows / (now - copy_started):.0f} graph rows/s, "
+                    f"~{(len(todo) - done_tenants) / max(rate, 1e-9):.0f}s left)"
+                )
+
+    await asyncio.gather(*(worker() for _ in range(COPY_CONCURRENCY)))
+    copy_seconds = time.perf_counter() - copy_started
+    return {
+        "tenants": len(plans),
+        "rows": total_rows(plans),
+        "templates": len(templates),
+        "templates_written": written,
+        "template_seconds": round(template_seconds, 1),
+        "copies_present": len(copies) - len(todo),
+        "copied": done_tenants,
+        "copy_seconds": round(copy_seconds, 1),
+        "copied_graph_rows": done_rows,
+        "copy_tenants_per_s": round(done_tenants / copy_seconds, 2) if done_tenants else None,
+        "tenants_present": len(plans) - (len(todo) - done_tenants),
+        "rows_present": total_rows(plans) - (sum(p.rows for p in todo) - done_plan_rows),
+    }
