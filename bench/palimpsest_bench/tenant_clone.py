@@ -218,7 +218,11 @@ async def write_copies(
         relationships += shift(r, len(nodes))
         nodes += n
     try:
-        await driver.execute_query(WRITE_COPY, nodes=nodes, relationships=relationships)
+        # No bookmarks: copies are independent, and waiting for each other's would
+        # serialise the loaders.
+        await driver.execute_query(
+            WRITE_COPY, nodes=nodes, relationships=relationships, bookmark_manager_=None
+        )
     except ConstraintError:
         # A retried transaction whose first attempt committed (the connection dropped
         # before the answer came): the copies are there, which is all a copy promises.

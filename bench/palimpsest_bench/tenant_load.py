@@ -72,15 +72,19 @@ async def ensure_written(
 
 
 def copy_batches(copies: Sequence[TenantPlan], sizes: dict[int, int]) -> list[list[TenantPlan]]:
-    """Copies grouped per template size class, about ``COPY_BATCH_ROWS`` rows a group."""
-    out: list[list[TenantPlan]] = []
+    """Copies grouped per template size class, about ``COPY_BATCH_ROWS`` rows a group; the
+    groups ordered so that the tenants copied so far keep the plan's mix of sizes whenever
+    a load stops (each class advances in step with its share of the rows)."""
+    groups: list[tuple[float, list[TenantPlan]]] = []
     by_rows: dict[int, list[TenantPlan]] = {}
     for p in copies:
         by_rows.setdefault(p.rows, []).append(p)
-    for rows, group in sorted(by_rows.items()):
+    for rows, members in sorted(by_rows.items()):
         per = max(1, COPY_BATCH_ROWS // max(1, sizes[rows]))
-        out += [group[i : i + per] for i in range(0, len(group), per)]
-    return out
+        batches = [members[i : i + per] for i in range(0, len(members), per)]
+        # A batch's place: the share of its class copied once it is done.
+        groups += [((n + 1) / len(batches), b) for n, b in enumerate(batches)]
+    return [b for _, b in sorted(groups, key=lambda g: (g[0], g[1][0].rows))]
 
 
 async def ensure_loaded(

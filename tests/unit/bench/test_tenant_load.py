@@ -21,3 +21,14 @@ def test_a_template_larger_than_the_budget_is_copied_one_at_a_time() -> None:
     copies = [p for p in tenant_plan(200) if not p.template]
     sizes = {p.rows: COPY_BATCH_ROWS * 2 for p in copies}
     assert all(len(b) == 1 for b in copy_batches(copies, sizes))
+
+
+def test_a_load_stopped_part_way_keeps_the_plans_mix_of_sizes() -> None:
+    copies = [p for p in tenant_plan(2000) if not p.template]
+    sizes = {rows: rows * 6 for rows in {p.rows for p in copies}}
+    batches = copy_batches(copies, sizes)
+    half = [p for b in batches[: len(batches) // 2] for p in b]
+    big = [p for p in half if p.rows >= 300]
+    share_planned = sum(p.rows >= 300 for p in copies) / len(copies)
+    # Sorted by size, the first half would hold none of the large tenants.
+    assert abs(len(big) / len(half) - share_planned) < 0.1
