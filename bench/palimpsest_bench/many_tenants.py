@@ -36,6 +36,7 @@ from palimpsest_suites.faults import prepare_home
 Say = Callable[[str], None]
 HEAP = "2g"
 PAGECACHE = "3g"
+SIZED_FOR_CHUNKS = 1_000_000  # only its quota matters: every tenant here is far below
 SHOW_INDEXES = "SHOW INDEXES YIELD id, name, type, entityType RETURN id, name, type"
 HEAP_JMX = """
 CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes
@@ -44,13 +45,10 @@ RETURN attributes.HeapMemoryUsage.value.properties AS heap
 
 
 def server_settings(source: Settings, home: Path, bolt: int, http: int) -> Settings:
-    """A server of the bench's own, sized alike whatever it holds."""
-    s = scale_settings_of(source, home, bolt, http)
+    """A server of the bench's own (``scale_server``'s settings: its ports checked, quotas
+    wide), sized alike whatever it holds."""
+    s = scale_server.scale_settings(home.resolve(), SIZED_FOR_CHUNKS, bolt, http, source)
     return s.model_copy(update={"neo4j_heap": HEAP, "neo4j_pagecache": PAGECACHE})
-
-
-def scale_settings_of(source: Settings, home: Path, bolt: int, http: int) -> Settings:
-    return scale_server.scale_settings(home.resolve(), 1_000_000, bolt, http, source)
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from neo4j import AsyncDriver
@@ -28,6 +28,7 @@ Progress = Callable[[str], None]
 COPY_BATCH_ROWS = 8_000  # nodes and relationships per copy transaction
 COPY_CONCURRENCY = 2
 PRESENT_CHUNK = 1000  # scopes asked about per statement
+REPORT_SECONDS = 15
 
 READ_FACTS_COUNTER = """
 MATCH (s:Scope {scope_key: $key})
@@ -87,6 +88,62 @@ def copy_batches(copies: Sequence[TenantPlan], sizes: dict[int, int]) -> list[li
     return [b for _, b in sorted(groups, key=lambda g: (g[0], g[1][0].rows))]
 
 
+@dataclass(slots=True)
+class Copying:
+    """Progress of the copies: counted by the workers, said every ``REPORT_SECONDS``."""
+
+    todo: int
+    say: Progress
+    started: float = field(default_factory=time.perf_counter)
+    tenants: int = 0
+    graph_rows: int = 0
+    rows: int = 0
+    last: float = 0.0
+
+    def done(self, batch: Sequence[TenantPlan], graph_rows: int) -> None:
+        self.tenants += len(batch)
+        self.rows += sum(p.rows for p in batch)
+        self.graph_rows += graph_rows
+        now = time.perf_counter()
+        if now - self.last >= REPORT_SECONDS or self.tenants == self.todo:
+            self.last = now
+            rate = self.tenants / (now - self.started)
+            self.say(
+                f"  copied {self.tenants}/{self.todo} tenants ({rate:.1f} tenants/s, "
+                f"{self.graph_rows / (now - self.started):.0f} graph rows/s, "
+                f"~{(self.todo - self.tenants) / max(rate, 1e-9):.0f}s left)"
+            )
+
+
+async def missing_copies(driver: AsyncDriver, copies: Sequence[TenantPlan]) -> list[TenantPlan]:
+    have: set[str] = set()
+    for i in range(0, len(copies), PRESENT_CHUNK):
+        have |= await clone.present(driver, [p.tenant for p in copies[i : i + PRESENT_CHUNK]])
+    return [p for p in copies if p.tenant not in have]
+
+
+async def copy_all(
+    driver: AsyncDriver,
+    shapes: dict[int, clone.Template],
+    todo: Sequence[TenantPlan],
+    progress: Copying,
+    deadline: float | None,
+) -> None:
+    """Copy ``todo``, ``COPY_CONCURRENCY`` batches in flight, none started after
+    ``deadline``."""
+    work = iter(copy_batches(todo, {rows: t.size for rows, t in shapes.items()}))
+
+    async def worker() -> None:
+        for batch in work:  # one shared iterator: each batch goes to one worker
+            if deadline is not None and time.perf_counter() > deadline:
+                return
+            template = shapes[batch[0].rows]
+            tenants = [p.tenant for p in batch]
+            progress.done(batch, await clone.write_copies(driver, template, tenants, "tenants"))
+
+    await asyncio.gather(*(worker() for _ in range(COPY_CONCURRENCY)))
+
+
 async def ensure_loaded(
     svc: Services,
     driver: AsyncDriver,
@@ -98,55 +155,23 @@ async def ensure_loaded(
     passed since the start (the rest is left for a later run); figures of the load, with the
     tenants and rows present at its end."""
     started = time.perf_counter()
-    deadline = started + seconds if seconds is not None else None
-    writer = hashed(svc)
-    order = load_order(plans)
-    templates = [p for p in order if p.template]
+    templates = [p for p in load_order(plans) if p.template]
     written = 0
     for p in templates:
-        written += await ensure_written(writer, driver, p, say)
+        written += await ensure_written(hashed(svc), driver, p, say)
     template_seconds = time.perf_counter() - started
-    copies = [p for p in order if not p.template]
-    have: set[str] = set()
-    for i in range(0, len(copies), PRESENT_CHUNK):
-        have |= await clone.present(driver, [p.tenant for p in copies[i : i + PRESENT_CHUNK]])
-    todo = [p for p in copies if p.tenant not in have]
+    copies = [p for p in load_order(plans) if not p.template]
+    todo = await missing_copies(driver, copies)
     say(
         f"{len(plans)} tenants ({total_rows(plans)} rows): {len(templates)} templates "
         f"({written} written now), {len(copies) - len(todo)} copies present, {len(todo)} to copy"
     )
-    shapes = {}
-    for p in templates:
-        shapes[p.rows] = await clone.read_template(driver, p.tenant, svc.embedder.dimensions)
-    sizes = {rows: t.size for rows, t in shapes.items()}
-    work = iter(copy_batches(todo, sizes))
-    copy_started = time.perf_counter()
-    done_tenants = done_rows = done_plan_rows = 0
-    last = copy_started
-
-    async def worker() -> None:
-        nonlocal done_tenants, done_rows, done_plan_rows, last
-        for batch in work:  # one shared iterator: each batch goes to one worker
-            if deadline is not None and time.perf_counter() > deadline:
-                return
-            template = shapes[batch[0].rows]
-            done_rows += await clone.write_copies(
-                driver, template, [p.tenant for p in batch], "tenants"
-            )
-            done_tenants += len(batch)
-            done_plan_rows += sum(p.rows for p in batch)
-            now = time.perf_counter()
-            if now - last >= 15 or done_tenants == len(todo):
-                last = now
-                rate = done_tenants / (now - copy_started)
-                say(
-                    f"  copied {done_tenants}/{len(todo)} tenants ({rate:.1f} tenants/s, "
-                    f"{done_rows / (now - copy_started):.0f} graph rows/s, "
-                    f"~{(len(todo) - done_tenants) / max(rate, 1e-9):.0f}s left)"
-                )
-
-    await asyncio.gather(*(worker() for _ in range(COPY_CONCURRENCY)))
-    copy_seconds = time.perf_counter() - copy_started
+    dims = svc.embedder.dimensions
+    shapes = {p.rows: await clone.read_template(driver, p.tenant, dims) for p in templates}
+    progress = Copying(len(todo), say)
+    deadline = started + seconds if seconds is not None else None
+    await copy_all(driver, shapes, todo, progress, deadline)
+    copy_seconds = time.perf_counter() - progress.started
     return {
         "tenants": len(plans),
         "rows": total_rows(plans),
@@ -154,10 +179,10 @@ async def ensure_loaded(
         "templates_written": written,
         "template_seconds": round(template_seconds, 1),
         "copies_present": len(copies) - len(todo),
-        "copied": done_tenants,
+        "copied": progress.tenants,
         "copy_seconds": round(copy_seconds, 1),
-        "copied_graph_rows": done_rows,
-        "copy_tenants_per_s": round(done_tenants / copy_seconds, 2) if done_tenants else None,
-        "tenants_present": len(plans) - (len(todo) - done_tenants),
-        "rows_present": total_rows(plans) - (sum(p.rows for p in todo) - done_plan_rows),
+        "copied_graph_rows": progress.graph_rows,
+        "copy_tenants_per_s": round(progress.tenants / copy_seconds, 2) if todo else None,
+        "tenants_present": len(plans) - len(todo) + progress.tenants,
+        "rows_present": total_rows(plans) - sum(p.rows for p in todo) + progress.rows,
     }

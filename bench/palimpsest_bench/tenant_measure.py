@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from palimpsest.domain.ranking import fusion as pure
-from palimpsest.identity import Scope
+from palimpsest.identity import Principal, Scope
 from palimpsest.resolvers.facts import ledger
 from palimpsest.resolvers.notes import keyvalue
 from palimpsest.resolvers.recall import timing
 from palimpsest.resolvers.recall.planner import RecallRequest, recall
 from palimpsest.resolvers.services import Services
+from palimpsest.schema.drafts import FactDraft
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_bench import POOL, TOP_K, latency_stats
 from palimpsest_bench.recall_latency import StageLog, stage_summary
@@ -61,6 +63,45 @@ def side_order(round_no: int) -> tuple[str, str]:
     return SIDES if round_no % 2 == 0 else (SIDES[1], SIDES[0])
 
 
+@dataclass(frozen=True, slots=True)
+class Round:
+    """What one round asks of each database."""
+
+    query: str
+    note_key: str
+    note: str
+    fact: FactDraft
+
+
+async def timed(op: Awaitable[Any]) -> float:
+    started = time.perf_counter()  # a coroutine runs nothing until awaited
+    await op
+    return (time.perf_counter() - started) * 1000
+
+
+async def one_side(
+    svc: Services, who: Principal, r: Round, log: StageLog
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The round's three operations on one database: their milliseconds, and the stages the
+    search observed."""
+    request = RecallRequest(
+        query=r.query,
+        top_k=TOP_K,
+        sources=pure.SEARCH_DEFAULT,
+        view=ledger.time_view(svc, None, None),
+        pool=POOL,
+        levers=pure.Levers.of(svc.settings),
+    )
+    mark = len(log.samples)
+    took = {"search": await timed(recall(svc, who, [Scope.USER], request))}
+    seen = log.since(mark)
+    took["note_write"] = await timed(
+        keyvalue.set_value(svc, who, Scope.USER, r.note_key, r.note, None, True, None)
+    )
+    took["fact_write"] = await timed(ledger.assert_facts(svc, who, Scope.USER, [r.fact]))
+    return took, seen
+
+
 async def measure(
     services: Mapping[str, Services],
     plan: TenantPlan,
@@ -72,50 +113,24 @@ async def measure(
     """``warmup`` + ``rounds`` rounds; per side and operation, latency figures (ms), and the
     search stages each side observed."""
     who = principal(plan.tenant, USER, AGENT)
-    view = {side: ledger.time_view(svc, None, None) for side, svc in services.items()}
     queries = TextGen(f"tenants-queries-{run_tag}")
     texts = TextGen(f"tenants-writes-{run_tag}")
     ms: dict[str, dict[str, list[float]]] = {s: {op: [] for op in OPERATIONS} for s in SIDES}
     stages: dict[str, list[dict[str, float]]] = {s: [] for s in SIDES}
     log = StageLog()
-
-    async def timed(op: Awaitable[Any]) -> float:
-        started = time.perf_counter()  # a coroutine runs nothing until awaited
-        await op
-        return (time.perf_counter() - started) * 1000
-
     with timing.listening(log):
-        for r in range(warmup + rounds):
-            query = queries.query()
+        for n in range(warmup + rounds):
             note = texts.paragraph(texts.topic())
-            fact = fact_draft(texts, FIRST_WRITE_SERIAL + r)
-            for side in side_order(r):
-                svc = services[side]
-                request = RecallRequest(
-                    query=query,
-                    top_k=TOP_K,
-                    sources=pure.SEARCH_DEFAULT,
-                    view=view[side],
-                    pool=POOL,
-                    levers=pure.Levers.of(svc.settings),
-                )
-                mark = len(log.samples)
-                took = {
-                    "search": await timed(recall(svc, who, [Scope.USER], request)),
-                }
-                seen = log.since(mark)
-                took["note_write"] = await timed(
-                    keyvalue.set_value(
-                        svc, who, Scope.USER, f"bench/{run_tag}/{r}", note, None, True, None
-                    )
-                )
-                took["fact_write"] = await timed(ledger.assert_facts(svc, who, Scope.USER, [fact]))
-                if r >= warmup:
+            fact = fact_draft(texts, FIRST_WRITE_SERIAL + n)
+            r = Round(queries.query(), f"bench/{run_tag}/{n}", note, fact)
+            for side in side_order(n):
+                took, seen = await one_side(services[side], who, r, log)
+                if n >= warmup:
                     for op, value in took.items():
                         ms[side][op].append(value)
                     stages[side].append(seen)
-            if (r + 1) % 50 == 0:
-                say(f"  {r + 1}/{warmup + rounds} rounds")
+            if (n + 1) % 50 == 0:
+                say(f"  {n + 1}/{warmup + rounds} rounds")
     figures = {side: {op: latency_stats(ms[side][op]) for op in OPERATIONS} for side in SIDES}
     stage_figures = {side: stage_summary(stages[side]) for side in SIDES}
     return {

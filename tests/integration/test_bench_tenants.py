@@ -22,7 +22,8 @@ from palimpsest_bench import tenant_clone as clone
 from palimpsest_bench.common import principal
 from palimpsest_bench.recall_bench import POOL
 from palimpsest_bench.recall_load import AGENT, TextGen
-from palimpsest_bench.tenant_load import erase_tenant, hashed
+from palimpsest_bench.tenant_load import ensure_loaded, erase_tenant, hashed
+from palimpsest_bench.tenant_measure import OPERATIONS, measure
 from palimpsest_bench.tenant_plan import USER, TenantPlan
 from palimpsest_bench.tenant_write import fact_draft, write_tenant
 
@@ -96,4 +97,33 @@ async def test_a_copy_holds_the_templates_rows_and_works_as_a_tenant(
     finally:
         for tenant in [plan.tenant, *copies]:
             await erase_tenant(driver, tenant)
+        await driver.close()
+
+
+async def test_a_load_resumes_and_the_measure_reports_every_ratio(
+    svc: Services, settings: Settings
+) -> None:
+    run = uuid.uuid4().hex[:8]
+    plans = [TenantPlan(f"t-load-{run}-{i}", 50, template=i == 0) for i in range(3)]
+    driver = AsyncGraphDatabase.driver(
+        settings.bolt_uri, auth=credentials(settings), notifications_min_severity="OFF"
+    )
+    said: list[str] = []
+    try:
+        first = await ensure_loaded(svc, driver, plans, said.append)
+        assert (first["templates_written"], first["copied"]) == (1, 2)
+        assert (first["tenants_present"], first["rows_present"]) == (3, 150)
+        again = await ensure_loaded(svc, driver, plans, said.append)
+        assert (again["templates_written"], again["copies_present"], again["copied"]) == (0, 2, 0)
+        # The same server on both sides: every figure and ratio is there, and positive.
+        out = await measure({"loaded": svc, "empty": svc}, plans[1], 2, 1, said.append, run)
+        for op in OPERATIONS:
+            for side in ("loaded", "empty"):
+                assert out["figures"][side][op]["p50"] > 0
+            assert out[f"{op}_p50_ratio"] > 0
+            assert out[f"{op}_p95_ratio"] > 0
+        assert "legs" in out["search_stage_p50_ratios"]
+    finally:
+        for p in plans:
+            await erase_tenant(driver, p.tenant)
         await driver.close()

@@ -142,26 +142,7 @@ def bench_recall_latency(
     from palimpsest_bench import recall_latency
 
     if tenants is not None:
-        if neo4j_home is None:
-            raise typer.BadParameter(
-                "--tenants runs on servers of its own", param_hint="--neo4j-home"
-            )
-        from palimpsest_bench import many_tenants
-
-        print_json(
-            many_tenants.run_tenants(
-                Settings(),
-                neo4j_home,
-                tenants,
-                bolt_port,
-                http_port,
-                queries,
-                min(30, queries),
-                err,
-                load_only,
-                load_seconds,
-            )
-        )
+        _many_tenants(tenants, neo4j_home, bolt_port, http_port, queries, load_only, load_seconds)
         return
     if growth:
         from palimpsest_bench import recall_growth
@@ -198,6 +179,25 @@ def bench_recall_latency(
 
     size = chunks + chunks // 9 if dataset is LatencyDataset.FILTERED else chunks
     print_json(_on_server(neo4j_home, size, bolt_port, http_port, keep_running, run))
+
+
+def _many_tenants(
+    tenants: int,
+    home: Path | None,
+    bolt: int,
+    http: int,
+    rounds: int,
+    load_only: bool,
+    load_seconds: float | None,
+) -> None:
+    if home is None:
+        raise typer.BadParameter("--tenants runs on servers of its own", param_hint="--neo4j-home")
+    from palimpsest_bench import many_tenants
+
+    figures = many_tenants.run_tenants(
+        Settings(), home, tenants, bolt, http, rounds, min(30, rounds), err, load_only, load_seconds
+    )
+    print_json(figures)
 
 
 @bench_app.command("filtered-recall")
