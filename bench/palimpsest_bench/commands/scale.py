@@ -113,12 +113,37 @@ def bench_recall_latency(
     tenant: Annotated[
         str | None, typer.Option(help="--growth: the dataset's tenant (default bench-growth).")
     ] = None,
+    tenants: Annotated[
+        int | None,
+        typer.Option(
+            "--tenants",
+            min=1,
+            help="Many tenants: this many tenants of 50-500 rows in one database (needs "
+            "--neo4j-home; the empty database runs on both ports plus one); a 200-row "
+            "tenant's search, note and fact writes there against the same tenant alone, "
+            "interleaved, --queries rounds.",
+        ),
+    ] = None,
+    load_only: Annotated[
+        bool, typer.Option(help="--tenants: load (or complete) the datasets and stop.")
+    ] = False,
+    load_seconds: Annotated[
+        float | None,
+        typer.Option(
+            min=1,
+            help="--tenants: copy no more tenants after this many seconds of loading; the "
+            "run measures what is loaded (a later run completes the rest).",
+        ),
+    ] = None,
 ) -> None:
     """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms),
     with the time of each stage; or throughput with several clients; or (--growth) the
-    curve of latency with scope size."""
+    curve of latency with scope size; or (--tenants) one tenant beside many against alone."""
     from palimpsest_bench import recall_latency
 
+    if tenants is not None:
+        _many_tenants(tenants, neo4j_home, bolt_port, http_port, queries, load_only, load_seconds)
+        return
     if growth:
         from palimpsest_bench import recall_growth
 
@@ -154,6 +179,25 @@ def bench_recall_latency(
 
     size = chunks + chunks // 9 if dataset is LatencyDataset.FILTERED else chunks
     print_json(_on_server(neo4j_home, size, bolt_port, http_port, keep_running, run))
+
+
+def _many_tenants(
+    tenants: int,
+    home: Path | None,
+    bolt: int,
+    http: int,
+    rounds: int,
+    load_only: bool,
+    load_seconds: float | None,
+) -> None:
+    if home is None:
+        raise typer.BadParameter("--tenants runs on servers of its own", param_hint="--neo4j-home")
+    from palimpsest_bench import many_tenants
+
+    figures = many_tenants.run_tenants(
+        Settings(), home, tenants, bolt, http, rounds, min(30, rounds), err, load_only, load_seconds
+    )
+    print_json(figures)
 
 
 @bench_app.command("filtered-recall")
