@@ -121,8 +121,8 @@ async def server_figures(s: Settings, driver: AsyncDriver) -> dict[str, Any]:
         heap = dict((await driver.execute_query(HEAP_JMX))[0][0]["heap"])
     sizes = index_sizes(index_folders(s), indexes)
     return {
-        "heap": s.neo4j_heap,
-        "pagecache": s.neo4j_pagecache,
+        "heap": s.neo4j.heap,
+        "pagecache": s.neo4j.pagecache,
         "disk_bytes": scale_server.disk_bytes(s),
         "index_bytes_total": sum(sizes.values()),
         "index_bytes": sizes,

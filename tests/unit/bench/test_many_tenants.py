@@ -43,9 +43,9 @@ def test_index_sizes_name_each_folder_by_its_index_largest_first() -> None:
 def test_both_servers_get_the_same_memory_whatever_they_hold(tmp_path: Path) -> None:
     a = server_settings(Settings(), tmp_path / "loaded", 7731, 7521)
     b = server_settings(Settings(), tmp_path / "empty", 7732, 7522)
-    assert (a.neo4j_heap, a.neo4j_pagecache) == (b.neo4j_heap, b.neo4j_pagecache)
-    assert (a.neo4j_heap, a.neo4j_pagecache) == (HEAP, PAGECACHE)
-    assert a.neo4j_bolt_port == 7731
+    assert (a.neo4j.heap, a.neo4j.pagecache) == (b.neo4j.heap, b.neo4j.pagecache)
+    assert (a.neo4j.heap, a.neo4j.pagecache) == (HEAP, PAGECACHE)
+    assert a.neo4j.bolt_port == 7731
     assert a.home == (tmp_path / "loaded").resolve()
 
 
