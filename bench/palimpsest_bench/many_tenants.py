@@ -48,7 +48,7 @@ def server_settings(source: Settings, home: Path, bolt: int, http: int) -> Setti
     """A server of the bench's own (``scale_server``'s settings: its ports checked, quotas
     wide), sized alike whatever it holds."""
     s = scale_server.scale_settings(home.resolve(), SIZED_FOR_CHUNKS, bolt, http, source)
-    return s.model_copy(update={"neo4j_heap": HEAP, "neo4j_pagecache": PAGECACHE})
+    return s.replace(neo4j_heap=HEAP, neo4j_pagecache=PAGECACHE)
 
 
 @contextlib.contextmanager
@@ -138,7 +138,7 @@ async def load_phase(
     target = target_plan()
     figures: dict[str, Any] = {}
     for name, s, plans in (("loaded", loaded, tenant_plan(count)), ("empty", empty, [])):
-        quiet = s.model_copy(update={"log_level": "WARNING"})
+        quiet = s.replace(log_level="WARNING")
         async with open_services(quiet) as svc:
             driver = driver_for(s)
             try:
@@ -159,8 +159,8 @@ async def measure_phase(
     tag = time.strftime("%Y%m%dT%H%M%S")
     t0 = time.perf_counter()
     async with (
-        open_services(loaded.model_copy(update=quiet)) as a,
-        open_services(empty.model_copy(update=quiet)) as b,
+        open_services(loaded.replace(**quiet)) as a,
+        open_services(empty.replace(**quiet)) as b,
     ):
         services = {"loaded": tenant_load.hashed(a), "empty": tenant_load.hashed(b)}
         first = await tenant_measure.measure(services, target_plan(), 1, 0, say, f"{tag}-first")
