@@ -107,3 +107,26 @@ def test_the_scope_is_per_request_and_awaits_only_given_bookmarks() -> None:
     with request_scope(set()) as causal:
         assert not causal.awaiting
     assert current() is None
+
+
+def test_with_shards_each_shard_starts_after_its_own_bookmarks_only() -> None:
+    causal = Causal({"a@FB:1", "b@FB:2", "FB:untagged"}, awaiting=True, tenant="acme")
+    assert causal.given_to("a") == {"FB:1"}
+    assert causal.given_to("b") == {"FB:2"}
+    assert causal.given_to(None) == {"a@FB:1", "b@FB:2", "FB:untagged"}
+    assert causal.awaits("a")
+    assert causal.awaits("b")
+    assert not causal.awaits("c"), "a shard given nothing waits for nothing"
+    causal.after(frozenset({"FB:1"}), frozenset({"FB:3"}), "a")
+    assert causal.seen == {"a@FB:3", "b@FB:2", "FB:untagged"}
+    assert not causal.awaits("a"), "shard a has reached what it was given"
+    assert causal.awaits("b"), "shard b has not: its wait is its own"
+    assert causal.awaiting, "the one-server flag is untouched by a shard's transaction"
+
+
+def test_a_request_scope_carries_the_callers_tenant() -> None:
+    with request_scope({"a@FB:1"}, "acme") as causal:
+        assert current() is causal
+        assert causal.tenant == "acme"
+    with request_scope(set()) as causal:
+        assert causal.tenant is None
