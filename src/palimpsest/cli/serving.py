@@ -22,7 +22,8 @@ from palimpsest.runtime import check_configured_model
 
 
 def _managed(settings: Settings) -> bool:
-    return settings.neo4j_managed and settings.neo4j_uri is None
+    shards = settings.neo4j_shards is not None  # tenant shards name their own servers
+    return settings.neo4j_managed and settings.neo4j_uri is None and not shards
 
 
 def serve_api(settings: Settings) -> None:

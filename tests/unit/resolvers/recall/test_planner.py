@@ -348,3 +348,22 @@ async def test_the_approximate_leg_asks_for_the_configured_floor(tmp_path: Path)
     req = replace(request(5, rr.Mode.VECTOR), levers=pure.Levers.of(svc.settings))
     await rr.recall(svc, principal(), [Scope.USER], req)
     assert [c.params["k"] for c in recorder.calls if c.name == "VECTOR_CHUNKS"] == [400]
+
+
+def _answer(scope: Scope, *scores: float) -> rr.RecallResult:
+    hits = [
+        rr.Hit(pure.Source.NOTES, scope, f"{scope.value}-{i}", "", score=s)
+        for i, s in enumerate(scores)
+    ]
+    return rr.RecallResult(hits=hits, sources_applied=True, scopes=[scope])
+
+
+def test_answers_of_two_shards_are_fused_by_rank_not_score() -> None:
+    tenant = _answer(Scope.USER, 0.03, 0.02, 0.01)
+    everyone = _answer(Scope.GLOBAL, 0.9, 0.8)  # another fusion's scale: not comparable
+    fused = rr.by_rank([tenant, everyone], top_k=4)
+    assert [h.id for h in fused.hits] == ["USER-0", "GLOBAL-0", "USER-1", "GLOBAL-1"]
+    assert [h.score for h in fused.hits] == [0.03, 0.9, 0.02, 0.8], "each keeps its own score"
+    assert fused.scopes == [Scope.USER, Scope.GLOBAL]
+    assert fused.sources_applied
+    assert rr.by_rank([tenant], top_k=10).hits == tenant.hits
