@@ -206,6 +206,11 @@ class Database:
         so a read across scopes asks each shard for its own (``resolvers/recall/planner``)."""
         return [(self, list(refs))]
 
+    def everywhere(self) -> list[Database]:
+        """One handle per server, for a job that passes over all of them (the consolidator's
+        leases): this one here; one per shard with tenant shards (``cypher/shards``)."""
+        return [self]
+
 
 _AUTO_COMMIT_TRIES = 3  # read work on transient errors, as the driver retries transactions
 

@@ -70,21 +70,26 @@ class ShardRouter:
 
 class RoutedExecutor:
     """An ``Executor`` that runs each unit on one tenant's shard: ``tenant`` None is the
-    request's tenant (the designated shard outside a request)."""
+    request's tenant (the designated shard outside a request). ``shard``: always that shard,
+    whatever the tenant (a job's pass over every shard, ``ShardedDatabase.everywhere``)."""
 
-    def __init__(self, router: ShardRouter, tenant: str | None) -> None:
+    def __init__(self, router: ShardRouter, tenant: str | None, shard: str | None = None) -> None:
         self.router = router
         self.tenant = tenant
+        self.shard = shard
 
     async def execute(
         self, work: Callable[[RawRun], Awaitable[T]], *, write: bool, single: bool = False
     ) -> T:
         router = self.router
         tenant = self.tenant
-        if tenant is None:
-            causal = causal_scope()
-            tenant = causal.tenant if causal is not None and causal.tenant else GLOBAL_TENANT
-        shard = await router.shard_of(tenant, assign=write)
+        if self.shard is not None:
+            shard = self.shard
+        else:
+            if tenant is None:
+                causal = causal_scope()
+                tenant = causal.tenant if causal is not None and causal.tenant else GLOBAL_TENANT
+            shard = await router.shard_of(tenant, assign=write)
 
         def checked(run: RawRun) -> Awaitable[T]:
             async def on_shard(statement: Statement, params: dict[str, Any]) -> list[Row]:
@@ -127,6 +132,11 @@ class ShardedDatabase(Database):
                 ref
             )
         return [(self._pinned(group), group) for group in groups.values()]
+
+    def everywhere(self) -> list[Database]:
+        """One handle per shard, each pinned to it: a job's pass over every shard (the
+        consolidator's leases). A scope of another shard is refused inside, as ever."""
+        return [Database(RoutedExecutor(self.router, None, name)) for name in self.router.executors]
 
     def _pinned(self, refs: Iterable[ScopeRef]) -> Database:
         """An unbound handle on the shard of ``refs`` (of one tenant, or GLOBAL)."""

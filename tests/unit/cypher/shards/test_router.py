@@ -99,3 +99,18 @@ async def test_one_server_is_one_group() -> None:
     db = Database(RecordingExecutor(answer))
     refs = [scope_ref("acme", Scope.USER, "u"), scope_ref("", Scope.GLOBAL, "")]
     assert await db.partition(refs) == [(db, refs)]
+
+
+async def test_everywhere_is_one_handle_per_shard_each_refusing_other_shards_scopes() -> None:
+    db, a, b = sharded()
+    on_a, on_b = db.everywhere()
+    globex, acme = scope_ref("globex", Scope.USER, "u"), scope_ref("acme", Scope.USER, "u")
+    await on_b.read_tx(lambda tx: tx.scoped(globex).run(READ))
+    await on_a.write_tx(lambda tx: tx.scoped(acme).run(READ))
+    assert data(b) == [globex.scope_key]
+    assert data(a) == [acme.scope_key]
+    with pytest.raises(ScopeViolation):
+        await on_a.read_tx(lambda tx: tx.scoped(globex).run(READ))
+    assert data(a) == [acme.scope_key]
+    one = Database(RecordingExecutor(answer))
+    assert one.everywhere() == [one]
