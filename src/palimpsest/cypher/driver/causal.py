@@ -162,3 +162,14 @@ def request_scope(given: set[str], tenant: str | None = None) -> Iterator[Causal
 
 def current() -> Causal | None:
     return _current.get()
+
+
+def bind_tenant(tenant: str) -> None:
+    """The caller's tenant for the rest of this task's work, where no request scope carried
+    it in (the MCP transports, whose calls run in tasks of their own): with tenant shards its
+    shard serves the unbound handle's work. Bookmarks are untouched."""
+    causal = _current.get()
+    if causal is None:
+        _current.set(Causal(tenant=tenant))
+    elif causal.tenant is None:
+        causal.tenant = tenant

@@ -3,6 +3,7 @@ caller, and how a request's set moves on."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 from dataclasses import replace
@@ -13,6 +14,7 @@ from palimpsest.cypher.driver.causal import (
     MAX_BOOKMARKS,
     BookmarkSeal,
     Causal,
+    bind_tenant,
     current,
     request_scope,
 )
@@ -130,3 +132,19 @@ def test_a_request_scope_carries_the_callers_tenant() -> None:
         assert causal.tenant == "acme"
     with request_scope(set()) as causal:
         assert causal.tenant is None
+
+
+async def test_a_tenant_bound_in_a_task_stays_in_that_task() -> None:
+    async def task() -> str | None:
+        bind_tenant("acme")
+        causal = current()
+        return None if causal is None else causal.tenant
+
+    assert await asyncio.create_task(task()) == "acme"
+    assert current() is None, "the binding ended with its task"
+    with request_scope({"a@FB:1"}, None) as causal:
+        bind_tenant("acme")
+        assert causal.tenant == "acme"
+        assert causal.seen == {"a@FB:1"}, "bookmarks untouched"
+        bind_tenant("globex")
+        assert causal.tenant == "acme", "a request's tenant is never replaced"
