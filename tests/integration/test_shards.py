@@ -22,12 +22,14 @@ from palimpsest.config import Settings
 from palimpsest.cypher.shards import place
 from palimpsest.errors import Unavailable
 from palimpsest.identity import Scope
+from palimpsest.jobs.consolidator import Totals, work
 from palimpsest.local import neo4j as neo4j_local
-from palimpsest.runtime import check_configured_model
+from palimpsest.runtime import check_configured_model, open_services
 from palimpsest.server import serve_in_thread
 from palimpsest_suites.faults import prepare_home
 from tests.integration.answers import ok, only_code_of
 from tests.integration.conftest import Gql, gql_over
+from tests.integration.cycle import config, harvest, scope_of
 
 # Away from the shared server (7687/7474), bench faults' (7698/7485) and the scale server's
 # (7699/7486).
@@ -226,6 +228,24 @@ def test_start_up_refuses_a_directory_entry_naming_an_unconfigured_shard(
     finally:
         count(servers["a"], drop, tenant=stray)
     asyncio.run(check_configured_model(sharded))  # without it, the start goes through
+
+
+def test_consolidator_workers_lease_from_every_shard(
+    call: Gql, token: Callable[..., str], sharded: Settings, servers: dict[str, Settings]
+) -> None:
+    tenants = {"a": tenant_on("a"), "b": tenant_on("b")}
+    for tenant in tenants.values():
+        harvest(call, token(tenant, "alice", "planner"), [f"Alice met Bob in {tenant}"])
+    done = "MATCH (p:PendingSpan {scope_key: $key}) WHERE p.status = $status RETURN count(p) AS n"
+
+    async def drain_all() -> None:
+        async with open_services(sharded) as svc:
+            await work(svc, config("shard-worker"), Totals(), asyncio.Event(), once=True)
+
+    asyncio.run(drain_all())
+    for shard, tenant in tenants.items():
+        key = scope_of(tenant, "alice")[2]
+        assert count(servers[shard], done, key=key, status="done") == 1, shard
 
 
 def test_a_shard_down_fails_only_its_tenants_requests(
