@@ -30,6 +30,8 @@ from palimpsest_suites.faults import prepare_home
 from tests.integration.answers import ok, only_code_of
 from tests.integration.conftest import Gql, gql_over
 from tests.integration.cycle import config, harvest, scope_of
+from tests.integration.test_mcp import call as call_tool
+from tests.integration.test_mcp import http_client
 
 # Away from the shared server (7687/7474), bench faults' (7698/7485) and the scale server's
 # (7699/7486).
@@ -209,6 +211,35 @@ def test_bookmarks_of_two_shards_travel_in_one_header(
     read = {"query": RECALL, "variables": {"q": marker, "also": ["GLOBAL"]}}
     answer = api.post("/graphql", json=read, headers={**headers, "x-palimpsest-bookmark": both})
     assert "errors" not in answer.json(), answer.json()
+
+
+async def test_mcp_calls_run_on_their_tenants_shard(
+    api: httpx.Client, token: Callable[..., str], servers: dict[str, Settings]
+) -> None:
+    on_b = tenant_on("b")
+    url = str(api.base_url).rstrip("/")
+    async with http_client(url, token(on_b, "dana", "scribe")) as client:
+        # A fact batch is written in a transaction that binds its scopes inside (the
+        # unbound handle): it runs on b only if the MCP call carries its tenant.
+        fact = {
+            "subject": {"type": "person", "name": "Dana"},
+            "predicate": "lives in",
+            "object": {"type": "city", "name": "Lisbon"},
+        }
+        await call_tool(client, "assert_facts", facts=[fact], place=False)
+        await call_tool(
+            client,
+            "import_document",
+            markdown="# Trip\n\nThe ferry to Hydra leaves at 7:40 from Piraeus gate E8.\n",
+            path="/notes/trip.md",
+        )
+        found = await call_tool(client, "search", query="ferry gate", sources=["documents"])
+    assert found["hits"], found
+    documents = "MATCH (d:Document {tenant_id: $tenant}) RETURN count(d) AS n"
+    assert count(servers["b"], documents, tenant=on_b) > 0
+    assert count(servers["a"], documents, tenant=on_b) == 0
+    facts = "MATCH ()-[f:FACT {tenant_id: $tenant}]->() RETURN count(f) AS n"
+    assert count(servers["b"], facts, tenant=on_b) == 1
 
 
 def test_start_up_refuses_a_directory_entry_naming_an_unconfigured_shard(

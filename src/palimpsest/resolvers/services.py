@@ -27,8 +27,9 @@ def utc_now() -> datetime:
 
 def acting_for(who: Principal) -> Principal:
     """``who``, with the rest of this task's database work routed to its tenant's shard
-    (tenant shards, ``cypher/shards``): for doors whose calls do not pass the bookmarks
-    middleware in their own task (the MCP transports). Nothing changes on one server."""
+    (tenant shards, ``cypher/shards``): for doors whose calls may run outside the bookmarks
+    middleware's request scope (MCP over stdio has none; over HTTP the call runs inside it
+    today, and this changes nothing). Nothing changes on one server."""
     bind_tenant(who.tenant_id)
     return who
 

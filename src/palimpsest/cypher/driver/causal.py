@@ -166,8 +166,9 @@ def current() -> Causal | None:
 
 def bind_tenant(tenant: str) -> None:
     """The caller's tenant for the rest of this task's work, where no request scope carried
-    it in (the MCP transports, whose calls run in tasks of their own): with tenant shards its
-    shard serves the unbound handle's work. Bookmarks are untouched."""
+    it in (MCP over stdio, which has no HTTP middleware): with tenant shards its shard serves
+    the unbound handle's work. A request's own tenant is never replaced, and bookmarks are
+    untouched."""
     causal = _current.get()
     if causal is None:
         _current.set(Causal(tenant=tenant))
