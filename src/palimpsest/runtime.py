@@ -15,8 +15,10 @@ import anyio.to_thread
 
 from palimpsest.config import Settings
 from palimpsest.cypher.driver.connect import connect
+from palimpsest.cypher.driver.executor import Database
 from palimpsest.cypher.extension import choose
 from palimpsest.cypher.indexes import apply_schema, preflight_model
+from palimpsest.cypher.shards import ShardedDatabase, connect_shards, topology
 from palimpsest.embedding import QueryVectors, load_embedder
 from palimpsest.embedding.models import ActiveEmbedder
 from palimpsest.extraction import load_judge
@@ -31,10 +33,14 @@ from palimpsest.workers.offload import Offload
 async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[Services]:
     """``dual``: writes during a model migration embed with both models (``reembed`` itself,
     which loads the target model for its own batches, passes False)."""
-    auth = settings.neo4j_credentials()
-    wait = settings.neo4j.bookmark_wait_seconds
-    async with connect(settings.bolt_uri, auth, settings.neo4j.database, wait) as db:
+    async with open_database(settings) as db:
         state = await apply_schema(db, settings.embedding.model, settings.embedding.dimensions)
+        if isinstance(db, ShardedDatabase):  # the state above is the designated shard's
+            for name, shard in db.router.databases().items():
+                if name != db.router.designated:
+                    await apply_schema(
+                        shard, settings.embedding.model, settings.embedding.dimensions
+                    )
         engine = await choose(db, settings.recall.search_engine)
         # The database's active model serves (after a cutover it may not be the configured
         # one, which must still be one the database holds); a later cutover is followed.
@@ -78,10 +84,23 @@ async def check_configured_model(settings: Settings) -> None:
     """Refuse, before anything is written or started, an embedding model the database does
     not hold (``cypher.indexes.check_model``): ``serve`` says it in one line instead of
     uvicorn's lifespan traceback."""
-    auth = settings.neo4j_credentials()
-    wait = settings.neo4j.bookmark_wait_seconds
-    async with connect(settings.bolt_uri, auth, settings.neo4j.database, wait) as db:
+    async with open_database(settings) as db:
         await preflight_model(db, settings.embedding.model, settings.embedding.dimensions)
+
+
+@asynccontextmanager
+async def open_database(settings: Settings) -> AsyncIterator[Database]:
+    """The configured Neo4j: the one server, or the tenant shards (``cypher/shards``) when
+    ``PALIMPSEST_NEO4J_SHARDS`` lists them, their directory checked."""
+    wait = settings.neo4j.bookmark_wait_seconds
+    shards = topology(settings)
+    if shards is not None:
+        async with connect_shards(shards, settings.neo4j.database, wait) as sharded:
+            yield sharded
+        return
+    auth = settings.neo4j_credentials()
+    async with connect(settings.bolt_uri, auth, settings.neo4j.database, wait) as db:
+        yield db
 
 
 def open_sql_store(settings: Settings) -> SqlStore:

@@ -58,6 +58,12 @@ class RecordingExecutor:
         return [c.name for c in self.calls]
 
 
+def one_server() -> Database:
+    """A database that answers nothing: for fakes of ``Services`` whose code under test only
+    asks how many servers there are (``Database.everywhere``)."""
+    return Database(RecordingExecutor(lambda _s, _p: []))
+
+
 class ConstantEmbedder:
     """Every text gets the same unit vector: the planner, not the model, is under test."""
 

@@ -22,7 +22,8 @@ from palimpsest.runtime import check_configured_model
 
 
 def _managed(settings: Settings) -> bool:
-    return settings.neo4j.managed and settings.neo4j.uri is None
+    shards = settings.neo4j.shards is not None  # tenant shards name their own servers
+    return settings.neo4j.managed and settings.neo4j.uri is None and not shards
 
 
 def serve_api(settings: Settings) -> None:

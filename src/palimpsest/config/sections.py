@@ -60,6 +60,12 @@ class Neo4jSettings(Section):
     # `neo4j install` builds Palimpsest's extension (the ``palimpsest.*`` procedures) into the
     # managed server's plugins/, with the Eclipse compiler fetched from the Maven repository.
     extension: bool = True
+    # Tenant shards (cypher/shards/topology.py): a JSON list of servers, each holding whole
+    # tenants, or the path of a file holding it; unset, the one server above. A secret: it
+    # may carry the shards' passwords.
+    shards: SecretStr | None = None
+    # The shard that keeps the directory (tenant -> shard) and GLOBAL; unset: the first listed.
+    directory_shard: str | None = None
     # How long a request waits for the database to reach the state its bookmark names before
     # it is refused with UNAVAILABLE (never retried); a managed Neo4j waits no longer either.
     bookmark_wait_seconds: float = Field(

@@ -18,7 +18,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from prometheus_client import Counter
 
@@ -120,14 +120,18 @@ async def work(
     while not stop.is_set():
         seen = wake.count if wake else 0  # before the look: a harvest after it is not missed
         try:
-            scopes = await queue.pending_scopes(svc, SCOPES_PER_ROUND)
+            scopes = [
+                (on, s)
+                for on in _on_every_server(svc)
+                for s in await queue.pending_scopes(on, SCOPES_PER_ROUND)
+            ]
             random.shuffle(scopes)  # spread concurrent workers over the waiting scopes
             leased = 0
-            for s in scopes:
+            for on, s in scopes:
                 if stop.is_set():
                     break
                 outcome = await consolidate_scope(
-                    svc, cfg, s.tenant_id, s.owner_id, s.scope_key, stopping=stop.is_set
+                    on, cfg, s.tenant_id, s.owner_id, s.scope_key, stopping=stop.is_set
                 )
                 totals.add(outcome)
                 leased += outcome.leased + outcome.dead
@@ -142,6 +146,15 @@ async def work(
         if not leased:
             # Nothing waits, or another worker took what did between the look and the lease.
             await _pause(stop, 0.2 if once else svc.settings.queue.poll_seconds, wake, seen)
+
+
+def _on_every_server(svc: Services) -> list[Services]:
+    """The services once per Neo4j server: with tenant shards, a worker leases from every
+    shard, each scope's work on its own shard; ``svc`` itself on one server."""
+    handles = svc.db.everywhere()
+    if handles == [svc.db]:
+        return [svc]
+    return [replace(svc, db=db) for db in handles]
 
 
 async def run(

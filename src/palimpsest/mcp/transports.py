@@ -28,7 +28,7 @@ from palimpsest.mcp.edge import McpEdge
 from palimpsest.mcp.server import build_server
 from palimpsest.mcp.streams import EventStreams
 from palimpsest.middleware.auth import AuthenticatedCaller
-from palimpsest.resolvers.services import Services
+from palimpsest.resolvers.services import Services, acting_for
 from palimpsest.runtime import open_services
 
 PATH = "/mcp"
@@ -57,7 +57,7 @@ def run_stdio(settings: Settings, say: Callable[[str], None]) -> None:
             yield None
 
     async def caller(_: Context) -> tuple[Services, Principal]:
-        return opened["services"], verify(keys, token)
+        return opened["services"], acting_for(verify(keys, token))
 
     build_server(caller, lifespan=lifespan).run("stdio")
 
@@ -73,7 +73,7 @@ def http_endpoint(
         if not isinstance(user, AuthenticatedCaller):  # the guard below makes this unreachable
             raise Unauthenticated("send `Authorization: Bearer <run token>`")
         services: Services = request.state.services
-        return services, user.principal
+        return services, acting_for(user.principal)
 
     server = build_server(caller)
     security = _security(settings)

@@ -31,7 +31,9 @@ class CausalBookmarks:
             body = {"errors": [{"message": e.message, "extensions": {"code": e.code}}]}
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
-        with causal.request_scope(given) as seen:
+        # The caller's tenant: with tenant shards, its shard serves the request's work.
+        tenant = principal.tenant_id if principal is not None else None
+        with causal.request_scope(given, tenant) as seen:
 
             async def with_bookmarks(message: Message) -> None:
                 if message["type"] == "http.response.start" and seen.seen:

@@ -22,6 +22,7 @@ from palimpsest.config import Settings
 from palimpsest.cypher import embedding_slots as q
 from palimpsest.cypher.driver.executor import Database, Neo4jExecutor
 from palimpsest.cypher.indexes import vector_options
+from palimpsest.cypher.shards import ShardedDatabase
 from palimpsest.cypher.slots import Slot, other
 from palimpsest.embedding import Embedder, load_embedder
 from palimpsest.embedding.models import ActiveEmbedder
@@ -274,6 +275,8 @@ def use_slot(db: Database, slot: Slot, dual: bool = False) -> None:
     if isinstance(db.executor, Neo4jExecutor):
         db.executor.slot = slot
         db.executor.dual = dual
+    elif isinstance(db, ShardedDatabase):  # every shard follows the designated one's record
+        db.router.use_slot(slot, dual)
 
 
 # A write that embeds reads the state first when this process last read it longer ago than

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import anyio.to_thread
 
 from palimpsest.config import Settings
+from palimpsest.cypher.driver.causal import bind_tenant
 from palimpsest.cypher.driver.executor import Database
 from palimpsest.cypher.extension import CYPHER, SearchEngine
 from palimpsest.embedding import Embedder, QueryVectors, Vector
@@ -22,6 +23,15 @@ from palimpsest.workers.offload import Offload
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def acting_for(who: Principal) -> Principal:
+    """``who``, with the rest of this task's database work routed to its tenant's shard
+    (tenant shards, ``cypher/shards``): for doors whose calls may run outside the bookmarks
+    middleware's request scope (MCP over stdio has none; over HTTP the call runs inside it
+    today, and this changes nothing). Nothing changes on one server."""
+    bind_tenant(who.tenant_id)
+    return who
 
 
 class HarvestWake:

@@ -31,7 +31,8 @@ SCOPED = (
     "FactPair",
 )
 RELATIONSHIPS = {"HAS_ROOT", "HAS_CHILD", "NEXT", "MENTIONS"}
-ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo"}
+# TenantShard: the shard directory's rows (tenant -> shard), bookkeeping like SchemaInfo.
+ALLOWED_LABELS = {*SCOPED, *RELATIONSHIPS, "SchemaInfo", "TenantShard"}
 SCHEMA_MODULE = "palimpsest.cypher.schema"
 # A model migration's statements (palimpsest reembed): the schema record, each embedding
 # slot's indexes, and maintenance batches over every scope's vectors, like schema.py's.
@@ -46,6 +47,8 @@ UNSCOPED_SWEEP = {"SWEEP_SCOPES"}  # the retention sweep's walk: scope ids in ke
 # The executor's wait for a client's bookmarks, which reads no row at all.
 EXECUTOR_MODULE = "palimpsest.cypher.driver.executor"
 UNSCOPED_EXECUTOR = {"AWAIT_BOOKMARKS"}
+# The shard directory (tenant -> shard) on the designated shard, the server's bookkeeping.
+DIRECTORY_MODULE = "palimpsest.cypher.shards.directory"
 # Erasure's search for the shared scopes one person wrote in: scope ids only.
 AUTHORED_MODULE = "palimpsest.cypher.authored"
 UNSCOPED_AUTHORED = {"AUTHORED_SCOPES"}
@@ -78,7 +81,8 @@ def test_only_schema_statements_are_unscoped() -> None:
             or (module == SWEEP_MODULE and s.name in UNSCOPED_SWEEP)
             or (module == AUTHORED_MODULE and s.name in UNSCOPED_AUTHORED)
         )
-        assert s.scoped is not (module in (SCHEMA_MODULE, SLOTS_MODULE) or exception), s.name
+        schema = module in (SCHEMA_MODULE, SLOTS_MODULE, DIRECTORY_MODULE)
+        assert s.scoped is not (schema or exception), s.name
 
 
 def test_the_bookmark_wait_reads_nothing() -> None:

@@ -23,6 +23,8 @@ MAKERS = {
         "src/palimpsest/cypher/schema.py",
         # A model migration's record, slot indexes and batches (palimpsest reembed).
         "src/palimpsest/cypher/embedding_slots.py",
+        # The shard directory: tenant -> shard, the server's bookkeeping on the designated shard.
+        "src/palimpsest/cypher/shards/directory.py",
     },
     "CrossScopeStatement": {
         "src/palimpsest/cypher/queue.py",

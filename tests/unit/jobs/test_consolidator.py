@@ -15,6 +15,7 @@ from palimpsest.resolvers import cycle as queue
 from palimpsest.resolvers.cycle.consolidate import WorkerConfig
 from palimpsest.resolvers.cycle.queue import WaitingScope
 from palimpsest.resolvers.services import HarvestWake, Services
+from tests.unit.recording import one_server
 
 POLL = 60.0  # far longer than any test waits: only a wake (or stop) ends a pause
 
@@ -40,10 +41,8 @@ class Looks:
 
 
 def idle_services() -> Services:
-    return cast(
-        Services,
-        SimpleNamespace(settings=SimpleNamespace(queue=SimpleNamespace(poll_seconds=POLL))),
-    )
+    settings = SimpleNamespace(queue=SimpleNamespace(poll_seconds=POLL))
+    return cast(Services, SimpleNamespace(settings=settings, db=one_server()))
 
 
 def start(wake: HarvestWake | None, stop: asyncio.Event) -> asyncio.Task[None]:

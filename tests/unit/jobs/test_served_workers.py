@@ -17,6 +17,7 @@ from palimpsest.jobs.served_workers import ServedConsolidators
 from palimpsest.resolvers import cycle as queue
 from palimpsest.resolvers.cycle.queue import WaitingScope
 from palimpsest.resolvers.services import HarvestWake, Services
+from tests.unit.recording import one_server
 
 
 def gauge() -> float:
@@ -24,7 +25,7 @@ def gauge() -> float:
 
 
 def services(settings: Settings) -> Services:
-    return cast(Services, SimpleNamespace(settings=settings, wake=HarvestWake()))
+    return cast(Services, SimpleNamespace(settings=settings, wake=HarvestWake(), db=one_server()))
 
 
 async def nothing(svc: Services, limit: int) -> list[WaitingScope]:

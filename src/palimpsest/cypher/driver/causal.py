@@ -99,30 +99,60 @@ def _bound_to(principal: Principal | None) -> bytes:
     return orjson.dumps([principal.tenant_id, principal.user_id, principal.agent_name])
 
 
+# Between a shard's name and its bookmark when the deployment has tenant shards
+# (cypher/shards): a shard's bookmarks mean nothing to another server, so each is kept, and
+# sealed, with the name of the shard that made it. Shard names never hold it.
+SHARD_TAG = "@"
+
+
 @dataclass
 class Causal:
     """The bookmarks one request has seen: those it was given, then those it made.
 
     ``awaiting`` holds while no transaction of the request has yet reached the given ones:
-    the executor waits for them, briefly, before the first statement runs.
+    the executor waits for them, briefly, before the first statement runs. With tenant
+    shards the bookmarks are tagged with their shard's name and awaited per shard
+    (``reached``); ``tenant`` is the caller's tenant, whose shard serves the request's
+    transactions that name no scope (``cypher/shards/router.py``).
     """
 
     seen: set[str] = field(default_factory=set)
     awaiting: bool = False
+    tenant: str | None = None
+    reached: set[str] = field(default_factory=set)
 
-    def after(self, used: frozenset[str], made: frozenset[str]) -> None:
+    def given_to(self, shard: str | None) -> frozenset[str]:
+        """The bookmarks a transaction on ``shard`` starts after (None: the one server)."""
+        if shard is None:
+            return frozenset(self.seen)
+        tag = shard + SHARD_TAG
+        return frozenset(b[len(tag) :] for b in self.seen if b.startswith(tag))
+
+    def awaits(self, shard: str | None) -> bool:
+        """Whether a transaction on ``shard`` must first wait for the given bookmarks."""
+        if shard is None:
+            return self.awaiting
+        return self.awaiting and shard not in self.reached and bool(self.given_to(shard))
+
+    def after(self, used: frozenset[str], made: frozenset[str], shard: str | None = None) -> None:
         """A transaction that started after ``used`` ended at ``made``, which supersedes them."""
-        if made:
+        if not made:
+            return
+        if shard is None:
             self.seen = (self.seen - used) | set(made)
             self.awaiting = False
+            return
+        tag = shard + SHARD_TAG
+        self.seen = (self.seen - {tag + b for b in used}) | {tag + b for b in made}
+        self.reached.add(shard)
 
 
 _current: ContextVar[Causal | None] = ContextVar("palimpsest_causal", default=None)
 
 
 @contextmanager
-def request_scope(given: set[str]) -> Iterator[Causal]:
-    causal = Causal(set(given), awaiting=bool(given))
+def request_scope(given: set[str], tenant: str | None = None) -> Iterator[Causal]:
+    causal = Causal(set(given), awaiting=bool(given), tenant=tenant)
     token = _current.set(causal)
     try:
         yield causal
@@ -132,3 +162,15 @@ def request_scope(given: set[str]) -> Iterator[Causal]:
 
 def current() -> Causal | None:
     return _current.get()
+
+
+def bind_tenant(tenant: str) -> None:
+    """The caller's tenant for the rest of this task's work, where no request scope carried
+    it in (MCP over stdio, which has no HTTP middleware): with tenant shards its shard serves
+    the unbound handle's work. A request's own tenant is never replaced, and bookmarks are
+    untouched."""
+    causal = _current.get()
+    if causal is None:
+        _current.set(Causal(tenant=tenant))
+    elif causal.tenant is None:
+        causal.tenant = tenant

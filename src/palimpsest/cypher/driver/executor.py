@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString, Protocol, TypeVar
 
@@ -200,6 +200,17 @@ class Database:
     async def ping(self) -> None:
         await self.executor.ping()
 
+    async def partition(self, refs: Sequence[ScopeRef]) -> list[tuple[Database, list[ScopeRef]]]:
+        """``refs`` grouped by the server that holds them, each group with a handle on its
+        server. One server here; a database of tenant shards (``cypher/shards``) splits them,
+        so a read across scopes asks each shard for its own (``resolvers/recall/planner``)."""
+        return [(self, list(refs))]
+
+    def everywhere(self) -> list[Database]:
+        """One handle per server, for a job that passes over all of them (the consolidator's
+        leases): this one here; one per shard with tenant shards (``cypher/shards``)."""
+        return [self]
+
 
 _AUTO_COMMIT_TRIES = 3  # read work on transient errors, as the driver retries transactions
 
@@ -211,10 +222,19 @@ AWAIT_BOOKMARKS = CrossScopeStatement("AWAIT_BOOKMARKS", "RETURN 1 AS reached")
 class Neo4jExecutor:
     """The real transport: managed transactions on the driver, errors translated by code."""
 
-    def __init__(self, driver: AsyncDriver, database: str, bookmark_wait: float = 2.0) -> None:
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        database: str,
+        bookmark_wait: float = 2.0,
+        shard: str | None = None,
+    ) -> None:
         self.driver = driver
         self.database = database
         self.bookmark_wait = bookmark_wait
+        # The shard's name when the deployment has tenant shards (cypher/shards): its
+        # bookmarks are kept apart from the other shards'. None: the one server.
+        self.shard = shard
         # The active embedding slot (cypher/slots.py), set from the schema record; one unit
         # of work runs on the slot it started with.
         self.slot: Slot = "a"
@@ -260,22 +280,23 @@ class Neo4jExecutor:
         # and hand the new ones back. The access mode routes the transaction on a cluster:
         # writes to the leader, reads to a follower or read replica.
         causal = causal_scope()
-        used = frozenset(causal.seen) if causal else frozenset()
+        shard = self.shard
+        used = causal.given_to(shard) if causal else frozenset()
         try:
             async with self.driver.session(
                 database=self.database,
                 bookmarks=Bookmarks.from_raw_values(used) if used else None,
                 default_access_mode=WRITE_ACCESS if write else READ_ACCESS,
             ) as session:
-                if causal is not None and causal.awaiting:
+                if causal is not None and causal.awaits(shard):
                     await self._reach(session, causal, used)
-                    used = frozenset(causal.seen)
+                    used = causal.given_to(shard)
                 if write:
                     result = await _write_pipelined(session, unit)
                 else:
                     result = await auto_commit(session)
                 if causal is not None:
-                    causal.after(used, (await session.last_bookmarks()).raw_values)
+                    causal.after(used, (await session.last_bookmarks()).raw_values, shard)
                 return result
         except (Neo4jError, DriverError) as e:
             raise translated(e) from e
@@ -288,7 +309,7 @@ class Neo4jExecutor:
                 await _run(session, AWAIT_BOOKMARKS, {})
         except TimeoutError as e:
             raise unreached() from e
-        causal.after(given, (await session.last_bookmarks()).raw_values)
+        causal.after(given, (await session.last_bookmarks()).raw_values, self.shard)
 
     async def ping(self) -> None:
         try:

@@ -95,7 +95,10 @@ async def policy_for(svc: Services, refs: PersonRefs, job: Job) -> AuthoredPolic
 
 async def authored_scopes(svc: Services, refs: PersonRefs) -> list[ScopeRef]:
     params = {"writer_key": refs.person.scope_key, "shared": SHARED}
-    rows = await svc.db.read(q.AUTHORED_SCOPES, params)
+    # Every server: with tenant shards GLOBAL is on the designated one, and a member's rows
+    # there must be found (their erasure then refuses across shards until erasure runs per
+    # shard, docs/decisions/0011-tenant-shards.md, rather than reporting them erased).
+    rows = [row for db in svc.db.everywhere() for row in await db.read(q.AUTHORED_SCOPES, params)]
     found = (authored_ref(refs.tenant.tenant_id, r["scope"], r["owner"], r["tenant"]) for r in rows)
     return [ref for ref in found if ref is not None]
 

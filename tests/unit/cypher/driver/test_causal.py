@@ -3,6 +3,7 @@ caller, and how a request's set moves on."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 from dataclasses import replace
@@ -13,6 +14,7 @@ from palimpsest.cypher.driver.causal import (
     MAX_BOOKMARKS,
     BookmarkSeal,
     Causal,
+    bind_tenant,
     current,
     request_scope,
 )
@@ -107,3 +109,42 @@ def test_the_scope_is_per_request_and_awaits_only_given_bookmarks() -> None:
     with request_scope(set()) as causal:
         assert not causal.awaiting
     assert current() is None
+
+
+def test_with_shards_each_shard_starts_after_its_own_bookmarks_only() -> None:
+    causal = Causal({"a@FB:1", "b@FB:2", "FB:untagged"}, awaiting=True, tenant="acme")
+    assert causal.given_to("a") == {"FB:1"}
+    assert causal.given_to("b") == {"FB:2"}
+    assert causal.given_to(None) == {"a@FB:1", "b@FB:2", "FB:untagged"}
+    assert causal.awaits("a")
+    assert causal.awaits("b")
+    assert not causal.awaits("c"), "a shard given nothing waits for nothing"
+    causal.after(frozenset({"FB:1"}), frozenset({"FB:3"}), "a")
+    assert causal.seen == {"a@FB:3", "b@FB:2", "FB:untagged"}
+    assert not causal.awaits("a"), "shard a has reached what it was given"
+    assert causal.awaits("b"), "shard b has not: its wait is its own"
+    assert causal.awaiting, "the one-server flag is untouched by a shard's transaction"
+
+
+def test_a_request_scope_carries_the_callers_tenant() -> None:
+    with request_scope({"a@FB:1"}, "acme") as causal:
+        assert current() is causal
+        assert causal.tenant == "acme"
+    with request_scope(set()) as causal:
+        assert causal.tenant is None
+
+
+async def test_a_tenant_bound_in_a_task_stays_in_that_task() -> None:
+    async def task() -> str | None:
+        bind_tenant("acme")
+        causal = current()
+        return None if causal is None else causal.tenant
+
+    assert await asyncio.create_task(task()) == "acme"
+    assert current() is None, "the binding ended with its task"
+    with request_scope({"a@FB:1"}, None) as causal:
+        bind_tenant("acme")
+        assert causal.tenant == "acme"
+        assert causal.seen == {"a@FB:1"}, "bookmarks untouched"
+        bind_tenant("globex")
+        assert causal.tenant == "acme", "a request's tenant is never replaced"

@@ -7,14 +7,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from palimpsest.cypher.driver.executor import Row, Statement
+from palimpsest.cypher.driver.executor import Database, Row, Statement
+from palimpsest.cypher.shards import Directory, ShardedDatabase, ShardRouter
 from palimpsest.domain.ranking import fusion as pure
-from palimpsest.identity import Scope
+from palimpsest.identity import Role, Scope
 from palimpsest.identity.scopes import scope_key
 from palimpsest.resolvers.facts.ledger import TimeView
 from palimpsest.resolvers.recall import planner as rr
 from tests.unit.principals import principal
-from tests.unit.recording import NOW, Answer, services
+from tests.unit.recording import NOW, Answer, RecordingExecutor, services
 
 DOCS = frozenset({pure.Source.DOCUMENTS})
 
@@ -348,3 +349,46 @@ async def test_the_approximate_leg_asks_for_the_configured_floor(tmp_path: Path)
     req = replace(request(5, rr.Mode.VECTOR), levers=pure.Levers.of(svc.settings))
     await rr.recall(svc, principal(), [Scope.USER], req)
     assert [c.params["k"] for c in recorder.calls if c.name == "VECTOR_CHUNKS"] == [400]
+
+
+def _answer(scope: Scope, *scores: float) -> rr.RecallResult:
+    hits = [
+        rr.Hit(pure.Source.NOTES, scope, f"{scope.value}-{i}", "", score=s)
+        for i, s in enumerate(scores)
+    ]
+    return rr.RecallResult(hits=hits, sources_applied=True, scopes=[scope])
+
+
+def test_answers_of_two_shards_are_fused_by_rank_not_score() -> None:
+    tenant = _answer(Scope.USER, 0.03, 0.02, 0.01)
+    everyone = _answer(Scope.GLOBAL, 0.9, 0.8)  # another fusion's scale: not comparable
+    fused = rr.by_rank([tenant, everyone], top_k=4)
+    assert [h.id for h in fused.hits] == ["USER-0", "GLOBAL-0", "USER-1", "GLOBAL-1"]
+    assert [h.score for h in fused.hits] == [0.03, 0.9, 0.02, 0.8], "each keeps its own score"
+    assert fused.scopes == [Scope.USER, Scope.GLOBAL]
+    assert fused.sources_applied
+    assert rr.by_rank([tenant], top_k=10).hits == tenant.hits
+
+
+async def test_a_recall_reaching_global_on_another_shard_asks_each_shard_its_scopes(
+    tmp_path: Path,
+) -> None:
+    def legs(statement: Statement, params: dict[str, Any]) -> list[Row]:
+        if statement.name == "LOOKUP_TENANT_SHARD":
+            return [{"shard": "b"}]  # globex lives on b; GLOBAL on a, the designated shard
+        glob = params.get("scope") == "GLOBAL"
+        return chunk_rows(3, live=3, prefix="g" if glob else "u")
+
+    answer = answering(legs)
+    svc, _ = services(answer, tmp_path)
+    a, b = RecordingExecutor(answer), RecordingExecutor(answer)
+    router = ShardRouter({"a": a, "b": b}, "a", Directory(Database(a), ("a", "b")))
+    svc = replace(svc, db=ShardedDatabase(router))
+    who = principal(tenant_id="globex", roles=frozenset({Role.OPERATOR}))
+    who = replace(who, memory_scopes=frozenset({Scope.USER, Scope.GLOBAL}))
+    result = await rr.recall(svc, who, [Scope.USER, Scope.GLOBAL], request(top_k=4))
+    user, glob = scope_key("globex", Scope.USER, "alice"), scope_key("", Scope.GLOBAL, "")
+    assert {c.params["scope_key"] for c in b.calls if "scope_key" in c.params} == {user}
+    assert {c.params["scope_key"] for c in a.calls if "scope_key" in c.params} == {glob}
+    assert result.scopes == [Scope.USER, Scope.GLOBAL]
+    assert [h.id[0] for h in result.hits] == ["u", "g", "u", "g"], "fused by rank"
