@@ -44,7 +44,7 @@ async def _document(svc: Services, who: Principal, i: int) -> object:
 
 # Each writer, and its write statement (the one a retry would run again).
 WRITERS: dict[str, tuple[Write, str]] = {
-    "note": (_note, "WRITE_MEMORY"),
+    "note": (_note, "SET_MEMORY"),  # the first statement of a set, whichever path it takes
     "fact": (_fact, "ASSERT_FACTS"),
     "document": (_document, "CREATE_DOCUMENT"),
 }
@@ -130,7 +130,7 @@ async def test_consolidation_beside_a_scopes_writers_never_retries(
         fact = FactDraft(EntityRef("Person", "Alice"), "knows", EntityRef("Person", f"Q{i}"), None)
         turn = harvesting.SpanDraft(f"Alice met Q{i} in Paris.", "Alice", facts=[fact])
         await harvesting.harvest(svc, who, [turn], 0)
-    before = {s: ran.count(s) for s in ("HARVEST_SPANS", "WRITE_MEMORY")}
+    before = {s: ran.count(s) for s in ("HARVEST_SPANS", "SET_MEMORY")}
     settled, _ = await asyncio.gather(
         drain(svc, who.tenant_id, "alice", config("locks", batch_size=3)),
         asyncio.gather(

@@ -18,6 +18,8 @@ interval believed at that time (``prior_invalid_at``).
 from typing import LiteralString
 
 from palimpsest.cypher.driver.executor import Statement
+from palimpsest.cypher.quotas import BOUNDS, RAISE_COMPUTED
+from palimpsest.cypher.terms import APPLY_TERMS
 
 # The end a fact had at transaction time ``$known_at``. Every change of a fact's end (a
 # closure, a supersession, a retraction, a re-assertion that closes it) is a new version: the
@@ -130,9 +132,21 @@ _CO_WRITER: LiteralString = """(item.source_key IS NULL AND $writer_key IS NOT N
 # edges, all in the same scope. Re-asserting keeps created_at and never revives a retired fact;
 # it may only close an open interval, which is recorded like a retraction (the prior end was
 # open). Re-asserting from another span adds that span as a further source.
+#
+# Then, in the same statement, what the batch created is counted, as a conditional write
+# with a verdict (``counted``): the resolver sends the natural keys it expects created
+# (``$expected``: those the lock statement proved no stored fact holds) with the term
+# statistics of those facts (``$changes`` on ``$shard``, cypher/terms.py). When the facts
+# created are exactly those, the statistics are applied and the scope's counters raised, by
+# the facts created and by the entities created with one of the batch's minted ids
+# (``$minted``), when they fit (``fits``, cypher/quotas.py ``RAISE``). Otherwise nothing more
+# is written (``counted`` false) and the resolver applies what was created in a statement of
+# its own (``APPLY_TERMS_RAISE_COUNTERS``), as before this fold. The scope node is locked
+# already (``LOCK_RESOLVE_ENTITIES`` ran first in the transaction); the term statistics are
+# written before it, in term order, as the statement this replaced wrote them.
 ASSERT_FACTS = Statement(
     "ASSERT_FACTS",
-    """
+    """CYPHER 25
 UNWIND $facts AS item
 MERGE (s:Entity {scope_key: $scope_key, type: item.subject_type,
                  normalized_name: item.subject_norm})
@@ -203,9 +217,40 @@ FOREACH (_ IN CASE WHEN item.source_key IS NULL THEN [] ELSE [1] END |
                 x.run_id = $run_id, x.agent_name = $agent_name, x.model = $model,
                 x.origin = $origin)
 WITH s, o, f, item, created
-RETURN item.index AS index, created, s.created_at = $now AS subject_new,
-       o.created_at = $now AS object_new,"""
-    + FACT_COLUMNS,
+WITH collect({index: item.index, created: created, key: item.natural_key,
+              subject_new: s.created_at = $now, object_new: o.created_at = $now,
+              row: """
+    + FACT_ROW
+    + """}) AS written
+MATCH (s:Scope {scope_key: $scope_key})
+WITH s, written,
+     COLLECT { UNWIND written AS w
+               WITH w WHERE w.created
+               RETURN DISTINCT w.key AS k } AS made,
+     COLLECT { UNWIND written AS w
+               UNWIND [e IN [[w.subject_new, w.row.subject.id], [w.object_new, w.row.object.id]]
+                       WHERE e[0] | e[1]] AS id
+               WITH DISTINCT id WHERE id IN $minted
+               RETURN id } AS entities
+WITH s, written, made, entities,
+     size(made) = size($expected) AND all(k IN made WHERE k IN $expected) AS counted
+CALL (counted) {
+  UNWIND CASE WHEN counted THEN $changes ELSE [] END AS d"""
+    + APPLY_TERMS
+    + """}
+WITH s, written, counted,
+     [c IN [{counter: $fact_counter, n: size(made), limit: $fact_limit},
+            {counter: $entity_counter, n: size(entities), limit: $entity_limit}]
+      WHERE counted AND c.n > 0] AS added
+WITH s, written, counted, added"""
+    + RAISE_COMPUTED
+    + """
+WITH s, written, counted, fits
+UNWIND written AS w
+RETURN w.index AS index, w.created AS created, w.subject_new AS subject_new,
+       w.object_new AS object_new, w.row.fact AS fact, w.row.subject AS subject,
+       w.row.object AS object, w.row.sources AS sources, counted, fits, """
+    + BOUNDS,
 )
 
 CHUNK_TEXTS = Statement(

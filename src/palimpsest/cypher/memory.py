@@ -8,8 +8,8 @@ from typing import LiteralString
 
 from palimpsest.cypher.driver.executor import Statement
 from palimpsest.cypher.note_versions import ARCHIVE_STATE
-from palimpsest.cypher.quotas import BOUNDS, RAISE
-from palimpsest.cypher.terms import APPLY_CHANGES, PRUNE_CHANGES
+from palimpsest.cypher.quotas import BOUNDS, RAISE, RAISE_COMPUTED
+from palimpsest.cypher.terms import APPLY_CHANGES, APPLY_TERMS, PRUNE_CHANGES
 
 # A note's validity at ``$as_of``, read exactly like a fact's (docs/spec.md, Time); undated notes
 # are always valid.
@@ -167,6 +167,120 @@ CALL () {"""
     + """}
 WITH s, m"""
     + RAISE
+    + """
+WITH s, m, fits"""
+    + ENTRY.rstrip()
+    + ", fits, "
+    + BOUNDS,
+)
+
+# A note's term statistics change when it replaces ``old`` (bound, or null) with the row
+# ``$ft``/``$ft_tf`` describe, as ``term_index.replaced`` computes it in Python
+# (``StatsDelta``): the kind's totals row (rows and length), each term whose count changes
+# or whose peak the new row raises (a peak the replaced row already held at least as high is
+# left out), and the speakers; sorted by kind and term, the order every writer locks them in.
+# ``before``: the replaced row had a representation (``ft_len``); one without counts as none.
+_REPLACED_CHANGES: LiteralString = """
+WITH *, before AND old.ft <> '' AND old.ft_tf IS NOT NULL AS had,
+     $ft <> '' AND $ft_tf IS NOT NULL AS has
+WITH *, CASE WHEN had THEN split(old.ft, $blank) ELSE [] END AS ot,
+     CASE WHEN had THEN old.ft_tf ELSE [] END AS otf,
+     CASE WHEN has THEN split($ft, $blank) ELSE [] END AS nt,
+     CASE WHEN has THEN $ft_tf ELSE [] END AS ntf
+WITH *, [i IN range(0, size(otf) - 1) | [ot[i], otf[i]]] AS ob,
+     [i IN range(0, size(ntf) - 1) | [nt[i], ntf[i]]] AS nb
+WITH *, reduce(x = 0, p IN ob | x + p[1]) AS ol, reduce(x = 0, p IN nb | x + p[1]) AS nl
+WITH *, (1 - CASE WHEN before THEN 1 ELSE 0 END) AS rows,
+     nl - CASE WHEN before THEN ol ELSE 0 END AS grown
+WITH *, COLLECT {
+  UNWIND [p IN ob | {t: p[0], o: p[1], n: 0}] + [p IN nb | {t: p[0], o: 0, n: p[1]}] AS p
+  WITH p.t AS t, sum(p.o) AS o, sum(p.n) AS n
+  WITH t, o, n,
+       CASE WHEN n > 0 THEN 1 ELSE 0 END - CASE WHEN o > 0 THEN 1 ELSE 0 END AS df,
+       n > 0 AND NOT (ol > 0 AND o >= n AND toFloat(o) / ol >= toFloat(n) / nl) AS peak
+  WHERE df <> 0 OR peak
+  RETURN {kind: $kind, term: t, df: df, len: 0, max_tf: CASE WHEN peak THEN n ELSE 0 END,
+          max_ratio: CASE WHEN peak THEN toFloat(n) / nl ELSE 0.0 END} AS c
+  UNION ALL
+  WITH rows, grown WHERE rows <> 0 OR grown <> 0
+  RETURN {kind: $kind, term: $totals, df: rows, len: grown, max_tf: 0, max_ratio: 0.0} AS c
+  UNION ALL
+  UNWIND [x IN [[CASE WHEN before THEN old.speaker END, -1], [$speaker, 1]]
+          WHERE x[0] IS NOT NULL AND x[0] <> ''] AS x
+  WITH x[0] AS speaker, sum(x[1]) AS n
+  WHERE n <> 0
+  RETURN {kind: $speaker_kind, term: speaker, df: n, len: 0, max_tf: 0, max_ratio: 0.0} AS c
+} AS found
+WITH *, COLLECT { UNWIND found AS c RETURN c ORDER BY c.kind, c.term } AS changes
+"""
+
+# A key/value ``set`` in one statement when nothing needs the resolver: the scope's lock (a
+# parameter's write first, as ``LOCK_SCOPE_READ_ENTRY``), then the checks the resolver makes
+# on that statement's row, here as a conditional write: the clock is after the key's last
+# version (no tick to add), the scope's byte bound and version counter are known and leave
+# room under ``$quota`` and ``$max_versions`` (0: none), and the quota counters are known and
+# fit. When they hold, ``WRITE_MEMORY``'s steps run in its order (an open tombstone ends, the
+# stored node is archived, the note written, its term statistics changed, the counters
+# raised) and the note is returned; when one does not, nothing but the lock is written and no
+# row comes back: the resolver then takes the two statements, which count or refuse.
+SET_MEMORY = Statement(
+    "SET_MEMORY",
+    """CYPHER 25
+MERGE (s:Scope {scope_key: $scope_key})
+ON CREATE SET s.tenant_id = $tenant_id, s.scope = $scope, s.owner_id = $owner_id,
+              s.created_at = $now
+SET s.touched_at = $now
+WITH s
+OPTIONAL MATCH (old:Memory {scope_key: $scope_key, key: $key})
+WITH s, old, COLLECT { MATCH (v:MemoryVersion {scope_key: $scope_key, key: $key})
+                       WHERE v.created_at IS NOT NULL
+                       RETURN v ORDER BY v.created_at DESC LIMIT 1 } AS last
+WITH s, old, last[0] AS last, old IS NOT NULL AS stored, old.ft_len IS NOT NULL AS before,
+     old IS NOT NULL AND (old.expires_at IS NULL OR old.expires_at > $now) AS live,
+     s.memory_bytes - coalesce(old.bytes, 0) AS others
+WITH s, old, last, stored, before, others + $bytes AS memory_bytes,
+     CASE WHEN $pin IS NULL THEN live AND coalesce(old.pinned, false) ELSE $pin END AS pin,
+     all(t IN [old.updated_at, last.created_at] WHERE t IS NULL OR $now > t) AS after_last,
+     CASE WHEN stored THEN s.note_versions + 1 END AS note_versions,
+     NOT stored AND last IS NOT NULL AND last.expired_at IS NULL AS close_tombstone,
+     [c IN [{counter: $notes_counter, n: CASE WHEN stored THEN 0 ELSE 1 END,
+             limit: $notes_limit},
+            {counter: $versions_counter, n: CASE WHEN stored THEN 1 ELSE 0 END,
+             limit: $versions_limit}] WHERE c.n > 0] AS added
+WHERE after_last
+  AND ($quota = 0 OR (memory_bytes IS NOT NULL AND memory_bytes <= $quota))
+  AND (NOT stored OR (note_versions IS NOT NULL
+                      AND ($max_versions = 0 OR note_versions <= $max_versions)))
+  AND all(c IN added WHERE s[c.counter] IS NOT NULL
+                       AND (c.limit = 0 OR s[c.counter] + c.n <= c.limit))"""
+    + _REPLACED_CHANGES
+    + """WITH s, stored, note_versions, close_tombstone, memory_bytes, added, changes,
+     [c IN changes WHERE c.df < 0 | {kind: c.kind, term: c.term}] AS pruned,
+     CASE WHEN pin THEN true END AS pinned
+CALL (close_tombstone) {
+  MATCH (v:MemoryVersion {scope_key: $scope_key, key: $key})
+  WHERE close_tombstone AND v.deleted AND v.expired_at IS NULL
+  SET v.expired_at = $now
+}
+CALL (s, stored, note_versions) {
+  MATCH (m:Memory {scope_key: $scope_key, key: $key})
+  WHERE stored
+"""
+    + ARCHIVE_STATE
+    + """  SET s.note_versions = note_versions
+}"""
+    + _UPSERT.replace("$pinned", "pinned")
+    + """SET s.memory_bytes = memory_bytes
+WITH s, m, added, changes, pruned
+CALL (changes) {
+  UNWIND changes AS d"""
+    + APPLY_TERMS
+    + """}
+CALL (pruned) {"""
+    + PRUNE_CHANGES.replace("$pruned", "pruned")
+    + """}
+WITH s, m, added"""
+    + RAISE_COMPUTED
     + """
 WITH s, m, fits"""
     + ENTRY.rstrip()

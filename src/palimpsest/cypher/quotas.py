@@ -36,6 +36,8 @@ BOUNDS: LiteralString = """s.quota_notes AS quota_notes,
        s.quota_facts AS quota_facts, s.quota_entities AS quota_entities,
        s.quota_pending_spans AS quota_pending_spans, s.quota_versions AS quota_versions
 """
+# ``RAISE`` of counts a statement computed itself: ``added`` is a variable of the same shape.
+RAISE_COMPUTED: LiteralString = RAISE.replace("$added", "added")
 RAISE_AND_RETURN: LiteralString = "WITH s" + RAISE + "\nRETURN fits, " + BOUNDS
 
 # Takes the scope node's write lock first, so the counters read are the last committed ones

@@ -18,8 +18,9 @@ from palimpsest.cypher.driver.executor import Statement
 # Adds ``$changes`` (``StatsDelta.changes``) to shard ``$shard``, in the order given (term
 # order). A fragment, so a write statement can apply its statistics itself (in a
 # ``CALL () { ... }``: cypher/memory.py ``WRITE_MEMORY``).
-APPLY_CHANGES: LiteralString = """
-UNWIND $changes AS d
+# ``APPLY_TERMS`` is the same for changes already bound as ``d`` (a write statement that
+# applies them only on a condition: cypher/facts.py ``ASSERT_FACTS``).
+APPLY_TERMS: LiteralString = """
 MERGE (ts:TermStats {scope_key: $scope_key, kind: d.kind, term: d.term, shard: $shard})
 ON CREATE SET ts.tenant_id = $tenant_id, ts.scope = $scope, ts.owner_id = $owner_id,
               ts.df = 0, ts.len = 0, ts.max_tf = 0, ts.max_ratio = 0.0, ts.bounded = true
@@ -28,6 +29,7 @@ SET ts.df = ts.df + d.df, ts.len = ts.len + d.len,
     ts.max_tf = CASE WHEN d.max_tf > max_tf THEN d.max_tf ELSE max_tf END,
     ts.max_ratio = CASE WHEN d.max_ratio > max_ratio THEN d.max_ratio ELSE max_ratio END
 """
+APPLY_CHANGES: LiteralString = "\nUNWIND $changes AS d" + APPLY_TERMS
 
 APPLY_TERM_STATS = Statement("APPLY_TERM_STATS", APPLY_CHANGES + "RETURN count(ts) AS changed\n")
 

@@ -122,8 +122,12 @@ def lowered(changes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def change_params(settings: Settings, kind: str, delta: StatsDelta) -> dict[str, Any]:
     """``$changes`` and ``$shard`` for ``APPLY_TERM_STATS``, or for a write statement that
     applies them itself (cypher/terms.py ``APPLY_CHANGES``)."""
-    shard = secrets.randbelow(settings.recall.fulltext_stats_shards)
-    return {"changes": delta.changes(kind), "shard": shard}
+    return {"changes": delta.changes(kind), "shard": shard(settings)}
+
+
+def shard(settings: Settings) -> int:
+    """A random shard of the statistics for one write's changes."""
+    return secrets.randbelow(settings.recall.fulltext_stats_shards)
 
 
 def document_fields(

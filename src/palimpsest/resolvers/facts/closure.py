@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from palimpsest.cypher import facts as q
 from palimpsest.cypher import ontology as oq
-from palimpsest.cypher.driver.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Tx
 from palimpsest.identity import Principal
 from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology import Ontology, parse_ontology, reconcile
@@ -41,6 +41,16 @@ class Rules:
 async def load_rules(svc: Services, who: Principal) -> Rules:
     """The tenant's ontology, read on the server's behalf (as placement reads it)."""
     rows = await svc.db.scoped(tenant_config_ref(who)).read(oq.GET_ONTOLOGY)
+    return _rules(rows)
+
+
+async def read_rules(tx: Tx, who: Principal) -> Rules:
+    """``load_rules`` inside a transaction of the unbound handle (a fact write's own): the
+    tenant's configuration scope is reached through ``tx.scoped`` like any other."""
+    return _rules(await tx.scoped(tenant_config_ref(who)).run(oq.GET_ONTOLOGY))
+
+
+def _rules(rows: Sequence[Row]) -> Rules:
     return Rules(parse_ontology(rows[0]["markdown"]) if rows else None)
 
 

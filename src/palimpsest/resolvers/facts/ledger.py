@@ -13,7 +13,7 @@ from typing import Any
 
 from palimpsest import paging
 from palimpsest.cypher import facts as q
-from palimpsest.cypher.driver.executor import Row, ScopedTx
+from palimpsest.cypher.driver.executor import Row, ScopedTx, Tx
 from palimpsest.domain.names import fold, normalise
 from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
@@ -168,16 +168,30 @@ async def write_batch(
         raise Conflict(f"natural key already names a different fact: {keys}")
     rows = [replace(row, **term_index.row_fields(row.text)) for row in rows]
     rows = quotes.withhold(rows, tx.ref.scope_key)
-    params = {**stamp, "now": now, "facts": fact_params(rows), "open_end": OPEN_END}
-    written = await tx.run(q.ASSERT_FACTS, params)
-    # Only new facts count: a re-assertion matches the stored fact and keeps its text.
-    by_index = {r.index: r for r in rows}
-    created = {
-        by_index[r["index"]].natural_key: by_index[r["index"]] for r in written if r["created"]
+    # What the lock proved unstored is what the statement should create: it counts that
+    # itself (its term statistics and the counters) when it did, one statement fewer.
+    expected = {r.natural_key: r for r in rows if r.natural_key in proof.unstored_keys}
+    counting = quotas.fact_counting(svc.settings, rows, [r.terms() for r in expected.values()])
+    params = {
+        **stamp,
+        **counting,
+        "now": now,
+        "facts": fact_params(rows),
+        "open_end": OPEN_END,
+        "expected": sorted(expected),
     }
-    fresh = list(created.values())  # one batch may name one new fact twice
-    delta = term_index.added([r.terms() for r in fresh])
-    await quotas.admit_written_facts(tx, svc.settings, rows, written, len(fresh), delta)
+    written = await tx.run(q.ASSERT_FACTS, params)
+    if written and written[0]["counted"]:
+        await quotas.settle_written_facts(tx, svc.settings, rows, written, len(expected))
+    else:
+        # Only new facts count: a re-assertion matches the stored fact and keeps its text.
+        by_index = {r.index: r for r in rows}
+        created = {
+            by_index[r["index"]].natural_key: by_index[r["index"]] for r in written if r["created"]
+        }
+        fresh = list(created.values())  # one batch may name one new fact twice
+        delta = term_index.added([r.terms() for r in fresh])
+        await quotas.admit_written_facts(tx, svc.settings, rows, written, len(fresh), delta)
     done = await closure.close(tx, rows, now) if locked_at else []
     facts = {r["index"]: fact_from(tx.ref.scope, r, reader) for r in written}
     if band:
@@ -225,13 +239,16 @@ async def assert_facts(
     """Assert facts in one scope (no placement); ``placement.py`` drives placed batches."""
     ref = resolve_scope(who, scope)
     rows = await embed_rows(svc, prepare(drafts))
-    rules = await closure.load_rules(svc, who)
 
-    async def work(tx: ScopedTx) -> list[tuple[int, Asserted]]:
-        sourced = await resolve_sources(tx, rows)
-        return await write_batch(tx, svc, fact_stamp(who), sourced, who, rules)
+    async def work(tx: Tx) -> list[tuple[int, Asserted]]:
+        # The tenant's ontology is read in the write's own transaction (its first statement,
+        # which the BEGIN goes out with): no session of its own.
+        rules = await closure.read_rules(tx, who)
+        scoped = tx.scoped(ref)
+        sourced = await resolve_sources(scoped, rows)
+        return await write_batch(scoped, svc, fact_stamp(who), sourced, who, rules)
 
-    written = await svc.db.scoped(ref).write_tx(work)
+    written = await svc.db.write_tx(work)
     return [a for _, a in sorted(written, key=lambda pair: pair[0])]
 
 

@@ -17,11 +17,12 @@ from palimpsest.cypher import memory as q
 from palimpsest.cypher import note_versions as vq
 from palimpsest.cypher.driver.executor import Row, ScopedTx
 from palimpsest.domain.notes import values
+from palimpsest.domain.ranking.fulltext import SPEAKER_KIND, TOTALS
 from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import InvalidArgument, QuotaExceeded
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.resolvers import term_index
-from palimpsest.resolvers.common import provenance_from, writer_params
+from palimpsest.resolvers.common import new_id, provenance_from, writer_params
 from palimpsest.resolvers.notes import versions as note_versions
 from palimpsest.resolvers.services import Services
 from palimpsest.resolvers.tenant import quotas, retention
@@ -147,7 +148,15 @@ async def set_value(
     embedding = await _embed(svc, embed, embed_text, value, text)
 
     async def work(tx: ScopedTx) -> MemoryEntry:
-        _, stored, now = await _lock(tx, key, svc.clock())
+        clock = svc.clock()
+        expires = clock + timedelta(seconds=ttl_seconds) if ttl_seconds else None
+        params = _note_params(svc, who, key, text, expires, embedding, clock, times)
+        if done := await tx.run(q.SET_MEMORY, {**params, **_set_params(svc, pinned)}):
+            return _entry(tx.ref, done[0], who)
+        # A check the statement leaves to the resolver (a scope's first note or version, a
+        # write near a quota, a clock not after the key's last version): the two statements,
+        # under the lock the first one took.
+        _, stored, now = await _lock(tx, key, clock)
         expires = now + timedelta(seconds=ttl_seconds) if ttl_seconds else None
         pin = bool(stored["pinned"]) if pinned is None else pinned
         return await _write(tx, svc, who, key, text, expires, embedding, now, stored, times, pin)
@@ -256,6 +265,61 @@ async def _lock(tx: ScopedTx, key: str, clock: datetime) -> tuple[Row | None, Ro
     return (row if row["value"] is not None else None), row, now
 
 
+def _note_params(
+    svc: Services,
+    who: Principal,
+    key: str,
+    text: str,
+    expires: datetime | None,
+    embedding: _Embedding,
+    now: datetime,
+    times: NoteTimes,
+) -> dict[str, Any]:
+    """The note's own parameters, as ``WRITE_MEMORY`` and ``SET_MEMORY`` write them."""
+    return {
+        **term_index.row_fields(embedding.text or ""),
+        "key": key,
+        "value": text,
+        "bytes": _size(key, text, embedding),
+        "expires_at": expires,
+        "now": now,
+        "text": embedding.text,
+        "embedding": embedding.vector,
+        "embedding_dual": None,  # the other slot's, during a migration (cypher/slots.py)
+        "embed_mode": embedding.mode,
+        **writer_params(who),
+        **times.params(),
+        "compaction_generation": None,
+    }
+
+
+def _set_params(svc: Services, pinned: bool | None) -> dict[str, Any]:
+    """What ``SET_MEMORY`` checks and computes itself: the pin to keep or set, the limits and
+    counters, the version's id and the statistics' shard and names."""
+    settings = svc.settings
+    return {
+        "pin": pinned,
+        "quota": settings.limits.max_scope_bytes,
+        "max_versions": settings.limits.max_note_versions,
+        "notes_counter": quotas.PLANES[quotas.Plane.NOTES].counter,
+        "notes_limit": quotas.limit_of(settings, quotas.Plane.NOTES),
+        "versions_counter": quotas.PLANES[quotas.Plane.VERSIONS].counter,
+        "versions_limit": quotas.limit_of(settings, quotas.Plane.VERSIONS),
+        "id": new_id(),
+        "kind": "memory",
+        "totals": TOTALS,
+        "speaker_kind": SPEAKER_KIND,
+        "blank": " ",  # between a representation's terms (``fulltext.Stored``)
+        "shard": term_index.shard(settings),
+    }
+
+
+def _size(key: str, text: str, embedding: _Embedding) -> int:
+    # A separate embedText is stored (and indexed) too, so it counts against the quota.
+    extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
+    return len(key.encode()) + len(text.encode()) + len(extra.encode())
+
+
 async def _write(
     tx: ScopedTx,
     svc: Services,
@@ -269,31 +333,14 @@ async def _write(
     times: NoteTimes,
     pinned: bool,
 ) -> MemoryEntry:
-    # A separate embedText is stored (and indexed) too, so it counts against the quota.
-    extra = embedding.text if embedding.mode == _EMBED_TEXT and embedding.text else ""
-    size = len(key.encode()) + len(text.encode()) + len(extra.encode())
+    params = _note_params(svc, who, key, text, expires, embedding, now, times)
+    size = params["bytes"]
     memory_bytes = await _check_quota(
         tx, svc.settings.limits.max_scope_bytes, key, size, now, stored
     )
-    indexed = term_index.row_fields(embedding.text or "")
-    params = {
-        **indexed,
-        "key": key,
-        "value": text,
-        "bytes": size,
-        "expires_at": expires,
-        "now": now,
-        "text": embedding.text,
-        "embedding": embedding.vector,
-        "embedding_dual": None,  # the other slot's, during a migration (cypher/slots.py)
-        "embed_mode": embedding.mode,
-        **writer_params(who),
-        **times.params(),
-        "compaction_generation": None,
-        "memory_bytes": memory_bytes,
-        "pinned": True if pinned else None,  # absent when unpinned, as on older notes
-    }
-    delta = term_index.replaced(stored, indexed)
+    params["memory_bytes"] = memory_bytes
+    params["pinned"] = True if pinned else None  # absent when unpinned, as on older notes
+    delta = term_index.replaced(stored, params)
     notes = {quotas.Plane.NOTES: 0 if stored["stored"] else 1}
     # Versions, the note, its term statistics and the quota counters in one round trip.
     past, versions = await note_versions.past_params(tx, svc.settings, key, now, stored)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from palimpsest.config import Settings
 from palimpsest.cypher import quotas as q
@@ -147,6 +148,41 @@ async def admit_facts(
     await admit(tx, settings, {Plane.FACTS: facts, Plane.ENTITIES: entities})
 
 
+def fact_counting(
+    settings: Settings, rows: Sequence[FactRow], fresh: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The parameters by which ``ASSERT_FACTS`` counts what it created itself: the term
+    statistics of the ``fresh`` rows' stored fields (the facts the resolver expects created),
+    the batch's minted entity ids, and the facts' and entities' counters and limits."""
+    return {
+        **term_index.change_params(settings, "fact", term_index.added(fresh)),
+        "minted": _minted(rows),
+        "fact_counter": PLANES[Plane.FACTS].counter,
+        "fact_limit": limit_of(settings, Plane.FACTS),
+        "entity_counter": PLANES[Plane.ENTITIES].counter,
+        "entity_limit": limit_of(settings, Plane.ENTITIES),
+    }
+
+
+async def settle_written_facts(
+    tx: ScopedTx, settings: Settings, rows: Sequence[FactRow], written: Sequence[Row], facts: int
+) -> None:
+    """After an ``ASSERT_FACTS`` that counted what it created (``counted``): done when the
+    counters fitted, else ``settle`` as after ``APPLY_TERMS_RAISE_COUNTERS``."""
+    await settle(tx, settings, _created(rows, written, facts), written[0])
+
+
+def _minted(rows: Sequence[FactRow]) -> list[str]:
+    return sorted({i for r in rows for i in (r.subject_id, r.object_id) if i})
+
+
+def _created(rows: Sequence[FactRow], written: Sequence[Row], facts: int) -> dict[Plane, int]:
+    """The facts and the entities a batch created: an entity is new when ``ASSERT_FACTS``
+    (its ``written`` rows) created it with one of the batch's minted ids."""
+    made = {r[end]["id"] for r in written for end in ("subject", "object") if r[f"{end}_new"]}
+    return {Plane.FACTS: facts, Plane.ENTITIES: len(made & set(_minted(rows)))}
+
+
 async def admit_written_facts(
     tx: ScopedTx,
     settings: Settings,
@@ -158,9 +194,7 @@ async def admit_written_facts(
     """``admit_facts`` and the batch's term statistics (``delta``) in one statement: an
     entity is new when ``ASSERT_FACTS`` (its ``written`` rows) created it with one of the
     batch's minted ids, as ``CREATED_QUOTA_ENTITIES`` counts."""
-    minted = {i for r in rows for i in (r.subject_id, r.object_id) if i}
-    made = {r[end]["id"] for r in written for end in ("subject", "object") if r[f"{end}_new"]}
-    created = {Plane.FACTS: facts, Plane.ENTITIES: len(made & minted)}
+    created = _created(rows, written, facts)
     params = term_index.change_params(settings, "fact", delta)
     added = raises(settings, created)
     if params["changes"] or added:

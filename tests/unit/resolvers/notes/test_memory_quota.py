@@ -20,6 +20,9 @@ from tests.unit.recording import NOW, services
 # A new note is written, its term statistics changed and the scope's counters raised
 # (resolvers/tenant/quotas.py) in one statement, under the scope's lock.
 WRITE = ["WRITE_MEMORY"]
+# The one-statement set (``SET_MEMORY``) comes first; these scripts answer it as its checks
+# fail (no row: a bound unknown or near the quota), so the resolver checks as below.
+LOCK = ["SET_MEMORY", "LOCK_SCOPE_READ_ENTRY"]
 
 
 def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0) -> Any:
@@ -28,6 +31,8 @@ def script(used: int, bound: int | None = None, stored: int = 0, others: int = 0
 
     def answer(statement: Statement, params: dict[str, Any]) -> list[Row]:
         match statement.name:
+            case "SET_MEMORY":
+                return []
             case "LOCK_SCOPE_READ_ENTRY":
                 entry = {"value": None, "expires_at": None, "embed_mode": None, "text": None}
                 versions = {"stored": False, "updated_at": None, "note_versions": None}
@@ -82,24 +87,20 @@ async def test_a_write_over_the_scope_quota_is_refused_before_the_upsert(tmp_pat
         "usage": 95,
         "setting": "PALIMPSEST_MAX_SCOPE_BYTES",
     }
-    assert recorder.names() == ["LOCK_SCOPE_READ_ENTRY", "SCOPE_USAGE"]
+    assert recorder.names() == [*LOCK, "SCOPE_USAGE"]
 
 
 async def test_a_write_within_the_quota_is_upserted_under_the_lock(tmp_path: Path) -> None:
     svc, recorder = services(script(used=10, others=30), tmp_path, max_scope_bytes=100)
     entry = await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
     assert entry.value == "v"
-    assert recorder.names() == [
-        "LOCK_SCOPE_READ_ENTRY",
-        "SCOPE_USAGE",
-        *WRITE,
-    ]
+    assert recorder.names() == [*LOCK, "SCOPE_USAGE", *WRITE]
     assert len({c.write for c in recorder.calls}) == 1  # one write transaction for all of them
-    assert recorder.calls[2].params["bytes"] == len("k") + len('"v"')
+    assert recorder.calls[3].params["bytes"] == len("k") + len('"v"')
     # The bound was unknown: it is set from the sum, expired notes included.
-    assert recorder.calls[2].params["memory_bytes"] == 30 + 4
+    assert recorder.calls[3].params["memory_bytes"] == 30 + 4
     # The new note's term "v" and the scope's row count change in the same transaction.
-    changes = {(c["kind"], c["term"]): c["df"] for c in recorder.calls[2].params["changes"]}
+    changes = {(c["kind"], c["term"]): c["df"] for c in recorder.calls[3].params["changes"]}
     assert changes == {("memory", ""): 1, ("memory", "v"): 1}
 
 
@@ -107,11 +108,8 @@ async def test_a_write_well_under_the_bound_sums_nothing(tmp_path: Path) -> None
     # 40 bytes stored in the scope, 12 of them this key's: the new 4 bytes clearly fit.
     svc, recorder = services(script(used=0, bound=40, stored=12), tmp_path, max_scope_bytes=100)
     await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
-    assert recorder.names() == [
-        "LOCK_SCOPE_READ_ENTRY",
-        *WRITE,
-    ]
-    assert recorder.calls[1].params["memory_bytes"] == 40 - 12 + 4
+    assert recorder.names() == [*LOCK, *WRITE]
+    assert recorder.calls[2].params["memory_bytes"] == 40 - 12 + 4
 
 
 async def test_a_bound_over_the_quota_asks_the_live_notes(tmp_path: Path) -> None:
@@ -119,15 +117,12 @@ async def test_a_bound_over_the_quota_asks_the_live_notes(tmp_path: Path) -> Non
     script_ = script(used=10, bound=98, stored=0, others=98)
     svc, recorder = services(script_, tmp_path, max_scope_bytes=100)
     await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
-    assert recorder.names()[:3] == ["LOCK_SCOPE_READ_ENTRY", "SCOPE_USAGE", "WRITE_MEMORY"]
-    assert recorder.calls[2].params["memory_bytes"] == 98 + 4
+    assert recorder.names()[:4] == [*LOCK, "SCOPE_USAGE", "WRITE_MEMORY"]
+    assert recorder.calls[3].params["memory_bytes"] == 98 + 4
 
 
 async def test_without_a_quota_an_unknown_bound_stays_unknown(tmp_path: Path) -> None:
     svc, recorder = services(script(used=0), tmp_path, max_scope_bytes=0)
     await memory.set_value(svc, principal(), Scope.USER, "k", "v", None, False, None)
-    assert recorder.names() == [
-        "LOCK_SCOPE_READ_ENTRY",
-        *WRITE,
-    ]
-    assert recorder.calls[1].params["memory_bytes"] is None
+    assert recorder.names() == [*LOCK, *WRITE]
+    assert recorder.calls[2].params["memory_bytes"] is None
