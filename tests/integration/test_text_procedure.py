@@ -392,8 +392,8 @@ def test_the_one_statements_pool_is_the_cypher_legs(
             return [dict(r) for r in tx.run(statement.text, params)]
 
         scoped = ScopedTx(raw, ref)
-        args = {"source": kind, "terms": terms, "stats": stats, "pool": pool, "base": base}
-        cypher = asyncio.run(legs.fulltext_leg(scoped, k1=k1, b=b, engine="cypher", **args))
+        leg = legs.fulltext_leg(scoped, kind, terms, stats, pool, base, k1, b, engine="cypher")
+        cypher = asyncio.run(leg)
         answer = asyncio.run(
             recall_one.read(scoped, [kind], terms, False, base, None, pool, k1, b, 2000, 100)
         )
