@@ -37,7 +37,7 @@ from palimpsest.resolvers.recall import legs, text
 # A kind's full-text leg runs inside the one statement when its query terms are held by at
 # most this many rows of the scope together (the procedure reads them all and returns the
 # best): above it, the planned reads (MaxScore, the covering read) read fewer rows.
-ONE_MAX_ROWS = 20_000
+ONE_MAX_ROWS = 10_000
 # How far a procedure score may be from the resolver's own for the same row, relatively:
 # the two differ only through the idf's ``log`` (an ulp or so), far below this.
 MARGIN = 1e-9
