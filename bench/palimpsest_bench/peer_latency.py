@@ -15,11 +15,12 @@ Palimpsest's ``search`` through GraphQL over HTTP (uvicorn in-process, a real ru
 one keep-alive connection, default sources, topK 10, selecting the fields the peer returns:
 ``id score text``). Also the stages the API observed (``recall_timing``). ``ratio_p50`` is
 Palimpsest's p50 over the peer's; the pairs are interleaved so a busy machine slows both.
-``statements_per_search``: the statements the API ran per ``search`` (each is one round trip:
-reads run as auto-commit statements, RUN and PULL sent together), from its
-``palimpsest_cypher_seconds`` counts. With ``compare_one``, each query is also asked with
-the one-statement search off (``resolvers/recall/one.py``, ``ENABLED``), in alternating
-order: ``palimpsest_without_one`` and ``ratio_one_p50`` (with over without).
+``statements_per_search``: the recall statements the API ran per ``search`` (each is one round
+trip: reads run as auto-commit statements, RUN and PULL sent together), from its
+``palimpsest_cypher_seconds`` counts (``SEARCH_STATEMENTS``: not the background loops').
+With ``compare_one``, each query is also asked with the one-statement search off
+(``resolvers/recall/one.py``, ``ENABLED``), in alternating order: ``palimpsest_without_one``
+and ``ratio_one_p50`` (with over without).
 """
 
 from __future__ import annotations
@@ -38,7 +39,16 @@ from neo4j_graphrag.retrievers import HybridRetriever
 from neo4j_graphrag.types import RetrieverResultItem
 
 from palimpsest.config import Settings
-from palimpsest.cypher.driver.executor import CYPHER_SECONDS
+from palimpsest.cypher import (
+    passages,
+    recall,
+    recall_one,
+    recall_procedure,
+    recall_text,
+    recall_whole,
+    terms,
+)
+from palimpsest.cypher.driver.executor import CYPHER_SECONDS, Statement
 from palimpsest.embedding import Embedder
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local.neo4j.manager import credentials
@@ -325,13 +335,29 @@ def _interleaved(
     }
 
 
+def _search_statements() -> frozenset[str]:
+    """The names of the statements a ``search`` may run: those of the recall modules and the
+    term statistics' read (the API's background loops run others meanwhile)."""
+    modules = (recall, recall_one, recall_procedure, recall_text, recall_whole, passages)
+    names = {
+        value.name
+        for module in modules
+        for value in vars(module).values()
+        if isinstance(value, Statement)
+    }
+    return frozenset(names | {terms.READ_TERM_STATS.name})
+
+
+SEARCH_STATEMENTS = _search_statements()
+
+
 def statements_run() -> float:
-    """How many statements the API in this process has run (every statement's count)."""
+    """How many of a search's statements the API in this process has run."""
     return sum(
         sample.value
         for metric in CYPHER_SECONDS.collect()
         for sample in metric.samples
-        if sample.name.endswith("_count")
+        if sample.name.endswith("_count") and sample.labels["statement"] in SEARCH_STATEMENTS
     )
 
 
