@@ -15,6 +15,12 @@ Palimpsest's ``search`` through GraphQL over HTTP (uvicorn in-process, a real ru
 one keep-alive connection, default sources, topK 10, selecting the fields the peer returns:
 ``id score text``). Also the stages the API observed (``recall_timing``). ``ratio_p50`` is
 Palimpsest's p50 over the peer's; the pairs are interleaved so a busy machine slows both.
+``statements_per_search``: the recall statements the API ran per ``search`` (each is one round
+trip: reads run as auto-commit statements, RUN and PULL sent together), from its
+``palimpsest_cypher_seconds`` counts (``SEARCH_STATEMENTS``: not the background loops').
+With ``compare_one``, each query is also asked with the one-statement search off
+(``resolvers/recall/one.py``, ``ENABLED``), in alternating order: ``palimpsest_without_one``
+and ``ratio_one_p50`` (with over without).
 """
 
 from __future__ import annotations
@@ -33,10 +39,20 @@ from neo4j_graphrag.retrievers import HybridRetriever
 from neo4j_graphrag.types import RetrieverResultItem
 
 from palimpsest.config import Settings
+from palimpsest.cypher import (
+    passages,
+    recall,
+    recall_one,
+    recall_procedure,
+    recall_text,
+    recall_whole,
+    terms,
+)
+from palimpsest.cypher.driver.executor import CYPHER_SECONDS, Statement
 from palimpsest.embedding import Embedder
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.local.neo4j.manager import credentials
-from palimpsest.resolvers.recall import timing
+from palimpsest.resolvers.recall import one, timing
 from palimpsest.runtime import open_services
 from palimpsest.server import serve_in_thread
 from palimpsest_bench import recall_ingest
@@ -173,6 +189,7 @@ async def run_peer(
     queries: int = 200,
     warmup: int = 20,
     say: Progress = stderr,
+    compare_one: bool = False,
 ) -> dict[str, Any]:
     """Load the scope both ways, time every query both ways interleaved, clean up."""
     settings = settings.replace(
@@ -208,7 +225,9 @@ async def run_peer(
             token = mint(
                 load_keys(settings), tenant=tenant, user=owner, agent="bench", ttl_seconds=7200
             )
-            figures = _interleaved(settings, retriever, token, ds, loaded, queries, warmup, say)
+            figures = _interleaved(
+                settings, retriever, token, ds, loaded, queries, warmup, say, compare_one
+            )
         finally:
             say("dropping the peer's indexes and nodes, erasing the tenant's documents ...")
             try:
@@ -237,8 +256,11 @@ def _interleaved(
     queries: int,
     warmup: int,
     say: Progress,
+    compare_one: bool = False,
 ) -> dict[str, Any]:
     asked = [ds.queries[i % len(ds.queries)] for i in range(warmup + queries)]
+    without: list[float] = []
+    ran: dict[bool, list[float]] = {True: [], False: []}  # statements per search, one on/off
     ours: list[float] = []
     theirs: list[float] = []
     stages: list[dict[str, float]] = []
@@ -256,15 +278,25 @@ def _interleaved(
                 peer_first = i % 2 == 0  # neither always meets the warmer caches
                 if peer_first:
                     peer_ms, peer_units = _peer_search(retriever, q.text)
+                if compare_one and peer_first:
+                    off_ms, off_ran = _ours(client, q.text, False)
                 mark = len(log.samples)
+                before = statements_run()
                 t0 = time.perf_counter()
                 data = client.call(SEARCH_GQL, q=q.text, k=TOP_K)
                 our_ms = (time.perf_counter() - t0) * 1000
+                on_ran = statements_run() - before
                 seen = log.since(mark)
+                if compare_one and not peer_first:
+                    off_ms, off_ran = _ours(client, q.text, False)
                 if not peer_first:
                     peer_ms, peer_units = _peer_search(retriever, q.text)
                 if i < warmup:
                     continue
+                ran[one.ENABLED].append(on_ran)
+                if compare_one:
+                    without.append(off_ms)
+                    ran[False].append(off_ran)
                 ours.append(our_ms)
                 theirs.append(peer_ms)
                 stages.append({**seen, "total": our_ms})
@@ -276,6 +308,13 @@ def _interleaved(
         load_after = load_average()
     judged = asked[warmup:]
     mine, peer = latency_stats(ours), latency_stats(theirs)
+    compared: dict[str, Any] = {}
+    if compare_one:
+        off = latency_stats(without)
+        compared = {
+            "palimpsest_without_one": off,
+            "ratio_one_p50": round(mine["p50"] / off["p50"], 3),
+        }
     return {
         "queries": queries,
         "warmup": warmup,
@@ -283,11 +322,55 @@ def _interleaved(
         "peer_figures": {**peer, "recall@10": hit_rate(ranked_theirs, judged)},
         "ratio_p50": round(mine["p50"] / peer["p50"], 3),
         "ratio_p95": round(mine["p95"] / peer["p95"], 3),
+        **compared,
+        "statements_per_search": {
+            ("one" if on else "without_one"): round(sum(n) / len(n), 2)
+            for on, n in ran.items()
+            if n
+        },
         "stages": stage_summary(stages),
         "load_avg_before": load_before,
         "load_avg_after": load_after,
         "cpu_steal_s": stolen_since(steal_before),
     }
+
+
+def _search_statements() -> frozenset[str]:
+    """The names of the statements a ``search`` may run: those of the recall modules and the
+    term statistics' read (the API's background loops run others meanwhile)."""
+    modules = (recall, recall_one, recall_procedure, recall_text, recall_whole, passages)
+    names = {
+        value.name
+        for module in modules
+        for value in vars(module).values()
+        if isinstance(value, Statement)
+    }
+    return frozenset(names | {terms.READ_TERM_STATS.name})
+
+
+SEARCH_STATEMENTS = _search_statements()
+
+
+def statements_run() -> float:
+    """How many of a search's statements the API in this process has run."""
+    return sum(
+        sample.value
+        for metric in CYPHER_SECONDS.collect()
+        for sample in metric.samples
+        if sample.name.endswith("_count") and sample.labels["statement"] in SEARCH_STATEMENTS
+    )
+
+
+def _ours(client: GraphQLClient, text: str, enabled: bool) -> tuple[float, float]:
+    """One ``search`` with the one-statement search on or off: its ms and statements run."""
+    was, one.ENABLED = one.ENABLED, enabled
+    try:
+        before = statements_run()
+        t0 = time.perf_counter()
+        client.call(SEARCH_GQL, q=text, k=TOP_K)
+        return (time.perf_counter() - t0) * 1000, statements_run() - before
+    finally:
+        one.ENABLED = was
 
 
 def _peer_search(retriever: HybridRetriever, text: str) -> tuple[float, list[str]]:

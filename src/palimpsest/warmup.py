@@ -49,7 +49,7 @@ from graphql import GraphQLSchema
 
 from palimpsest.client import operations
 from palimpsest.client.wire import Operation
-from palimpsest.cypher import recall_procedure
+from palimpsest.cypher import recall_one, recall_procedure
 from palimpsest.cypher.driver.errors import database_code
 from palimpsest.cypher.driver.executor import (
     Database,
@@ -331,7 +331,11 @@ async def plan_all(svc: Services, statements: Sequence[Statement]) -> None:
     planned fails the step by name. The procedure engine's statements only where it answers:
     a server without our extension (Aura) cannot plan a call to it."""
     current: list[str] = []
-    absent = frozenset() if svc.search_engine.name == "procedure" else recall_procedure.NAMES
+    absent = (
+        frozenset()
+        if svc.search_engine.name == "procedure"
+        else recall_procedure.NAMES | recall_one.NAMES
+    )
 
     async def work(run: RawRun) -> None:
         for statement in statements:

@@ -14,7 +14,7 @@ import pytest
 
 from palimpsest.config import Settings
 from palimpsest.identity import Scope
-from palimpsest.resolvers.recall import timing
+from palimpsest.resolvers.recall import one, timing
 from palimpsest.server import serve_in_thread
 from tests.integration.conftest import gql_over
 
@@ -47,8 +47,10 @@ def stage_counts(metrics_url: str) -> dict[str, float]:
 
 
 def test_a_search_observes_each_stage_once(
-    metered: tuple[httpx.Client, str], token: Callable[..., str]
+    metered: tuple[httpx.Client, str], token: Callable[..., str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The two sessions' stages (the one-statement search off: the test below has its own)."""
+    monkeypatch.setattr(one, "ENABLED", False)
     client, metrics_url = metered
     gql = gql_over(client)
     who = token(f"rt-{uuid.uuid4().hex[:8]}", "alice", "timer", memory_scopes=[Scope.USER])
@@ -77,6 +79,31 @@ def test_a_search_observes_each_stage_once(
     after = stage_counts(metrics_url)
     for stage in set(stages):
         assert after[stage] - before.get(stage, 0.0) == stages.count(stage), stage
+
+
+def test_a_search_in_one_statement_observes_its_stages_once(
+    metered: tuple[httpx.Client, str], token: Callable[..., str]
+) -> None:
+    """On the procedure engine (the suite's Neo4j has the extension): the one statement
+    (``one``) after the embedding, then fusion and the load; no statistics read of their own,
+    and no full-text leg reads after the statement on a scope this small."""
+    client, _ = metered
+    gql = gql_over(client)
+    who = token(f"rt-{uuid.uuid4().hex[:8]}", "alice", "timer", memory_scopes=[Scope.USER])
+    assert "errors" not in gql(IMPORT, who, m="The harbor crane lifted cargo in Lisbon.\n")
+    assert "errors" not in gql(SET, who, k="cargo", v="cargo manifests are kept in the harbor")
+    seen: list[tuple[str, float]] = []
+    with timing.listening(lambda stage, seconds: seen.append((stage, seconds))):
+        body = gql(SEARCH, who, q="harbor cargo")
+    assert body["data"]["search"]["hits"], body
+    stages = [stage for stage, _ in seen]
+    for stage in ("one", "embedding", "fusion", "load", "resolver", "http_graphql"):
+        assert stages.count(stage) == 1, stage
+    assert "stats" not in stages
+    assert not [s for s in stages if s.startswith("fulltext_")]
+    figures = dict(seen)
+    once = figures["embedding"] + figures["one"] + figures["fusion"] + figures["load"]
+    assert once <= figures["resolver"]
 
 
 def test_requests_without_a_recall_observe_nothing(metered: tuple[httpx.Client, str]) -> None:

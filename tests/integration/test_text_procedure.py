@@ -37,6 +37,7 @@ from palimpsest.local.neo4j import extension
 from palimpsest.resolvers.notes import keyvalue as notes
 from palimpsest.resolvers.recall import asks as recall_asks
 from palimpsest.resolvers.recall import legs
+from palimpsest.resolvers.recall import one as recall_one
 from palimpsest.resolvers.recall import text as recall_text
 from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal, scope_ref
@@ -64,6 +65,7 @@ ERASE = """CALL () {
   MATCH (n:Chunk {scope_key: $scope_key}) RETURN n
   UNION MATCH (n:Memory {scope_key: $scope_key}) RETURN n
   UNION MATCH (n:Entity {scope_key: $scope_key}) RETURN n
+  UNION MATCH (n:TermStats {scope_key: $scope_key}) RETURN n
 }
 DETACH DELETE n"""
 
@@ -248,9 +250,10 @@ async def test_the_server_searches_on_the_procedure_and_answers_as_on_cypher(
     svc: Services, ran: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The services chose the procedure at start-up (the server has the extension); a search
-    answers the same hits and scores on both engines, and only the chosen engine's full-text
-    statements run. (A scope this small has its few rows read with the statistics,
-    ``recall_text``: that is off here, so the legs read as on a big scope.)"""
+    is one statement (``SEARCH_ONE``), and answers the same hits, scores and explanations as
+    the procedure's own legs and, hits and scores, as the Cypher engine; only the chosen
+    engine's full-text statements run. (A scope this small has its few rows read with the
+    statistics, ``recall_text``: that is off here, so the legs read as on a big scope.)"""
     monkeypatch.setattr(recall_text, "HELD_MAX_ROWS", 0)
     assert svc.search_engine == SearchEngine("procedure", f"extension {extension.VERSION}")
     who = principal(tenant_id=f"proc-{uuid.uuid4().hex[:12]}")
@@ -262,9 +265,16 @@ async def test_the_server_searches_on_the_procedure_and_answers_as_on_cypher(
     for query in ["oak and pine", "larch", "yew birch cedar elm", "hazel ash fir"]:
         ask = recall_asks.Ask(query=query, top_k=15)
         ran.clear()
+        one = await recall_asks.search(svc, who, ask)
+        assert ran == ["SEARCH_ONE"]  # a search of one scope in one statement (recall/one.py)
+        ran.clear()
+        monkeypatch.setattr(recall_one, "ENABLED", False)
         procedure = await recall_asks.search(svc, who, ask)
+        monkeypatch.setattr(recall_one, "ENABLED", True)
         assert "PROC_TERMS_MEMORY" in ran
         assert "TERMS_MEMORY" not in ran
+        assert [(h.id, h.score) for h in one.hits] == [(h.id, h.score) for h in procedure.hits]
+        assert [h.explain for h in one.hits] == [h.explain for h in procedure.hits]
         ran.clear()
         cypher = await recall_asks.search(on_cypher, who, ask)
         assert "TERMS_MEMORY" in ran
@@ -312,3 +322,100 @@ async def test_a_procedure_failure_is_the_error_trees_with_the_drivers_code(
         await svc.db.scoped(ref).read(legs.PROCEDURE_TERMS[Source.NOTES], bad)
     assert failed.value.details == {"driverCode": "Neo.ClientError.Procedure.ProcedureCallFailed"}
     assert "scope_key" not in failed.value.message
+
+
+# The scope's statistics as ``:TermStats`` (one shard), for the one statement to read.
+WRITE_STATS = """UNWIND $stats AS s
+CREATE (:TermStats {scope_key: $scope_key, kind: $kind, term: s.term, shard: 0, df: s.df,
+                    len: s.len, max_tf: s.max_tf, max_ratio: s.max_ratio, bounded: true})"""
+
+
+def _stat_rows(stats: KindStats) -> list[dict[str, Any]]:
+    rows = [{"term": "", "df": stats.rows, "len": stats.length, "max_tf": 0, "max_ratio": 0.0}]
+    for term, df in stats.df.items():
+        tf, ratio = stats.peaks[term]
+        rows.append({"term": term, "df": df, "len": 0, "max_tf": tf, "max_ratio": ratio})
+    return rows
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(0, 90),
+    ties=st.integers(0, 12),
+    kind=st.sampled_from([Source.NOTES, Source.DOCUMENTS, Source.FACTS]),
+    pool=st.integers(1, 40),
+    query=st.lists(st.sampled_from([*VOCABULARY, "absent"]), min_size=1, max_size=6),
+    one_max_rows=st.sampled_from([0, 20_000]),
+)
+def test_the_one_statements_pool_is_the_cypher_legs(
+    neo4j_driver: Driver,
+    refs: list[ScopeRef],
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+    n: int,
+    ties: int,
+    kind: Source,
+    pool: int,
+    query: list[str],
+    one_max_rows: int,
+) -> None:
+    """The one statement (``recall_one.SEARCH_ONE``) reads the scope's ``:TermStats`` and the
+    leg through the procedure, weighted by Cypher's idf; the resolver's rescored pool
+    (``recall/one.text_leg``) is the Cypher leg's, scores to the bit, or None only where the
+    procedure cut its answer (then the leg reads as before). Another scope's twins of every
+    row, and their statistics, never come back."""
+    monkeypatch.setattr(recall_one, "ONE_MAX_ROWS", one_max_rows)
+    rng = random.Random(seed)
+    tenant = f"one-{uuid.uuid4().hex[:12]}"
+    ref, other = scope_ref(tenant, Scope.USER, "alice"), scope_ref(tenant, Scope.USER, "bob")
+    refs += [ref, other]
+    rows = _rows(rng, n, ties, ref.scope_key[:12] + "-")
+    wire = [{k: v for k, v in r.items() if k != "bag"} for r in rows]
+    stats = _stats(rows)
+    label = legs.KIND[kind]
+    with neo4j_driver.session() as session:
+        session.run(WRITE[kind], scope_key=ref.scope_key, rows=wire).consume()
+        twins = [{**r, "id": "z/" + r["id"]} for r in wire]
+        session.run(WRITE[kind], scope_key=other.scope_key, rows=twins).consume()
+        for key in (ref.scope_key, other.scope_key):
+            session.run(WRITE_STATS, scope_key=key, kind=label, stats=_stat_rows(stats)).consume()
+    terms = list(dict.fromkeys(query))
+    base, k1, b = _base(rng), 1.2, 0.75
+
+    def both(tx: ManagedTransaction) -> tuple[legs.Ranked, recall_one.Answer]:
+        async def raw(statement: Statement, params: dict[str, Any]) -> list[Row]:
+            return [dict(r) for r in tx.run(statement.text, params)]
+
+        scoped = ScopedTx(raw, ref)
+        leg = legs.fulltext_leg(scoped, kind, terms, stats, pool, base, k1, b, engine="cypher")
+        cypher = asyncio.run(leg)
+        answer = asyncio.run(
+            recall_one.read(scoped, [kind], terms, False, base, None, pool, k1, b, 2000, 100)
+        )
+        return cypher, answer
+
+    with neo4j_driver.session() as session:
+        cypher, answer = session.execute_read(both)
+    read = answer.stats.of(kind)
+    asked = {t: df for t, df in stats.df.items() if t in terms}
+    assert (read.rows, read.length, dict(read.df)) == (stats.rows, stats.length, asked)
+    found = answer.text.get(kind)
+    held = sum(stats.df.get(t, 0) for t in terms)
+    if held == 0 or held > one_max_rows:
+        assert found is None  # not read here: the leg reads as before
+        return
+    assert found is not None
+    assert not [i for i in found["ids"] if i.startswith("z/")]
+    one = recall_one.text_leg(found, terms, read, pool, k1, b)
+    if one is None:  # the procedure's answer was cut: the leg must read as before
+        assert len(found["ids"]) < found["matched"]
+        return
+    assert one.ids == cypher.ids
+    assert one.scores == cypher.scores  # floats compared exactly: the same bits
+    assert one.dropped == cypher.dropped
+    assert one.cues == cypher.cues

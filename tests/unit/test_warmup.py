@@ -11,7 +11,7 @@ import pytest
 from neo4j.exceptions import CypherSyntaxError
 
 from palimpsest.config import Settings
-from palimpsest.cypher import recall_procedure
+from palimpsest.cypher import recall_one, recall_procedure
 from palimpsest.cypher.driver.executor import Row, Statement
 from palimpsest.cypher.extension import SearchEngine
 from palimpsest.errors import Unavailable
@@ -88,7 +88,11 @@ def test_the_procedure_engines_statements_are_planned_only_where_it_answers(
         return []
 
     svc, _ = services(answer, tmp_path)
-    procedure = [recall_procedure.PROC_TERMS_MEMORY, recall_procedure.PROC_TERMS_FACTS]
+    procedure = [
+        recall_procedure.PROC_TERMS_MEMORY,
+        recall_procedure.PROC_TERMS_FACTS,
+        recall_one.SEARCH_ONE,
+    ]
     statements = [FINE, *procedure]
     asyncio.run(plan_all(svc, statements))  # the Cypher engine: no extension to plan against
     assert sent == ["PROBE_FINE"]

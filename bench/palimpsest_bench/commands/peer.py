@@ -26,6 +26,12 @@ def bench_peer_latency(
     ] = None,
     queries: Annotated[int, typer.Option(min=1, help="Measured query pairs.")] = 200,
     warmup: Annotated[int, typer.Option(min=0, help="Unmeasured pairs first.")] = 20,
+    compare_one: Annotated[
+        bool,
+        typer.Option(
+            help="Also ask each query with the one-statement search off (procedure engine)."
+        ),
+    ] = False,
 ) -> None:
     """`search` against neo4j-graphrag's HybridRetriever on one scope: the same Neo4j and
     model, embedding included, queries interleaved; both p50/p95 and the ratio (ms)."""
@@ -37,5 +43,7 @@ def bench_peer_latency(
     if (data is None) == (turns is None):
         err("give exactly one of --data and --turns")
         raise typer.Exit(2)
-    run = peer_latency.run_peer(Settings(), data, turns, queries, warmup, say=err)
+    run = peer_latency.run_peer(
+        Settings(), data, turns, queries, warmup, say=err, compare_one=compare_one
+    )
     print_json(asyncio.run(run))

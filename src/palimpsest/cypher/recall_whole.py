@@ -24,7 +24,7 @@ from palimpsest.cypher.driver.cosine import exact_top
 from palimpsest.cypher.driver.executor import Statement
 
 
-def _whole(
+def whole_body(
     count: LiteralString,
     match: LiteralString,
     var: LiteralString,
@@ -32,9 +32,10 @@ def _whole(
     index: LiteralString,
 ) -> LiteralString:
     """The head of a whole-scope leg: the count, the index call, the completeness check and
-    the exact top ``$k`` in rank order (the caller appends the leg's usual tail)."""
+    the exact top ``$k`` in rank order (the caller appends the leg's usual tail). Without
+    the ``CYPHER 25`` line, so the one-statement search (``recall_one``) can nest it."""
     return (
-        "CYPHER 25\nCALL () {\n  MATCH "
+        "CALL () {\n  MATCH "
         + count
         + "\n  WHERE x.scope_key = $scope_key AND x.embedding IS NOT NULL\n"
         "  RETURN count(x) AS total\n}\nMATCH "
@@ -60,15 +61,21 @@ def _whole(
 
 WHOLE_MEMORY = Statement(
     "WHOLE_MEMORY",
-    _whole("(x:Memory)", "(m:Memory)", "m", "m.key", "memory_embedding") + q.MEMORY_SCORED,
+    "CYPHER 25\n"
+    + whole_body("(x:Memory)", "(m:Memory)", "m", "m.key", "memory_embedding")
+    + q.MEMORY_SCORED,
 )
 
 WHOLE_CHUNKS = Statement(
     "WHOLE_CHUNKS",
-    _whole("(x:Chunk)", "(c:Chunk)", "c", "c.id", "chunk_embedding") + q.CHUNK_SCORED,
+    "CYPHER 25\n"
+    + whole_body("(x:Chunk)", "(c:Chunk)", "c", "c.id", "chunk_embedding")
+    + q.CHUNK_SCORED,
 )
 
 WHOLE_FACTS = Statement(
     "WHOLE_FACTS",
-    _whole("()-[x:FACT]->()", "()-[f:FACT]->()", "f", "f.id", "fact_embedding") + q.FACT_SCORED,
+    "CYPHER 25\n"
+    + whole_body("()-[x:FACT]->()", "()-[f:FACT]->()", "f", "f.id", "fact_embedding")
+    + q.FACT_SCORED,
 )

@@ -205,10 +205,14 @@ async def vector_leg(
     exact_max_rows: int,
     ann_floor: int = ANN_FLOOR,
     passages: bool = False,
+    first: Row | None = None,
 ) -> Ranked:
     """One kind's vector leg; for chunks with ``passages`` (``PALIMPSEST_PASSAGE_MAX`` above
     0), each chunk scored by the best of its own vector and its passages'. Off, no passage is
-    read: a search then pays nothing for the feature."""
+    read: a search then pays nothing for the feature. ``first``: the answer of the leg's
+    first read, already read (``recall_one``: the same statement's body, asked for the same
+    ``k``; a whole-scope read asked for at least as many rows, which is the same answer or
+    none)."""
     legs, whole = LEGS[source], WHOLE[source]
     statement = whole if rows_in_scope <= exact_max_rows else legs.ann
     params = {**base, "vector": vector}
@@ -218,7 +222,10 @@ async def vector_leg(
         asked = {**params, "k": ask}
         if statement is whole:  # the whole scope, with room for rows written since the stats
             asked["n"] = max(ask, rows_in_scope + rows_in_scope // 8 + 16)
-        rows = _columns(await tx.run(statement, asked))
+        if first is not None:
+            rows, first = _columns([first]), None
+        else:
+            rows = _columns(await tx.run(statement, asked))
         if statement is whole and not rows:
             statement = legs.exact  # the index did not answer every row of the scope
             continue
@@ -369,8 +376,22 @@ async def fulltext_leg(
             take(await reader.rows(lucene, most, text.any_of(batch), [[t] for t in batch]))
             done |= set(batch)
             batch = fulltext.missing_terms(terms, done, stats, k1, b, text.best_score(scored, pool))
-    # The pool, best first (ties by id), without sorting every row read (tens of thousands on
-    # a big scope).
+    live, dropped = text_pool(scored, filtered_out, pool)
+    if held is None:
+        cues, shown = await _cues(tx, source, live)
+    else:
+        raw = held.cues()
+        cues, shown = {i: Cues.of(raw.get(i)) for i in live}, {}
+    return Ranked(live, {i: scored[i][0] for i in live}, dropped, cues, shown)
+
+
+def text_pool(
+    scored: Mapping[str, tuple[float, bool]], filtered_out: set[str], pool: int
+) -> tuple[list[str], set[str]]:
+    """A full-text leg's pool from its scored rows, best first (ties by id), without sorting
+    every row read (tens of thousands on a big scope); and the rows the time view dropped
+    from it (not live, not ``filtered_out`` for expiry or prefix, scoring at its floor or
+    above)."""
     live = heapq.nsmallest(
         pool, (i for i, (_, alive) in scored.items() if alive), key=lambda i: (-scored[i][0], i)
     )
@@ -380,12 +401,7 @@ async def fulltext_leg(
         for i, (score, alive) in scored.items()
         if not alive and score >= floor and i not in filtered_out
     }
-    if held is None:
-        cues, shown = await _cues(tx, source, live)
-    else:
-        raw = held.cues()
-        cues, shown = {i: Cues.of(raw.get(i)) for i in live}, {}
-    return Ranked(live, {i: scored[i][0] for i in live}, dropped, cues, shown)
+    return live, dropped
 
 
 async def _cues(

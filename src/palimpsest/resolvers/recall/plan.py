@@ -14,6 +14,11 @@ sessions running concurrently:
 
 A full-text-only request runs ``text_side`` and ``finish`` in one transaction. Each stage is
 timed (``timing``). The plan is the planner's own: the doors reach it through ``recall``.
+
+On the procedure engine (``one_round_trip``), a request read as of now runs instead as one
+statement per scope (``recall/one.py``: the statistics and every leg), the question embedded
+before it is sent; the legs read more only where that statement's answer cannot settle them,
+and ``finish`` follows in the same session.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from palimpsest.resolvers.recall import controls as recall_controls
 from palimpsest.resolvers.recall import dedup as recall_dedup
 from palimpsest.resolvers.recall import entities as recall_entities
 from palimpsest.resolvers.recall import forms as recall_forms
-from palimpsest.resolvers.recall import fusion, legs, past, timing
+from palimpsest.resolvers.recall import fusion, legs, one, past, timing
 from palimpsest.resolvers.recall import hits as hits_of
 from palimpsest.resolvers.recall import newer as recall_newer
 from palimpsest.resolvers.recall import sessions as recall_sessions
@@ -125,6 +130,8 @@ class RecallPlan:
     async def run(self) -> RecallResult:
         """The steps: text side and finish in one transaction for a full-text request, else
         the text side beside the vector side, which finishes."""
+        if self.one_round_trip():
+            return await self._run_one()
         if self.req.mode is Mode.FULLTEXT:
             return await self.svc.db.read_tx(self._text_only)
         text_lists = asyncio.ensure_future(self.svc.db.read_tx(self.text_side))
@@ -144,6 +151,97 @@ class RecallPlan:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await text_lists
 
+    def one_round_trip(self) -> bool:
+        """Whether this request runs as one statement per scope (``recall/one.py``): on the
+        procedure engine, as of now, without passages."""
+        passages = self.svc.settings.passage_max > 0 and pure.Source.DOCUMENTS in self.sources
+        return (
+            one.ENABLED
+            and self.svc.search_engine.name == "procedure"
+            and self.req.view.known_at is None
+            and not self.notes_past
+            and not passages
+        )
+
+    async def _run_one(self) -> RecallResult:
+        """The question embedded with the speakers its scopes had at their last search (no
+        read waits for it), then one statement per scope and the finish, in one session."""
+        embedded: str | None = None
+        vector: list[float] | None = None
+        if self.req.mode is not Mode.FULLTEXT:
+            hints = [one.HINTS.get(r.scope_key) for r in self.refs]
+            guessed = {s for h in hints if h is not None for s in h.speakers}
+            embedded = self._embedded_text(self._question_with(guessed))
+            vector = await self._embed_text(embedded)
+        return await self.svc.db.read_tx(lambda tx: self._one(tx, embedded, vector))
+
+    async def _one(self, tx: Tx, embedded: str | None, vector: list[float] | None) -> RecallResult:
+        lv, pool, base, terms = self.req.levers, self.pool, self.base, self.terms
+        want_speakers = lv.speaker_strip or lv.speaker_boost > 1.0
+        with timing.timed("one"):
+            answers = [
+                await one.read(
+                    tx.scoped(r),
+                    self.sources,
+                    terms,
+                    want_speakers,
+                    base,
+                    vector,
+                    pool,
+                    lv.k1,
+                    lv.b,
+                    lv.exact_max_rows,
+                    lv.ann_floor,
+                )
+                for r in self.refs
+            ]
+        if not self.stats.done():  # a retried session reads them again
+            self.stats.set_result([a.stats for a in answers])
+        question = self._question()
+        firsts = vector is not None and self._embedded_text(question) == embedded
+        if vector is not None and not firsts:  # the speakers guessed were not the scopes'
+            vector = await self._embed(question)
+        lists: list[RankedList] = []
+        for ref, answer in zip(self.refs, answers, strict=True):
+            for source in self.sources:
+                kind = answer.stats.of(source)
+                if vector is not None and kind.rows > 0:
+                    work = legs.vector_leg(
+                        tx.scoped(ref),
+                        source,
+                        vector,
+                        pool,
+                        base,
+                        kind.rows,
+                        lv.exact_max_rows,
+                        lv.ann_floor,
+                        first=answer.vector.get(source) if firsts else None,
+                    )
+                    ranked = await self._leg(f"vector_{source.value}", work)
+                    lists.append(RankedList("vector", source, ref, ranked))
+                if terms and kind.rows > 0:
+                    found = answer.text.get(source)
+                    ranked_text = (
+                        None
+                        if found is None
+                        else one.text_leg(found, terms, kind, pool, lv.k1, lv.b)
+                    )
+                    if ranked_text is None:
+                        leg = legs.fulltext_leg(
+                            tx.scoped(ref),
+                            source,
+                            terms,
+                            kind,
+                            pool,
+                            base,
+                            lv.k1,
+                            lv.b,
+                            engine=self.svc.search_engine.name,
+                        )
+                        ranked_text = await self._leg(f"fulltext_{source.value}", leg)
+                    lists.append(RankedList("fulltext", source, ref, ranked_text))
+        return await self.finish(tx, lists, question)
+
     async def _text_only(self, tx: Tx) -> RecallResult:
         lists = await self.text_side(tx)
         return await self.finish(tx, lists, self._question())
@@ -162,18 +260,27 @@ class RecallPlan:
     def _question(self) -> cues.QuestionCues:
         """What the question asks for (dates, "when", years, a named speaker), read once the
         statistics name the scopes' speakers."""
+        return self._question_with({s for st in self.stats.result() for s in st.speakers})
+
+    def _question_with(self, speakers: set[str]) -> cues.QuestionCues:
         req, now = self.req, self.base["now"]
         anchor = req.window.end if req.window is not None and req.window.end else now
-        speakers = {s for st in self.stats.result() for s in st.speakers}
         return cues.read_question(req.query, speakers, anchor)
 
-    async def _embed(self, question: cues.QuestionCues) -> list[float]:
-        """The query's vector, the speakers the question names left out (lever 3)."""
+    def _embedded_text(self, question: cues.QuestionCues) -> str:
+        """What the vector legs embed: the query, the speakers it names left out (lever 3)."""
         query = self.req.query
         if self.req.levers.speaker_strip:
             query = cues.without_speakers(query, question.speakers)
+        return query
+
+    async def _embed(self, question: cues.QuestionCues) -> list[float]:
+        """The query's vector, the speakers the question names left out (lever 3)."""
+        return await self._embed_text(self._embedded_text(question))
+
+    async def _embed_text(self, text: str) -> list[float]:
         with timing.timed("embedding"):
-            return list(await self.svc.embed_question(self.who, query))
+            return list(await self.svc.embed_question(self.who, text))
 
     async def text_side(self, tx: Tx) -> list[RankedList]:
         """The statistics, and each kind's rows where they are few (``text``), per scope;

@@ -144,6 +144,17 @@ _TERM = re.compile(r"[^\W_]+")
 TOP_SPARE = 16
 
 
+def check_terms(terms: Sequence[str]) -> None:
+    """Refuse, coded, terms the procedure cannot take (none, or not analyzed words)."""
+    if not terms or not all(_TERM.fullmatch(t) for t in terms):
+        raise InvalidArgument("full-text terms must be analyzed words")
+
+
+def first_top(pool: int) -> int:
+    """How many rows a procedure read asks for first: twice the pool, or ``TOP_SPARE`` more."""
+    return pool + max(pool, TOP_SPARE)
+
+
 @dataclass(frozen=True, slots=True)
 class Procedure:
     """A leg's reads on the procedure engine (``cypher/recall_procedure.py``): the extension
@@ -161,8 +172,10 @@ class Procedure:
         before any call (the procedure checks again, for any other caller)."""
         terms = [needle.strip(" ") for needle, _ in self.scorer.terms]
         groups = [*sets, *([unless] if unless else []), *([terms] if terms else [])]
-        if not sets or not all(ts and all(_TERM.fullmatch(t) for t in ts) for ts in groups):
+        if not sets:
             raise InvalidArgument("full-text terms must be analyzed words")
+        for group in groups:
+            check_terms(group)
         if top < 1 or not self.scorer.avg_length > 0.0:
             raise InvalidArgument("a full-text read needs a positive size and average length")
         return {
@@ -278,7 +291,7 @@ class Reader:
     async def _best(
         self, procedure: Procedure, sets: Sequence[Sequence[str]], unless: Sequence[str]
     ) -> Row:
-        top = procedure.pool + max(procedure.pool, TOP_SPARE)
+        top = first_top(procedure.pool)
         while True:
             params = {**self.base, **procedure.params(sets, unless, top)}
             [found] = await self.tx.run(procedure.statement, params)

@@ -3,6 +3,8 @@
 benchmark, which serves the API in its own process).
 
 Stages (a fixed set, so the label stays bounded): ``stats`` (the scopes' term statistics),
+``one`` (a search in one statement on the procedure engine: the statistics and every leg's
+first read, ``recall/one.py``),
 ``embedding`` (the query), ``vector_<kind>`` and ``fulltext_<kind>`` (each leg, from its
 start until its ranked list is ready; legs overlap), ``legs`` (all candidate legs, wall
 time), ``fusion`` (RRF, boosts, time window, sorting), ``load`` (the final top-k with its
@@ -26,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 KINDS = ("facts", "notes", "documents")
 STAGES = frozenset(
-    {"stats", "embedding", "legs", "fusion", "load", "resolver", "http_graphql"}
+    {"stats", "one", "embedding", "legs", "fusion", "load", "resolver", "http_graphql"}
     | {f"{leg}_{kind}" for leg in ("vector", "fulltext") for kind in KINDS}
 )
 # Milliseconds matter here: the default buckets start at 5 ms.
