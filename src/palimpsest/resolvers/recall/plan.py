@@ -154,7 +154,9 @@ class RecallPlan:
     def one_round_trip(self) -> bool:
         """Whether this request runs as one statement per scope (``recall/one.py``): on the
         procedure engine, as of now, without passages."""
-        passages = self.svc.settings.passage_max > 0 and pure.Source.DOCUMENTS in self.sources
+        passages = (
+            self.svc.settings.recall.passage_max > 0 and pure.Source.DOCUMENTS in self.sources
+        )
         return (
             one.ENABLED
             and self.svc.search_engine.name == "procedure"
