@@ -107,14 +107,53 @@ def bench_load(
             "/readyz is ready, then the same again warm; figures by minute for both."
         ),
     ] = False,
+    engines: Annotated[
+        str | None,
+        typer.Option(
+            help="Full-text engines compared in one run (procedure,cypher): one API per "
+            "engine, --seconds of the mix each in alternating rounds, CPU per request per "
+            "engine and each operation alone on each (implies --profile)."
+        ),
+    ] = None,
 ) -> None:
     """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
     from palimpsest_bench import load
     from palimpsest_bench.load_profile import Profile
 
     chosen = Profile(slice_rate=slice_rate, slice_seconds=slice_seconds) if profile else None
+    compared = ()
+    if engines:
+        from palimpsest_bench.recall_engines import parse_engines
+
+        try:
+            compared = parse_engines(engines)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--engines") from exc
+        if cold or replicas > 1 or workers > 1:
+            raise typer.BadParameter(
+                "one API per engine: not with --cold, --replicas or --workers",
+                param_hint="--engines",
+            )
 
     def go(settings: Settings, env: dict[str, str], drop: tuple[str, ...]) -> None:
+        if compared:
+            from palimpsest_bench import load_engines
+
+            print_json(
+                load_engines.run(
+                    settings,
+                    compared,
+                    rate,
+                    seconds,
+                    principals,
+                    seed,
+                    say=err,
+                    profile=Profile(slice_rate=slice_rate, slice_seconds=slice_seconds),
+                    env=env,
+                    drop=drop,
+                )
+            )
+            return
         if cold:
             from palimpsest_bench import load_cold
 

@@ -113,6 +113,14 @@ def bench_recall_latency(
     tenant: Annotated[
         str | None, typer.Option(help="--growth: the dataset's tenant (default bench-growth).")
     ] = None,
+    engines: Annotated[
+        str | None,
+        typer.Option(
+            help="--growth: full-text engines compared query by query on one database "
+            "(procedure,cypher): p50/p95, the full-text leg's p95 and identical_pools per "
+            "size and engine. Needs a Neo4j with Palimpsest's extension."
+        ),
+    ] = None,
 ) -> None:
     """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms),
     with the time of each stage; or throughput with several clients; or (--growth) the
@@ -120,23 +128,38 @@ def bench_recall_latency(
     from palimpsest_bench import recall_latency
 
     if growth:
-        from palimpsest_bench import recall_growth
+        from palimpsest_bench import recall_engines, recall_growth
 
         try:
             chosen = recall_growth.parse_sizes(sizes)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--sizes") from exc
+        try:
+            compared = recall_engines.parse_engines(engines) if engines else ()
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--engines") from exc
 
         def run_growth(s: Settings) -> Any:
             if embedding_threads is not None:
                 s = s.model_copy(update={"embedding_threads": embedding_threads})
             return recall_growth.run_growth(
-                s, chosen, queries, min(30, queries), overlap_queries, synthetic, out, err, tenant
+                s,
+                chosen,
+                queries,
+                min(30, queries),
+                overlap_queries,
+                synthetic,
+                out,
+                err,
+                tenant,
+                compared,
             )
 
         total = sum(chosen)
         print_json(_on_server(neo4j_home, total, bolt_port, http_port, keep_running, run_growth))
         return
+    if engines:
+        raise typer.BadParameter("only with --growth", param_hint="--engines")
 
     def run(s: Settings) -> Any:
         if embedding_threads is not None:
