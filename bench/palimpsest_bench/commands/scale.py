@@ -179,6 +179,45 @@ def bench_recall_latency(
     print_json(_on_server(neo4j_home, size, bolt_port, http_port, keep_running, run))
 
 
+@bench_app.command("vector-options")
+def bench_vector_options(
+    sizes: Annotated[
+        str, typer.Option(help="Scope sizes of the synthetic growth dataset (loaded by it).")
+    ] = "10k,100k",
+    options: Annotated[
+        str,
+        typer.Option(
+            help="exact_max_rows:ann_floor pairs, comma-separated, compared query by query."
+        ),
+    ] = "2000:100,20000:100,2000:200,20000:200",
+    queries: BenchQueries = 100,
+    neo4j_home: OwnHome = None,
+    bolt_port: OwnBolt = 7699,
+    http_port: OwnHttp = 7486,
+    keep_running: KeepRunning = False,
+    tenant: Annotated[
+        str | None, typer.Option(help="The dataset's tenant (default bench-growth-synth).")
+    ] = None,
+) -> None:
+    """The vector leg's top-10 overlap with the exact in-scope search and its time, per
+    (exact threshold, ANN floor), on the growth dataset's scopes."""
+    from palimpsest_bench import recall_growth, vector_options
+
+    try:
+        chosen = recall_growth.parse_sizes(sizes)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--sizes") from exc
+    try:
+        pairs = vector_options.parse_options(options)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--options") from exc
+
+    def run(s: Settings) -> Any:
+        return vector_options.run(s, chosen, pairs, queries, err, tenant)
+
+    print_json(_on_server(neo4j_home, sum(chosen), bolt_port, http_port, keep_running, run))
+
+
 @bench_app.command("filtered-recall")
 def bench_filtered_recall(
     chunks: BenchChunks = 10_000,
