@@ -42,21 +42,8 @@ from palimpsest_bench.recall_latency import StageLog, stage_summary
 from palimpsest_bench.recall_load import ScopePlan, cpu_steal_seconds, load_average, stolen_since
 from palimpsest_bench.sql import GraphQLClient
 
-ENGINES: tuple[Engine, ...] = ("procedure", "cypher")
 # A full-text pool as compared between engines: per kind, ids best first, scores, dropped.
 Pool = tuple[tuple[str, tuple[str, ...], tuple[tuple[str, float], ...], tuple[str, ...]], ...]
-
-
-def parse_engines(text: str) -> tuple[Engine, ...]:
-    """``"procedure,cypher"`` -> ``("procedure", "cypher")``: known names, each once, two
-    or more (a comparison needs a second engine)."""
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [n for n in names if n not in ENGINES]
-    if unknown:
-        raise ValueError(f"unknown engine(s) {unknown}: choose from {list(ENGINES)}")
-    if len(set(names)) != len(names) or len(names) < 2:
-        raise ValueError("name two engines, each once (procedure,cypher)")
-    return tuple(e for n in names for e in ENGINES if e == n)
 
 
 def engine_settings(settings: Settings, engine: Engine) -> Settings:

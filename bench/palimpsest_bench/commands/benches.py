@@ -123,7 +123,7 @@ def bench_load(
     chosen = Profile(slice_rate=slice_rate, slice_seconds=slice_seconds) if profile else None
     compared = ()
     if engines:
-        from palimpsest_bench.recall_engines import parse_engines
+        from palimpsest_bench.engine_names import parse_engines
 
         try:
             compared = parse_engines(engines)

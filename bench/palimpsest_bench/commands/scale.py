@@ -128,14 +128,15 @@ def bench_recall_latency(
     from palimpsest_bench import recall_latency
 
     if growth:
-        from palimpsest_bench import recall_engines, recall_growth
+        from palimpsest_bench import recall_growth
+        from palimpsest_bench.engine_names import parse_engines
 
         try:
             chosen = recall_growth.parse_sizes(sizes)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--sizes") from exc
         try:
-            compared = recall_engines.parse_engines(engines) if engines else ()
+            compared = parse_engines(engines) if engines else ()
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--engines") from exc
 

@@ -15,19 +15,6 @@ from palimpsest_bench.common import principal
 from palimpsest_bench.recall_growth import engine_figures
 
 
-def test_engines_are_named_each_once_and_at_least_two() -> None:
-    assert re.parse_engines("procedure,cypher") == ("procedure", "cypher")
-    assert re.parse_engines(" cypher , procedure ") == ("cypher", "procedure")
-
-
-@pytest.mark.parametrize(
-    "text", ["", "procedure", "cypher,cypher", "procedure,lucene", "auto,cypher"]
-)
-def test_what_is_not_two_engines_is_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="engine"):
-        re.parse_engines(text)
-
-
 def _list(
     leg: str, source: Source, ids: list[str], scores: list[float], dropped: set[str]
 ) -> RankedList:
