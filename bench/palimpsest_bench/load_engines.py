@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from palimpsest.config import Settings
 from palimpsest.cypher.extension import Engine
@@ -39,6 +39,7 @@ from palimpsest_bench.recall_bench import percentile
 from palimpsest_suites.served import ApiProcess
 
 Say = Callable[[str], None]
+K = TypeVar("K", bound=str)
 ROUND_SECONDS = 20.0
 
 
@@ -89,7 +90,7 @@ def order_of(engines: Sequence[Engine], index: int) -> list[Engine]:
     return list(engines) if index % 2 == 0 else list(reversed(engines))
 
 
-def ratio(by_engine: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, float | None]:
+def ratio(by_engine: Mapping[K, Mapping[str, Any]], key: str) -> dict[str, float | None]:
     """Each engine's ``key`` over the last engine's."""
     *others, base = by_engine
     out: dict[str, float | None] = {}

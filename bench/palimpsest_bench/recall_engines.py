@@ -20,7 +20,7 @@ import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from palimpsest.config import Settings
 from palimpsest.cypher.driver.executor import Tx
@@ -42,6 +42,7 @@ from palimpsest_bench.recall_latency import StageLog, stage_summary
 from palimpsest_bench.recall_load import ScopePlan, cpu_steal_seconds, load_average, stolen_since
 from palimpsest_bench.sql import GraphQLClient
 
+K = TypeVar("K", bound=str)
 # A full-text pool as compared between engines: per kind, ids best first, scores, dropped.
 Pool = tuple[tuple[str, tuple[str, ...], tuple[tuple[str, float], ...], tuple[str, ...]], ...]
 
@@ -124,7 +125,7 @@ class Tally:
         }
 
 
-def ratios(by_engine: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
+def ratios(by_engine: Mapping[K, Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
     """Each engine's p50, p95 and full-text leg p95 over the last engine's."""
     *others, base = by_engine
     keys = ("p50_ms", "p95_ms", "fulltext_leg_p50_ms", "fulltext_leg_p95_ms")

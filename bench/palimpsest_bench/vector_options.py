@@ -107,7 +107,7 @@ async def run(
                 raise SystemExit(f"scope {p.user} holds {rows} rows: load it with the growth run")
             gen = TextGen(f"vector-options-{p.chunks}")
             texts = [gen.query() for _ in range(queries)]
-            vectors = await hashed.embed(texts)
+            vectors = hashed.embed(texts)
             view = fr.time_view(svc, None, None)
             if p.chunks > LOCAL_EXACT_ABOVE:
                 say(f"{label(p.chunks)}: exact top-{POOL} with numpy ...")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from palimpsest.cli.apps import err, print_json
 from palimpsest.config import Settings
 from palimpsest_bench.commands.groups import bench_app
+
+if TYPE_CHECKING:
+    from palimpsest.cypher.extension import Engine
 
 
 class SqlBackend(StrEnum):
@@ -121,7 +124,7 @@ def bench_load(
     from palimpsest_bench.load_profile import Profile
 
     chosen = Profile(slice_rate=slice_rate, slice_seconds=slice_seconds) if profile else None
-    compared = ()
+    compared: tuple[Engine, ...] = ()
     if engines:
         from palimpsest_bench.engine_names import parse_engines
 
