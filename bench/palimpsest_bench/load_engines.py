@@ -24,6 +24,7 @@ import secrets
 import tempfile
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,6 +42,7 @@ from palimpsest_suites.served import ApiProcess
 Say = Callable[[str], None]
 K = TypeVar("K", bound=str)
 ROUND_SECONDS = 20.0
+START_SECONDS = 900.0
 
 
 @dataclass(slots=True)
@@ -139,9 +141,14 @@ def run(
     }
     tallies = {e: Tally() for e in engines}
     try:
+        ports = [a.port for a in apis.values()]
+        say(f"starting one API per engine on ports {ports} (log {log}) ...")
+        # Side by side: each warms up first (``PALIMPSEST_WARMUP_SECONDS``), minutes on a
+        # loaded machine.
+        with ThreadPoolExecutor(len(apis)) as starting:
+            for started in [starting.submit(api.start, START_SECONDS) for api in apis.values()]:
+                started.result()
         for e, api in apis.items():
-            say(f"starting the {e} API on port {api.port} (log {log}) ...")
-            api.start()
             if (found := answering_engine(api.url)) != e:
                 raise RuntimeError(f"the API started for {e} answers on {found}")
         pids = {e: api.process.pid for e, api in apis.items() if api.process is not None}
