@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -138,9 +138,18 @@ def ratios(by_engine: Mapping[K, Mapping[str, Any]]) -> dict[str, dict[str, floa
     }
 
 
+@contextlib.contextmanager
+def engine_servers(settings: Settings, engines: Sequence[Engine]) -> Iterator[dict[Engine, str]]:
+    """One API per engine served in this process, each warmed up; yields their base URLs."""
+    with contextlib.ExitStack() as stack:
+        yield {
+            e: stack.enter_context(serve_in_thread(engine_settings(settings, e))) for e in engines
+        }
+
+
 async def interleaved_run(
     svc: Services,
-    settings: Settings,
+    urls: Mapping[Engine, str],
     engines: Sequence[Engine],
     picks: Sequence[tuple[ScopePlan, str]],
     tokens: Mapping[str, str],
@@ -154,10 +163,6 @@ async def interleaved_run(
     same_pools = same_hits = measured = 0
     log = StageLog()
     with contextlib.ExitStack() as stack:
-        say(f"starting one API per engine ({', '.join(engines)}) ...")
-        urls = {
-            e: stack.enter_context(serve_in_thread(engine_settings(settings, e))) for e in engines
-        }
         stack.enter_context(timing.listening(log))
         clients = {e: GraphQLClient(urls[e], tokens[picks[0][0].key]) for e in engines}
         for client in clients.values():

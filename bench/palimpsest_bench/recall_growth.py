@@ -13,6 +13,7 @@ curve is written as a PNG (``growth_plot``).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -150,7 +151,7 @@ async def run_growth(
     )
     plans = growth_plan(sizes, synthetic, tenant)
     by_size: dict[str, Any] = {}
-    async with open_services(settings) as svc:
+    async with open_services(settings) as svc, contextlib.AsyncExitStack() as stack:
         hashed = replace(
             svc, embedder=HashEmbedder(svc.embedder.model_name, svc.embedder.dimensions)
         )
@@ -158,6 +159,10 @@ async def run_growth(
         dataset["synthetic_vectors"] = synthetic
         index_rows = int((await svc.db.read(COUNT_EMBEDDED))[0]["n"])
         keys = load_keys(settings)
+        urls: dict[Engine, str] = {}
+        if engines:
+            say(f"starting one API per engine ({', '.join(engines)}) ...")
+            urls = stack.enter_context(recall_engines.engine_servers(settings, engines))
         for p in plans:
             say(f"size {p.chunks}: latency ...")
             token = mint(keys, tenant=p.tenant, user=p.user, agent=AGENT, ttl_seconds=7200)
@@ -165,7 +170,7 @@ async def run_growth(
             compared: dict[str, Any] = {}
             if engines:
                 compared = await recall_engines.interleaved_run(
-                    svc, settings, engines, picks, {p.key: token}, warmup, say
+                    svc, urls, engines, picks, {p.key: token}, warmup, say
                 )
                 figures = engine_figures(compared, engines[0])
             else:
