@@ -3,7 +3,8 @@ each full-text engine, interleaved on one database.
 
 One API process per engine (``PALIMPSEST_SEARCH_ENGINE`` set to it; its ``/readyz`` must
 name that engine), both on the same Neo4j and SQL store, the same principals seeded once.
-The open-loop mix (``load.drive``) then runs in rounds of ``round_seconds``: each round sends
+After one uncounted warm-up round per engine (so the first measured round does not meet a
+cold server), the open-loop mix (``load.drive``) runs in rounds of ``round_seconds``: each round sends
 the mix to one engine's API, then the same requests (the same seed) to the other's, the order
 alternating by round, so both meet the same machine load and the same growing data; only
 one API is sent to at a time, so Neo4j's CPU in a round is that engine's. A round's CPU is
@@ -53,12 +54,14 @@ class Tally:
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
+    examples: list[str] = field(default_factory=list)
 
     def add(self, before: Mapping[str, float], after: Mapping[str, float], r: Results) -> None:
         for group, used in prof.cpu_delta(before, after).items():
             self.cpu[group] = self.cpu.get(group, 0.0) + used
         self.latencies += [x for xs in r.latencies.values() for x in xs]
         self.errors += sum(r.errors.values())
+        self.examples += r.examples[: max(0, 5 - len(self.examples))]
 
     def figures(self, idle: Mapping[str, float]) -> dict[str, Any]:
         n = len(self.latencies)
@@ -66,6 +69,7 @@ class Tally:
         return {
             "requests": n,
             "errors": self.errors,
+            "error_examples": self.examples,
             "cpu_ms_per_request": round(net * 1000 / n, 2) if n else None,
             "cpu_ms_per_request_raw": round(prof.server_cpu(self.cpu) * 1000 / n, 2) if n else None,
             "cpu_ms_per_request_by_process": {
@@ -156,6 +160,10 @@ def run(
         every = readers.CpuReader(prof.process_groups(settings, list(pids.values())))
         say(f"seeding {principals} principals ...")
         asyncio.run(load._seed_all(apis[engines[0]].url, tokens, random.Random(seed_value)))
+        say(f"a warm-up round of {round_seconds:g}s per engine (not counted) ...")
+        for e in engines:
+            # Neither engine meets a cold Neo4j or API in the first measured round.
+            asyncio.run(load.drive([apis[e].url], tokens, rate, round_seconds, random.Random(0)))
         say(f"profile: idle CPU for {profile.idle_seconds:g}s ...")
         idle_before = asyncio.run(prof.idle_rate(every, profile.idle_seconds))
         load_before = os.getloadavg()
