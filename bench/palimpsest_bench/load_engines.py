@@ -4,9 +4,9 @@ each full-text engine, interleaved on one database.
 One API process per engine (``PALIMPSEST_SEARCH_ENGINE`` set to it; its ``/readyz`` must
 name that engine), both on the same Neo4j and SQL store, the same principals seeded once.
 After one uncounted warm-up round per engine (so the first measured round does not meet a
-cold server), the open-loop mix (``load.drive``) runs in rounds of ``round_seconds``: each round sends
-the mix to one engine's API, then the same requests (the same seed) to the other's, the order
-alternating by round, so both meet the same machine load and the same growing data; only
+cold server), the open-loop mix (``load.drive``) runs in rounds of ``round_seconds``: each
+round sends the mix to one engine's API, then the same requests (the same seed) to the
+other's, the order alternating by round, so both meet the same machine load and the same growing data; only
 one API is sent to at a time, so Neo4j's CPU in a round is that engine's. A round's CPU is
 read from ``/proc``: that API's process tree, plus Neo4j's JVM net of its idle rate
 (measured before and after the rounds, as ``load_profile`` does); an engine's
