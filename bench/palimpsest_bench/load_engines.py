@@ -6,9 +6,9 @@ name that engine), both on the same Neo4j and SQL store, the same principals see
 After one uncounted warm-up round per engine (so the first measured round does not meet a
 cold server), the open-loop mix (``load.drive``) runs in rounds of ``round_seconds``: each
 round sends the mix to one engine's API, then the same requests (the same seed) to the
-other's, the order alternating by round, so both meet the same machine load and the same growing data; only
-one API is sent to at a time, so Neo4j's CPU in a round is that engine's. A round's CPU is
-read from ``/proc``: that API's process tree, plus Neo4j's JVM net of its idle rate
+other's, the order alternating by round, so both meet the same machine load and the same
+growing data; only one API is sent to at a time, so Neo4j's CPU in a round is that engine's.
+A round's CPU is read from ``/proc``: that API's process tree, plus Neo4j's JVM net of its idle rate
 (measured before and after the rounds, as ``load_profile`` does); an engine's
 ``cpu_ms_per_request`` is the sum over its rounds over its requests. Then each operation
 alone (``load_profile.operation_slices``) on each engine in turn: ``search`` and ``recall``
