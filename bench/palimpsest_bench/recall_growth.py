@@ -13,6 +13,7 @@ curve is written as a PNG (``growth_plot``).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -20,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.config import Settings
+from palimpsest.cypher.extension import Engine
 from palimpsest.identity.tokens import load_keys, mint
 from palimpsest.runtime import open_services
-from palimpsest_bench import ann_reach, recall_bench, recall_latency
+from palimpsest_bench import ann_reach, recall_bench, recall_engines, recall_latency
 from palimpsest_bench.common import HashEmbedder
 from palimpsest_bench.recall_bench import Progress, stderr
 from palimpsest_bench.recall_load import (
@@ -103,6 +105,24 @@ def dominant_stage(stages: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
     }
 
 
+def engine_figures(compared: Mapping[str, Any], engine: str) -> dict[str, Any]:
+    """The figures a size's row and the curve read, from one engine of an interleaved run
+    (the raw work is not run there: its columns are the search's own)."""
+    mine = compared["by_engine"][engine]
+    return {
+        "p50": mine["p50"],
+        "p95": mine["p95"],
+        "p99": mine["p99"],
+        "raw_p50": mine["p50"],
+        "raw_p95": mine["p95"],
+        "overhead": None,
+        "stages": mine["stages"],
+        "load_avg_before": compared["load_avg_before"],
+        "load_avg_after": compared["load_avg_after"],
+        "cpu_steal_s": compared["cpu_steal_s"],
+    }
+
+
 def picks_for(plan: ScopePlan, count: int) -> list[tuple[ScopePlan, str]]:
     gen = TextGen(f"growth-queries-{plan.chunks}")
     return [(plan, gen.query()) for _ in range(count)]
@@ -118,16 +138,20 @@ async def run_growth(
     out_dir: Path = Path("bench-results"),
     say: Progress = stderr,
     tenant: str | None = None,
+    engines: Sequence[Engine] = (),
 ) -> dict[str, Any]:
     """Load (or reuse) one scope per size, then per size: latency and stages over
     ``queries`` searches of that scope (after ``warmup``), and the overlap of
-    ``overlap_queries`` against the exact oracle. Writes ``growth.png`` under ``out_dir``."""
+    ``overlap_queries`` against the exact oracle. Writes ``growth.png`` under ``out_dir``.
+    With ``engines``, each size's searches run on each full-text engine in turn
+    (``recall_engines``) instead of beside the raw work, and the curve is the first
+    engine's."""
     settings = settings.replace(
         log_level="WARNING", rate_limit_per_second=0, embedding_cache_size=0
     )
     plans = growth_plan(sizes, synthetic, tenant)
     by_size: dict[str, Any] = {}
-    async with open_services(settings) as svc:
+    async with open_services(settings) as svc, contextlib.AsyncExitStack() as stack:
         hashed = replace(
             svc, embedder=HashEmbedder(svc.embedder.model_name, svc.embedder.dimensions)
         )
@@ -135,12 +159,24 @@ async def run_growth(
         dataset["synthetic_vectors"] = synthetic
         index_rows = int((await svc.db.read(COUNT_EMBEDDED))[0]["n"])
         keys = load_keys(settings)
+        urls: dict[Engine, str] = {}
+        if engines:
+            say(f"starting one API per engine ({', '.join(engines)}) ...")
+            urls = stack.enter_context(recall_engines.engine_servers(settings, engines))
         for p in plans:
             say(f"size {p.chunks}: latency ...")
             token = mint(keys, tenant=p.tenant, user=p.user, agent=AGENT, ttl_seconds=7200)
-            figures = await recall_latency.sequential_run(
-                svc, settings, picks_for(p, warmup + queries), {p.key: token}, warmup, say
-            )
+            picks = picks_for(p, warmup + queries)
+            compared: dict[str, Any] = {}
+            if engines:
+                compared = await recall_engines.interleaved_run(
+                    svc, urls, engines, picks, {p.key: token}, warmup, say
+                )
+                figures = engine_figures(compared, engines[0])
+            else:
+                figures = await recall_latency.sequential_run(
+                    svc, settings, picks, {p.key: token}, warmup, say
+                )
             say(f"size {p.chunks}: overlap against the exact oracle ...")
             started = time.perf_counter()
             judge = hashed if synthetic else svc
@@ -165,9 +201,12 @@ async def run_growth(
                 "load_avg_before": figures["load_avg_before"],
                 "load_avg_after": figures["load_avg_after"],
                 "cpu_steal_s": figures["cpu_steal_s"],
+                **compared,
             }
             row = by_size[label(p.chunks)]
             say(f"  {label(p.chunks)}: p50 {row['p50']} p95 {row['p95']} ms, {row['overlap']}")
+            if engines:
+                say(f"  {label(p.chunks)}: {row['ratios']}, pools {row['identical_pools']}")
     from palimpsest_bench.growth_plot import write_curve
 
     png = write_curve(by_size, out_dir / "growth.png", synthetic)
@@ -177,6 +216,7 @@ async def run_growth(
         "queries": queries,
         "warmup": warmup,
         "overlap_queries": overlap_queries,
+        "engines": list(engines),
         "top_k": recall_bench.TOP_K,
         "by_size": by_size,
         "plot": str(png),

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from palimpsest.cli.apps import err, print_json
 from palimpsest.config import Settings
 from palimpsest_bench.commands.groups import bench_app
+
+if TYPE_CHECKING:
+    from palimpsest.cypher.extension import Engine
 
 
 class SqlBackend(StrEnum):
@@ -107,14 +110,53 @@ def bench_load(
             "/readyz is ready, then the same again warm; figures by minute for both."
         ),
     ] = False,
+    engines: Annotated[
+        str | None,
+        typer.Option(
+            help="Full-text engines compared in one run (procedure,cypher): one API per "
+            "engine, --seconds of the mix each in alternating rounds, CPU per request per "
+            "engine and each operation alone on each (implies --profile)."
+        ),
+    ] = None,
 ) -> None:
     """Mixed workload (recall, search, key/value, facts, SQL) from many principals."""
     from palimpsest_bench import load
     from palimpsest_bench.load_profile import Profile
 
     chosen = Profile(slice_rate=slice_rate, slice_seconds=slice_seconds) if profile else None
+    compared: tuple[Engine, ...] = ()
+    if engines:
+        from palimpsest_bench.engine_names import parse_engines
+
+        try:
+            compared = parse_engines(engines)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--engines") from exc
+        if cold or replicas > 1 or workers > 1:
+            raise typer.BadParameter(
+                "one API per engine: not with --cold, --replicas or --workers",
+                param_hint="--engines",
+            )
 
     def go(settings: Settings, env: dict[str, str], drop: tuple[str, ...]) -> None:
+        if compared:
+            from palimpsest_bench import load_engines
+
+            print_json(
+                load_engines.run(
+                    settings,
+                    compared,
+                    rate,
+                    seconds,
+                    principals,
+                    seed,
+                    say=err,
+                    profile=Profile(slice_rate=slice_rate, slice_seconds=slice_seconds),
+                    env=env,
+                    drop=drop,
+                )
+            )
+            return
         if cold:
             from palimpsest_bench import load_cold
 

@@ -135,6 +135,14 @@ def bench_recall_latency(
             "run measures what is loaded (a later run completes the rest).",
         ),
     ] = None,
+    engines: Annotated[
+        str | None,
+        typer.Option(
+            help="--growth: full-text engines compared query by query on one database "
+            "(procedure,cypher): p50/p95, the full-text leg's p95 and identical_pools per "
+            "size and engine. Needs a Neo4j with Palimpsest's extension."
+        ),
+    ] = None,
 ) -> None:
     """Scoped `search` latency through GraphQL over HTTP against the same raw work (ms),
     with the time of each stage; or throughput with several clients; or (--growth) the
@@ -146,22 +154,38 @@ def bench_recall_latency(
         return
     if growth:
         from palimpsest_bench import recall_growth
+        from palimpsest_bench.engine_names import parse_engines
 
         try:
             chosen = recall_growth.parse_sizes(sizes)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--sizes") from exc
+        try:
+            compared = parse_engines(engines) if engines else ()
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--engines") from exc
 
         def run_growth(s: Settings) -> Any:
             if embedding_threads is not None:
                 s = s.replace(embedding_threads=embedding_threads)
             return recall_growth.run_growth(
-                s, chosen, queries, min(30, queries), overlap_queries, synthetic, out, err, tenant
+                s,
+                chosen,
+                queries,
+                min(30, queries),
+                overlap_queries,
+                synthetic,
+                out,
+                err,
+                tenant,
+                compared,
             )
 
         total = sum(chosen)
         print_json(_on_server(neo4j_home, total, bolt_port, http_port, keep_running, run_growth))
         return
+    if engines:
+        raise typer.BadParameter("only with --growth", param_hint="--engines")
 
     def run(s: Settings) -> Any:
         if embedding_threads is not None:
@@ -198,6 +222,45 @@ def _many_tenants(
         Settings(), home, tenants, bolt, http, rounds, min(30, rounds), err, load_only, load_seconds
     )
     print_json(figures)
+
+
+@bench_app.command("vector-options")
+def bench_vector_options(
+    sizes: Annotated[
+        str, typer.Option(help="Scope sizes of the synthetic growth dataset (loaded by it).")
+    ] = "10k,100k",
+    options: Annotated[
+        str,
+        typer.Option(
+            help="exact_max_rows:ann_floor pairs, comma-separated, compared query by query."
+        ),
+    ] = "2000:100,20000:100,2000:200,20000:200",
+    queries: BenchQueries = 100,
+    neo4j_home: OwnHome = None,
+    bolt_port: OwnBolt = 7699,
+    http_port: OwnHttp = 7486,
+    keep_running: KeepRunning = False,
+    tenant: Annotated[
+        str | None, typer.Option(help="The dataset's tenant (default bench-growth-synth).")
+    ] = None,
+) -> None:
+    """The vector leg's top-10 overlap with the exact in-scope search and its time, per
+    (exact threshold, ANN floor), on the growth dataset's scopes."""
+    from palimpsest_bench import recall_growth, vector_options
+
+    try:
+        chosen = recall_growth.parse_sizes(sizes)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--sizes") from exc
+    try:
+        pairs = vector_options.parse_options(options)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--options") from exc
+
+    def run(s: Settings) -> Any:
+        return vector_options.run(s, chosen, pairs, queries, err, tenant)
+
+    print_json(_on_server(neo4j_home, sum(chosen), bolt_port, http_port, keep_running, run))
 
 
 @bench_app.command("filtered-recall")
