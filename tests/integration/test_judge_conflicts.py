@@ -178,6 +178,26 @@ async def test_a_close_pair_is_judged_after_writing_and_listed_in_its_scope_only
     assert len(host.seen) == 1
 
 
+async def test_two_new_facts_of_one_batch_are_paired_and_judged(
+    gql: Gql, token: Callable[..., str], tenant_id: str, svc: Services, host: ModelHost
+) -> None:
+    # Nothing stored about Alice: the two facts meet only inside the batch's write.
+    host.answer = conflict_for_each(Protocol.OPENAI)
+    alice = token(tenant_id, "alice", "planner")
+    harvest(gql, alice, ["Paris, or was it Berlin?"], facts=[lives_in("Paris"), lives_in("Berlin")])
+    cfg = config("judge-worker", judge=judge(host))
+    outcome = await drain(judging(svc, host), tenant_id, "alice", cfg)
+    assert outcome.consolidated == 1
+    assert outcome.counted("judged") == 1
+    [found] = conflicts(gql, alice)
+    assert found["verdict"] == "CONFLICT"
+    # The batch's earlier fact is the older of the pair.
+    assert (found["older"]["object"]["name"], found["newer"]["object"]["name"]) == (
+        "Paris",
+        "Berlin",
+    )
+
+
 async def test_a_failing_model_leaves_the_pair_pending_until_a_later_visit(
     gql: Gql, token: Callable[..., str], tenant_id: str, svc: Services, host: ModelHost
 ) -> None:
