@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from neo4j import Driver
 
 from palimpsest.identity import Scope
+from palimpsest.ontology.extractors import candidates
+from palimpsest.resolvers.cycle.consolidate import SCAN_ENTITIES
 from palimpsest.resolvers.services import Services
 from tests.integration.answers import ok
 from tests.integration.conftest import Gql
@@ -54,8 +57,19 @@ def fact(kind: str, name: str, predicate: str, value: str) -> dict[str, Any]:
     return {"subject": {"type": kind, "name": name}, "predicate": predicate, "objectValue": value}
 
 
+# A long turn: more word runs than ``SCAN_ENTITIES``, so its names are matched against the
+# scope's entities read whole, not sent to the database (the same mentions either way).
+PADDING = " ".join(f"w{i}" for i in range(400))
+
+
+@pytest.mark.parametrize("pad", [False, True], ids=["short", "long"])
 async def test_turns_mention_the_entities_of_their_own_scope_by_name_and_alias(
-    gql: Gql, token: Callable[..., str], tenant_id: str, svc: Services, neo4j_driver: Driver
+    gql: Gql,
+    token: Callable[..., str],
+    tenant_id: str,
+    svc: Services,
+    neo4j_driver: Driver,
+    pad: bool,
 ) -> None:
     alice = token(tenant_id, "alice", "planner", session="chat-1", run="run-1")
     user_facts = [
@@ -68,6 +82,9 @@ async def test_turns_mention_the_entities_of_their_own_scope_by_name_and_alias(
     ok(gql(ASSERT, alice, scope="TENANT", facts=[fact("city", "Lisbon", "is in", "Portugal")]))
 
     text = "The countess says Miso moved to Lisbon and eats sardines; Adamant as ever."
+    if pad:
+        text += " " + PADDING
+    assert (len(candidates(text)) > SCAN_ENTITIES) is pad
     receipt = ok(
         gql(HARVEST, alice, spans=[{"text": text, "speaker": "Bob", "sourceId": "1"}], gen=3)
     )["harvest"]

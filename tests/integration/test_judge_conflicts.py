@@ -178,6 +178,26 @@ async def test_a_close_pair_is_judged_after_writing_and_listed_in_its_scope_only
     assert len(host.seen) == 1
 
 
+async def test_two_new_facts_of_one_batch_are_paired_and_judged(
+    gql: Gql, token: Callable[..., str], tenant_id: str, svc: Services, host: ModelHost
+) -> None:
+    # Nothing stored about Alice: the two facts meet only inside the batch's write.
+    host.answer = conflict_for_each(Protocol.OPENAI)
+    alice = token(tenant_id, "alice", "planner")
+    harvest(gql, alice, ["Paris, or was it Berlin?"], facts=[lives_in("Paris"), lives_in("Berlin")])
+    cfg = config("judge-worker", judge=judge(host))
+    outcome = await drain(judging(svc, host), tenant_id, "alice", cfg)
+    assert outcome.consolidated == 1
+    assert outcome.counted("judged") == 1
+    [found] = conflicts(gql, alice)
+    assert found["verdict"] == "CONFLICT"
+    # The batch's earlier fact is the older of the pair.
+    assert (found["older"]["object"]["name"], found["newer"]["object"]["name"]) == (
+        "Paris",
+        "Berlin",
+    )
+
+
 async def test_a_failing_model_leaves_the_pair_pending_until_a_later_visit(
     gql: Gql, token: Callable[..., str], tenant_id: str, svc: Services, host: ModelHost
 ) -> None:
@@ -292,3 +312,73 @@ async def test_the_client_reads_the_pairs_typed(
     assert (pair.older.object.name, pair.newer.object.name) == ("Paris", "Berlin")
     assert page.has_more is False
     assert pending.items == []
+
+
+PAGE = """query($after: String) { factConflicts(scope: USER, limit: 1, after: $after) {
+  items { id newer { object { name } } } cursor hasMore } }"""
+# A pair naming a fact its scope lacks, as an import before pairs were checked could leave.
+DANGLING = """MATCH (p:FactPair) WHERE p.tenant_id = $t WITH p ORDER BY p.created_at DESC LIMIT 1
+CREATE (q:FactPair) SET q = p {.*, id: 'dangling', newer_id: 'no-such-fact',
+  created_at: p.created_at + duration('PT1H')}"""
+
+
+async def test_a_pair_naming_a_missing_fact_never_shortens_a_page(
+    gql: Gql,
+    token: Callable[..., str],
+    tenant_id: str,
+    svc: Services,
+    host: ModelHost,
+    neo4j_driver: Driver,
+) -> None:
+    host.answer = conflict_for_each(Protocol.OPENAI)
+    alice = token(tenant_id, "alice", "planner")
+    await paris_then_berlin(gql, alice, svc, host, tenant_id, judge(host))
+    harvest(gql, alice, ["Rome now."], facts=[lives_in("Rome")])
+    cfg = config("judge-worker", judge=judge(host))
+    await drain(judging(svc, host), tenant_id, "alice", cfg)
+    assert len(conflicts(gql, alice)) == 3  # Paris-Berlin, then Rome with each
+    neo4j_driver.execute_query(DANGLING, t=tenant_id)
+
+    seen: list[str] = []
+    after = None
+    while True:
+        page = ok(gql(PAGE, alice, after=after))["factConflicts"]
+        assert len(page["items"]) == 1  # full pages: the dangling pair takes no place
+        seen += [p["id"] for p in page["items"]]
+        if not page["hasMore"]:
+            break
+        after = page["cursor"]
+    assert len(seen) == 3
+    assert "dangling" not in seen
+
+
+async def test_an_import_drops_and_counts_pairs_naming_facts_it_lacks(
+    gql: Gql,
+    token: Callable[..., str],
+    tenant_id: str,
+    svc: Services,
+    host: ModelHost,
+    neo4j_driver: Driver,
+    settings: Settings,
+    tmp_path: Path,
+) -> None:
+    host.answer = conflict_for_each(Protocol.OPENAI)
+    alice = token(tenant_id, "alice", "planner")
+    await paris_then_berlin(gql, alice, svc, host, tenant_id, judge(host))
+    before = conflicts(gql, alice)
+    lines = ok(gql(EXPORT, alice))["exportMe"]["lines"]
+    records = [orjson.loads(x) for x in lines]
+    [pair] = [r for r in records if r["kind"] == "fact_pair"]
+    bad = {**pair, "props": {**pair["props"], "id": "dangling", "newer_id": "no-such-fact"}}
+    records.insert(records.index(pair) + 1, bad)
+    records[-1]["records"] += 1  # the end record counts it: the file checks
+    assert ok(gql(ERASE_ME, alice))["eraseMe"]["status"] == "DONE"
+
+    path = tmp_path / f"{uuid.uuid4().hex[:6]}.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    loaded = await asyncio.to_thread(lambda: asyncio.run(import_from_file(settings, path)))
+    assert loaded["records"]["fact_pair"] == 1
+    assert loaded["records"]["fact_pair_dropped"] == 1
+    stored, _, _ = neo4j_driver.execute_query(PAIRS, t=tenant_id)
+    assert [r["p"]["id"] for r in stored] == [pair["props"]["id"]]
+    assert conflicts(gql, alice) == before

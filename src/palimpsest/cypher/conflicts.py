@@ -84,7 +84,8 @@ RETURN count(p) AS failed
 )
 
 # ``factConflicts``: newest first, each with both facts whatever their time; ``$verdicts``
-# (null: any, judged or not) and ``$pending`` (pairs not judged yet) filter.
+# (null: any, judged or not) and ``$pending`` (pairs not judged yet) filter. Both facts are
+# found before the limit, so a pair naming a fact the scope lacks cannot shorten a page.
 LIST_FACT_PAIRS = Statement(
     "LIST_FACT_PAIRS",
     """
@@ -93,6 +94,8 @@ WHERE (($verdicts IS NULL AND NOT $pending) OR p.verdict IN coalesce($verdicts, 
        OR ($pending AND p.verdict IS NULL))
   AND ($after_at IS NULL OR p.created_at < $after_at
        OR (p.created_at = $after_at AND p.id > $after_id))
+  AND EXISTS { MATCH ()-[:FACT {scope_key: $scope_key, id: p.older_id}]->() }
+  AND EXISTS { MATCH ()-[:FACT {scope_key: $scope_key, id: p.newer_id}]->() }
 WITH p ORDER BY p.created_at DESC, p.id LIMIT $limit
 CALL (p) {
   MATCH (s:Entity)-[f:FACT {scope_key: $scope_key, id: p.older_id}]->(o:Entity)

@@ -90,6 +90,20 @@ CREATE (a)-[:NEXT {scope_key: $scope_key}]->(b)
 )
 
 # Entities a chunk names, found by normalised name (index) or by alias (a scan of the scope).
+# The scope's named entities (not literal values), at most ``$limit``: matched against a
+# batch's word runs in Python when the scope holds fewer entities than the runs are many
+# (``resolvers/cycle/consolidate.py``), instead of sending every run as ``$names``.
+SCOPE_ENTITY_NAMES = Statement(
+    "SCOPE_ENTITY_NAMES",
+    """
+MATCH (e:Entity {scope_key: $scope_key})
+WHERE e.type <> $value_type
+RETURN e.type AS type, e.name AS name, e.normalized_name AS norm,
+       coalesce(e.alias_norms, []) AS aliases
+LIMIT $limit
+""",
+)
+
 ENTITIES_NAMED = Statement(
     "ENTITIES_NAMED",
     """

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import anyio.to_thread
+
 from palimpsest.config import Settings
 from palimpsest.domain.names import normalise
 from palimpsest.extraction import candidates, metrics, prompt, wire
@@ -101,17 +103,20 @@ class ModelExtractor:
         loop = asyncio.get_running_loop()
         ends = None if self.budget_seconds is None else loop.time() + self.budget_seconds
 
-        async def one(part: list[Turn]) -> _Found:
+        split = parts(turns)
+        shown = await _known(banding, split)
+
+        async def one(part: list[Turn], known: list[KnownFact]) -> _Found:
             async with gate:
                 if ledger is not None and (refused := await self._refused(ledger, part)):
                     return refused
-                found = await self._part(part, ontology, banding, ends)
+                found = await self._part(part, ontology, known, ends)
                 spent = found.counts["tokens_in"] + found.counts["tokens_out"]
                 if ledger is not None and spent:
                     await ledger.spend_tokens(spent)
                 return found
 
-        done = await asyncio.gather(*(one(p) for p in parts(turns)))
+        done = await asyncio.gather(*(one(p, k) for p, k in zip(split, shown, strict=True)))
         counts: Counter[str] = Counter()
         for found in done:
             counts.update(found.counts)
@@ -137,11 +142,10 @@ class ModelExtractor:
         self,
         part: list[Turn],
         ontology: Ontology | None,
-        banding: BandingView | None,
+        known: list[KnownFact],
         ends: float | None,
     ) -> _Found:
         counts: Counter[str] = Counter(calls=1)
-        known = await _known(banding, part)
         document = prompt.document(part, ontology, known)
         system = prompt.instructions(self.version)
         try:
@@ -201,14 +205,36 @@ def parts(turns: Sequence[Turn]) -> list[list[Turn]]:
     return out
 
 
-async def _known(banding: BandingView | None, turns: Sequence[Turn]) -> list[KnownFact]:
-    """The current facts about the entities the turns name (and their speakers)."""
-    if banding is None:
-        return []
-    names: set[str] = set()
-    for t in turns:
-        names |= set(word_runs(t.text[t.quote_start :]))
-    found = await banding.entities_named(names) if names else []
-    norms = {e.norm for e in found} | {normalise(t.speaker) for t in turns if t.speaker}
-    norms.discard("")
-    return await banding.facts_about(sorted(norms), MAX_KNOWN_FACTS) if norms else []
+async def _known(banding: BandingView | None, split: Sequence[list[Turn]]) -> list[list[KnownFact]]:
+    """Per part, the current facts about the entities its turns name (and their speakers).
+
+    Read once for the batch, not once per part: the entities every part names in one read,
+    their facts in another (``MAX_KNOWN_FACTS`` per part, newest first), then each part is
+    shown those touching its own entities. The word runs of long turns are found off the
+    event loop, as the ``mentions`` extractor finds them."""
+    if banding is None or not split:
+        return [[] for _ in split]
+    named = await anyio.to_thread.run_sync(_named, split)
+    every = set().union(*named)
+    found = await banding.entities_named(every) if every else []
+    norms: list[set[str]] = []
+    for part, names in zip(split, named, strict=True):
+        mine = {e.norm for e in found if e.norm in names or not names.isdisjoint(e.aliases)}
+        mine |= {normalise(t.speaker) for t in part if t.speaker}
+        mine.discard("")
+        norms.append(mine)
+    wanted = set().union(*norms)
+    if not wanted:
+        return [[] for _ in split]
+    facts = await banding.facts_about(sorted(wanted), MAX_KNOWN_FACTS * len(split))
+    ends = [(normalise(f.subject), normalise(f.object)) for f in facts]
+    return [
+        [f for f, (s, o) in zip(facts, ends, strict=True) if s in mine or o in mine][
+            :MAX_KNOWN_FACTS
+        ]
+        for mine in norms
+    ]
+
+
+def _named(split: Sequence[list[Turn]]) -> list[set[str]]:
+    return [{n for t in part for n in word_runs(t.text[t.quote_start :])} for part in split]

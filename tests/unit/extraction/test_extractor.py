@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from palimpsest.config import Settings
 from palimpsest.extraction import ModelExtractor, load_extractors
-from palimpsest.extraction.extractor import MAX_CALL_CHARS, parts
+from palimpsest.extraction.extractor import MAX_CALL_CHARS, MAX_KNOWN_FACTS, parts
 from palimpsest.ontology import Ontology, parse_ontology
 from palimpsest.ontology.extractors import (
     BandingView,
@@ -201,3 +201,49 @@ def test_the_lease_a_worker_was_given_bounds_its_extraction() -> None:
     [model] = load_extractors(settings, lease_seconds=120)
     assert isinstance(model, ModelExtractor)
     assert model.budget_seconds == 60
+
+
+class CountingView:
+    """Two people named in two conversations: counts the reads a batch makes."""
+
+    def __init__(self) -> None:
+        self.named: list[set[str]] = []
+        self.about: list[tuple[list[str], int]] = []
+
+    async def entities_named(self, names: Collection[str]) -> list[KnownEntity]:
+        self.named.append(set(names))
+        people = [KnownEntity("person", "Alice", "alice"), KnownEntity("person", "Bob", "bob")]
+        return [e for e in people if e.norm in names]
+
+    async def ontology(self) -> Ontology | None:
+        return ONTOLOGY
+
+    async def facts_about(self, names: Collection[str], limit: int) -> list[KnownFact]:
+        self.about.append((sorted(names), limit))
+        return [
+            KnownFact("person", "Bob", "lives in", "city", "Oslo", None),
+            KnownFact("person", "Alice", "lives in", "city", "Paris", None),
+        ]
+
+
+async def test_a_batch_reads_the_scope_once_and_each_part_is_shown_its_own_facts(
+    host: ModelHost,
+) -> None:
+    host.answer = lambda _: chat_completion(facts_answer())
+    view = CountingView()
+    turns = [
+        Turn(f"{1:032x}", "Carol: I saw Bob.", 7, "Carol", "user", SAID, "chat-1"),
+        Turn(f"{2:032x}", "Dan: Alice called.", 5, "Dan", "user", SAID, "chat-2"),
+    ]
+    await extractor(host).extract(turns, view)
+    assert len(host.seen) == 2  # a call per conversation
+    # One read of the entities and one of their facts for the whole batch, not one per call.
+    [named] = view.named
+    assert {"bob", "alice"} <= named
+    assert view.about == [(["alice", "bob", "carol", "dan"], 2 * MAX_KNOWN_FACTS)]
+    shown = {}
+    for seen in host.seen:
+        document = json.loads(seen.body["messages"][1]["content"])
+        speaker = document["turns"][0]["speaker"]
+        shown[speaker] = [f["subject"]["name"] for f in document["known"]]
+    assert shown == {"Carol": ["Bob"], "Dan": ["Alice"]}

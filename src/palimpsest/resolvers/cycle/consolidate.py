@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from palimpsest.cypher import context as cq
 from palimpsest.cypher import conversations as q
 from palimpsest.cypher import quotas as qq
-from palimpsest.cypher.driver.executor import Tx
+from palimpsest.cypher.driver.executor import Row, Tx
 from palimpsest.embedding import Vector
 from palimpsest.errors import PalimpsestError
 from palimpsest.identity import Origin, Scope, ScopeRef, resolve_scope
@@ -53,6 +53,9 @@ from palimpsest.schema.turns import RunStamp
 log = logging.getLogger(__name__)
 # Batches one call consolidates before the worker looks at other scopes again.
 PIPELINE_BATCHES = 8
+# Word runs past which an extractor's lookup reads the scope's entities (when it holds at
+# most this many) and matches them here, instead of sending the runs (``_EntityView``).
+SCAN_ENTITIES = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +118,17 @@ class _EntityView(TokenDay):
         self.ref = ref
 
     async def entities_named(self, names: Collection[str]) -> list[KnownEntity]:
+        db = self.svc.db.scoped(self.ref)
+        if len(names) > SCAN_ENTITIES:
+            # A batch of long turns has hundreds of thousands of word runs, and the scope
+            # most often far fewer entities: read those and match here, rather than send
+            # every run to the database (both read every entity of the scope).
+            params = {"value_type": VALUE_TYPE, "limit": SCAN_ENTITIES + 1}
+            rows = await db.read(q.SCOPE_ENTITY_NAMES, params)
+            if len(rows) <= SCAN_ENTITIES:
+                return _named_among(rows, names)
         params = {"names": sorted(names), "value_type": VALUE_TYPE}
-        rows = await self.svc.db.scoped(self.ref).read(q.ENTITIES_NAMED, params)
+        rows = await db.read(q.ENTITIES_NAMED, params)
         return [KnownEntity(r["type"], r["name"], r["norm"], tuple(r["aliases"])) for r in rows]
 
     async def ontology(self) -> Ontology | None:
@@ -138,6 +150,20 @@ class _EntityView(TokenDay):
             )
             for r in rows
         ]
+
+
+def _named_among(rows: Sequence[Row], names: Collection[str]) -> list[KnownEntity]:
+    """``ENTITIES_NAMED``'s answer from the scope's entities: one per entity whose normalised
+    name is among ``names`` (without aliases), one per entity an alias of which is (with)."""
+    wanted = names if isinstance(names, set | frozenset) else set(names)
+    out: list[KnownEntity] = []
+    for r in rows:
+        if r["norm"] in wanted:
+            out.append(KnownEntity(r["type"], r["name"], r["norm"]))
+        aliases = tuple(r["aliases"])
+        if aliases and not wanted.isdisjoint(aliases):
+            out.append(KnownEntity(r["type"], r["name"], r["norm"], aliases))
+    return out
 
 
 async def consolidate_scope(

@@ -40,19 +40,18 @@ def pair_id(a: str, b: str) -> str:
 async def record(
     tx: ScopedTx, band: Sequence[Close], written: Mapping[int, str], now: datetime
 ) -> None:
-    """Record the band's pairs in the write's transaction (``written``: fact ids by row)."""
-    pairs = [
-        {
-            "id": pair_id(c.fact_id, written[c.index]),
-            "older_id": c.fact_id,
-            "newer_id": written[c.index],
-            "cosine": c.cosine,
-        }
-        for c in band
-        if c.index in written and written[c.index] != c.fact_id
-    ]
+    """Record the band's pairs in the write's transaction (``written``: fact ids by row; a
+    pair of two rows of the batch names the earlier row's fact as the older)."""
+    pairs: dict[str, dict[str, Any]] = {}
+    for c in band:
+        older = c.fact_id if c.other is None else written.get(c.other)
+        newer = written.get(c.index)
+        if older is None or newer is None or older == newer:
+            continue
+        key = pair_id(older, newer)
+        pairs.setdefault(key, {"id": key, "older_id": older, "newer_id": newer, "cosine": c.cosine})
     if pairs:
-        await tx.run(q.RECORD_FACT_PAIRS, {"pairs": pairs, "now": now})
+        await tx.run(q.RECORD_FACT_PAIRS, {"pairs": list(pairs.values()), "now": now})
 
 
 async def pending(db: ScopedDatabase, limit: int) -> list[PendingPair]:

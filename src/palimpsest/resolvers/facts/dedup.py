@@ -11,7 +11,9 @@ it: it is never merged by similarity (re-asserting that key still adds a source)
 
 ``merge_and_band`` also returns the band (docs/extraction.md, Judging conflicts): for each
 row that did not merge, the stored facts of its subject and predicate whose cosine is at or
-above the judge's floor and whose object differs; the write records them as pairs to judge.
+above the judge's floor and whose object differs, and the earlier rows of the same batch that
+are so (two new facts of one batch may conflict as well as a new and a stored one); the write
+records them as pairs to judge.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ from palimpsest.schema.fact_rows import FactRow, near_duplicate_params
 
 @dataclass(frozen=True, slots=True)
 class Close:
-    """A stored fact close to a written row (``index``) that the row did not merge into."""
+    """A fact close to a written row (``index``) that the row did not merge into: a stored
+    fact (``fact_id``), or an earlier row of the same batch (``other``, its index; its id is
+    known once the batch is written, and ``fact_id`` is empty)."""
 
     index: int
     fact_id: str
     cosine: float
+    other: int | None = None
 
 
 async def merge_into_kept(
@@ -77,7 +82,7 @@ async def merge_and_band(
             if kept is not None:
                 row = _point_at(row, kept)
             elif floor is not None:
-                band += _close(row, stored.get(row.index, []), floor)
+                band += _close(row, stored.get(row.index, []), earlier, floor)
         earlier.append(row)
     return earlier, band
 
@@ -87,21 +92,39 @@ async def merge_and_band(
 MAX_PAIRS_PER_FACT = 5
 
 
-def _close(row: FactRow, candidates: Sequence[Any], floor: float) -> list[Close]:
+def _close(
+    row: FactRow, candidates: Sequence[Any], earlier: Sequence[FactRow], floor: float
+) -> list[Close]:
+    """The stored candidates and the earlier rows of the batch ``row`` pairs with."""
     out: list[Close] = []
     for c in candidates:
         cos = c["cosine"]
-        same_object = c["object_type"] == row.object_type and dedup.fold(
-            c["object_name"]
-        ) == dedup.fold(row.object_name)
-        if (
-            c["natural_key"] != row.natural_key
-            and not same_object
-            and dedup.close_enough(cos, floor)
-        ):
+        if _differs(row, c) and dedup.close_enough(cos, floor):
             out.append(Close(row.index, str(c["id"]), float(cos)))
-    out.sort(key=lambda c: (-c.cosine, c.fact_id))
+    for e in earlier:
+        if e.embedding is None or row.embedding is None:
+            continue
+        if (e.subject_type, e.subject_norm, e.predicate_key) != (
+            row.subject_type,
+            row.subject_norm,
+            row.predicate_key,
+        ):
+            continue
+        cos = dedup.cosine(e.embedding, row.embedding)
+        if _differs(row, _as_candidate(e)) and dedup.close_enough(cos, floor):
+            # An earlier row that merged is written as the fact it merged into: the pair
+            # names that fact, as it would once the batch is stored.
+            out.append(Close(row.index, "", float(cos), other=e.index))
+    out.sort(key=lambda c: (-c.cosine, c.fact_id, c.other or 0))
     return out[:MAX_PAIRS_PER_FACT]
+
+
+def _differs(row: FactRow, c: Any) -> bool:
+    """Another fact (another key) with another object: two values that may conflict."""
+    same_object = c["object_type"] == row.object_type and dedup.fold(
+        c["object_name"]
+    ) == dedup.fold(row.object_name)
+    return bool(c["natural_key"] != row.natural_key and not same_object)
 
 
 def _as_candidate(row: FactRow) -> dict[str, Any]:

@@ -129,7 +129,9 @@ class _Loader:
         self.edges: list[Record] = []
         # The facts written, per scope: single-valued ones are closed once all are in.
         self.fact_ids: dict[str, list[str]] = {"person": [], "tenant": []}
-        self.writers: dict[str, Callable[[list[Record]], Awaitable[None]]] = {
+        self.fact_set: set[str] = set()  # the person's, for the pairs (``fact_pairs``)
+        # A writer answers how many of its records it wrote, or None for all of them.
+        self.writers: dict[str, Callable[[list[Record]], Awaitable[int | None]]] = {
             "memory": self.memory,
             "memory_version": self.memory_versions,
             "document": self.documents,
@@ -152,8 +154,9 @@ class _Loader:
             return
         if kind != "chunk":
             await self.flush_edges()
-        await self.writers[kind](batch)
-        self.done.counts[kind] = self.done.counts.get(kind, 0) + len(batch)
+        written = await self.writers[kind](batch)
+        n = len(batch) if written is None else written
+        self.done.counts[kind] = self.done.counts.get(kind, 0) + n
 
     async def reconcile(self) -> None:
         """Close the single-valued facts the file brought (docs/reference/facts.md,
@@ -303,10 +306,23 @@ class _Loader:
         ]
         await self._rows(q.IMPORT_FACTS, rows, "fact")
         self.fact_ids["person"].extend(r["props"]["id"] for r in batch)
+        self.fact_set.update(r["props"]["id"] for r in batch)
 
-    async def fact_pairs(self, batch: list[Record]) -> None:
-        rows = [{"props": r["props"]} for r in batch]
-        await self.person.write(q.IMPORT_FACT_PAIRS, {"rows": rows})
+    async def fact_pairs(self, batch: list[Record]) -> int:
+        """The pairs whose two facts the file brought (they come before it); a pair naming a
+        fact the file lacks (a hand-edited or damaged file) is dropped and counted
+        (``fact_pair_dropped``): it could be neither judged nor listed."""
+        kept = [
+            {"props": r["props"]}
+            for r in batch
+            if {r["props"]["older_id"], r["props"]["newer_id"]} <= self.fact_set
+        ]
+        if dropped := len(batch) - len(kept):
+            counts = self.done.counts
+            counts["fact_pair_dropped"] = counts.get("fact_pair_dropped", 0) + dropped
+        if kept:
+            await self.person.write(q.IMPORT_FACT_PAIRS, {"rows": kept})
+        return len(kept)
 
     async def spans(self, batch: list[Record]) -> None:
         await self.person.write(q.IMPORT_SPANS, {"rows": [{"props": r["props"]} for r in batch]})

@@ -4,6 +4,7 @@ the closest one over the threshold), never when it names its own key or another 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -128,3 +129,30 @@ async def test_one_fact_pairs_with_its_closest_few(tmp_path: Path) -> None:
     _, band = await banded(svc, draft("Globex"))
     assert [c.fact_id for c in band] == [f"id-k:{n}" for n in (7, 6, 5, 4, 3)]
     assert len(band) == dedup.MAX_PAIRS_PER_FACT
+
+
+async def test_two_new_facts_of_one_batch_pair_with_each_other(tmp_path: Path) -> None:
+    # Nothing stored: only the batch's own rows can be close to each other.
+    svc, _ = services(stored(), tmp_path)
+    ref = resolve_scope(principal(), Scope.USER)
+    vectors = {"Paris": [1.0, 0.0], "Berlin": [0.8, 0.6], "Lyon": [0.0, 1.0]}
+    rows = [
+        replace(r, embedding=vectors[r.object_name])
+        for r in prepare([draft("Paris"), draft("Berlin"), draft("Lyon")])
+    ]
+    merged, band = await svc.db.scoped(ref).write_tx(
+        lambda tx: dedup.merge_and_band(tx, rows, 0.9, frozenset(), 0.5)
+    )
+    assert [r.merged for r in merged] == [False, False, False]
+    # Berlin is close to the earlier Paris (0.8) and Lyon to the earlier Berlin (0.6); Lyon
+    # and Paris (0.0) are not. The earlier row is named by its index, its id unknown yet.
+    assert [(c.index, c.fact_id, c.other, round(c.cosine, 6)) for c in band] == [
+        (1, "", 0, 0.8),
+        (2, "", 1, 0.6),
+    ]
+    # Another subject is never paired.
+    other = replace(rows[1], subject_norm="bob", index=3)
+    _, apart = await svc.db.scoped(ref).write_tx(
+        lambda tx: dedup.merge_and_band(tx, [rows[0], other], 0.9, frozenset(), 0.5)
+    )
+    assert apart == []
