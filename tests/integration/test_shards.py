@@ -192,6 +192,26 @@ def test_global_lives_on_the_designated_shard_and_recall_asks_both(
     assert [(h["scope"], h["key"]) for h in found["hits"]][:1] == [("GLOBAL", f"animals/{marker}")]
 
 
+ASSERT_GLOBAL = """mutation($name: String!) {
+  assertFacts(scope: GLOBAL, place: false, facts: [{subject: {type: "plant", name: $name},
+    predicate: "needs", objectValue: "sun"}]) { created } }"""
+
+
+def test_a_global_fact_is_written_from_a_tenant_on_another_shard(
+    call: Gql, token: Callable[..., str], servers: dict[str, Settings]
+) -> None:
+    # The tenant's ontology is on b, GLOBAL on a: one transaction cannot hold both.
+    operator = token(
+        tenant_on("b"), "ops", "planner", operator=True, memory_scopes=[Scope.USER, Scope.GLOBAL]
+    )
+    name = f"Aloe {uuid.uuid4().hex[:8]}"
+    [made] = ok(call(ASSERT_GLOBAL, operator, name=name))["assertFacts"]
+    assert made["created"]
+    on_global = "MATCH (e:Entity {scope: 'GLOBAL', name: $name}) RETURN count(e) AS n"
+    assert count(servers["a"], on_global, name=name) == 1
+    assert count(servers["b"], on_global, name=name) == 0
+
+
 def test_bookmarks_of_two_shards_travel_in_one_header(
     api: httpx.Client, token: Callable[..., str]
 ) -> None:

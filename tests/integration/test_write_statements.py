@@ -338,3 +338,22 @@ async def test_one_statement_sets_leave_the_scope_as_the_two_statements_do(
 
 # ``SET_MEMORY`` as if its checks had failed: no row.
 NEVER_SET = Statement("SET_MEMORY", "RETURN $scope_key AS never LIMIT 0")
+
+
+async def test_a_key_named_twice_in_one_batch_counts_the_text_stored(
+    svc: Services, neo4j_driver: Driver
+) -> None:
+    # The statement creates the fact from the first row of its key; the term statistics
+    # (kept by the statement or by the resolver) must count that row's text, not the last's.
+    who = fresh()
+    key = resolve_scope(who, Scope.USER).scope_key
+    ada, grace = EntityRef("person", "Ada"), EntityRef("person", "Grace")
+    twice = [
+        FactDraft(ada, "works with", grace, None, text="Ada pairs with Grace"),
+        FactDraft(ada, "works with", grace, None, text="Ada codes beside Grace"),
+    ]
+    made = await facts.assert_facts(svc, who, Scope.USER, twice)
+    assert [m.fact.text for m in made] == ["Ada pairs with Grace"] * 2
+    [row], _, _ = neo4j_driver.execute_query(SNAPSHOT, k=key)
+    terms = {term: df for kind, term, df, *_ in row["terms"] if kind == "fact"}
+    assert terms == {"": 1, "ada": 1, "grace": 1, "pair": 1}

@@ -49,7 +49,7 @@ async def _session(settings: Settings) -> AsyncIterator[tuple[Services, Principa
     if settings.run_token is None:
         raise Unauthenticated(ACT_AS_HINT)
     who = verify(load_keys(settings), settings.run_token.get_secret_value())
-    managed = settings.neo4j.managed and settings.neo4j.uri is None
+    managed = settings.neo4j.starts_local
     if managed and not neo4j_local.status(settings).running:
         neo4j_local.start(settings, say=err)
     async with open_services(settings) as services:

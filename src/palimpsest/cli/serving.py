@@ -22,8 +22,7 @@ from palimpsest.runtime import check_configured_model
 
 
 def _managed(settings: Settings) -> bool:
-    shards = settings.neo4j.shards is not None  # tenant shards name their own servers
-    return settings.neo4j.managed and settings.neo4j.uri is None and not shards
+    return settings.neo4j.starts_local
 
 
 def serve_api(settings: Settings) -> None:

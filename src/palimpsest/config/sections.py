@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from palimpsest.errors import Unavailable
+
 __all__ = [
     "AdmissionSettings",
     "AuthSettings",
@@ -71,6 +73,25 @@ class Neo4jSettings(Section):
     bookmark_wait_seconds: float = Field(
         default=2.0, ge=0.1, le=30.0, alias="bookmark_wait_seconds"
     )
+
+    @property
+    def sharded(self) -> bool:
+        """Tenant shards are configured (an empty value is none)."""
+        return bool(self.shards is not None and self.shards.get_secret_value().strip())
+
+    def refuse_sharded(self, job: str) -> None:
+        """Refuse a job that does not reach every tenant shard yet (docs/scale.md)."""
+        if self.sharded:
+            raise Unavailable(
+                f"{job} does not reach tenant shards yet (PALIMPSEST_NEO4J_SHARDS is set): "
+                "run it against each shard's server as a single-server deployment"
+            )
+
+    @property
+    def starts_local(self) -> bool:
+        """The CLI starts the managed server: managed, no URI, no shards (which name their
+        own servers)."""
+        return self.managed and self.uri is None and not self.sharded
 
 
 class LocalSettings(Section):

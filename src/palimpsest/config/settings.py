@@ -19,7 +19,6 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
-    DotEnvSettingsSource,
     EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
@@ -306,7 +305,10 @@ def _route(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _FlatVariables(PydanticBaseSettingsSource):
-    """An environment (or ``.env``) source that also reads the sections' flat variables."""
+    """The environment (or ``.env``) read by flat names only: each setting's variable, moved
+    under its section. A variable named like a section (``PALIMPSEST_MODEL``) is no setting
+    and is ignored, as any unknown one, where the stock source would parse it as the
+    section's JSON. Every setting is a scalar, so none needs the stock source's JSON."""
 
     def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource):
         super().__init__(settings_cls)
@@ -316,12 +318,13 @@ class _FlatVariables(PydanticBaseSettingsSource):
         return self._inner.get_field_value(field, field_name)
 
     def __call__(self) -> dict[str, Any]:
-        data = dict(self._inner())
         inner = self._inner
-        if isinstance(inner, EnvSettingsSource | DotEnvSettingsSource):
-            variables = inner.env_vars
-            for flat in _routes():
-                value = variables.get(f"{_PREFIX}{flat}".lower())
-                if value is not None:
-                    data[flat] = value
+        if not isinstance(inner, EnvSettingsSource):
+            return _route(dict(inner()))
+        variables = inner.env_vars  # DotEnvSettingsSource is one too: the file's variables
+        data: dict[str, Any] = {}
+        for flat in flat_names():
+            value = variables.get(f"{_PREFIX}{flat}".lower())
+            if value is not None:
+                data[flat] = value
         return _route(data)

@@ -31,6 +31,7 @@ async def run(
 ) -> dict[str, Any]:
     from palimpsest.runtime import open_services
 
+    settings.neo4j.refuse_sharded("`palimpsest reembed`")
     if model is not None:
         check_name(model)  # an unknown name is refused before the database is touched
         embedder = await anyio.to_thread.run_sync(

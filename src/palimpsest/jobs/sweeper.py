@@ -56,6 +56,8 @@ async def run(
     """Open the services and sweep (once, or every ``sweep_poll_seconds`` until stopped)."""
     from palimpsest.runtime import open_services
 
+    settings.neo4j.refuse_sharded("`palimpsest sweep`")
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

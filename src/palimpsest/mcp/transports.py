@@ -46,7 +46,7 @@ def run_stdio(settings: Settings, say: Callable[[str], None]) -> None:
         )
     token = settings.run_token.get_secret_value()
     verify(keys, token)  # a bad token fails here, once, with its reason
-    if settings.neo4j.managed and settings.neo4j.uri is None:
+    if settings.neo4j.starts_local:
         neo4j_local.start(settings, say=say)
     opened: dict[str, Services] = {}
 

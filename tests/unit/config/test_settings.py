@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from palimpsest.config import RecallSettings, Settings, flat_names, variable_of
 from palimpsest.config.sections import Section
+from palimpsest.errors import Unavailable
 
 
 def fresh(**values: object) -> Settings:
@@ -159,3 +160,30 @@ def test_value_reads_a_setting_by_its_flat_name() -> None:
     for unknown in ("recall", "no_such_setting"):
         with pytest.raises(KeyError):
             s.value(unknown)
+
+
+def test_the_managed_server_starts_only_without_a_uri_or_shards() -> None:
+    assert fresh(neo4j_managed=True, neo4j_uri=None, neo4j_shards=None).neo4j.starts_local
+    assert not fresh(neo4j_managed=True, neo4j_uri="bolt://db:7687").neo4j.starts_local
+    sharded = fresh(neo4j_managed=True, neo4j_uri=None, neo4j_shards='[{"name": "a"}]')
+    assert sharded.neo4j.sharded
+    assert not sharded.neo4j.starts_local
+    empty = fresh(neo4j_managed=True, neo4j_uri=None, neo4j_shards="  ")
+    assert not empty.neo4j.sharded
+    assert empty.neo4j.starts_local
+
+
+def test_a_variable_named_like_a_section_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not JSON for the section: an unknown variable, as PALIMPSEST_MODEL always was.
+    monkeypatch.setenv("PALIMPSEST_MODEL", "gpt-4o")
+    monkeypatch.setenv("PALIMPSEST_RECALL", "{not json")
+    monkeypatch.setenv("PALIMPSEST_MODEL_NAME", "m")
+    s = fresh()
+    assert s.model.name == "m"
+    assert s.recall == RecallSettings()
+
+
+def test_jobs_not_yet_per_shard_are_refused_when_sharded() -> None:
+    fresh(neo4j_shards=None).neo4j.refuse_sharded("a job")  # one server: nothing to refuse
+    with pytest.raises(Unavailable, match="a job does not reach tenant shards"):
+        fresh(neo4j_shards='[{"name": "a"}]').neo4j.refuse_sharded("a job")

@@ -30,6 +30,7 @@ ROLES = "postgres/roles.txt"
 
 
 def require_managed(settings: Settings) -> None:
+    settings.neo4j.refuse_sharded("backup and restore")
     if not settings.neo4j.managed or settings.neo4j.uri is not None:
         raise InvalidArgument(
             "backup and restore work on the managed Neo4j (PALIMPSEST_NEO4J_MANAGED, no "

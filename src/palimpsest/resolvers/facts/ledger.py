@@ -18,6 +18,7 @@ from palimpsest.domain.names import fold, normalise
 from palimpsest.domain.time.timeparse import check_interval
 from palimpsest.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from palimpsest.identity import Origin, Principal, Scope, ScopeRef, resolve_scope
+from palimpsest.identity.scopes import tenant_config_ref
 from palimpsest.ontology.reconcile import Closure, ClosureReason
 from palimpsest.resolvers import term_index
 from palimpsest.resolvers.common import check_id, fact_stamp
@@ -170,7 +171,10 @@ async def write_batch(
     rows = quotes.withhold(rows, tx.ref.scope_key)
     # What the lock proved unstored is what the statement should create: it counts that
     # itself (its term statistics and the counters) when it did, one statement fewer.
-    expected = {r.natural_key: r for r in rows if r.natural_key in proof.unstored_keys}
+    expected: dict[str, FactRow] = {}
+    for r in rows:  # the statement creates a fact from the first row of its key
+        if r.natural_key in proof.unstored_keys:
+            expected.setdefault(r.natural_key, r)
     counting = quotas.fact_counting(svc.settings, rows, [r.terms() for r in expected.values()])
     params = {
         **stamp,
@@ -186,10 +190,11 @@ async def write_batch(
     else:
         # Only new facts count: a re-assertion matches the stored fact and keeps its text.
         by_index = {r.index: r for r in rows}
-        created = {
-            by_index[r["index"]].natural_key: by_index[r["index"]] for r in written if r["created"]
-        }
-        fresh = list(created.values())  # one batch may name one new fact twice
+        created: dict[str, FactRow] = {}
+        for index in sorted(r["index"] for r in written if r["created"]):
+            # One batch may name one new fact twice: its first row is the one created.
+            created.setdefault(by_index[index].natural_key, by_index[index])
+        fresh = list(created.values())
         delta = term_index.added([r.terms() for r in fresh])
         await quotas.admit_written_facts(tx, svc.settings, rows, written, len(fresh), delta)
     done = await closure.close(tx, rows, now) if locked_at else []
@@ -248,8 +253,26 @@ async def assert_facts(
         sourced = await resolve_sources(scoped, rows)
         return await write_batch(scoped, svc, fact_stamp(who), sourced, who, rules)
 
-    written = await svc.db.write_tx(work)
+    servers = await svc.db.partition([ref, tenant_config_ref(who)])
+    if len(servers) == 1:
+        written = await servers[0][0].write_tx(work)
+    else:
+        # GLOBAL on another tenant shard than the tenant's ontology: one transaction runs on
+        # one server, so the rules are read first, in a transaction of their own.
+        written = await _write_apart(svc, who, ref, rows)
     return [a for _, a in sorted(written, key=lambda pair: pair[0])]
+
+
+async def _write_apart(
+    svc: Services, who: Principal, ref: ScopeRef, rows: Sequence[FactRow]
+) -> list[tuple[int, Asserted]]:
+    rules = await closure.load_rules(svc, who)
+
+    async def work(tx: ScopedTx) -> list[tuple[int, Asserted]]:
+        sourced = await resolve_sources(tx, rows)
+        return await write_batch(tx, svc, fact_stamp(who), sourced, who, rules)
+
+    return await svc.db.scoped(ref).write_tx(work)
 
 
 async def list_facts(

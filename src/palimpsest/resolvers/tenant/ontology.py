@@ -17,7 +17,7 @@ from palimpsest.cypher import entities as eq
 from palimpsest.cypher import ontology as q
 from palimpsest.cypher.driver.executor import Tx
 from palimpsest.domain.names import normalise
-from palimpsest.errors import Forbidden
+from palimpsest.errors import Forbidden, Unavailable
 from palimpsest.identity import Principal, Scope, ScopeRef, resolve_scope
 from palimpsest.identity.permissions import require, tenant_admin
 from palimpsest.identity.scopes import tenant_config_ref
@@ -151,7 +151,15 @@ async def assert_placed(
     svc: Services, who: Principal, scope: Scope, drafts: Sequence[FactDraft], place: bool
 ) -> list[PlacedFact]:
     plan = await plan_placed(svc, who, scope, drafts, place)
-    written = dict(await svc.db.write_tx(lambda tx: write_placed(tx, svc, plan)))
+    servers = await svc.db.partition([plan.origin, *plan.groups])
+    if len(servers) > 1:
+        # One transaction runs on one server: a batch placed both in the caller's tenant and
+        # in GLOBAL, on another tenant shard, is refused whole, before anything is written.
+        raise Unavailable(
+            "these facts are placed both in this tenant and in GLOBAL, which live on "
+            "different servers (tenant shards): assert the GLOBAL facts in a call of their own"
+        )
+    written = dict(await servers[0][0].write_tx(lambda tx: write_placed(tx, svc, plan)))
     return [PlacedFact(written[i], plan.decisions[i]) for i in range(len(plan.rows))]
 
 
