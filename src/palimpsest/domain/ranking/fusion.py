@@ -59,6 +59,7 @@ class Levers:
     question_forms: bool = False  # per-form weights (``resolvers/recall_forms``)
     entity_weight: float = 0.0  # 0: off (``recall_entities``)
     newer_first: float = 0.0  # a cosine threshold; 0: off (``recall/newer``)
+    newer_revision: bool = True  # newer first moves only pairs that read as revisions
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -81,6 +82,7 @@ class Levers:
             question_forms=s.recall_question_forms,
             entity_weight=s.recall_entity_weight,
             newer_first=s.recall_newer_first,
+            newer_revision=s.recall_newer_first_revisions,
         )
 
 

@@ -199,9 +199,10 @@ async def _index(svc: Services, p: _Parsed) -> tuple[list[dict[str, Any]], Stats
     tree = [(c.type.value, c.text, c.parent) for c in p.parsed.chunks]
     settings = svc.settings
     on, context = settings.fulltext_neighbours, settings.fulltext_context
+    most = settings.fulltext_neighbours_max_terms
     size = len(p.draft.markdown)
     return await svc.offload.run(
-        size, term_index.document_fields, title, tree, on, context, p.observed
+        size, term_index.document_fields, title, tree, on, context, p.observed, most
     )
 
 
