@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     # The neighbourhood is for short chunks: a chunk of more terms than this is its own text
     # alone, and a longer neighbour is left out of a short chunk's (docs/reference/recall.md,
     # Levers; written at ingest); 0: no limit.
-    fulltext_neighbours_max_terms: int = Field(default=64, ge=0, le=100_000)
+    fulltext_neighbours_max_terms: int = Field(default=0, ge=0, le=100_000)
     # A chunk's full-text representation also holds its document's title and the headings
     # above it, each term once (docs/reference/recall.md, Levers; written at ingest).
     fulltext_context: bool = True
@@ -136,7 +136,7 @@ class Settings(BaseSettings):
     # The newer statement first: of two hits answered whose embeddings are at least this close
     # in cosine (and of one speaker), the later told ranks above the earlier
     # (docs/reference/recall.md, Levers); 0 switches it off.
-    recall_newer_first: float = Field(default=0.0, ge=0.0, le=1.0)
+    recall_newer_first: float = Field(default=0.65, ge=0.0, le=1.0)
     # Newer first moves only pairs that read as revisions: both state values (numbers) and
     # the later one states a value the earlier does not (domain/ranking/newer.py).
     recall_newer_first_revisions: bool = True
