@@ -58,7 +58,9 @@ class Levers:
     session_prior: float = 0.0  # 0: off (``recall_sessions``)
     question_forms: bool = False  # per-form weights (``resolvers/recall_forms``)
     entity_weight: float = 0.0  # 0: off (``recall_entities``)
-    newer_first: float = 0.65  # a cosine threshold; 0: off (``recall/newer``)
+    # A cosine threshold; 0: off (``recall/newer``). The server's default is the setting's
+    # (``recall_newer_first``, on); a request built without settings leaves it off.
+    newer_first: float = 0.0
     newer_revision: bool = True  # newer first moves only pairs that read as revisions
 
     @classmethod
