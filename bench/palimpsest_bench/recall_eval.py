@@ -126,10 +126,14 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "entities": {"entity_weight": 0.0},
     # Measure with PALIMPSEST_RECALL_NEWER_FIRST=<cosine> when it is off by default.
     "newer_first": {"newer_first": 0.0},
+    # Newer first on every near pair, not only those that read as revisions.
+    "newer_revision": {"newer_revision": False},
 }
 # Levers written at ingest: the dataset is loaded again with each switched off.
 INGEST_ABLATIONS: dict[str, dict[str, Any]] = {
     "neighbours": {"fulltext_neighbours": False},
+    # The neighbourhood for long chunks too (no limit on a chunk's terms).
+    "neighbours_max_terms": {"fulltext_neighbours_max_terms": 0},
     "fulltext_context": {"fulltext_context": False},
 }
 HEADLINE: dict[str, tuple[str, ...]] = {

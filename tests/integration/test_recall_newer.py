@@ -1,7 +1,8 @@
 """The newer statement first on the real Neo4j: a statement and its later update, stored in
 both arrival orders. Without the lever the original (worded closer to the question) ranks
 above the update; with it the later observed ranks first whichever arrived first, and its
-``explain.newer_than`` names the original. Turns of another speaker are never reordered."""
+``explain.newer_than`` names the original. Turns of another speaker are never reordered, and
+by default (``recall_newer_first_revisions``) nor is a later turn that states no changed value."""
 
 from __future__ import annotations
 
@@ -21,8 +22,12 @@ from palimpsest.resolvers.services import Services
 from tests.unit.principals import principal
 
 QUESTION = "Which database do I use for the inventory service?"
-ORIGINAL = "User: I use PostgreSQL as the database for the inventory service."
-UPDATE = "User: I moved the inventory service off PostgreSQL; its database is now MongoDB."
+# The update states a value the original does not (7): it reads as a revision.
+ORIGINAL = "User: I use PostgreSQL 13 as the database for the inventory service."
+UPDATE = "User: I moved the inventory service off PostgreSQL 13; its database is now MongoDB 7."
+# The same change told without a figure.
+PLAIN_ORIGINAL = "User: I use PostgreSQL as the database for the inventory service."
+PLAIN_UPDATE = "User: I moved the inventory service off PostgreSQL; its database is now MongoDB."
 EARLY = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
 LATE = datetime(2024, 3, 2, 9, 0, tzinfo=UTC)
 # Other turns of each day, unlike each other (a repeated turn would be reordered too).
@@ -38,9 +43,11 @@ async def load(svc: Services, who: Principal, text: str, at: datetime) -> None:
     await importer.import_document(svc, who, Scope.USER, body, f"notes {at:%Y-%m-%d}", None, at)
 
 
-async def ask(svc: Services, who: Principal, newer_first: float, mode: Mode) -> list[Hit]:
+async def ask(
+    svc: Services, who: Principal, newer_first: float, mode: Mode, revision: bool = True
+) -> list[Hit]:
     asked = asks.request_of(svc, asks.Ask(QUESTION, top_k=5), frozenset({Source.DOCUMENTS}))
-    levers = replace(Levers.of(svc.settings), newer_first=newer_first)
+    levers = replace(Levers.of(svc.settings), newer_first=newer_first, newer_revision=revision)
     return (await recall(svc, who, [Scope.USER], replace(asked, mode=mode, levers=levers))).hits
 
 
@@ -80,3 +87,18 @@ async def test_another_speaker_does_not_revise_a_statement(svc: Services) -> Non
 
     plain = texts(await ask(svc, who, 0.0, Mode.HYBRID))
     assert texts(await ask(svc, who, THRESHOLD, Mode.HYBRID)) == plain
+
+
+async def test_a_later_turn_without_a_changed_value_is_moved_only_without_the_revision_signal(
+    svc: Services,
+) -> None:
+    who = principal(tenant_id=f"newer-{uuid.uuid4().hex[:8]}")
+    await load(svc, who, PLAIN_ORIGINAL, EARLY)
+    await load(svc, who, PLAIN_UPDATE, LATE)
+    plain = texts(await ask(svc, who, 0.0, Mode.HYBRID))
+    assert plain.index(PLAIN_ORIGINAL) < plain.index(PLAIN_UPDATE)
+    # With the signal (the default) no value changed: the legs' order stands.
+    assert texts(await ask(svc, who, THRESHOLD, Mode.HYBRID)) == plain
+    # Every near pair of one speaker, as before the signal: the later goes first.
+    got = texts(await ask(svc, who, THRESHOLD, Mode.HYBRID, revision=False))
+    assert got.index(PLAIN_UPDATE) < got.index(PLAIN_ORIGINAL)

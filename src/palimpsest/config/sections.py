@@ -180,6 +180,12 @@ class RecallSettings(Section):
     fulltext_stats_shards: int = Field(default=4, ge=1, le=64, alias="fulltext_stats_shards")
     # Chunk text x2 + previous + next in the full-text index.
     fulltext_neighbours: bool = Field(default=True, alias="fulltext_neighbours")
+    # The neighbourhood is for short chunks: a chunk of more terms than this is its own text
+    # alone, and a longer neighbour is left out of a short chunk's (docs/reference/recall.md,
+    # Levers; written at ingest); 0: no limit.
+    fulltext_neighbours_max_terms: int = Field(
+        default=0, ge=0, le=100_000, alias="fulltext_neighbours_max_terms"
+    )
     # A chunk's full-text representation also holds its document's title and the headings
     # above it, each term once (docs/reference/recall.md, Levers; written at ingest).
     fulltext_context: bool = Field(default=True, alias="fulltext_context")
@@ -201,7 +207,10 @@ class RecallSettings(Section):
     # The newer statement first: of two hits answered whose embeddings are at least this close
     # in cosine (and of one speaker), the later told ranks above the earlier
     # (docs/reference/recall.md, Levers); 0 switches it off.
-    newer_first: float = Field(default=0.0, ge=0.0, le=1.0)
+    newer_first: float = Field(default=0.65, ge=0.0, le=1.0)
+    # Newer first moves only pairs that read as revisions: both state values (numbers) and
+    # the later one states a value the earlier does not (domain/ranking/newer.py).
+    newer_first_revisions: bool = True
     # Time resolved at ingest (chunks' t_start/t_end): a range overlapping the question's
     # dates, and for "when" questions a range by how specific it is (a day most). The "when"
     # part is off: it lowered nDCG@10 on the dev conversations (docs/notes/recall-quality.md).

@@ -42,11 +42,13 @@ def chunk_fields(
     neighbours: bool,
     observed: datetime | None = None,
     contexts: Sequence[Counter[str] | None] | None = None,
+    max_terms: int = 0,
 ) -> list[dict[str, Any]]:
     """Representations and cues of a document's chunks, given in reading order, with their
     time expressions resolved against the document's ``observed`` time; ``contexts``: each
-    chunk's title-and-headings terms (``heading_contexts``), None when the lever is off."""
-    reps = fulltext.sequence_bags(texts, neighbours, contexts)
+    chunk's title-and-headings terms (``heading_contexts``), None when the lever is off;
+    ``max_terms``: the neighbourhood's limit (``fulltext.neighbourhood``, 0: none)."""
+    reps = fulltext.sequence_bags(texts, neighbours, contexts, max_terms)
     return [
         {**Stored.of(rep).params(), **chunk_cues(text, observed)}
         for text, rep in zip(texts, reps, strict=True)
@@ -136,12 +138,14 @@ def document_fields(
     neighbours: bool,
     context: bool,
     observed: datetime | None,
+    max_terms: int = 0,
 ) -> tuple[list[dict[str, Any]], StatsDelta]:
     """A new document's chunks, given as (type, text, parent index) in reading order: their
     stored fields (``chunk_fields``) and the statistics change of adding them. Pure, and
     proportional to the document: run through ``Services.offload``."""
     contexts = heading_contexts(title, tree) if context else None
-    fields = chunk_fields([text for _, text, _ in tree], neighbours, observed, contexts)
+    texts = [text for _, text, _ in tree]
+    fields = chunk_fields(texts, neighbours, observed, contexts, max_terms)
     return fields, added(fields)
 
 
@@ -171,6 +175,7 @@ async def refresh_chunks(
         return 0
     on = settings.recall.fulltext_neighbours
     context = settings.recall.fulltext_context
+    most = settings.recall.fulltext_neighbours_max_terms
     params = {"ids": list(ids), "below": context, "heading": ChunkType.HEADING.value}
     rows = [
         {**r, "observed_at": _observed(r.get("observed_at"))}
@@ -178,10 +183,10 @@ async def refresh_chunks(
     ]
     own = set(ids)
     if offload is None:
-        writes, delta = rebuilt(rows, own, on, context)
+        writes, delta = rebuilt(rows, own, on, context, most)
     else:
         size = sum(len(r["text"] or "") for r in rows)
-        writes, delta = await offload.run(size, rebuilt, rows, own, on, context)
+        writes, delta = await offload.run(size, rebuilt, rows, own, on, context, most)
     if writes:
         await tx.run(dq.WRITE_CHUNK_TERMS, {"rows": writes})
     await apply(tx, settings, "chunk", delta)
@@ -189,10 +194,10 @@ async def refresh_chunks(
 
 
 def rebuilt(
-    rows: Sequence[dict[str, Any]], own: set[str], on: bool, context: bool
+    rows: Sequence[dict[str, Any]], own: set[str], on: bool, context: bool, max_terms: int = 0
 ) -> tuple[list[dict[str, Any]], StatsDelta]:
     """``refresh_chunks``'s pure part: from ``READ_CHUNK_CONTEXT``'s rows, the chunks'
-    new fields and the statistics change."""
+    new fields and the statistics change (``max_terms``: the neighbourhood's limit)."""
     delta = StatsDelta()
     writes: list[dict[str, Any]] = []
     for r in rows:
@@ -202,6 +207,7 @@ def rebuilt(
             fulltext.bag(r["next"]) if r["next"] is not None else None,
             on,
             fulltext.context_bag([r["title"], *r["headings"]]) if context else None,
+            max_terms,
         )
         old = fulltext.stored_bag(r["ft"], r["ft_tf"]) if r["indexed"] else None
         props: dict[str, Any] = Stored.of(rep).params()

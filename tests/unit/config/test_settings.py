@@ -109,7 +109,7 @@ def test_replace_validates_and_names_what_it_does_not_know() -> None:
     changed = s.replace(recall_newer_first=0.4, max_scope_notes=3, log_level="WARNING")
     assert (changed.recall.newer_first, changed.limits.max_scope_notes) == (0.4, 3)
     assert changed.log_level == "WARNING"
-    assert s.recall.newer_first == 0.0  # the original is untouched
+    assert s.recall.newer_first == RecallSettings().newer_first != 0.4  # the original stays
     with pytest.raises(ValidationError):
         s.replace(recall_newer_first=2.0)
     with pytest.raises(TypeError, match="recall_newest_first"):

@@ -89,16 +89,35 @@ def neighbourhood(
     nxt: Counter[str] | None,
     on: bool,
     context: Counter[str] | None = None,
+    max_terms: int = 0,
 ) -> Counter[str]:
     """A chunk's full-text representation (lever 2): its own text twice, the previous and the
     next chunk of its document once each; while there is no next chunk (the last turn of a
     conversation so far), its own text a third time, so appending a turn only swaps that
     third copy for the new turn. Off: the chunk's own text alone. ``context`` (the terms of
-    its document's title and the headings above it, ``context_bag``) is added as it is."""
+    its document's title and the headings above it, ``context_bag``) is added as it is.
+
+    With ``max_terms`` above 0 the neighbourhood is for short chunks only (``short``): a
+    chunk of more terms is its own text alone, and a longer neighbour is left out (the next
+    one as if there were none). A chat line borrows the words of the lines around it; a long
+    message has its own, and a short turn beside a long answer would otherwise hold the
+    answer's words, and its length, as much as its own."""
+    if on and max_terms > 0:
+        if not short(own, max_terms):
+            on = False
+        if prev is not None and not short(prev, max_terms):
+            prev = None
+        if nxt is not None and not short(nxt, max_terms):
+            nxt = None
     rep = own + own + (nxt if nxt is not None else own) if on else Counter(own)
     if on and prev is not None:
         rep += prev
     return rep + context if context else rep
+
+
+def short(bag_: Counter[str], max_terms: int) -> bool:
+    """Whether a chunk's terms (repeats included) are few enough for the neighbourhood."""
+    return max_terms <= 0 or sum(n for n in bag_.values() if n > 0) <= max_terms
 
 
 def context_bag(texts: Iterable[str | None]) -> Counter[str]:
@@ -107,7 +126,10 @@ def context_bag(texts: Iterable[str | None]) -> Counter[str]:
 
 
 def sequence_bags(
-    texts: Sequence[str], on: bool, contexts: Sequence[Counter[str] | None] | None = None
+    texts: Sequence[str],
+    on: bool,
+    contexts: Sequence[Counter[str] | None] | None = None,
+    max_terms: int = 0,
 ) -> list[Counter[str]]:
     """Representations of chunks in reading order (one document, or one conversation)."""
     own = [bag(t) for t in texts]
@@ -118,6 +140,7 @@ def sequence_bags(
             own[i + 1] if i + 1 < len(own) else None,
             on,
             contexts[i] if contexts is not None else None,
+            max_terms,
         )
         for i in range(len(own))
     ]

@@ -58,7 +58,10 @@ class Levers:
     session_prior: float = 0.0  # 0: off (``recall_sessions``)
     question_forms: bool = False  # per-form weights (``resolvers/recall_forms``)
     entity_weight: float = 0.0  # 0: off (``recall_entities``)
-    newer_first: float = 0.0  # a cosine threshold; 0: off (``recall/newer``)
+    # A cosine threshold; 0: off (``recall/newer``). The server's default is the setting's
+    # (``recall_newer_first``, on); a request built without settings leaves it off.
+    newer_first: float = 0.0
+    newer_revision: bool = True  # newer first moves only pairs that read as revisions
 
     @classmethod
     def of(cls, s: Settings) -> Levers:
@@ -81,6 +84,7 @@ class Levers:
             question_forms=s.recall.question_forms,
             entity_weight=s.recall.entity_weight,
             newer_first=s.recall.newer_first,
+            newer_revision=s.recall.newer_first_revisions,
         )
 
 

@@ -18,6 +18,11 @@ turn. A later hit of the same topic far below is not pulled up past the hits bet
 chain of later ones above the first: in a long conversation on one project most turns are
 near in cosine, and the legs' order between them is worth more than their time. The set of
 hits never changes; hits without an embedding are never moved.
+
+With ``revision`` (``revises``) a pair is moved only when it looks like a revision: both
+state values (numbers: a time, an amount, a score, a date) and the later states one the
+earlier does not, a changed figure about the same matter. A later turn that tells another
+event of the same topic, with no changed figure, keeps the legs' order.
 """
 
 from __future__ import annotations
@@ -29,11 +34,14 @@ from datetime import datetime
 
 from palimpsest.domain.ranking.dedup import close_enough, cosine
 
-__all__ = ["SPAN", "Placed", "Told", "later", "order", "speaker_of"]
+__all__ = ["SPAN", "Placed", "Told", "later", "order", "revises", "speaker_of", "values_of"]
 
 # How far below a hit its revision may be and still be moved above it (see the walk above).
 SPAN = 2
 _TURN = re.compile(r"^\s*([A-Za-z][\w'\u2019.-]{0,39}):\s+\S")
+# A value a statement gives: digits, with their decimal, thousands, ratio or time marks
+# ("120", "1,000", "19/20", "3.5", "10:30").
+_VALUE = re.compile(r"\d+(?:[.,/:]\d+)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +53,7 @@ class Told:
     document: str | None = None
     place: int | None = None  # its place within ``document``
     speaker: str | None = None
+    values: frozenset[str] = frozenset()  # the values it states (``values_of``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +94,17 @@ def _same_speaker(a: Told, b: Told) -> bool:
     return a.speaker is None or b.speaker is None or a.speaker.casefold() == b.speaker.casefold()
 
 
+def values_of(text: str) -> frozenset[str]:
+    """The values (numbers) a text states, as written."""
+    return frozenset(_VALUE.findall(text))
+
+
+def revises(a: Told, b: Told) -> bool:
+    """Whether ``a`` reads as a revision of ``b`` (told before it): both state values and
+    ``a`` states one ``b`` does not."""
+    return bool(a.values) and bool(b.values) and not a.values <= b.values
+
+
 def speaker_of(text: str) -> str | None:
     """The speaker a turn starts with (``Name: ...``, ``user: ...``), lower-cased; None when
     it names none. Roles are lower-case in many transcripts, so unlike the speaker cue
@@ -98,8 +118,10 @@ def order(
     told: Sequence[Told],
     threshold: float,
     span: int = SPAN,
+    revision: bool = False,
 ) -> list[Placed]:
-    """The hits (best first, ``vectors`` and ``told`` one per hit) in their new order."""
+    """The hits (best first, ``vectors`` and ``told`` one per hit) in their new order; with
+    ``revision``, only pairs whose later ``revises`` the earlier are moved."""
     if len(vectors) != len(told):
         raise ValueError("one vector and one Told per hit")
     near: dict[tuple[int, int], float] = {}
@@ -122,6 +144,8 @@ def order(
         for below in range(place + 1, min(len(ranked), place + 1 + span)):
             j = ranked[below].index
             if not later(told[j], told[here]):
+                continue
+            if revision and not revises(told[j], told[here]):
                 continue
             value = close(here, j)
             if value is not None and (

@@ -199,9 +199,10 @@ async def _index(svc: Services, p: _Parsed) -> tuple[list[dict[str, Any]], Stats
     tree = [(c.type.value, c.text, c.parent) for c in p.parsed.chunks]
     settings = svc.settings
     on, context = settings.recall.fulltext_neighbours, settings.recall.fulltext_context
+    most = settings.recall.fulltext_neighbours_max_terms
     size = len(p.draft.markdown)
     return await svc.offload.run(
-        size, term_index.document_fields, title, tree, on, context, p.observed
+        size, term_index.document_fields, title, tree, on, context, p.observed, most
     )
 
 

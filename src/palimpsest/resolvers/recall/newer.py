@@ -22,12 +22,22 @@ from palimpsest.domain.ranking import newer
 from palimpsest.identity import ScopeRef
 from palimpsest.resolvers.recall.hits import Hit, NewerThan
 
+# How much of a hit's text is read for its speaker and its values: a revision states its
+# figure near the start, and ten hits of long messages stay a small read.
+TOLD_CHARS = 4000
+
 
 async def apply(
-    tx: Tx, refs: Sequence[ScopeRef], hits: list[Hit], threshold: float, top_k: int
+    tx: Tx,
+    refs: Sequence[ScopeRef],
+    hits: list[Hit],
+    threshold: float,
+    top_k: int,
+    revision: bool = True,
 ) -> list[Hit]:
     """``hits`` (best first) with the first ``top_k`` reordered newer first; ``threshold``
-    the cosine at which two hits speak of one matter (0: off)."""
+    the cosine at which two hits speak of one matter (0: off); ``revision``: only pairs
+    whose later reads as a revision of the earlier (``newer.revises``)."""
     window = hits[:top_k]
     if threshold <= 0 or sum(h.kind is pure.Source.DOCUMENTS for h in window) < 2:
         return hits
@@ -35,7 +45,9 @@ async def apply(
     for ref in refs:
         ids = [h.id for h in window if h.scope == ref.scope and h.kind is pure.Source.DOCUMENTS]
         if ids:
-            for found in await tx.scoped(ref).run(q.CHUNK_TOLD, {"ids": ids, "gap": SEQ_GAP}):
+            for found in await tx.scoped(ref).run(
+                q.CHUNK_TOLD, {"ids": ids, "gap": SEQ_GAP, "chars": TOLD_CHARS}
+            ):
                 rows[(ref.scope.value, found["id"])] = found
     vectors: list[list[float] | None] = []
     told: list[newer.Told] = []
@@ -46,16 +58,18 @@ async def apply(
             told.append(newer.Told(None, None))
             continue
         vectors.append(list(row["embedding"]) if row["embedding"] else None)
+        text = row["text"] or ""
         told.append(
             newer.Told(
                 observed=row["observed_at"],
                 stored=row["stored_at"],
                 document=f"{h.scope.value}\x1f{row['document_id']}",
                 place=row["place"],
-                speaker=newer.speaker_of(row["head"] or "") or h.speaker,
+                speaker=newer.speaker_of(text) or h.speaker,
+                values=newer.values_of(text),
             )
         )
-    placed = newer.order(vectors, told, threshold)
+    placed = newer.order(vectors, told, threshold, revision=revision)
     out: list[Hit] = []
     for p in placed:
         hit = window[p.index]

@@ -394,7 +394,10 @@ class RecallPlan:
         )
         if req.dedup is not None:
             ranked = await recall_dedup.drop_duplicates(tx, refs, ranked, req.top_k, req.dedup)
-        ranked = await recall_newer.apply(tx, refs, ranked, req.levers.newer_first, req.top_k)
+        lv = req.levers
+        ranked = await recall_newer.apply(
+            tx, refs, ranked, lv.newer_first, req.top_k, lv.newer_revision
+        )
         with timing.timed("load"):
             hits = await hits_of.load(
                 tx,

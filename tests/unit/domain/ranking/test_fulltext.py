@@ -59,6 +59,23 @@ def test_neighbourhood_is_own_twice_plus_previous_and_next() -> None:
     assert ft.sequence_bags(texts, on=False)[1] == Counter({"beta": 1, "two": 1})
 
 
+def test_the_neighbourhood_is_for_short_chunks_only() -> None:
+    long = "delta " * 5 + "epsilon zeta"  # 7 terms
+    texts = ["alpha one", long, "gamma three", "eta theta"]
+    reps = ft.sequence_bags(texts, True, None, 4)
+    # A longer chunk is its own text alone, as with the lever off.
+    assert reps[1] == ft.bag(long)
+    # A short chunk leaves a longer neighbour out: the previous one as if it were the first,
+    # the next one as if it were the last (its own text a third time).
+    assert reps[0] == Counter({"alpha": 3, "one": 3})
+    assert reps[2] == Counter({"gamma": 2, "three": 2, "eta": 1, "theta": 1})
+    # At the limit a chunk still counts as short; 0 means no limit.
+    assert ft.sequence_bags(texts, True, None, 7)[0] == ft.sequence_bags(texts, True)[0]
+    assert ft.sequence_bags(texts, True, None, 0) == ft.sequence_bags(texts, True)
+    # Off stays off whatever the limit.
+    assert ft.sequence_bags(texts, False, None, 4)[0] == ft.bag("alpha one")
+
+
 def test_appending_a_turn_swaps_the_third_copy_for_the_new_turn() -> None:
     before = ft.sequence_bags(["x said hello", "y said bye"], on=True)
     after = ft.sequence_bags(["x said hello", "y said bye", "z waved"], on=True)

@@ -6,7 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from palimpsest.domain.ranking.newer import Placed, Told, later, order, speaker_of
+from palimpsest.domain.ranking.newer import (
+    Placed,
+    Told,
+    later,
+    order,
+    revises,
+    speaker_of,
+    values_of,
+)
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 SAME = [1.0, 0.0, 0.0]
@@ -100,3 +108,32 @@ def test_a_revision_does_not_pull_its_own_later_neighbours_above_the_first() -> 
     got = order([a, b, c], [at(1), at(2), at(3)], 0.75)
     assert [p.index for p in got] == [1, 0, 2]
     assert got[0].above == 0
+
+
+def test_values_of_reads_numbers_as_written() -> None:
+    text = "user: latency fell from 250ms to 180ms under 1,000 users; score 19/20 at 10:30, v2.6.0"
+    assert values_of(text) == {"250", "180", "1,000", "19/20", "10:30", "2.6.0"}
+    assert values_of("I moved to Lisbon.") == frozenset()
+
+
+def test_a_revision_states_a_value_the_earlier_does_not() -> None:
+    def said(*values: str) -> Told:
+        return Told(T0, T0, values=frozenset(values))
+
+    assert revises(said("120", "20"), said("180", "20"))
+    assert not revises(said("20"), said("180", "20"))  # nothing new: a restatement
+    assert not revises(said("120"), said())  # the earlier gave no value to change
+    assert not revises(said(), said("180"))
+
+
+def test_with_the_revision_signal_only_changed_values_are_moved() -> None:
+    def told(days: int, *values: str) -> Told:
+        return Told(T0 + timedelta(days=days), T0, values=frozenset(values))
+
+    changed = [told(1, "180"), told(2), told(3, "120")]
+    assert [p.index for p in order([SAME, OTHER, NEAR], changed, 0.9, revision=True)] == [2, 0, 1]
+    same = [told(1, "180"), told(2), told(3, "180")]
+    assert [p.index for p in order([SAME, OTHER, NEAR], same, 0.9, revision=True)] == [0, 1, 2]
+    none = [told(1), told(2), told(3)]
+    assert [p.index for p in order([SAME, OTHER, NEAR], none, 0.9, revision=True)] == [0, 1, 2]
+    assert [p.index for p in order([SAME, OTHER, NEAR], none, 0.9)] == [2, 0, 1]
