@@ -6,7 +6,7 @@ source chunk's mention edges in the fact's own scope, or nothing at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -171,10 +171,7 @@ async def write_batch(
     rows = quotes.withhold(rows, tx.ref.scope_key)
     # What the lock proved unstored is what the statement should create: it counts that
     # itself (its term statistics and the counters) when it did, one statement fewer.
-    expected: dict[str, FactRow] = {}
-    for r in rows:  # the statement creates a fact from the first row of its key
-        if r.natural_key in proof.unstored_keys:
-            expected.setdefault(r.natural_key, r)
+    expected = _first_per_key(r for r in rows if r.natural_key in proof.unstored_keys)
     counting = quotas.fact_counting(svc.settings, rows, [r.terms() for r in expected.values()])
     params = {
         **stamp,
@@ -190,11 +187,8 @@ async def write_batch(
     else:
         # Only new facts count: a re-assertion matches the stored fact and keeps its text.
         by_index = {r.index: r for r in rows}
-        created: dict[str, FactRow] = {}
-        for index in sorted(r["index"] for r in written if r["created"]):
-            # One batch may name one new fact twice: its first row is the one created.
-            created.setdefault(by_index[index].natural_key, by_index[index])
-        fresh = list(created.values())
+        made = sorted(r["index"] for r in written if r["created"])
+        fresh = list(_first_per_key(by_index[i] for i in made).values())
         delta = term_index.added([r.terms() for r in fresh])
         await quotas.admit_written_facts(tx, svc.settings, rows, written, len(fresh), delta)
     done = await closure.close(tx, rows, now) if locked_at else []
@@ -208,6 +202,15 @@ async def write_batch(
     )
     merged = {r.index for r in rows if r.merged}
     return [(i, replace(a, created=False, merged=a.fact.id) if i in merged else a) for i, a in out]
+
+
+def _first_per_key(rows: Iterable[FactRow]) -> dict[str, FactRow]:
+    """The first row of each natural key: a batch may name one new fact twice, and the
+    statement creates it from the first (its text is the one the statistics must count)."""
+    first: dict[str, FactRow] = {}
+    for row in rows:
+        first.setdefault(row.natural_key, row)
+    return first
 
 
 async def _with_closures(
