@@ -16,7 +16,7 @@ import anyio.to_thread
 from palimpsest.config import Settings
 from palimpsest.cypher.driver.connect import connect
 from palimpsest.cypher.driver.executor import Database
-from palimpsest.cypher.extension import choose
+from palimpsest.cypher.extension import choose_everywhere
 from palimpsest.cypher.indexes import apply_schema, preflight_model
 from palimpsest.cypher.shards import ShardedDatabase, connect_shards, topology
 from palimpsest.embedding import QueryVectors, load_embedder
@@ -41,7 +41,7 @@ async def open_services(settings: Settings, dual: bool = True) -> AsyncIterator[
                     await apply_schema(
                         shard, settings.embedding.model, settings.embedding.dimensions
                     )
-        engine = await choose(db, settings.recall.search_engine)
+        engine = await choose_everywhere(db, settings.recall.search_engine)
         # The database's active model serves (after a cutover it may not be the configured
         # one, which must still be one the database holds); a later cutover is followed.
         use_slot(db, state.active.slot)

@@ -51,6 +51,13 @@ async def installed_version(db: Database) -> str | None:
     return str(rows[0]["version"]) if rows else None
 
 
+async def choose_everywhere(db: Database, setting: Setting) -> SearchEngine:
+    """One engine for every server the handle reaches (each tenant shard asked): the
+    procedure only where all have it; ``procedure`` refuses unless all do."""
+    chosen = [await choose(server, setting) for server in db.everywhere()]
+    return next((e for e in chosen if e.name != "procedure"), chosen[0])
+
+
 async def choose(db: Database, setting: Setting) -> SearchEngine:
     if setting == "cypher":
         return SearchEngine("cypher", "configured")

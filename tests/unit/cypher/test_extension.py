@@ -104,3 +104,24 @@ async def test_auto_runs_cypher_where_the_server_will_not_list_procedures(
     assert "did not list" in line
     with pytest.raises(DatabaseFailure):
         await extension.choose(_db(Refusing(None)), "procedure")
+
+
+class Servers:
+    """A handle over several servers (tenant shards): ``everywhere`` gives one per server."""
+
+    def __init__(self, *servers: Server) -> None:
+        self.servers = servers
+
+    def everywhere(self) -> list[Database]:
+        return [_db(s) for s in self.servers]
+
+
+async def test_the_procedure_is_used_only_where_every_shard_has_it() -> None:
+    both = Servers(Server(extension.VERSION), Server(extension.VERSION))
+    assert (await extension.choose_everywhere(cast(Database, both), "auto")).name == "procedure"
+    one = Servers(Server(extension.VERSION), Server(None))
+    chosen = await extension.choose_everywhere(cast(Database, one), "auto")
+    assert chosen.name == "cypher"
+    assert "no Palimpsest extension" in chosen.reason
+    with pytest.raises(Unavailable, match="PALIMPSEST_SEARCH_ENGINE=procedure"):
+        await extension.choose_everywhere(cast(Database, one), "procedure")
