@@ -124,7 +124,9 @@ class Causal:
     def given_to(self, shard: str | None) -> frozenset[str]:
         """The bookmarks a transaction on ``shard`` starts after (None: the one server)."""
         if shard is None:
-            return frozenset(self.seen)
+            # A shard's bookmark (from before the shards were taken away) means nothing to
+            # the one server, and its tagged form would be refused as malformed.
+            return frozenset(b for b in self.seen if SHARD_TAG not in b)
         tag = shard + SHARD_TAG
         return frozenset(b[len(tag) :] for b in self.seen if b.startswith(tag))
 
